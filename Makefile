@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SAMPLE := data/sample
+SAMPLE_COUNT ?= 3000
+OUT ?= results
+WORKERS ?= 2
+
+.PHONY: venv run test figures bench bench-year lint cluster-demo clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+$(SAMPLE)/truth.jsonl: | $(STAMP)
+	$(BIN)/mosaic synth year $(SAMPLE) --count $(SAMPLE_COUNT) --seed 2019
+
+# The main job on the built-in default: a generated Blue-Waters-like sample.
+run: $(STAMP) $(SAMPLE)/truth.jsonl
+	$(BIN)/mosaic run $(SAMPLE) --out $(OUT) --workers $(WORKERS)
+	$(BIN)/mosaic eval $(OUT) --truth $(SAMPLE)/truth.jsonl
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+figures: run
+	$(BIN)/mosaic figures $(OUT)
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+bench-year: $(STAMP)
+	$(BIN)/python -m benchmarks.year
+
+clean:
+	rm -rf $(VENV) $(SAMPLE) build *.egg-info

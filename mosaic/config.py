@@ -1,0 +1,104 @@
+"""Every threshold of SPEC.md in one place.
+
+All defaults live here and nowhere else; a TOML file passed with ``--config``
+overrides any subset of them (same names, flat keys or grouped in tables whose
+names are ignored). The hash of the effective configuration tags stored
+results so that a changed threshold invalidates them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Config:
+    # --- input filtering (SPEC 2) ---
+    mounts: tuple[str, ...] = ()  # keep only files under these prefixes; () = all
+    excluded_prefixes: tuple[str, ...] = ("/proc", "/sys", "/dev")
+    strict: bool = False  # evict partial logs instead of flagging them
+    group_by: str = "app"  # "app" (first token of the command line) or "cmdline"
+    all_runs: bool = False  # categorize every valid run, not just representatives
+
+    # --- record cleaning (SPEC 3.1) ---
+    clock_slack_seconds: float = 1.0  # timestamps may exceed run time by max(this,
+    clock_slack_fraction: float = 0.01  # this * run time) before the record is dropped
+
+    # --- merging (SPEC 3.3) ---
+    minor_rate_fraction: float = 0.01  # ops slower than this * median rate skip merging
+    neighbor_gap_runtime_fraction: float = 0.001  # gap < 0.1 % of run time
+    neighbor_gap_duration_fraction: float = 0.01  # gap < 1 % of merged duration
+
+    # --- mean-shift periodicity (SPEC 3.4) ---
+    meanshift_bandwidth: float = math.log(1.25)
+    min_periodic_segments: int = 3
+    periodic_segment_share: float = 0.75
+    period_second_max: float = 30.0
+    period_minute_max: float = 30 * 60.0
+    period_hour_max: float = 12 * 3600.0
+    low_busy_max: float = 0.25
+    high_busy_min: float = 0.75
+
+    # --- FFT periodicity (SPEC 3.5) ---
+    fft_max_samples: int = 1 << 16
+    fft_z_threshold: float = 3.0
+    fft_peak_fraction: float = 0.8
+    fft_min_periods: float = 3.0
+    fft_min_score: float = 0.3
+    verdict_rule: str = "meanshift_or_fft"  # chosen by measured accuracy (docs/)
+
+    # --- temporality (SPEC 3.6) ---
+    significant_bytes: float = 1e8
+    chunk_dominance: float = 2.0  # on_start / on_end
+    chunk_minor_divisor: float = 5.0  # after_start / before_end
+    chunk_middle_ratio: float = 4.0  # after_start_before_end / on_start_and_end
+    steady_cv: float = 0.25
+
+    # --- metadata (SPEC 3.7) ---
+    metadata_high_spike: int = 250  # a second with MORE than this many requests
+    metadata_spike_level: int = 50  # a second with at least this many is a spike
+    metadata_min_spikes: int = 5
+    metadata_density_mean: float = 50.0
+
+    # --- execution (SPEC 5) ---
+    trace_timeout_seconds: float = 60.0
+    batch_size: int = 256
+
+    def hash(self) -> str:
+        """Short stable digest of the settings that change results."""
+        payload = json.dumps(self.to_dict(), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v
+                for k, v in dataclasses.asdict(self).items()}
+
+    def replace(self, **changes) -> "Config":
+        changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_toml(cls, path: str | Path, base: "Config | None" = None) -> "Config":
+        """Load overrides from TOML; unknown keys are an error, not a silent typo."""
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        flat: dict = {}
+        for key, value in data.items():
+            if isinstance(value, dict):
+                flat.update(value)
+            else:
+                flat[key] = value
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(flat) - known)
+        if unknown:
+            raise ValueError(f"unknown configuration keys in {path}: {', '.join(unknown)}")
+        return (base or cls()).replace(**flat)
+
+
+DEFAULT = Config()

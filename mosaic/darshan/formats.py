@@ -1,0 +1,178 @@
+"""Darshan format facts shared by the reader and the writer.
+
+Module ids, fixed record sizes per module version, and where the few counters
+MOSAIC needs sit in each version's counter arrays. Everything downstream of
+the reader speaks the *canonical* field names below, never raw indices.
+See ``shared/DARSHAN-FORMAT.md`` for the sources of these numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAGIC = 6567223
+
+# Module ids of the current (3.41) numbering.
+POSIX, MPIIO, H5F, H5D, PNETCDF_FILE, PNETCDF_VAR = 1, 2, 3, 4, 5, 6
+BGQ, LUSTRE, STDIO, DXT_POSIX, DXT_MPIIO, MDHIM = 7, 8, 9, 10, 11, 12
+APXC, APMPI, HEATMAP, DFS, DAOS = 13, 14, 15, 16, 17
+
+MODULE_NAMES = {
+    POSIX: "POSIX", MPIIO: "MPI-IO", H5F: "H5F", H5D: "H5D",
+    PNETCDF_FILE: "PNETCDF_FILE", PNETCDF_VAR: "PNETCDF_VAR", BGQ: "BG/Q",
+    LUSTRE: "LUSTRE", STDIO: "STDIO", DXT_POSIX: "DXT_POSIX",
+    DXT_MPIIO: "DXT_MPIIO", MDHIM: "MDHIM", APXC: "APXC", APMPI: "APMPI",
+    HEATMAP: "HEATMAP", DFS: "DFS", DAOS: "DAOS",
+}
+
+# Header layouts: (header size, number of module slots).
+HEADER_341 = (1328, 64)
+HEADER_OLD = (360, 16)
+SUPPORTED_VERSIONS = ("3.00", "3.01", "3.02", "3.10", "3.20", "3.21", "3.41")
+LEGACY_VERSIONS = ("2.05", "2.06")
+
+
+def current_module_id(version: str, stored_id: int) -> int:
+    """Map a module id as stored in a log of ``version`` to today's numbering.
+
+    Logs before 3.20 lack H5D (ids >= 4 are one lower); logs before 3.41 lack
+    PNETCDF_VAR (ids >= 6 are one lower, after the H5D shift).
+    """
+    mid = stored_id
+    if version < "3.20" and mid >= 4:
+        mid += 1
+    if version < "3.41" and mid >= 6:
+        mid += 1
+    return mid
+
+
+def stored_module_id(version: str, module_id: int) -> int:
+    """Inverse of :func:`current_module_id` (for the writer)."""
+    mid = module_id
+    if version < "3.41" and mid >= 6:
+        if mid == PNETCDF_VAR:
+            raise ValueError(f"module PNETCDF_VAR does not exist in format {version}")
+        mid -= 1
+    if version < "3.20" and mid >= 4:
+        if mid == H5D:
+            raise ValueError(f"module H5D does not exist in format {version}")
+        mid -= 1
+    return mid
+
+
+# (module id, module version) -> (number of int64 counters, number of doubles)
+RECORD_SHAPES: dict[tuple[int, int], tuple[int, int]] = {
+    (POSIX, 1): (68, 15),
+    (POSIX, 2): (64, 17),
+    (POSIX, 3): (64, 17),
+    (POSIX, 4): (69, 17),
+    (MPIIO, 1): (51, 15),
+    (MPIIO, 2): (51, 15),
+    (MPIIO, 3): (51, 17),
+    (STDIO, 1): (13, 15),
+    (STDIO, 2): (14, 15),
+}
+
+# Canonical fields used downstream. Counters: int64, fcounters: float64.
+CANONICAL_COUNTERS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
+CANONICAL_FCOUNTERS = (
+    "open_start", "open_end", "read_start", "read_end",
+    "write_start", "write_end", "close_start", "close_end",
+)
+
+_POSIX_F_V3 = dict(open_start=0, read_start=1, write_start=2, close_start=3,
+                   open_end=4, read_end=5, write_end=6, close_end=7)
+_STDIO_F = dict(open_start=3, close_start=4, write_start=5, read_start=6,
+                open_end=7, close_end=8, write_end=9, read_end=10)
+
+# (module, version) -> (canonical counter -> index, canonical fcounter -> index)
+CANONICAL_INDEX: dict[tuple[int, int], tuple[dict[str, int], dict[str, int]]] = {
+    (POSIX, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=13, bytes_written=14),
+                 # v1 has one open and one close timestamp: start == end.
+                 dict(open_start=0, open_end=0, read_start=1, write_start=2,
+                      read_end=3, write_end=4, close_start=5, close_end=5)),
+    (POSIX, 2): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10),
+                 _POSIX_F_V3),
+    (POSIX, 3): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10),
+                 _POSIX_F_V3),
+    (POSIX, 4): (dict(opens=0, reads=3, writes=4, seeks=5, bytes_read=14, bytes_written=15),
+                 _POSIX_F_V3),
+    (STDIO, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=6, bytes_written=5),
+                 _STDIO_F),
+    (STDIO, 2): (dict(opens=0, reads=2, writes=3, seeks=4, bytes_read=7, bytes_written=6),
+                 _STDIO_F),
+}
+
+
+def record_dtype(module_id: int, version: int, big_endian: bool = False) -> np.dtype:
+    """numpy dtype of one fixed-size record: id, rank, counters, fcounters."""
+    n_c, n_f = RECORD_SHAPES[(module_id, version)]
+    e = ">" if big_endian else "<"
+    return np.dtype([("id", e + "u8"), ("rank", e + "i8"),
+                     ("counters", e + "i8", (n_c,)), ("fcounters", e + "f8", (n_f,))])
+
+
+class LogError(Exception):
+    """A log that cannot be used; ``reason`` is one of SPEC 3.1's eviction reasons."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class Job:
+    uid: int
+    job_id: int
+    start: float  # epoch seconds (with nanoseconds for 3.41)
+    end: float
+    run_time: float  # SPEC 2: 3.41 end-start; older end-start+1
+    nprocs: int
+    cmdline: str
+    mounts: list[tuple[str, str]] = field(default_factory=list)  # (mount point, fs type)
+    metadata: dict[str, str] = field(default_factory=dict)
+    version: str = ""
+    partial: bool = False  # some module ran out of record memory
+
+
+@dataclass
+class ModuleRecords:
+    """Fixed-size records of one module, columnar."""
+    module: int  # current module id
+    version: int
+    ids: np.ndarray  # uint64
+    ranks: np.ndarray  # int64
+    counters: np.ndarray  # int64 [n, n_counters]
+    fcounters: np.ndarray  # float64 [n, n_fcounters]
+
+    def canonical(self) -> dict[str, np.ndarray]:
+        """Canonical counters and fcounters of this module version, by name."""
+        cidx, fidx = CANONICAL_INDEX[(self.module, self.version)]
+        out = {name: self.counters[:, i] for name, i in cidx.items()}
+        out.update({name: self.fcounters[:, i] for name, i in fidx.items()})
+        return out
+
+
+@dataclass
+class DxtSegments:
+    """DXT_POSIX segments, one row per traced request."""
+    ids: np.ndarray  # uint64 record id of the file
+    ranks: np.ndarray  # int64
+    is_write: np.ndarray  # bool
+    offsets: np.ndarray  # int64
+    lengths: np.ndarray  # int64
+    starts: np.ndarray  # float64 seconds from job start
+    ends: np.ndarray  # float64
+
+
+@dataclass
+class DarshanLog:
+    """Everything the reader extracts from one log."""
+    job: Job
+    names: dict[int, str]
+    modules: dict[int, ModuleRecords]  # by current module id (POSIX, MPIIO, STDIO)
+    dxt_posix: DxtSegments | None = None
+    present_modules: tuple[int, ...] = ()  # current ids of every module with data
