@@ -1,30 +1,12 @@
-"""Shared fixtures: where the real third-party logs are."""
-
-from pathlib import Path
+"""Shared fixtures; plain helpers live in tests/helpers.py."""
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_LOGS = REPO.parent / "shared" / "darshan-logs"
-
-
-def real_logs() -> list[Path]:
-    """The real Darshan logs in ../shared/darshan-logs (read in place, never copied)."""
-    return sorted(SHARED_LOGS.rglob("*.darshan")) if SHARED_LOGS.is_dir() else []
-
-
-def pydarshan_example_logs() -> list[Path]:
-    """Example logs shipped inside pydarshan's wheel (darshan-logs package data)."""
-    try:
-        import darshan
-    except ImportError:
-        return []
-    root = Path(darshan.__file__).parent
-    return sorted(root.rglob("*.darshan"))
+from helpers import real_logs
 
 
 @pytest.fixture(scope="session")
-def shared_logs() -> list[Path]:
+def shared_logs():
     logs = real_logs()
     if not logs:
         pytest.skip("../shared/darshan-logs not present")

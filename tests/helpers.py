@@ -1,0 +1,21 @@
+"""Where the real third-party logs are (import as `from helpers import ...`)."""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_LOGS = REPO.parent / "shared" / "darshan-logs"
+
+
+def real_logs() -> list[Path]:
+    """The real Darshan logs in ../shared/darshan-logs (read in place, never copied)."""
+    return sorted(SHARED_LOGS.rglob("*.darshan")) if SHARED_LOGS.is_dir() else []
+
+
+def pydarshan_example_logs() -> list[Path]:
+    """Example logs shipped inside pydarshan's wheel (darshan-logs package data)."""
+    try:
+        import darshan
+    except ImportError:
+        return []
+    root = Path(darshan.__file__).parent
+    return sorted(root.rglob("*.darshan"))
