@@ -69,7 +69,7 @@ class Config:
     # --- corpus statistics and figures (SPEC 3.8, 6) ---
     correlation_min_probability: float = 0.6  # noteworthy when P(B | A) >= this
     correlation_min_support: float = 0.01  # ... and A and B together on >= this share
-    jaccard_display_min: float = 0.01  # heatmaps show only cells above this (paper Fig. 5)
+    heatmap_display_min: float = 0.01  # heatmaps show only cells above this (paper Fig. 5)
     stability_histogram_bins: int = 10  # bins over [0, 1] of per-application stability
 
     # --- execution (SPEC 5) ---
