@@ -51,6 +51,9 @@ class Config:
     fft_peak_fraction: float = 0.8
     fft_min_periods: float = 3.0
     fft_min_score: float = 0.3
+    fft_min_samples: int = 1 << 10  # enough frequency range when operations are long
+    fft_bins_per_operation: float = 4.0  # bins across the shortest operation
+    verdict_fft_min_score: float = 0.5  # FFT-only periodicity needs this score
     verdict_rule: str = "meanshift_or_fft"  # chosen by measured accuracy (docs/)
 
     # --- temporality (SPEC 3.6) ---

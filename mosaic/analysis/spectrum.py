@@ -1,0 +1,190 @@
+"""Periodicity by frequency analysis (SPEC 3.5), FTIO's method re-done in numpy.
+
+Mean shift (SPEC 3.4) sees merged operations; this detector sees the aggregate
+bandwidth of the *unmerged* operations as a sampled signal, finds the dominant
+frequency of its spectrum and says how much to trust it. Everything is
+vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mosaic.config import Config
+
+HIGH, MODERATE, NONE = "high", "moderate", "none"
+
+
+def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
+    """Mean bandwidth (bytes/s) per bin on a uniform grid over the run.
+
+    Each bin holds the exact bytes moved inside it divided by its width, read
+    off the cumulative transferred-bytes curve at the bin edges, so the
+    resampling conserves volume and a burst far shorter than a bin still
+    shows (as a lower, wider bump) instead of falling between two samples.
+    Returns ``(bin_width, values)``.
+    """
+    starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
+    starts = np.maximum(starts, 0.0)
+    ends = np.maximum(ends, starts)
+    window = max(float(run_time), float(ends.max(initial=0.0)))
+    if not window > 0:
+        raise ValueError(f"run time must be positive, got {run_time}")
+    bin_width = _bin_width(ends - starts, window, config)
+    count = max(int(np.ceil(window / bin_width - 1e-9)), 1)
+    edges = np.arange(count + 1) * bin_width
+
+    spread = ends > starts
+    rate = nbytes[spread] / (ends[spread] - starts[spread])
+    cumulative = _cumulative_bytes(starts[spread], ends[spread], rate, edges)
+    impulses = np.bincount(np.minimum((starts[~spread] / bin_width).astype(np.int64), count - 1),
+                           weights=nbytes[~spread], minlength=count)
+    return bin_width, (np.diff(cumulative) + impulses) / bin_width
+
+
+def _bin_width(durations: np.ndarray, window: float, config: Config) -> float:
+    """A few bins per shortest operation, within the sample-count bounds.
+
+    The shortest operation is the narrowest feature worth resolving; the
+    sample cap bounds the cost, the floor keeps enough frequency range
+    for long operations.
+    """
+    positive = durations[durations > 0]
+    wanted = positive.min() / config.fft_bins_per_operation if positive.size else 0.0
+    return float(np.clip(wanted, window / config.fft_max_samples, window / config.fft_min_samples))
+
+
+def _cumulative_bytes(starts, ends, rate, edges):
+    """Bytes moved before each edge: a piecewise-linear curve, exact at the edges.
+
+    The total rate changes only at operation starts and ends; integrating it
+    between those breakpoints gives the curve's knots and linear
+    interpolation between knots is exact.
+    """
+    if not starts.size:
+        return np.zeros(edges.size)
+    times = np.concatenate([starts, ends])
+    slope_change = np.concatenate([rate, -rate])
+    order = np.argsort(times, kind="stable")
+    times, slope_change = times[order], slope_change[order]
+    slope = np.cumsum(slope_change)
+    knots = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(times))])
+    return np.interp(edges, times, knots, left=0.0, right=knots[-1])
+
+
+def power_spectrum(values, bin_width: float):
+    """One-sided power spectrum of the mean-removed signal: ``(freqs, power)``."""
+    values = np.asarray(values, dtype=float)
+    power = np.abs(np.fft.rfft(values - values.mean())) ** 2
+    return np.fft.rfftfreq(values.size, bin_width), power
+
+
+def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
+    """FTIO-style verdict on one direction's operations (JSON-serializable)."""
+    bin_width, values = bandwidth_signal(starts, ends, nbytes, run_time, config)
+    window = bin_width * values.size
+    result = {"periodic": False, "period": None, "frequency": None, "confidence": 0.0,
+              "confidence_label": NONE, "score": 0.0, "candidates": [],
+              "busy_fraction": _busy_fraction(values), "bin_width": bin_width,
+              "samples": int(values.size)}
+    if values.size < 4 or not np.ptp(values) > 0:
+        return result
+    freqs, power = power_spectrum(values, bin_width)
+    z = _zscores(power)
+    candidates = _candidates(z, config)
+    if not candidates.size:
+        return result
+    fundamentals = _fold_harmonics(candidates)
+    dominant = fundamentals[np.argmax(z[fundamentals])]
+    frequency = _refine(power, dominant, z, config) / window
+    period = 1.0 / frequency
+    score = _periodicity_score(values, bin_width, period)
+    label, confidence = _confidence(z[fundamentals], score)
+    result.update(
+        period=float(period), frequency=float(frequency), confidence=confidence,
+        confidence_label=label, score=score,
+        candidates=[{"period": float(1.0 / freqs[k]), "z": float(z[k])} for k in fundamentals],
+    )
+    result["periodic"] = bool(label != NONE and window / period >= config.fft_min_periods
+                              and score >= config.fft_min_score)
+    return result
+
+
+def _zscores(power: np.ndarray) -> np.ndarray:
+    """z-score of each bin's amplitude against the non-DC bins (DC gets 0)."""
+    amplitude = np.sqrt(power)
+    ac = amplitude[1:]
+    spread = ac.std()
+    z = np.zeros_like(amplitude)
+    if spread > 0:
+        z[1:] = (ac - ac.mean()) / spread
+    return z
+
+
+def _candidates(z: np.ndarray, config: Config) -> np.ndarray:
+    """Outlier bins close to the strongest outlier, in rising frequency."""
+    top = z.max()
+    return np.flatnonzero((z > config.fft_z_threshold) & (z >= config.fft_peak_fraction * top))
+
+
+def _fold_harmonics(candidates: np.ndarray) -> np.ndarray:
+    """Drop candidates within one bin of an integer multiple of a lower survivor.
+
+    Narrow bursts make a comb of harmonics of similar height; the comb is
+    evidence for its fundamental, so it must not count as rival frequencies.
+    """
+    survivors: list[int] = []
+    for k in candidates.tolist():  # a handful of bins at most (z >= fraction of max)
+        base = np.asarray(survivors, dtype=float)
+        multiple = np.rint(k / base) if base.size else base
+        if not np.any((multiple >= 2) & (np.abs(k - multiple * base) <= 1)):
+            survivors.append(k)
+    return np.asarray(survivors, dtype=np.int64)
+
+
+def _refine(power: np.ndarray, k: int, z: np.ndarray, config: Config) -> float:
+    """Fractional bin of the fundamental, sharpened by its strong harmonics.
+
+    Each harmonic ``m`` of a periodic signal sits at ``m`` times the
+    fundamental; its interpolated position pins the fundamental ``m`` times
+    more precisely, so strong harmonics are fitted together (least squares
+    through the origin, weighted by power).
+    """
+    amplitude = np.sqrt(power)
+    orders = np.arange(1, (amplitude.size - 2) // k + 1)
+    bins = orders * k
+    strong = (orders == 1) | (z[bins] > config.fft_z_threshold)
+    orders, bins = orders[strong], bins[strong]
+    # re-centre each harmonic on its local maximum (the comb drifts off m*k)
+    neighbours = np.stack([bins - 1, bins, bins + 1])
+    bins = neighbours[np.argmax(amplitude[neighbours], axis=0), np.arange(bins.size)]
+    bins = np.clip(bins, 1, amplitude.size - 2)
+    left, centre, right = amplitude[bins - 1], amplitude[bins], amplitude[bins + 1]
+    curvature = left - 2 * centre + right
+    offset = np.where(curvature < 0, 0.5 * (left - right) / np.where(curvature < 0, curvature, 1), 0.0)
+    positions = bins + np.clip(offset, -0.5, 0.5)
+    weights = power[bins]
+    return float(np.sum(weights * orders * positions) / np.sum(weights * orders ** 2))
+
+
+def _periodicity_score(values: np.ndarray, bin_width: float, period: float) -> float:
+    """Correlation of the signal with itself one period later, in [0, 1]."""
+    lag = int(round(period / bin_width))
+    if lag <= 0 or lag >= values.size:
+        return 0.0
+    a, b = values[:-lag], values[lag:]
+    if not (a.std() > 0 and b.std() > 0):
+        return 0.0
+    return float(max(np.corrcoef(a, b)[0, 1], 0.0))
+
+
+def _confidence(z_fundamentals: np.ndarray, score: float) -> tuple[str, float]:
+    """FTIO's rule: one fundamental is high confidence, two moderate, more none."""
+    label = {1: HIGH, 2: MODERATE}.get(z_fundamentals.size, NONE)
+    share = float(z_fundamentals.max() / z_fundamentals.sum())
+    return label, (share * score if label != NONE else 0.0)
+
+
+def _busy_fraction(values: np.ndarray) -> float:
+    """Share of time the bandwidth is above its mean: FTIO's substantial I/O."""
+    return float(np.mean(values > values.mean())) if values.size else 0.0

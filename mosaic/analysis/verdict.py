@@ -1,0 +1,58 @@
+"""The final periodicity verdict of a direction (SPEC 3.4 last paragraph, 3.5).
+
+Mean shift and the FFT detector fail differently: mean shift needs merged
+operations of comparable size and spacing, the FFT needs enough periods and
+a clean spectrum. ``config.verdict_rule`` says how their verdicts combine;
+its default is the rule measured most accurate on the ground-truth corpora
+(docs/periodicity.md has the table).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mosaic.config import Config
+
+
+def _fft_confident(fft: dict, config: Config) -> bool:
+    """The FFT's verdict when it alone must carry the decision."""
+    return bool(fft.get("periodic")) and fft.get("confidence_label") == "high"
+
+
+def _fft_scored(fft: dict, config: Config) -> bool:
+    return bool(fft.get("periodic")) and fft.get("score", 0.0) >= config.verdict_fft_min_score
+
+
+RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
+    "meanshift": lambda ms, fft, config: ms,
+    "fft": lambda ms, fft, config: bool(fft.get("periodic")),
+    "both": lambda ms, fft, config: ms and bool(fft.get("periodic")),
+    "meanshift_or_fft": lambda ms, fft, config: ms or bool(fft.get("periodic")),
+    "meanshift_or_confident_fft": lambda ms, fft, config: ms or _fft_confident(fft, config),
+    "meanshift_or_scored_fft": lambda ms, fft, config: ms or _fft_scored(fft, config),
+}
+
+
+def combine(meanshift: dict, fft: dict, config: Config) -> dict:
+    """Final verdict, its source, and the period and busy fraction behind the labels."""
+    try:
+        rule = RULES[config.verdict_rule]
+    except KeyError:
+        raise ValueError(f"unknown verdict_rule {config.verdict_rule!r}; "
+                         f"choose from {', '.join(RULES)}") from None
+    ms_periodic = bool(meanshift.get("periodic")) and bool(meanshift.get("operations"))
+    fft_periodic = bool(fft.get("periodic"))
+    verdict = {"periodic": False, "period": None, "source": None,
+               "magnitude_period": None, "busy_fraction": None}
+    if not rule(ms_periodic, fft, config):
+        return verdict
+    if ms_periodic:
+        dominant = max(meanshift["operations"],
+                       key=lambda op: op["bytes_per_occurrence"] * op["occurrences"])
+        period, busy = float(dominant["period"]), float(dominant["busy_fraction"])
+    else:
+        period, busy = float(fft["period"]), float(fft["busy_fraction"])
+    source = "both" if ms_periodic and fft_periodic else ("meanshift" if ms_periodic else "fft")
+    verdict.update(periodic=True, period=period, source=source,
+                   magnitude_period=period, busy_fraction=busy)
+    return verdict
