@@ -44,6 +44,8 @@ class Config:
     period_hour_max: float = 12 * 3600.0
     low_busy_max: float = 0.25
     high_busy_min: float = 0.75
+    meanshift_min_duration: float = 1e-6  # floors before log(): Darshan's clock resolution
+    meanshift_min_bytes: float = 1.0  # and one byte, so log() of a zero stays finite
 
     # --- FFT periodicity (SPEC 3.5) ---
     fft_max_samples: int = 1 << 16
