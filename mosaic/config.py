@@ -55,6 +55,8 @@ class Config:
     fft_min_score: float = 0.3
     fft_min_samples: int = 1 << 10  # enough frequency range when operations are long
     fft_bins_per_operation: float = 4.0  # bins across the shortest operation
+    fft_score_smoothing: float = 0.1  # score smooths over this share of the period
+    fft_min_significance: float = 2.5  # score must beat chance by this many sigmas
     verdict_fft_min_score: float = 0.5  # FFT-only periodicity needs this score
     verdict_rule: str = "meanshift_or_fft"  # chosen by measured accuracy (docs/)
 
@@ -80,6 +82,11 @@ class Config:
     # --- execution (SPEC 5) ---
     trace_timeout_seconds: float = 60.0
     batch_size: int = 256
+
+    # --- synthetic ground truth (mosaic synth) ---
+    truth_margin: float = 0.1  # assert a rule's outcome only this far (relative) from its threshold
+    truth_busy_margin: float = 0.05  # busy labels only this far inside low_busy_max / high_busy_min
+    truth_periodic_share: float = 0.85  # design share of periodic segments to assert `periodic`
 
     def hash(self) -> str:
         """Short stable digest of the settings that change results."""

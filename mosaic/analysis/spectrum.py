@@ -13,6 +13,7 @@ import numpy as np
 from mosaic.config import Config
 
 HIGH, MODERATE, NONE = "high", "moderate", "none"
+_MAX_CORRELATION = 1 - 1e-9  # keeps arctanh finite for a perfect repeat
 
 
 def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
@@ -74,9 +75,13 @@ def _cumulative_bytes(starts, ends, rate, edges):
 
 def power_spectrum(values, bin_width: float):
     """One-sided power spectrum of the mean-removed signal: ``(freqs, power)``."""
+    freqs, spectrum = _spectrum(values, bin_width)
+    return freqs, np.abs(spectrum) ** 2
+
+
+def _spectrum(values, bin_width: float):
     values = np.asarray(values, dtype=float)
-    power = np.abs(np.fft.rfft(values - values.mean())) ** 2
-    return np.fft.rfftfreq(values.size, bin_width), power
+    return np.fft.rfftfreq(values.size, bin_width), np.fft.rfft(values - values.mean())
 
 
 def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
@@ -84,29 +89,31 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     bin_width, values = bandwidth_signal(starts, ends, nbytes, run_time, config)
     window = bin_width * values.size
     result = {"periodic": False, "period": None, "frequency": None, "confidence": 0.0,
-              "confidence_label": NONE, "score": 0.0, "candidates": [],
+              "confidence_label": NONE, "score": 0.0, "candidates": [], "harmonics": 0, "significance": 0.0,
               "busy_fraction": _busy_fraction(values), "bin_width": bin_width,
               "samples": int(values.size)}
     if values.size < 4 or not np.ptp(values) > 0:
         return result
-    freqs, power = power_spectrum(values, bin_width)
+    freqs, spectrum = _spectrum(values, bin_width)
+    power = np.abs(spectrum) ** 2
     z = _zscores(power)
     candidates = _candidates(z, config)
     if not candidates.size:
         return result
-    fundamentals = _fold_harmonics(candidates)
+    fundamentals, harmonics = _fold_harmonics(candidates)
     dominant = fundamentals[np.argmax(z[fundamentals])]
     frequency = _refine(power, dominant, z, config) / window
     period = 1.0 / frequency
-    score = _periodicity_score(values, bin_width, period)
+    score, significance = _periodicity_score(spectrum, freqs, values.size, period / bin_width, config)
     label, confidence = _confidence(z[fundamentals], score)
     result.update(
         period=float(period), frequency=float(frequency), confidence=confidence,
-        confidence_label=label, score=score,
+        confidence_label=label, score=score, significance=significance, harmonics=harmonics,
         candidates=[{"period": float(1.0 / freqs[k]), "z": float(z[k])} for k in fundamentals],
     )
     result["periodic"] = bool(label != NONE and window / period >= config.fft_min_periods
-                              and score >= config.fft_min_score)
+                              and score >= config.fft_min_score
+                              and significance >= config.fft_min_significance)
     return result
 
 
@@ -127,19 +134,23 @@ def _candidates(z: np.ndarray, config: Config) -> np.ndarray:
     return np.flatnonzero((z > config.fft_z_threshold) & (z >= config.fft_peak_fraction * top))
 
 
-def _fold_harmonics(candidates: np.ndarray) -> np.ndarray:
-    """Drop candidates within one bin of an integer multiple of a lower survivor.
+def _fold_harmonics(candidates: np.ndarray) -> tuple[np.ndarray, int]:
+    """Fold candidates that are integer multiples of a lower survivor into it.
 
     Narrow bursts make a comb of harmonics of similar height; the comb is
     evidence for its fundamental, so it must not count as rival frequencies.
+    A candidate ``k`` is harmonic ``m`` of survivor ``b`` when ``k / m`` lies
+    within one bin of ``b`` (the comb drifts off exact multiples of an
+    integer bin when the period does not divide the window).
+    Returns the survivors and how many candidates were folded.
     """
     survivors: list[int] = []
     for k in candidates.tolist():  # a handful of bins at most (z >= fraction of max)
         base = np.asarray(survivors, dtype=float)
         multiple = np.rint(k / base) if base.size else base
-        if not np.any((multiple >= 2) & (np.abs(k - multiple * base) <= 1)):
+        if not np.any((multiple >= 2) & (np.abs(k / np.maximum(multiple, 1) - base) <= 1)):
             survivors.append(k)
-    return np.asarray(survivors, dtype=np.int64)
+    return np.asarray(survivors, dtype=np.int64), candidates.size - len(survivors)
 
 
 def _refine(power: np.ndarray, k: int, z: np.ndarray, config: Config) -> float:
@@ -167,15 +178,31 @@ def _refine(power: np.ndarray, k: int, z: np.ndarray, config: Config) -> float:
     return float(np.sum(weights * orders * positions) / np.sum(weights * orders ** 2))
 
 
-def _periodicity_score(values: np.ndarray, bin_width: float, period: float) -> float:
-    """Correlation of the signal with itself one period later, in [0, 1]."""
-    lag = int(round(period / bin_width))
-    if lag <= 0 or lag >= values.size:
-        return 0.0
-    a, b = values[:-lag], values[lag:]
+def _periodicity_score(spectrum, freqs, samples: int, lag: float, config: Config):
+    """Correlation of the smoothed signal with itself one period later, in [0, 1],
+    and its significance (Fisher z in standard deviations).
+
+    Random I/O has no memory at the period's lag; periodic I/O repeats
+    itself. Smoothing over a fraction of the period first (a Gaussian,
+    applied in the frequency domain) keeps bursts that arrive a little
+    early or late overlapping, so jittered periods still score high. With
+    few periods in the window even random bursts correlate by chance, which
+    the significance accounts for.
+    """
+    lag = int(round(lag))
+    if lag <= 0 or lag >= samples - 1:
+        return 0.0, 0.0
+    sigma = config.fft_score_smoothing * lag
+    smooth = np.fft.irfft(spectrum * np.exp(-2 * (np.pi * sigma * np.arange(freqs.size) / samples) ** 2),
+                          n=samples)
+    a, b = smooth[:-lag], smooth[lag:]
     if not (a.std() > 0 and b.std() > 0):
-        return 0.0
-    return float(max(np.corrcoef(a, b)[0, 1], 0.0))
+        return 0.0, 0.0
+    r = float(np.clip(np.corrcoef(a, b)[0, 1], 0.0, 1.0))
+    # Smoothed noise decorrelates after about 2 sqrt(pi) sigma samples
+    independent = (samples - lag) / (2 * np.sqrt(np.pi) * sigma)
+    significance = np.arctanh(min(r, _MAX_CORRELATION)) * np.sqrt(max(independent - 3, 0.0))
+    return r, float(significance)
 
 
 def _confidence(z_fundamentals: np.ndarray, score: float) -> tuple[str, float]:
