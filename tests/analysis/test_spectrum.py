@@ -1,0 +1,219 @@
+"""FFT periodicity detector (SPEC 3.5) on hand-built operation arrays.
+
+The reference cases are the FTIO paper's examples, plus the two where FTIO's
+own sampling fails (20 ms checkpoints, 30 s bursts every 10 min over a day).
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from mosaic.analysis.spectrum import bandwidth_signal, fft_periodicity, power_spectrum
+from mosaic.config import Config
+
+CONFIG = Config()
+
+
+def bursts(period, count, duration, *, offset=1.0, jitter=0.0, seed=0, volume=1e9):
+    """``count`` bursts, one per period (gaps drawn around it when jittered).
+
+    Returns ``(starts, ends, nbytes, run_time)``; the run ends one period
+    after the last burst starts.
+    """
+    gaps = np.random.default_rng(seed).normal(period, jitter * period, count) if jitter \
+        else np.full(count, float(period))
+    starts = offset + np.concatenate([[0.0], np.cumsum(gaps[:-1])])
+    return starts, starts + duration, np.full(count, volume), starts[-1] + period
+
+
+def poisson(seed, run_time=600.0, rate=0.1, mean_duration=1.0):
+    """Bursts at random (Poisson) times with random lengths and volumes."""
+    rng = np.random.default_rng(seed)
+    starts = np.sort(rng.uniform(0, run_time, rng.poisson(rate * run_time)))
+    ends = np.minimum(starts + rng.exponential(mean_duration, starts.size), run_time)
+    return starts, ends, rng.lognormal(20, 1, starts.size), run_time
+
+
+def detect(case, config=CONFIG):
+    return fft_periodicity(*case, config)
+
+
+def assert_period(result, truth, tolerance):
+    assert result["periodic"]
+    assert result["period"] == pytest.approx(truth, rel=tolerance)
+
+
+# --- the resampled signal ---------------------------------------------------
+
+def test_signal_spreads_each_operation_over_the_bins_it_covers():
+    config = CONFIG.replace(fft_min_samples=10, fft_max_samples=10)
+    # 200 B over [0.5, 2.5] is 100 B/s; 40 B in zero time at 3.2 is an impulse
+    width, values = bandwidth_signal([0.5, 3.2], [2.5, 3.2], [200.0, 40.0], 10.0, config)
+    assert width == 1.0
+    np.testing.assert_allclose(values, [50, 100, 50, 40, 0, 0, 0, 0, 0, 0])
+
+
+def test_overlapping_operations_add_up():
+    config = CONFIG.replace(fft_min_samples=4, fft_max_samples=4)
+    _, values = bandwidth_signal([0.0, 1.0], [2.0, 4.0], [20.0, 30.0], 4.0, config)
+    np.testing.assert_allclose(values, [10, 20, 10, 10])
+
+
+def test_a_20ms_burst_in_a_day_keeps_its_volume():
+    width, values = bandwidth_signal([40_000.0], [40_000.02], [5e8], 86_400.0, CONFIG)
+    assert width > 1.0  # far coarser than the burst
+    assert values.sum() * width == pytest.approx(5e8)
+    assert np.count_nonzero(values) == 1
+
+
+def test_bin_width_follows_the_shortest_operation_within_bounds():
+    config = CONFIG.replace(fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=1000)
+    width, values = bandwidth_signal([0.0, 50.0], [1.0, 60.0], [1.0, 1.0], 100.0, config)
+    assert (width, values.size) == (0.25, 400)  # 1 s / 4
+    long_ops = bandwidth_signal([0.0], [80.0], [1.0], 100.0, config)[0]
+    assert long_ops == 1.0  # 20 s / 4 would leave only 20 bins: floor 100 samples
+    tiny_ops = bandwidth_signal([0.0], [0.001], [1.0], 100.0, config)[0]
+    assert tiny_ops == 0.1  # capped at 1000 samples
+
+
+def test_operations_past_the_run_time_extend_the_window():
+    width, values = bandwidth_signal([0.0], [12.0], [12.0], 10.0,
+                                     CONFIG.replace(fft_min_samples=12, fft_max_samples=12))
+    assert width * values.size == pytest.approx(12.0)
+    assert values.sum() * width == pytest.approx(12.0)
+
+
+def test_non_positive_run_time_is_an_error():
+    with pytest.raises(ValueError):
+        bandwidth_signal([], [], [], 0.0, CONFIG)
+
+
+def test_power_spectrum_peaks_at_a_cosine_frequency():
+    t = np.arange(1000) * 0.1
+    freqs, power = power_spectrum(5 + np.cos(2 * np.pi * 0.5 * t), 0.1)
+    assert freqs[np.argmax(power)] == pytest.approx(0.5)
+    assert power[0] == pytest.approx(0.0, abs=1e-9)  # mean removed
+
+
+# --- the FTIO paper's cases ---------------------------------------------------
+
+def test_ior_bursts_every_10_86_s_are_found_with_high_confidence():
+    result = detect(bursts(10.86, 30, 2.0))
+    assert_period(result, 10.86, 0.01)
+    assert result["confidence_label"] == "high"
+    assert result["confidence"] > 0.9
+    assert result["score"] > 0.9
+
+
+def test_strong_second_harmonic_is_folded_into_the_fundamental():
+    # 20 s bursts every 111.67 s: the second harmonic is a candidate too
+    result = detect(bursts(111.67, 12, 20.0))
+    assert_period(result, 111.67, 0.01)
+    assert result["harmonics"] >= 1
+    assert len(result["candidates"]) == 1
+    assert result["confidence_label"] == "high"
+
+
+def test_two_close_peaks_give_moderate_confidence_and_the_stronger_period():
+    # phases every 1/0.1206 s, then every 1/0.1326 s (HACC-IO's drift)
+    first = bursts(1 / 0.1206, 14, 2.0)
+    second = bursts(1 / 0.1326, 12, 2.0, offset=first[3])
+    result = detect(tuple(np.concatenate([a, b]) for a, b in zip(first[:3], second[:3]))
+                    + (second[3],))
+    assert result["confidence_label"] == "moderate"
+    assert len(result["candidates"]) == 2
+    assert 0 < result["confidence"] < 1
+    assert_period(result, 1 / 0.1206, 0.01)
+
+
+def test_irregular_dumps_give_their_mean_period():
+    starts, ends, nbytes, run_time = bursts(27.38, 20, 3.0, jitter=0.1, seed=3)
+    result = detect((starts, ends, nbytes, run_time))
+    assert_period(result, np.diff(starts).mean(), 0.05)
+
+
+def test_20ms_checkpoints_every_25s():
+    assert_period(detect(bursts(25.0, 144, 0.02)), 25.0, 0.01)
+
+
+def test_30s_bursts_every_10_minutes_over_a_day():
+    case = bursts(600.0, 144, 30.0, offset=0.0)
+    assert case[3] == 86_400.0
+    result = detect(case)
+    assert_period(result, 600.0, 0.01)
+    assert result["busy_fraction"] == pytest.approx(0.05, abs=0.01)
+
+
+@pytest.mark.parametrize("period", [3.7, 42.0, 1234.5])
+def test_clean_periods_within_one_percent(period):
+    assert_period(detect(bursts(period, 25, period / 5)), period, 0.01)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_jittered_periods_within_five_percent(seed):
+    starts, ends, nbytes, run_time = bursts(60.0, 30, 5.0, jitter=0.05, seed=seed)
+    assert_period(detect((starts, ends, nbytes, run_time)), np.diff(starts).mean(), 0.05)
+
+
+def test_random_io_is_rarely_periodic():
+    periodic = sum(detect(poisson(seed))["periodic"] for seed in range(200))
+    assert periodic < 10  # under 5 % of 200
+
+
+# --- thresholds, both sides -------------------------------------------------------
+
+def test_at_least_min_periods_in_the_window():
+    case = bursts(100.0, 4, 10.0, offset=0.0)  # 4 periods in 400 s
+    assert detect(case, CONFIG.replace(fft_min_periods=3.5))["periodic"]
+    assert not detect(case, CONFIG.replace(fft_min_periods=4.5))["periodic"]
+
+
+def test_z_threshold():
+    case = bursts(10.86, 30, 2.0)
+    z = detect(case)["candidates"][0]["z"]
+    assert detect(case, CONFIG.replace(fft_z_threshold=z - 0.1))["periodic"]
+    result = detect(case, CONFIG.replace(fft_z_threshold=z + 0.1))
+    assert not result["periodic"] and result["candidates"] == []
+
+
+def test_score_and_significance_thresholds():
+    case = bursts(27.38, 20, 3.0, jitter=0.1, seed=3)
+    result = detect(case)
+    score, significance = result["score"], result["significance"]
+    assert 0 < score < 1
+    assert detect(case, CONFIG.replace(fft_min_score=score - 0.01))["periodic"]
+    assert not detect(case, CONFIG.replace(fft_min_score=score + 0.01))["periodic"]
+    assert detect(case, CONFIG.replace(fft_min_significance=significance - 0.01))["periodic"]
+    assert not detect(case, CONFIG.replace(fft_min_significance=significance + 0.01))["periodic"]
+
+
+def test_three_rival_frequencies_are_not_periodic():
+    t = np.arange(0, 600, 0.5)
+    rate = 3 + sum(np.cos(2 * np.pi * t / p) for p in (6.0, 10.0, 15.0))  # no two in an integer ratio
+    result = detect((t, t + 0.5, rate * 0.5, 600.0))
+    assert len(result["candidates"]) == 3
+    assert result["confidence_label"] == "none"
+    assert result["confidence"] == 0.0
+    assert not result["periodic"]
+
+
+# --- degenerate input ---------------------------------------------------------
+
+def test_no_operations_is_not_periodic():
+    result = detect((np.array([]), np.array([]), np.array([]), 100.0))
+    assert not result["periodic"] and result["period"] is None
+    assert result["busy_fraction"] == 0.0
+
+
+def test_constant_bandwidth_is_not_periodic():
+    result = detect(([0.0], [100.0], [1e9], 100.0))
+    assert not result["periodic"]
+    assert result["busy_fraction"] == 0.0
+
+
+def test_result_is_json_serializable():
+    result = detect(bursts(10.86, 30, 2.0))
+    assert json.loads(json.dumps(result)) == result
+    assert set(result) >= {"periodic", "period", "frequency", "confidence", "confidence_label",
+                           "score", "candidates", "busy_fraction", "bin_width", "samples"}

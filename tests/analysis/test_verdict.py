@@ -1,0 +1,96 @@
+"""Combined periodicity verdict (SPEC 3.4 last paragraph, 3.5)."""
+
+import pytest
+
+from mosaic.analysis.verdict import RULES, combine
+from mosaic.config import Config
+
+CONFIG = Config()
+
+
+def operation(period, occurrences, bytes_per_occurrence, busy_fraction):
+    return {"period": period, "occurrences": occurrences,
+            "bytes_per_occurrence": bytes_per_occurrence, "busy_fraction": busy_fraction,
+            "start": 0.0, "end": period * occurrences}
+
+
+# Most bytes in total is 3 x 50 = 150 (not the 10 x 10 = 100 with more occurrences)
+MEANSHIFT = {"periodic": True, "operations": [operation(20.0, 10, 10.0, 0.1),
+                                              operation(900.0, 3, 50.0, 0.8)]}
+NO_MEANSHIFT = {"periodic": False, "operations": []}
+
+
+def fft(periodic=True, label="high", score=0.9, period=40.0, busy=0.3):
+    return {"periodic": periodic, "period": period if periodic else None,
+            "confidence_label": label, "score": score, "busy_fraction": busy}
+
+
+def verdict(meanshift, fft_result, rule, **changes):
+    return combine(meanshift, fft_result, CONFIG.replace(verdict_rule=rule, **changes))
+
+
+@pytest.mark.parametrize("rule, expected", [
+    # (mean shift, FFT): (T, T), (T, F), (F, T), (F, F)
+    ("meanshift", (True, True, False, False)),
+    ("fft", (True, False, True, False)),
+    ("both", (True, False, False, False)),
+    ("meanshift_or_fft", (True, True, True, False)),
+    ("meanshift_or_confident_fft", (True, True, True, False)),
+    ("meanshift_or_scored_fft", (True, True, True, False)),
+])
+def test_rule_truth_tables(rule, expected):
+    got = tuple(verdict(ms, fft(periodic=f), rule)["periodic"]
+                for ms, f in ((MEANSHIFT, True), (MEANSHIFT, False),
+                              (NO_MEANSHIFT, True), (NO_MEANSHIFT, False)))
+    assert got == expected
+
+
+def test_every_rule_is_tested():
+    assert set(RULES) == {"meanshift", "fft", "both", "meanshift_or_fft",
+                          "meanshift_or_confident_fft", "meanshift_or_scored_fft"}
+
+
+def test_magnitude_and_busy_time_come_from_meanshift_dominant_operation():
+    result = verdict(MEANSHIFT, fft(period=40.0, busy=0.3), "meanshift_or_fft")
+    assert result == {"periodic": True, "period": 900.0, "source": "both",
+                      "magnitude_period": 900.0, "busy_fraction": 0.8}
+
+
+def test_fft_alone_gives_its_period_and_busy_fraction():
+    result = verdict(NO_MEANSHIFT, fft(period=40.0, busy=0.3), "meanshift_or_fft")
+    assert result == {"periodic": True, "period": 40.0, "source": "fft",
+                      "magnitude_period": 40.0, "busy_fraction": 0.3}
+
+
+def test_meanshift_alone_is_its_source():
+    result = verdict(MEANSHIFT, fft(periodic=False), "meanshift_or_fft")
+    assert result["source"] == "meanshift" and result["period"] == 900.0
+
+
+def test_not_periodic_has_no_source_nor_period():
+    assert verdict(NO_MEANSHIFT, fft(periodic=False), "meanshift_or_fft") == {
+        "periodic": False, "period": None, "source": None,
+        "magnitude_period": None, "busy_fraction": None}
+
+
+def test_meanshift_periodic_without_operations_does_not_count():
+    assert not verdict({"periodic": True, "operations": []}, fft(periodic=False),
+                       "meanshift")["periodic"]
+
+
+def test_confident_rule_ignores_moderate_fft():
+    assert verdict(NO_MEANSHIFT, fft(label="high"), "meanshift_or_confident_fft")["periodic"]
+    assert not verdict(NO_MEANSHIFT, fft(label="moderate"),
+                       "meanshift_or_confident_fft")["periodic"]
+
+
+def test_scored_rule_threshold_both_sides():
+    assert verdict(NO_MEANSHIFT, fft(score=0.6), "meanshift_or_scored_fft",
+                   verdict_fft_min_score=0.6)["periodic"]
+    assert not verdict(NO_MEANSHIFT, fft(score=0.59), "meanshift_or_scored_fft",
+                       verdict_fft_min_score=0.6)["periodic"]
+
+
+def test_unknown_rule_is_an_error():
+    with pytest.raises(ValueError, match="verdict_rule"):
+        verdict(MEANSHIFT, fft(), "majority")
