@@ -33,6 +33,61 @@ HEADER_OLD = (360, 16)
 SUPPORTED_VERSIONS = ("3.00", "3.01", "3.02", "3.10", "3.20", "3.21", "3.41")
 LEGACY_VERSIONS = ("2.05", "2.06")
 
+# Region compression (header byte 16).
+COMP_ZLIB, COMP_BZIP2, COMP_NONE = 0, 1, 2
+
+# Safety limits: a corrupt or hostile log must not make the reader allocate
+# without bound. Real logs stay far below (the largest known region is a few
+# hundred MB for ~100,000 records).
+MAX_INFLATED_BYTES = 1 << 30  # all regions of one log together, after decompression
+MAX_LOG_BYTES = 1 << 30  # a log file or archive member, as stored
+
+# Job record: int64 fields, then char metadata[1024]. 3.41 adds nanoseconds.
+JOB_FIELDS_341 = ("uid", "start_sec", "start_nsec", "end_sec", "end_nsec", "nprocs", "jobid")
+JOB_FIELDS_OLD = ("uid", "start_sec", "end_sec", "nprocs", "jobid")
+JOB_METADATA_LEN = 1024
+
+# DXT: a variable-size record is a fixed header followed by write_count write
+# segments, then read_count read segments (darshan-dxt-log-format.h; the
+# layout is the same in every released DXT_POSIX version, 1).
+DXT_HOSTNAME_LEN = 64
+DXT_VERSIONS = (1,)
+
+
+def dxt_header_dtype(big_endian: bool = False) -> np.dtype:
+    e = ">" if big_endian else "<"
+    return np.dtype([("id", e + "u8"), ("rank", e + "i8"), ("shared", e + "i8"),
+                     ("hostname", f"S{DXT_HOSTNAME_LEN}"),
+                     ("write_count", e + "i8"), ("read_count", e + "i8")])
+
+
+def dxt_segment_dtype(big_endian: bool = False) -> np.dtype:
+    e = ">" if big_endian else "<"
+    return np.dtype([("offset", e + "i8"), ("length", e + "i8"),
+                     ("start", e + "f8"), ("end", e + "f8")])
+
+
+# Darshan 2.x (darshan-log-format.h of 2.x): the first 4,096 bytes of the
+# (decompressed) file hold the job struct, the command line and the mount
+# table; fixed-size file records follow.
+LEGACY_JOB_RECORD_SIZE = 4096
+LEGACY_JOB_FIELDS = ("magic", "uid", "start_sec", "end_sec", "nprocs", "jobid")
+LEGACY_NAME_SUFFIX_LEN = 16  # 15 characters + NUL
+LEGACY_COUNTERS, LEGACY_FCOUNTERS = 144, 18
+LEGACY_INDEX = dict(
+    counters=dict(opens=13, seeks=14, reads=11, writes=12, bytes_read=47,
+                  bytes_written=48, device=138),
+    fcounters=dict(open=0, read_start=1, write_start=2, close=3, read_end=4, write_end=5),
+)
+
+
+def legacy_record_dtype(big_endian: bool = False) -> np.dtype:
+    e = ">" if big_endian else "<"
+    return np.dtype([("id", e + "u8"), ("rank", e + "i8"),
+                     ("name_suffix", f"S{LEGACY_NAME_SUFFIX_LEN}"),
+                     ("counters", e + "i8", (LEGACY_COUNTERS,)),
+                     ("fcounters", e + "f8", (LEGACY_FCOUNTERS,))])
+
 
 def current_module_id(version: str, stored_id: int) -> int:
     """Map a module id as stored in a log of ``version`` to today's numbering.
@@ -176,3 +231,7 @@ class DarshanLog:
     modules: dict[int, ModuleRecords]  # by current module id (POSIX, MPIIO, STDIO)
     dxt_posix: DxtSegments | None = None
     present_modules: tuple[int, ...] = ()  # current ids of every module with data
+    partial_modules: tuple[int, ...] = ()  # current ids whose partial bit is set
+    # Darshan 2.x only: a record's name is just the path's last characters;
+    # this maps record id -> mount point of its device, for the mount filter.
+    record_mounts: dict[int, str] | None = None

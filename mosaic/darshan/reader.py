@@ -1,0 +1,312 @@
+"""Fast numpy reader for Darshan logs (formats 3.00-3.41, and 2.x via legacy).
+
+Why not pydarshan: it is ~10x slower, cannot read bzip2 or 2.x logs, and can
+crash the whole process on corrupt input. This reader validates every offset
+and length against the file before slicing, caps decompressed sizes, and turns
+any defect into a :class:`LogError` with one of SPEC 3.1's reasons.
+"""
+
+from __future__ import annotations
+
+import bz2
+import os
+import struct
+import zlib
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
+
+GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
+# Modules whose records the reader decodes; every other module is only noted.
+DECODED_MODULES = (F.POSIX, F.MPIIO, F.STDIO)
+IO_MODULES = (F.POSIX, F.STDIO, F.DXT_POSIX)
+
+
+def read_log(source: str | os.PathLike | bytes, name: str = "") -> DarshanLog:
+    """Read one Darshan log from a path (or ``ARCHIVE/MEMBER``) or from bytes.
+
+    Raises LogError(reason, detail) for anything that is not a usable log,
+    and nothing else.
+    """
+    try:
+        data = source if isinstance(source, bytes | bytearray) else _read_path(source)
+        return _read_bytes(bytes(data))
+    except LogError:
+        raise
+    except Exception as exc:  # last line of defence: a defect must not escape as a crash
+        raise LogError("unreadable", f"internal error {type(exc).__name__}: {exc}") from exc
+
+
+def _read_path(path) -> bytes:
+    from mosaic.darshan.archive import read_bytes
+    return read_bytes(os.fspath(path))
+
+
+def _read_bytes(data: bytes) -> DarshanLog:
+    if not data:
+        raise LogError("unreadable", "empty file")
+    if data.startswith(GZIP_MAGIC) or data.startswith(BZIP2_MAGIC):
+        comp = F.COMP_ZLIB if data.startswith(GZIP_MAGIC) else F.COMP_BZIP2
+        data = inflate(data, comp, F.MAX_INFLATED_BYTES, gzip=True)
+    if data.startswith(b"2."):
+        from mosaic.darshan.legacy import read_legacy
+        return read_legacy(data)
+    if data.startswith(b"3."):
+        return _read_v3(data)
+    raise LogError("unreadable", "not a Darshan log (unknown leading bytes)")
+
+
+def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
+    """Decompress a region made of one or more concatenated streams.
+
+    Darshan writes one stream per rank into a region; ``zlib.decompress``
+    would silently stop after the first. Output beyond ``cap`` bytes is an
+    error rather than an allocation.
+    """
+    if comp == F.COMP_NONE:
+        if len(region) > cap:
+            raise LogError("corrupt_stream", "region larger than the size limit")
+        return bytes(region)
+    if comp not in (F.COMP_ZLIB, F.COMP_BZIP2):
+        raise LogError("unreadable", f"unknown compression type {comp}")
+    parts, total, rest = [], 0, bytes(region)
+    wbits = 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
+    while rest:
+        d = zlib.decompressobj(wbits) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor()
+        try:
+            out = d.decompress(rest, cap - total + 1)
+        except (zlib.error, OSError, ValueError, EOFError) as exc:
+            raise LogError("corrupt_stream", f"does not decompress: {exc}") from None
+        total += len(out)
+        if total > cap:
+            raise LogError("corrupt_stream", "decompresses past the size limit")
+        parts.append(out)
+        if not d.eof:
+            raise LogError("corrupt_stream", "compressed stream ends early")
+        rest = d.unused_data
+    return b"".join(parts)
+
+
+class _Header:
+    """The uncompressed 3.x header: version, byte order, region map."""
+
+    def __init__(self, data: bytes):
+        self.version = data[:8].split(b"\0", 1)[0].decode("ascii", "replace")
+        if self.version not in F.SUPPORTED_VERSIONS:
+            raise LogError("unsupported_version", f"format {self.version!r}")
+        size, slots = F.HEADER_341 if self.version >= "3.41" else F.HEADER_OLD
+        if len(data) < size:
+            raise LogError("truncated", f"header needs {size} bytes, file has {len(data)}")
+        magic = struct.unpack_from("<q", data, 8)[0]
+        if magic == F.MAGIC:
+            self.endian = "<"
+        elif struct.unpack_from(">q", data, 8)[0] == F.MAGIC:
+            self.endian = ">"
+        else:
+            raise LogError("unreadable", "bad magic number")
+        self.size = size
+        self.comp = data[16]
+        e = self.endian
+        if self.version >= "3.41":
+            partial, name_off, name_len = struct.unpack_from(e + "QQQ", data, 24)
+            regions_at, versions_at = 48, 48 + 16 * slots
+        else:
+            partial = struct.unpack_from(e + "I", data, 20)[0]
+            name_off, name_len = struct.unpack_from(e + "QQ", data, 24)
+            regions_at, versions_at = 40, 40 + 16 * slots
+        maps = np.frombuffer(data, e + "u8", 2 * slots, regions_at).reshape(slots, 2)
+        versions = np.frombuffer(data, e + "u4", slots, versions_at)
+        self.names = (int(name_off), int(name_len))
+        self.modules: dict[int, tuple[int, int, int]] = {}  # current id -> (off, len, ver)
+        self.partial_modules: list[int] = []
+        for stored in range(1, slots):
+            current = F.current_module_id(self.version, stored)
+            if maps[stored, 1]:
+                self.modules[current] = (int(maps[stored, 0]), int(maps[stored, 1]),
+                                         int(versions[stored]))
+            if partial >> stored & 1:
+                self.partial_modules.append(current)
+        self._check_regions(len(data))
+
+    def _check_regions(self, file_size: int) -> None:
+        regions = [self.names] + [(off, n) for off, n, _ in self.modules.values()]
+        for off, n in regions:
+            if n and (off < self.size or off + n > file_size):
+                if off + n > file_size:
+                    raise LogError("truncated", f"region [{off}, {off + n}) past end of file ({file_size})")
+                raise LogError("unreadable", f"region at {off} overlaps the header")
+
+    def job_region_end(self, file_size: int) -> int:
+        """The job region has no map entry: it ends where the next region starts."""
+        starts = [off for off, n in [self.names] + [m[:2] for m in self.modules.values()] if n]
+        return min(starts) if starts else file_size
+
+
+class _Budget:
+    """Decompressed bytes still allowed for this log (MAX_INFLATED_BYTES in all)."""
+
+    def __init__(self):
+        self.left = F.MAX_INFLATED_BYTES
+
+    def inflate(self, region, comp) -> bytes:
+        out = inflate(region, comp, self.left)
+        self.left -= len(out)
+        return out
+
+
+def _read_v3(data: bytes) -> DarshanLog:
+    hdr = _Header(data)
+    budget = _Budget()
+    view = memoryview(data)
+    job_end = hdr.job_region_end(len(data))
+    if job_end <= hdr.size:
+        raise LogError("truncated", "no job region")
+    job = _parse_job(budget.inflate(view[hdr.size:job_end], hdr.comp), hdr)
+    io_present = [m for m in IO_MODULES if m in hdr.modules]
+    if not io_present:
+        raise LogError("no_io_modules", "no POSIX, STDIO or DXT_POSIX data")
+    off, n = hdr.names
+    names = _parse_names(budget.inflate(view[off:off + n], hdr.comp), hdr) if n else {}
+    modules = {}
+    for mod in DECODED_MODULES:
+        if mod in hdr.modules:
+            off, n, ver = hdr.modules[mod]
+            modules[mod] = _parse_records(budget.inflate(view[off:off + n], hdr.comp),
+                                          mod, ver, hdr.endian == ">")
+    dxt = None
+    if F.DXT_POSIX in hdr.modules:
+        off, n, ver = hdr.modules[F.DXT_POSIX]
+        if ver not in F.DXT_VERSIONS:
+            raise LogError("unsupported_version", f"DXT_POSIX version {ver}")
+        dxt = parse_dxt(budget.inflate(view[off:off + n], hdr.comp), hdr.endian == ">")
+    return DarshanLog(job=job, names=names, modules=modules, dxt_posix=dxt,
+                      present_modules=tuple(sorted(hdr.modules)),
+                      partial_modules=tuple(sorted(hdr.partial_modules)))
+
+
+def _parse_job(raw: bytes, hdr: _Header) -> Job:
+    fields = F.JOB_FIELDS_341 if hdr.version >= "3.41" else F.JOB_FIELDS_OLD
+    struct_size = 8 * len(fields) + F.JOB_METADATA_LEN
+    if len(raw) < struct_size:
+        raise LogError("bad_job", f"job record has {len(raw)} bytes, needs {struct_size}")
+    values = dict(zip(fields, struct.unpack_from(hdr.endian + f"{len(fields)}q", raw)))
+    start = values["start_sec"] + values.get("start_nsec", 0) * 1e-9
+    end = values["end_sec"] + values.get("end_nsec", 0) * 1e-9
+    # SPEC 2: whole-second formats count both the first and the last second.
+    run_time = end - start if hdr.version >= "3.41" else end - start + 1
+    meta_raw = raw[8 * len(fields):struct_size]
+    exe, mounts = parse_exe_and_mounts(raw[struct_size:])
+    job = Job(uid=values["uid"], job_id=values["jobid"], start=float(start), end=float(end),
+              run_time=float(run_time), nprocs=values["nprocs"], cmdline=exe,
+              mounts=mounts, metadata=parse_metadata(meta_raw), version=hdr.version,
+              partial=bool(hdr.partial_modules))
+    validate_job(job)
+    return job
+
+
+def validate_job(job: Job) -> None:
+    """SPEC 3.1 bad_job: end before start, no run time, or no processes."""
+    if job.end < job.start:
+        raise LogError("bad_job", f"job ends ({job.end}) before it starts ({job.start})")
+    if job.run_time <= 0:
+        raise LogError("bad_job", f"run time {job.run_time} <= 0")
+    if job.nprocs < 1:
+        raise LogError("bad_job", f"nprocs {job.nprocs} < 1")
+
+
+def _cstring(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def parse_metadata(raw: bytes) -> dict[str, str]:
+    lines = (line.split("=", 1) for line in _cstring(raw).split("\n") if "=" in line)
+    return {k: v for k, v in lines}
+
+
+def parse_exe_and_mounts(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
+    """Command line, then one ``\\n<fstype>\\t<mount point>`` line per mount."""
+    exe, *lines = _cstring(raw).split("\n")
+    mounts = []
+    for line in lines:
+        fs_type, sep, point = line.partition("\t")
+        if sep:
+            mounts.append((point, fs_type))
+    # Longest mount point first (darshan-util's order): the first prefix
+    # match of a path is then its mount.
+    return exe, sorted(mounts, key=lambda m: -len(m[0]))
+
+
+def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
+    """Name records; an id may repeat across per-rank streams: keep the first non-empty name."""
+    names: dict[int, str] = {}
+    e, pos, n = hdr.endian, 0, len(raw)
+    old = hdr.version < "3.10"
+    while pos < n:
+        if old:  # 3.00: uint64 id, uint32 length, then the bytes
+            if pos + 12 > n:
+                raise LogError("corrupt_stream", "name record cut short")
+            rid, length = struct.unpack_from(e + "QI", raw, pos)
+            start, end = pos + 12, pos + 12 + length
+            if end > n:
+                raise LogError("corrupt_stream", "name longer than its region")
+            nxt = end
+        else:  # uint64 id, then a NUL-terminated path
+            if pos + 8 >= n:
+                raise LogError("corrupt_stream", "name record cut short")
+            rid = struct.unpack_from(e + "Q", raw, pos)[0]
+            start = pos + 8
+            end = raw.find(b"\0", start)
+            if end < 0:
+                raise LogError("corrupt_stream", "unterminated name record")
+            nxt = end + 1
+        if not names.get(rid):
+            names[rid] = raw[start:end].decode("utf-8", "replace")
+        pos = nxt
+    return names
+
+
+def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> ModuleRecords:
+    if (module, version) not in F.RECORD_SHAPES:
+        raise LogError("unsupported_version",
+                       f"{F.MODULE_NAMES[module]} version {version}")
+    dtype = F.record_dtype(module, version, big_endian)
+    if len(raw) % dtype.itemsize:
+        raise LogError("corrupt_stream",
+                       f"{F.MODULE_NAMES[module]} region is not a whole number of records")
+    rec = np.frombuffer(raw, dtype)
+    return ModuleRecords(module=module, version=version,
+                         ids=rec["id"].astype(np.uint64), ranks=rec["rank"].astype(np.int64),
+                         counters=rec["counters"].astype(np.int64),
+                         fcounters=rec["fcounters"].astype(np.float64))
+
+
+def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
+    """Variable-size DXT records: a header, then its write segments, then its reads."""
+    head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(big_endian)
+    ids, heads, segs, pos, n = [], [], [], 0, len(raw)
+    while pos < n:
+        if pos + head_t.itemsize > n:
+            raise LogError("corrupt_stream", "DXT record header cut short")
+        head = np.frombuffer(raw, head_t, 1, pos)[0]
+        writes, reads = int(head["write_count"]), int(head["read_count"])
+        count = writes + reads
+        body = pos + head_t.itemsize
+        if writes < 0 or reads < 0 or body + count * seg_t.itemsize > n:
+            raise LogError("corrupt_stream", "DXT segment counts exceed the region")
+        ids.append(int(head["id"]))
+        heads.append((int(head["rank"]), writes, reads))
+        segs.append(np.frombuffer(raw, seg_t, count, body))
+        pos = body + count * seg_t.itemsize
+    meta = np.array(heads, dtype=np.int64).reshape(-1, 3)
+    counts = meta[:, 1] + meta[:, 2]
+    seg = np.concatenate(segs) if segs else np.zeros(0, seg_t)
+    # Within each record the first write_count segments are writes.
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    is_write = (np.arange(len(seg)) - first) < np.repeat(meta[:, 1], counts)
+    return DxtSegments(ids=np.repeat(np.array(ids, dtype=np.uint64), counts),
+                       ranks=np.repeat(meta[:, 0], counts),
+                       is_write=is_write, offsets=seg["offset"].astype(np.int64),
+                       lengths=seg["length"].astype(np.int64),
+                       starts=seg["start"].astype(np.float64), ends=seg["end"].astype(np.float64))
