@@ -1,0 +1,165 @@
+"""One trace's categorization: every intermediate, then the SPEC 4 result object.
+
+:func:`analyze` runs the method of SPEC 3.3-3.7 and keeps every intermediate
+(raw and merged operations, segments with cluster ids, chunk bytes, both
+periodicity detectors, requests per second), so a timeline plot and the
+result object are drawn from the same numbers. :func:`categorize_trace` is
+the one function that turns an analysis into the result dict.
+
+Work is skipped where it cannot change a label: an insignificant direction
+gets neither mean shift (scikit-learn is the slowest step) nor the FFT, and
+most directions of a year of logs are insignificant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mosaic.analysis import labels as vocabulary
+from mosaic.analysis import merging, metadata, segments, spectrum, temporality, verdict
+from mosaic.config import Config
+from mosaic.trace import DIRECTIONS, Trace
+
+_LABEL_ORDER = {label: i for i, label in enumerate(vocabulary.ALL_LABELS)}
+
+
+@dataclass
+class DirectionAnalysis:
+    """One direction (read or write) of a trace, every step of SPEC 3.3-3.6."""
+
+    name: str  # "read" or "write"
+    ops: np.ndarray  # OPS_DTYPE, unmerged, sorted by start
+    merged: merging.MergedOperations
+    chunks: np.ndarray  # (4,) bytes per quarter of the run
+    significant: bool
+    meanshift: dict | None  # segments.meanshift_periodicity(); None when insignificant
+    fft: dict | None  # spectrum.fft_periodicity(); None when insignificant
+    verdict: dict | None  # verdict.combine(); None when insignificant
+    labels: list[str]  # prefixed with the direction's name
+
+    @property
+    def bytes(self) -> float:
+        return float(self.ops["bytes"].sum())
+
+
+@dataclass
+class TraceAnalysis:
+    """Everything computed for one trace; :func:`categorize_trace` reports it."""
+
+    trace: Trace
+    read: DirectionAnalysis
+    write: DirectionAnalysis
+    requests_per_second: np.ndarray  # metadata requests per 1-second bin
+    metadata_labels: list[str]
+
+    @property
+    def categories(self) -> list[str]:
+        """All labels of the trace in vocabulary order."""
+        found = self.read.labels + self.write.labels + self.metadata_labels
+        return sorted(found, key=_LABEL_ORDER.__getitem__)
+
+
+def analyze(trace: Trace, config: Config) -> TraceAnalysis:
+    """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
+    read, write = (_analyze_direction(trace, code, config) for code in DIRECTIONS)
+    per_second = metadata.requests_per_second(trace.meta, trace.run_time)
+    return TraceAnalysis(trace, read, write, per_second,
+                         metadata.labels(per_second, trace.run_time, config))
+
+
+def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnalysis:
+    name = DIRECTIONS[code]
+    ops = trace.direction(code)
+    starts, ends, nbytes = ops["start"], ops["end"], ops["bytes"]
+    run_time = trace.run_time
+    merged = merging.merge(starts, ends, nbytes, ops["ranks"], run_time, config)
+    chunks = temporality.chunk_bytes(starts, ends, nbytes, run_time)
+    total = float(nbytes.sum())
+    significant = total >= config.significant_bytes
+    found = temporality.labels(chunks, total, config)
+    meanshift = fft = final = None
+    if significant:
+        meanshift = segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config)
+        fft = spectrum.fft_periodicity(starts, ends, nbytes, run_time, config)
+        final = verdict.combine(meanshift, fft, config)
+        found += segments.labels(final, config)
+    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final,
+                             [f"{name}_{label}" for label in found])
+
+
+def categorize_trace(trace: Trace, config: Config) -> dict:
+    """The SPEC 4 result object of one trace."""
+    return result(analyze(trace, config), config)
+
+
+def result(analysis: TraceAnalysis, config: Config) -> dict:
+    """Build the SPEC 4 result object from an analysis (the only place that does)."""
+    trace = analysis.trace
+    return {
+        "file": trace.file,
+        "status": "ok",
+        "partial": bool(trace.partial),
+        "dropped_records": int(trace.dropped_records),
+        "has_dxt": bool(trace.has_dxt),
+        "job": _plain(dict(trace.job)),
+        "group": {"key": trace.group_key(config.group_by), "runs": 1, "representative": True},
+        "categories": analysis.categories,
+        "read": _direction_result(analysis.read),
+        "write": _direction_result(analysis.write),
+        "metadata": metadata.statistics(analysis.requests_per_second, trace.run_time, config),
+    }
+
+
+def _direction_result(direction: DirectionAnalysis) -> dict:
+    periodicity = {}
+    if direction.significant:
+        meanshift = {key: value for key, value in direction.meanshift.items() if key != "segments"}
+        meanshift["segments"] = len(direction.meanshift["segments"]["durations"])
+        periodicity = {"meanshift": meanshift, "fft": direction.fft, "verdict": direction.verdict}
+    return {
+        "bytes": direction.bytes,
+        "operations": len(direction.ops),
+        "minor_operations": int(direction.merged.minor.sum()),
+        "merged_operations": len(direction.merged),
+        "chunks_bytes": direction.chunks.tolist(),
+        "periodicity": _plain(periodicity),
+    }
+
+
+def _plain(value):
+    """Nested dicts / lists with numpy scalars and arrays turned into JSON types."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def evicted_result(file, reason: str, detail: str = "") -> dict:
+    """The result object of a log that could not be categorized (SPEC 3.1, 4)."""
+    return {"file": str(file), "status": "evicted", "reason": reason, "detail": detail}
+
+
+def categorize_file(path, config: Config) -> dict:
+    """Read and categorize one log; never raises on a bad log.
+
+    A :class:`~mosaic.darshan.formats.LogError` keeps its reason; any other
+    exception (a reader or analysis bug met on odd bytes) becomes
+    ``unreadable`` with the exception as detail, so one log cannot stop a
+    batch of hundreds of thousands.
+    """
+    from mosaic.darshan.formats import LogError
+    from mosaic.trace import read_trace
+
+    try:
+        return categorize_trace(read_trace(path, config), config)
+    except LogError as error:
+        return evicted_result(path, error.reason, error.detail)
+    except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
+        return evicted_result(path, "unreadable", f"{type(error).__name__}: {error}")

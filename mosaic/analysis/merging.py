@@ -1,0 +1,154 @@
+"""Concurrent and neighbor merging of one direction's operations (SPEC 3.3).
+
+Merging turns the per-rank, slightly desynchronized operations of a Darshan
+trace into the application-level operations that segmentation reasons about.
+Operations far slower than the direction's median rate (a log file written
+all run long) are *minor*: they would swallow everything they overlap, so
+they are left out of merging (their bytes still count elsewhere).
+
+Neighbor merging must be repeated until stable, because a merge lengthens the
+merged operation and so loosens the "1 % of the merged duration" test for its
+neighbors. Merges only ever make further merges easier, so the stable result
+does not depend on the order in which gaps are merged; we merge every
+qualifying gap at once (a numpy pass) a few times, which settles real traces,
+and finish an adversarial cascade with one linear stack pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mosaic.config import Config
+
+# Vectorized passes tried before the linear stack pass takes over: real traces
+# settle in one or two; only a cascade of gaps growing with the merged length
+# needs more.
+_VECTORIZED_PASSES = 4
+
+
+@dataclass
+class MergedOperations:
+    """Merged operations (sorted by start) and how the input maps onto them."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    bytes: np.ndarray
+    rank_seconds: np.ndarray  # sum over members of ranks x duration
+    minor: np.ndarray  # bool per input operation: left out of merging
+    group: np.ndarray  # per input operation: index of its merged operation, -1 if minor
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
+def minor_mask(starts, ends, nbytes, config: Config) -> np.ndarray:
+    """Operations whose rate is under ``minor_rate_fraction`` x the median rate.
+
+    The median is taken over operations with a positive duration; a
+    zero-length operation has no finite rate and is never minor (it cannot
+    swallow anything either).
+    """
+    durations = np.asarray(ends, dtype=float) - np.asarray(starts, dtype=float)
+    timed = durations > 0
+    if not timed.any():
+        return np.zeros(len(durations), dtype=bool)
+    rates = np.asarray(nbytes, dtype=float)[timed] / durations[timed]
+    minor = np.zeros(len(durations), dtype=bool)
+    minor[timed] = rates < config.minor_rate_fraction * np.median(rates)
+    return minor
+
+
+def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> MergedOperations:
+    """Concurrent merging of the non-minor operations, then neighbor merging until stable."""
+    starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
+    ranks = np.asarray(ranks, dtype=float)
+    minor = minor_mask(starts, ends, nbytes, config)
+    kept = np.flatnonzero(~minor)
+    order = kept[np.argsort(starts[kept], kind="stable")]
+    s, e, b = starts[order], ends[order], nbytes[order]
+    rank_seconds = ranks[order] * (e - s)
+
+    member_group = _concurrent_groups(s, e)
+    first = _firsts(member_group)
+    s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
+    member_group, s, e, b, rank_seconds = _neighbor_merge(member_group, s, e, b, rank_seconds,
+                                                          run_time, config)
+    group = np.full(len(starts), -1, dtype=np.int64)
+    group[order] = member_group
+    return MergedOperations(s, e, b, rank_seconds, minor, group)
+
+
+def _concurrent_groups(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Group index per start-sorted operation: a new group starts after every gap.
+
+    An operation joins the current group when it starts no later than the
+    latest end seen so far (touching intervals count as overlapping).
+    """
+    if len(s) == 0:
+        return np.zeros(0, dtype=np.int64)
+    reach = np.maximum.accumulate(e)
+    new_group = np.empty(len(s), dtype=bool)
+    new_group[0] = False
+    new_group[1:] = s[1:] > reach[:-1]
+    return np.cumsum(new_group)
+
+
+def _firsts(group: np.ndarray) -> np.ndarray:
+    """Index of the first member of each group in a non-decreasing group array."""
+    return np.flatnonzero(np.diff(group, prepend=-1))
+
+
+def _reduce(first: np.ndarray, s, e, b, rank_seconds):
+    """Collapse consecutive runs starting at ``first`` into one operation each."""
+    if len(s) == 0:
+        return s, e, b, rank_seconds
+    return (s[first], np.maximum.reduceat(e, first), np.add.reduceat(b, first),
+            np.add.reduceat(rank_seconds, first))
+
+
+def _joins(gap, merged_duration, run_time: float, config: Config):
+    """SPEC 3.3 step 3: a gap below 0.1 % of the run or 1 % of the merged duration."""
+    return ((gap < config.neighbor_gap_runtime_fraction * run_time)
+            | (gap < config.neighbor_gap_duration_fraction * merged_duration))
+
+
+def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config: Config):
+    """Merge neighbors until no gap qualifies; also remap the members' group ids.
+
+    Input operations are sorted and disjoint, so each one's end is also the
+    latest end of everything before it.
+    """
+    for _ in range(_VECTORIZED_PASSES):
+        if len(s) < 2:
+            break
+        joins = _joins(s[1:] - e[:-1], e[1:] - s[:-1], run_time, config)
+        if not joins.any():
+            break
+        first = np.flatnonzero(np.concatenate(([True], ~joins)))
+        member_group = np.cumsum(np.concatenate(([False], ~joins)))[member_group]
+        s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
+    else:
+        first = _stack_merge(s.tolist(), e.tolist(), run_time, config)
+        remap = np.zeros(len(s), dtype=np.int64)
+        remap[first[1:]] = 1
+        member_group = np.cumsum(remap)[member_group]
+        s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
+    return member_group, s, e, b, rank_seconds
+
+
+def _stack_merge(s: list, e: list, run_time: float, config: Config) -> np.ndarray:
+    """Linear-time fixpoint of neighbor merging; returns each group's first index.
+
+    A stack holds the first member of each group so far. A new operation may
+    join the top group, and each join lengthens the top, which may let it join
+    the group below: every operation is pushed and popped at most once.
+    """
+    firsts: list[int] = []
+    for i in range(len(s)):
+        firsts.append(i)
+        while len(firsts) > 1 and _joins(s[firsts[-1]] - e[firsts[-1] - 1],
+                                         e[i] - s[firsts[-2]], run_time, config):
+            firsts.pop()
+    return np.asarray(firsts, dtype=np.int64)

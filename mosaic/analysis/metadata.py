@@ -1,0 +1,85 @@
+"""Metadata load: requests per second of job time and its labels (SPEC 3.7).
+
+Darshan gives per record only counts and the first/last timestamps of opens
+and closes, so a record's opens and seeks are spread uniformly over its open
+window and one close per open over its close window. A timestamp of exactly
+0 in ``open_end``, ``close_start`` or ``close_end`` was never recorded: a
+window with one recorded end is an instant there, a window with none adds
+nothing (``open_start`` is always a real time, 0 meaning job start).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mosaic.config import Config
+
+# Spreading leaves float dust (1e-13) on counts that are whole in exact
+# arithmetic; rounding it off keeps "more than 250" from firing on 250.
+_COUNT_DECIMALS = 6
+
+
+def requests_per_second(meta: np.ndarray, run_time: float) -> np.ndarray:
+    """Requests in each 1-second bin ``[k, k+1)`` of the run (``ceil(run_time)`` bins).
+
+    Windows are clipped to the run before spreading, so every request is
+    counted once; each bin gets its exact share of a window (fractional
+    overlap at both ends), computed with a difference array, never a loop
+    over seconds.
+    """
+    bins = max(int(np.ceil(run_time)), 1)
+    never_closed = (meta["close_start"] == 0) & (meta["close_end"] == 0)
+    open_end = np.where(meta["open_end"] == 0, meta["open_start"], meta["open_end"])
+    close_start = np.where(meta["close_start"] == 0, meta["close_end"], meta["close_start"])
+    close_end = np.where(meta["close_end"] == 0, meta["close_start"], meta["close_end"])
+    counts = np.concatenate([meta["opens"] + meta["seeks"],
+                             np.where(never_closed, 0.0, meta["opens"])])
+    firsts = np.concatenate([meta["open_start"], close_start])
+    lasts = np.concatenate([open_end, close_end])
+    lows = np.clip(np.minimum(firsts, lasts), 0.0, bins)
+    highs = np.clip(np.maximum(firsts, lasts), 0.0, bins)
+    return np.round(_spread(lows, highs, counts, bins), _COUNT_DECIMALS)
+
+
+def _spread(lows, highs, counts, bins: int) -> np.ndarray:
+    """Per-bin totals of counts spread uniformly over ``[low, high]`` (instants when equal)."""
+    low_bin = np.minimum(np.floor(lows), bins - 1).astype(np.int64)
+    high_bin = np.minimum(np.floor(highs), bins - 1).astype(np.int64)
+    one_bin = low_bin == high_bin
+    lo, hi, lb, hb = lows[~one_bin], highs[~one_bin], low_bin[~one_bin], high_bin[~one_bin]
+    density = counts[~one_bin] / (hi - lo)
+    # Whole seconds strictly between the two partial ones: +density from lb+1 to hb-1.
+    steps = (np.bincount(lb + 1, weights=density, minlength=bins + 1)
+             - np.bincount(hb, weights=density, minlength=bins + 1))
+    return (np.bincount(low_bin[one_bin], weights=counts[one_bin], minlength=bins)
+            + np.bincount(lb, weights=density * (lb + 1 - lo), minlength=bins)
+            + np.bincount(hb, weights=density * (hi - hb), minlength=bins)
+            + np.cumsum(steps)[:bins])
+
+
+def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:
+    """The four metadata labels of SPEC 3.7, in vocabulary order.
+
+    The density mean is total requests / run time (the run's true length,
+    not the number of bins).
+    """
+    summary = statistics(per_second, run_time, config)
+    found = []
+    if summary["peak_per_second"] > config.metadata_high_spike:
+        found.append("metadata_high_spike")
+    if summary["spikes"] >= config.metadata_min_spikes:
+        found.append("metadata_multiple_spikes")
+        if summary["mean_per_second"] >= config.metadata_density_mean:
+            found.append("metadata_high_density")
+    return found or ["metadata_insignificant_load"]
+
+
+def statistics(per_second: np.ndarray, run_time: float, config: Config) -> dict:
+    """Totals behind the labels, as the result object reports them (SPEC 4)."""
+    requests = float(per_second.sum())
+    return {
+        "requests": requests,
+        "peak_per_second": float(per_second.max(initial=0.0)),
+        "spikes": int((per_second >= config.metadata_spike_level).sum()),
+        "mean_per_second": requests / run_time,
+    }

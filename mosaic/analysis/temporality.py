@@ -1,0 +1,75 @@
+"""Temporality on four equal chunks of the run (SPEC 3.6).
+
+Bytes are placed where they were moved: each unmerged operation's bytes are
+spread uniformly over its interval (clipped to the run, so the chunks always
+sum to the direction's bytes), which keeps a long, light operation from
+dragging a large one into every chunk it overlaps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mosaic.config import Config
+
+CHUNKS = 4
+
+
+def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
+    """Bytes per quarter of the run, each operation spread over its interval.
+
+    Chunk k covers ``[k, k+1) x run_time / 4`` (the last one also its end): a
+    zero-length operation puts all its bytes in the chunk of its instant, and
+    an instant exactly on a boundary belongs to the later chunk.
+    """
+    width = float(run_time) / CHUNKS
+    starts = np.clip(np.asarray(starts, dtype=float), 0.0, run_time)
+    ends = np.clip(np.asarray(ends, dtype=float), starts, run_time)
+    nbytes = np.asarray(nbytes, dtype=float)
+    spans = ends > starts
+
+    edges = np.arange(CHUNKS + 1) * width
+    s, e = starts[spans, None], ends[spans, None]
+    overlap = np.clip(np.minimum(e, edges[1:]) - np.maximum(s, edges[:-1]), 0.0, None)
+    spread = (overlap * (nbytes[spans] / (ends[spans] - starts[spans]))[:, None]).sum(axis=0)
+
+    instant_chunk = np.minimum(starts[~spans] // width, CHUNKS - 1).astype(np.int64)
+    return spread + np.bincount(instant_chunk, weights=nbytes[~spans], minlength=CHUNKS)
+
+
+def coefficient_of_variation(values) -> float:
+    """Population standard deviation / mean; infinite when the mean is 0.
+
+    Chunks hold non-negative bytes, so a zero mean means no bytes at all:
+    "no data" is not "evenly spread", and an infinite CV fails every
+    ``< steady_cv`` test.
+    """
+    values = np.asarray(values, dtype=float)
+    mean = values.mean()
+    return float(values.std() / mean) if mean > 0 else float("inf")
+
+
+def labels(chunks, total: float, config: Config) -> list[str]:
+    """Temporality labels (unprefixed) of one direction, in vocabulary order.
+
+    ``total`` is the direction's bytes; below ``significant_bytes`` the only
+    label is ``insignificant``.
+    """
+    if total < config.significant_bytes:
+        return ["insignificant"]
+    q0, q1, q2, q3 = (float(q) for q in chunks)
+    cv = coefficient_of_variation
+    rules = {
+        "on_start": q0 > config.chunk_dominance * (q1 + q2 + q3),
+        "on_end": q3 > config.chunk_dominance * (q0 + q1 + q2),
+        "after_start": (q0 < (q1 + q2 + q3) / config.chunk_minor_divisor
+                        and cv([q1, q2, q3]) < config.steady_cv),
+        "before_end": (q3 < (q0 + q1 + q2) / config.chunk_minor_divisor
+                       and cv([q0, q1, q2]) < config.steady_cv),
+        "after_start_before_end": q1 + q2 > config.chunk_middle_ratio * (q0 + q3),
+        "on_start_and_end": (q0 + q3 > config.chunk_middle_ratio * (q1 + q2)
+                             and cv([q0, q3]) < config.steady_cv),
+        "steady": cv([q0, q1, q2, q3]) < config.steady_cv,
+    }
+    found = [name for name, holds in rules.items() if holds]
+    return found or ["unclassified"]

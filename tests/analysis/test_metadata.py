@@ -1,0 +1,102 @@
+"""Metadata requests per second and the four metadata labels (SPEC 3.7)."""
+
+import numpy as np
+import pytest
+
+from mosaic.analysis.metadata import labels, requests_per_second, statistics
+from mosaic.config import Config
+from mosaic.trace import META_DTYPE
+
+CFG = Config()
+
+
+def meta(*records):
+    """records: (opens, seeks, open_start, open_end, close_start, close_end)."""
+    return np.array(list(records), dtype=META_DTYPE)
+
+
+def never_closed(opens, at, seeks=0):
+    return (opens, seeks, at, 0, 0, 0)
+
+
+def test_opens_and_seeks_spread_over_the_open_window_closes_over_the_close_window():
+    per_second = requests_per_second(meta((80, 20, 0.5, 2.5, 3.0, 0)), 5.0)
+    # 100 opens+seeks over [0.5, 2.5]: 25, 50, 25; 80 closes at the instant 3.0
+    assert per_second.tolist() == [25, 50, 25, 80, 0]
+
+
+def test_window_with_one_recorded_end_is_an_instant_there():
+    per_second = requests_per_second(meta((10, 0, 1.2, 0, 0, 3.7)), 5.0)
+    assert per_second.tolist() == [0, 10, 0, 10, 0]
+
+
+def test_unrecorded_close_window_adds_nothing():
+    assert requests_per_second(meta(never_closed(7, 2.5, seeks=3)), 4.0).tolist() == [0, 0, 10, 0]
+
+
+def test_open_start_zero_is_job_start_not_unrecorded():
+    assert requests_per_second(meta((4, 0, 0, 0, 1.5, 1.5)), 2.0).tolist() == [4, 4]
+
+
+def test_windows_are_clipped_to_the_run_and_conserve_requests():
+    # run of 2.5 s has 3 bins; the window [2, 4] keeps its 30 requests in the run
+    per_second = requests_per_second(meta((30, 0, 2.0, 4.0, 0, 0)), 2.5)
+    assert per_second.tolist() == [0, 0, 30]
+
+
+def test_fractional_overlap_is_exact_per_bin():
+    per_second = requests_per_second(meta((10, 0, 0.75, 3.25, 0, 0)), 4.0)
+    assert per_second.tolist() == [1, 4, 4, 1]
+
+
+def test_no_records():
+    assert requests_per_second(meta(), 3.2).tolist() == [0, 0, 0, 0]
+    assert labels(np.zeros(4), 3.2, CFG) == ["metadata_insignificant_load"]
+
+
+def test_a_month_long_run_is_one_array():
+    month = 30 * 86400.0
+    per_second = requests_per_second(meta((86400 * 30, 0, 0.0, month, 0, 0)), month)
+    assert per_second.shape == (2592000,)
+    assert per_second.min() == per_second.max() == 1.0
+
+
+@pytest.mark.parametrize("count, spike", [(250, False), (251, True)])
+def test_high_spike_is_more_than_250_in_one_second(count, spike):
+    per_second = requests_per_second(meta(never_closed(count, 10.5)), 20.0)
+    assert ("metadata_high_spike" in labels(per_second, 20.0, CFG)) is spike
+
+
+def test_spread_that_is_whole_in_exact_arithmetic_is_not_a_spike():
+    # 500 requests over [10.1, 12.1]: 250 in each second they touch, no float dust above
+    per_second = requests_per_second(meta((500, 0, 10.1, 12.1, 0, 0)), 20.0)
+    assert per_second.max() == 250
+    assert "metadata_high_spike" not in labels(per_second, 20.0, CFG)
+
+
+@pytest.mark.parametrize("seconds, level, multiple", [(5, 50, True), (4, 50, False), (5, 49, False)])
+def test_multiple_spikes_need_five_seconds_of_at_least_50(seconds, level, multiple):
+    records = [never_closed(level, 10.0 * k + 0.5) for k in range(seconds)]
+    per_second = requests_per_second(meta(*records), 100.0)
+    assert ("metadata_multiple_spikes" in labels(per_second, 100.0, CFG)) is multiple
+
+
+@pytest.mark.parametrize("last, expected", [
+    (50, ["metadata_multiple_spikes", "metadata_high_density"]),  # mean 50.0
+    (49, ["metadata_multiple_spikes"]),  # mean 49.9
+])
+def test_high_density_needs_a_mean_of_50_per_second(last, expected):
+    records = [never_closed(50, k + 0.5) for k in range(9)] + [never_closed(last, 9.5)]
+    per_second = requests_per_second(meta(*records), 10.0)
+    assert labels(per_second, 10.0, CFG) == expected
+
+
+def test_density_mean_uses_the_run_time_not_the_bin_count():
+    per_second = np.full(11, 50.0)  # 550 requests in a 10.5 s run: 52.4 per second
+    assert statistics(per_second, 10.5, CFG) == {
+        "requests": 550.0, "peak_per_second": 50.0, "spikes": 11, "mean_per_second": 550 / 10.5}
+
+
+def test_high_density_without_five_spikes_is_not_given():
+    per_second = np.array([400.0, 0, 0, 0])  # mean 100/s, one spike
+    assert labels(per_second, 4.0, CFG) == ["metadata_high_spike"]

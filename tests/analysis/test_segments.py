@@ -1,0 +1,122 @@
+"""Segmentation, mean-shift periodicity and periodicity labels (SPEC 3.4)."""
+
+import numpy as np
+import pytest
+
+from mosaic.analysis import segments
+from mosaic.analysis.segments import meanshift_periodicity
+from mosaic.config import Config
+
+CFG = Config()
+
+
+def series(count, period=100.0, duration=10.0, nbytes=1e9, start=0.0):
+    starts = start + period * np.arange(count)
+    return starts, starts + duration, np.full(count, nbytes)
+
+
+def joined(*parts):
+    return tuple(np.concatenate(cols) for cols in zip(*parts))
+
+
+def test_segments_run_from_start_to_next_start_and_last_copies_previous():
+    durations, nbytes = segments.segments([0, 10, 20], [2, 12, 23], [1, 2, 3])
+    assert durations.tolist() == [10, 10, 10]
+    assert nbytes.tolist() == [1, 2, 3]
+
+
+def test_last_segment_takes_its_own_duration_when_longer():
+    durations, _ = segments.segments([0, 10, 20], [2, 12, 35], [1, 1, 1])
+    assert durations.tolist() == [10, 10, 15]
+
+
+def test_single_and_no_operation_segments():
+    assert segments.segments([5], [9], [1])[0].tolist() == [4]
+    assert segments.segments([], [], [])[0].tolist() == []
+
+
+def test_no_operations_is_not_periodic():
+    result = meanshift_periodicity([], [], [], CFG)
+    assert result["periodic"] is False and result["operations"] == []
+
+
+def test_two_equal_operations_are_not_a_period_and_skip_clustering(monkeypatch):
+    def fail(*args):
+        raise AssertionError("MeanShift must not run below min_periodic_segments")
+
+    monkeypatch.setattr(segments, "cluster", fail)
+    result = meanshift_periodicity(*series(2), CFG)
+    assert result["periodic"] is False
+    assert result["segments"]["cluster"].tolist() == [-1, -1]
+
+
+def test_three_equal_operations_are_a_period_with_hand_computed_figures():
+    result = meanshift_periodicity(*series(3, period=100, duration=10, nbytes=5e8, start=7), CFG)
+    assert result["periodic"] is True and result["share"] == 1.0
+    [op] = result["operations"]
+    assert op["period"] == 100 and op["occurrences"] == 3
+    assert op["bytes_per_occurrence"] == 5e8
+    assert op["busy_fraction"] == pytest.approx(0.1)
+    assert (op["start"], op["end"]) == (7, 217)
+
+
+def outliers(count, start):
+    """Operations 100 s apart whose bytes differ tenfold: each is its own cluster."""
+    starts = start + 100.0 * np.arange(count)
+    return starts, starts + 10, 10.0 ** np.arange(2, 2 + count)
+
+
+@pytest.mark.parametrize("regular, periodic", [(3, True), (21, True), (20, False), (2, False)])
+def test_periodic_segment_share_threshold(regular, periodic):
+    # 3 of 4 and 21 of 28 segments = 75 %; 20 of 27 = 74 %; 2 regular ones are no cluster
+    extra = 1 if regular == 3 else 7
+    ops = joined(series(regular), outliers(extra, 100.0 * regular))
+    result = meanshift_periodicity(*ops, CFG)
+    assert result["periodic"] is periodic
+    assert result["share"] == pytest.approx(regular / (regular + extra) if regular >= 3 else 0.0)
+
+
+def test_jittered_series_stays_one_cluster():
+    rng = np.random.default_rng(1)
+    starts = np.cumsum(rng.uniform(95, 105, 40))
+    nbytes = rng.uniform(0.95e9, 1.05e9, 40)
+    result = meanshift_periodicity(starts, starts + 5, nbytes, CFG)
+    assert result["periodic"] is True
+    assert [op["occurrences"] for op in result["operations"]] == [40]
+
+
+def test_two_periodic_operations_are_reported_dominant_first():
+    early = series(10, period=100, nbytes=1e8)
+    late = series(5, period=1000, nbytes=1e10, start=1000)
+    result = meanshift_periodicity(*joined(early, late), CFG)
+    assert result["periodic"] is True
+    periods = [(op["period"], op["occurrences"]) for op in result["operations"]]
+    assert periods == [(1000, 5), (100, 10)]
+
+
+def test_zero_durations_and_bytes_are_floored_not_crashing():
+    ids = segments.cluster(np.array([0.0, 0.0, 0.0, 5.0]), np.array([0.0, 0.0, 0.0, 1e6]), CFG)
+    assert ids[0] == ids[1] == ids[2] != ids[3]
+
+
+def verdict(period, busy=0.5):
+    return {"periodic": True, "magnitude_period": period, "busy_fraction": busy}
+
+
+@pytest.mark.parametrize("period, magnitude", [
+    (30.0, "periodic_second"), (30.001, "periodic_minute"),
+    (1800.0, "periodic_minute"), (1800.001, "periodic_hour"),
+    (43200.0, "periodic_hour"), (43200.001, "periodic_day_or_more")])
+def test_magnitude_thresholds(period, magnitude):
+    assert segments.labels(verdict(period), CFG) == ["periodic", magnitude]
+
+
+@pytest.mark.parametrize("busy, extra", [
+    (0.25, ["periodic_low_busy_time"]), (0.2501, []),
+    (0.7499, []), (0.75, ["periodic_high_busy_time"])])
+def test_busy_time_thresholds(busy, extra):
+    assert segments.labels(verdict(60.0, busy), CFG) == ["periodic", "periodic_minute"] + extra
+
+
+def test_no_labels_when_the_verdict_is_not_periodic():
+    assert segments.labels({"periodic": False, "magnitude_period": None}, CFG) == []
