@@ -9,11 +9,15 @@ vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.fft
 
 from mosaic.config import Config
 
 HIGH, MODERATE, NONE = "high", "moderate", "none"
 _MAX_CORRELATION = 1 - 1e-9  # keeps arctanh finite for a perfect repeat
+# Score kernel width in steps of its coarse grid: the Gaussian's gain at that
+# grid's Nyquist frequency is then exp(-2 pi^2 steps^2 / 4) < 1e-8 (no aliasing)
+_SCORE_KERNEL_STEPS = 2.0
 
 
 def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
@@ -31,8 +35,8 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     window = max(float(run_time), float(ends.max(initial=0.0)))
     if not window > 0:
         raise ValueError(f"run time must be positive, got {run_time}")
-    bin_width = _bin_width(ends - starts, window, config)
-    count = max(int(np.ceil(window / bin_width - 1e-9)), 1)
+    count = _sample_count(ends - starts, window, config)
+    bin_width = window / count
     edges = np.arange(count + 1) * bin_width
 
     spread = ends > starts
@@ -43,16 +47,18 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     return bin_width, (np.diff(cumulative) + impulses) / bin_width
 
 
-def _bin_width(durations: np.ndarray, window: float, config: Config) -> float:
+def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
     """A few bins per shortest operation, within the sample-count bounds.
 
     The shortest operation is the narrowest feature worth resolving; the
-    sample cap bounds the cost, the floor keeps enough frequency range
-    for long operations.
+    sample cap bounds the cost, the floor keeps enough frequency range for
+    long operations. The count is rounded up to a size the FFT handles fast
+    (a large prime count would cost many times more).
     """
     positive = durations[durations > 0]
-    wanted = positive.min() / config.fft_bins_per_operation if positive.size else 0.0
-    return float(np.clip(wanted, window / config.fft_max_samples, window / config.fft_min_samples))
+    wanted = window / positive.min() * config.fft_bins_per_operation if positive.size else np.inf
+    count = int(np.ceil(np.clip(wanted, config.fft_min_samples, config.fft_max_samples)))
+    return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
 
 
 def _cumulative_bytes(starts, ends, rate, edges):
@@ -104,7 +110,7 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     dominant = fundamentals[np.argmax(z[fundamentals])]
     frequency = _refine(power, dominant, z, config) / window
     period = 1.0 / frequency
-    score, significance = _periodicity_score(spectrum, freqs, values.size, period / bin_width, config)
+    score, significance = _periodicity_score(spectrum, values.size, period / bin_width, config)
     label, confidence = _confidence(z[fundamentals], score)
     result.update(
         period=float(period), frequency=float(frequency), confidence=confidence,
@@ -178,7 +184,7 @@ def _refine(power: np.ndarray, k: int, z: np.ndarray, config: Config) -> float:
     return float(np.sum(weights * orders * positions) / np.sum(weights * orders ** 2))
 
 
-def _periodicity_score(spectrum, freqs, samples: int, lag: float, config: Config):
+def _periodicity_score(spectrum, samples: int, period_bins: float, config: Config):
     """Correlation of the smoothed signal with itself one period later, in [0, 1],
     and its significance (Fisher z in standard deviations).
 
@@ -187,20 +193,27 @@ def _periodicity_score(spectrum, freqs, samples: int, lag: float, config: Config
     applied in the frequency domain) keeps bursts that arrive a little
     early or late overlapping, so jittered periods still score high. With
     few periods in the window even random bursts correlate by chance, which
-    the significance accounts for.
+    the significance accounts for. The smoothed signal has no detail finer
+    than the kernel, so it is rebuilt on a coarser grid (a truncated
+    inverse FFT) with a fixed number of steps per period: the score costs
+    little whatever the sample count.
     """
-    lag = int(round(lag))
-    if lag <= 0 or lag >= samples - 1:
+    size = min(samples, int(round(samples * _SCORE_KERNEL_STEPS
+                                  / (config.fft_score_smoothing * period_bins))))
+    lag = int(round(period_bins * size / samples))
+    if lag <= 0 or lag >= size - 1:
         return 0.0, 0.0
     sigma = config.fft_score_smoothing * lag
-    smooth = np.fft.irfft(spectrum * np.exp(-2 * (np.pi * sigma * np.arange(freqs.size) / samples) ** 2),
-                          n=samples)
-    a, b = smooth[:-lag], smooth[lag:]
-    if not (a.std() > 0 and b.std() > 0):
+    kept = size // 2 + 1
+    gain = np.exp(-2 * (np.pi * sigma * np.arange(kept) / size) ** 2)
+    smooth = np.fft.irfft(spectrum[:kept] * gain, n=size)
+    a, b = smooth[:-lag] - smooth[:-lag].mean(), smooth[lag:] - smooth[lag:].mean()
+    norm = np.sqrt(np.dot(a, a) * np.dot(b, b))
+    if not norm > 0:
         return 0.0, 0.0
-    r = float(np.clip(np.corrcoef(a, b)[0, 1], 0.0, 1.0))
+    r = float(np.clip(np.dot(a, b) / norm, 0.0, 1.0))
     # Smoothed noise decorrelates after about 2 sqrt(pi) sigma samples
-    independent = (samples - lag) / (2 * np.sqrt(np.pi) * sigma)
+    independent = (size - lag) / (2 * np.sqrt(np.pi) * sigma)
     significance = np.arctanh(min(r, _MAX_CORRELATION)) * np.sqrt(max(independent - 3, 0.0))
     return r, float(significance)
 
