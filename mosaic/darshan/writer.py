@@ -1,0 +1,306 @@
+"""Write Darshan logs from a :class:`~mosaic.darshan.formats.DarshanLog`.
+
+Used to build test fixtures and synthetic corpora with known content, so the
+output must be byte-compatible with what Darshan's runtime writes: pydarshan
+(darshan-util) and our reader read it back. Returning bytes lets tests
+corrupt a log on purpose. Layout: ``shared/DARSHAN-FORMAT.md``.
+
+Entry points:
+
+- :func:`write_log` — formats 3.10, 3.21, 3.41; either byte order; zlib,
+  bzip2 or no compression; one or many compressed streams per region (the
+  records split by rank, as each rank's runtime compresses its own); the
+  partial flag; DXT_POSIX segments.
+- :func:`write_legacy_log` — Darshan 2.05 / 2.06 (raw, gzip or bzip2).
+- :func:`darshan_hash` — Darshan's record id of a path (Bob Jenkins'
+  lookup8 ``hash(path, len, 0)``), vectorized over many paths.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import struct
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+
+WRITABLE_VERSIONS = ("3.10", "3.21", "3.41")
+LEGACY_WRITABLE = ("2.05", "2.06")
+COMPRESSIONS = {"zlib": 0, "bzip2": 1, "none": 2}
+ZLIB_LEVEL = 6  # the runtime's default: reproduces its bytes
+JOB_REGION_MAX = 4096  # darshan-util reads at most this much of the job region
+DXT_POSIX_VERSION = 1
+DXT_HOSTNAME_SIZE = 64
+
+# Module versions each writable format may carry (DARSHAN-FORMAT.md table).
+ALLOWED_MODULE_VERSIONS = {
+    "3.10": {F.POSIX: (3, 4), F.MPIIO: (1, 2, 3), F.STDIO: (1, 2)},
+    "3.21": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,)},
+    "3.41": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,)},
+}
+
+# Darshan 2.x record layout: hash, rank, name suffix, 144 counters, 18 doubles.
+LEGACY_SUFFIX_LEN = 16
+LEGACY_N_COUNTERS, LEGACY_N_FCOUNTERS = 144, 18
+LEGACY_HEADER_SIZE = 4096  # job struct + command line + mounts, padded
+LEGACY_COUNTERS = dict(opens=13, seeks=14, bytes_read=47, bytes_written=48, device=138)
+LEGACY_FCOUNTERS = dict(open_start=0, close_end=3)
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C13)
+# lookup8's mix64: (target, operands subtracted, source, shift); >0 right, <0 left.
+_MIX_STEPS = ((0, 43), (1, -9), (2, 8), (0, 38), (1, -23), (2, 5),
+              (0, 35), (1, -49), (2, 11), (0, 12), (1, -18), (2, 22))
+
+
+def _mix64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
+    """Bob Jenkins' reversible 64-bit mix of three lanes (numpy wraps mod 2**64)."""
+    regs = [a, b, c]
+    for target, shift in _MIX_STEPS:
+        x, y, z = regs[target], regs[(target + 1) % 3], regs[(target + 2) % 3]
+        x = x - y - z
+        # The xor operand is the lane written just before this one.
+        prev = regs[(target + 2) % 3]
+        x ^= (prev >> np.uint64(shift)) if shift > 0 else (prev << np.uint64(-shift))
+        regs[target] = x
+    return regs[0], regs[1], regs[2]
+
+
+def darshan_hash(paths: Sequence[str]) -> np.ndarray:
+    """Darshan record ids (uint64) of ``paths``, as the runtime computes them.
+
+    Vectorized: every path is zero-padded to whole 24-byte blocks; a path
+    only mixes the blocks it fully covers, then its zero-padded tail (the
+    tail's third word is shifted by a byte: lookup8 reserves c's low byte
+    for the length).
+    """
+    encoded = [p.encode() for p in paths]
+    n = len(encoded)
+    if n == 0:
+        return np.zeros(0, np.uint64)
+    lengths = np.fromiter((len(e) for e in encoded), np.int64, n)
+    n_blocks = int(lengths.max() // 24) + 1
+    buf = np.zeros((n, n_blocks * 24), np.uint8)
+    for i, e in enumerate(encoded):
+        buf[i, :len(e)] = np.frombuffer(e, np.uint8)
+    words = buf.view("<u8").reshape(n, n_blocks, 3)
+    a = np.zeros(n, np.uint64)
+    b = np.zeros(n, np.uint64)
+    c = np.full(n, _GOLDEN, np.uint64)
+    full = lengths // 24
+    with np.errstate(over="ignore"):
+        for k in range(n_blocks - 1):
+            active = full > k
+            na, nb, nc = _mix64(a + words[:, k, 0], b + words[:, k, 1], c + words[:, k, 2])
+            a, b, c = (np.where(active, na, a), np.where(active, nb, b),
+                       np.where(active, nc, c))
+        tail = words[np.arange(n), full]
+        a = a + tail[:, 0]
+        b = b + tail[:, 1]
+        c = c + lengths.astype(np.uint64) + (tail[:, 2] << np.uint64(8))
+        return _mix64(a, b, c)[2]
+
+
+def record_id(path: str) -> int:
+    """Darshan record id of one path."""
+    return int(darshan_hash([path])[0])
+
+
+# --------------------------------------------------------------------------- 3.x
+
+
+def _compress(raw_parts: list[bytes], compression: str) -> bytes:
+    """One independently compressed stream per part, concatenated."""
+    if compression == "zlib":
+        return b"".join(zlib.compress(p, ZLIB_LEVEL) for p in raw_parts)
+    if compression == "bzip2":
+        return b"".join(bz2.compress(p) for p in raw_parts)
+    return b"".join(raw_parts)
+
+
+def _job_region(job: F.Job, version: str, e: str) -> bytes:
+    meta = "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[:1023]
+    if version == "3.41":
+        start_s, end_s = int(job.start), int(job.end)
+        start_ns = int(round((job.start - start_s) * 1e9))
+        end_ns = int(round((job.end - end_s) * 1e9))
+        head = struct.pack(e + "7q", job.uid, start_s, start_ns, end_s, end_ns,
+                           job.nprocs, job.job_id)
+    else:
+        head = struct.pack(e + "5q", job.uid, int(job.start), int(job.end),
+                           job.nprocs, job.job_id)
+    mounts = job.mounts or [("/", "rootfs")]
+    tail = "".join(f"\n{fs}\t{mnt}" for mnt, fs in mounts).encode()
+    body = head + meta.ljust(1024, b"\0")
+    room = JOB_REGION_MAX - len(body) - len(tail) - 1
+    return body + job.cmdline.encode()[:max(room, 0)] + tail + b"\0"
+
+
+def _name_parts(names: dict[int, str], n_streams: int, e: str) -> list[bytes]:
+    items = list(names.items())
+    parts = []
+    for chunk in np.array_split(np.arange(len(items)), max(1, min(n_streams, len(items)))):
+        parts.append(b"".join(struct.pack(e + "Q", items[i][0]) + items[i][1].encode() + b"\0"
+                              for i in chunk))
+    return parts
+
+
+def _rank_streams(ranks: np.ndarray, n_streams: int) -> list[np.ndarray]:
+    """Row indices per stream: rank r goes to stream r mod n (shared, -1, to 0)."""
+    owner = np.where(ranks < 0, 0, ranks) % max(n_streams, 1)
+    return [idx for s in range(max(n_streams, 1)) if len(idx := np.flatnonzero(owner == s))]
+
+
+def _module_parts(mod: F.ModuleRecords, n_streams: int, big_endian: bool) -> list[bytes]:
+    arr = np.zeros(len(mod.ids), F.record_dtype(mod.module, mod.version, big_endian))
+    arr["id"], arr["rank"] = mod.ids, mod.ranks
+    arr["counters"], arr["fcounters"] = mod.counters, mod.fcounters
+    return [arr[idx].tobytes() for idx in _rank_streams(np.asarray(mod.ranks), n_streams)]
+
+
+def _dxt_parts(dxt: F.DxtSegments, n_streams: int, e: str) -> list[bytes]:
+    """DXT_POSIX: per (file, rank) a header, its write segments, then its reads."""
+    seg_dtype = np.dtype([("offset", e + "i8"), ("length", e + "i8"),
+                          ("start", e + "f8"), ("end", e + "f8")])
+    keys = np.stack([dxt.ids.astype(np.uint64), dxt.ranks.astype(np.int64).view(np.uint64)], 1)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    # Order rows by (file, rank), writes first, then by start time.
+    order = np.lexsort((dxt.starts, ~dxt.is_write.astype(bool), inverse))
+    records: dict[int, list[bytes]] = {}
+    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    for u in range(len(uniq)):
+        rows = order[bounds[u]:bounds[u + 1]]
+        segs = np.zeros(len(rows), seg_dtype)
+        segs["offset"], segs["length"] = dxt.offsets[rows], dxt.lengths[rows]
+        segs["start"], segs["end"] = dxt.starts[rows], dxt.ends[rows]
+        n_write = int(dxt.is_write[rows].sum())
+        rank = int(uniq[u, 1].view(np.int64))
+        head = struct.pack(e + "Qqq", int(uniq[u, 0]), rank, rank)
+        head += b"\0" * DXT_HOSTNAME_SIZE + struct.pack(e + "qq", n_write, len(rows) - n_write)
+        owner = (0 if rank < 0 else rank) % max(n_streams, 1)
+        records.setdefault(owner, []).append(head + segs.tobytes())
+    return [b"".join(v) for _, v in sorted(records.items())]
+
+
+def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False,
+              compression: str = "zlib", streams_per_region: int = 1,
+              partial: bool | None = None) -> bytes:
+    """Serialize ``log`` as a Darshan 3.x log; returns the file's bytes.
+
+    ``log.modules`` holds POSIX / MPI-IO / STDIO records with the module
+    versions to write (checked against ``version``); ``log.dxt_posix``
+    optional DXT segments. ``log.job.start`` / ``end`` are epoch seconds
+    (whole seconds except for 3.41). Each record id needs a name in
+    ``log.names``. ``streams_per_region`` > 1 splits names and records (by
+    rank) into that many compressed streams. ``partial`` (default:
+    ``log.job.partial``) sets the partial bit of the first module written.
+    """
+    if version not in WRITABLE_VERSIONS:
+        raise ValueError(f"cannot write format {version!r}; choose from {WRITABLE_VERSIONS}")
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"unknown compression {compression!r}")
+    allowed = ALLOWED_MODULE_VERSIONS[version]
+    for mid, mod in log.modules.items():
+        if mod.version not in allowed.get(mid, ()):
+            raise ValueError(f"module {F.MODULE_NAMES.get(mid, mid)} v{mod.version} "
+                             f"does not exist in format {version}")
+    e = ">" if big_endian else "<"
+    header_size, n_slots = F.HEADER_341 if version == "3.41" else F.HEADER_OLD
+
+    regions: list[tuple[int, int, bytes]] = []  # (stored id, module version, bytes)
+    for mid in sorted(log.modules):
+        mod = log.modules[mid]
+        if len(mod.ids):
+            regions.append((F.stored_module_id(version, mid), mod.version,
+                            _compress(_module_parts(mod, streams_per_region, big_endian),
+                                      compression)))
+    if log.dxt_posix is not None and len(log.dxt_posix.ids):
+        regions.append((F.stored_module_id(version, F.DXT_POSIX), DXT_POSIX_VERSION,
+                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, e), compression)))
+    regions.sort()
+
+    job = _compress([_job_region(log.job, version, e)], compression)
+    names = _compress(_name_parts(log.names, streams_per_region, e), compression) \
+        if log.names else b""
+    offset = header_size + len(job)
+    name_map = (offset if names else 0, len(names))
+    offset += len(names)
+    mod_map = np.zeros((n_slots, 2), np.uint64)
+    mod_ver = np.zeros(n_slots, np.uint32)
+    for stored, mod_version, data in regions:
+        mod_map[stored] = (offset, len(data))
+        mod_ver[stored] = mod_version
+        offset += len(data)
+    is_partial = log.job.partial if partial is None else partial
+    partial_bits = (1 << regions[0][0]) if (is_partial and regions) else 0
+
+    head = version.encode().ljust(8, b"\0") + struct.pack(e + "q", F.MAGIC)
+    if version == "3.41":
+        head += struct.pack(e + "B7xQ", COMPRESSIONS[compression], partial_bits)
+    else:
+        head += struct.pack(e + "B3xI", COMPRESSIONS[compression], partial_bits)
+    head += struct.pack(e + "QQ", *name_map)
+    head += mod_map.astype(e + "u8").tobytes() + mod_ver.astype(e + "u4").tobytes()
+    assert len(head) == header_size
+    return b"".join([head, job, names] + [data for _, _, data in regions])
+
+
+# --------------------------------------------------------------------------- 2.x
+
+
+def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
+                     compression: str = "none") -> bytes:
+    """Serialize ``log``'s POSIX records as a Darshan 2.x log (``none``, ``gzip``, ``bzip2``).
+
+    2.x keeps only opens, seeks, bytes and one open and one close timestamp
+    per record (the canonical ``open_start`` and ``close_end``) and the last
+    15 characters of each name. Other modules are not representable and are
+    left out.
+    """
+    if version not in LEGACY_WRITABLE:
+        raise ValueError(f"cannot write legacy format {version!r}")
+    job = log.job
+    meta = "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[:1023]
+    head = version.encode().ljust(8, b"\0") + struct.pack(
+        "<6q", F.MAGIC, job.uid, int(job.start), int(job.end), job.nprocs, job.job_id)
+    head += meta.ljust(1024, b"\0")
+    mounts = job.mounts or [("/", "rootfs")]
+    tail = "".join(f"\n{dev}\t{fs}\t{mnt}" for dev, (mnt, fs) in enumerate(mounts)).encode()
+    room = LEGACY_HEADER_SIZE - len(head) - len(tail) - 1
+    head = (head + job.cmdline.encode()[:max(room, 0)] + tail).ljust(LEGACY_HEADER_SIZE, b"\0")
+
+    posix = log.modules.get(F.POSIX)
+    n = 0 if posix is None else len(posix.ids)
+    rec = np.zeros(n, np.dtype([("hash", "<u8"), ("rank", "<i8"), ("suffix", "S16"),
+                                ("counters", "<i8", (LEGACY_N_COUNTERS,)),
+                                ("fcounters", "<f8", (LEGACY_N_FCOUNTERS,))]))
+    if n:
+        canon = posix.canonical()
+        rec["hash"], rec["rank"] = posix.ids, posix.ranks
+        rec["suffix"] = [log.names.get(int(i), "")[-(LEGACY_SUFFIX_LEN - 1):].encode()
+                         for i in posix.ids]
+        for name in ("opens", "seeks", "bytes_read", "bytes_written"):
+            rec["counters"][:, LEGACY_COUNTERS[name]] = canon[name]
+        rec["counters"][:, LEGACY_COUNTERS["device"]] = _mount_index(
+            [log.names.get(int(i), "") for i in posix.ids], mounts)
+        for name, idx in LEGACY_FCOUNTERS.items():
+            rec["fcounters"][:, idx] = canon[name]
+    raw = head + rec.tobytes()
+    if compression == "gzip":
+        return gzip.compress(raw, ZLIB_LEVEL, mtime=0)
+    if compression == "bzip2":
+        return bz2.compress(raw)
+    if compression != "none":
+        raise ValueError(f"unknown legacy compression {compression!r}")
+    return raw
+
+
+def _mount_index(paths: list[str], mounts: list[tuple[str, str]]) -> list[int]:
+    """Device number (index in the mount table) of the longest matching mount."""
+    by_length = sorted(range(len(mounts)), key=lambda i: -len(mounts[i][0]))
+    return [next((i for i in by_length if p.startswith(mounts[i][0])), 0) for p in paths]

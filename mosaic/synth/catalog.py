@@ -1,0 +1,114 @@
+"""The scenario table: every category of SPEC 3.4-3.7 and every eviction reason.
+
+Rows are data (:class:`~mosaic.synth.scenarios.Scenario`); numbers given as
+:class:`Range` vary by seed. Names say what each row is meant to exercise;
+the truth of each generated log is still computed from what was written.
+"""
+
+from __future__ import annotations
+
+from mosaic.synth.logs import INVALID_REASONS
+from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenario
+
+COIN = Range(0, 1, log=False, integer=True)  # shared file or file per process
+BIG = Range(2e9, 2e11)  # bytes of a significant phase
+SMALL = Range(1e5, 5e7)  # bytes of an insignificant direction
+RANKS = Range(4, 128, integer=True)
+FEW_RANKS = Range(2, 16, integer=True)  # keeps data opens well below metadata thresholds
+RUN = Range(900, 43200)
+
+# Temporality: phases (start, duration as shares of the run; volume share).
+SHAPES = {
+    "on_start": ((0.0, 0.12, 1.0),),
+    "on_end": ((0.88, 0.12, 1.0),),
+    "after_start": ((0.26, 0.74, 1.0),),
+    "before_end": ((0.0, 0.74, 1.0),),
+    "after_start_before_end": ((0.3, 0.4, 1.0),),
+    "on_start_and_end": ((0.0, 0.1, 0.5), (0.9, 0.1, 0.5)),
+    "steady": ((0.0, 1.0, 1.0),),
+    "unclassified": ((0.05, 0.15, 0.25), (0.55, 0.15, 0.75)),
+}
+
+
+def _temporality(direction: str) -> list[Scenario]:
+    rows = [Scenario(f"{direction}_{label}", ranks=RANKS, run_time=RUN,
+                     phases=tuple(Phase(direction, s, d, Range(BIG.low * v, BIG.high * v),
+                                        shared=COIN) for s, d, v in shape))
+            for label, shape in SHAPES.items()]
+    rows.append(Scenario(f"{direction}_insignificant", ranks=RANKS, run_time=RUN,
+                         phases=(Phase(direction, 0.3, 0.3, SMALL, shared=COIN),)))
+    return rows
+
+
+# Periodicity magnitudes: (period range s, bursts, busy).
+MAGNITUDES = {
+    "second": (Range(3, 20), Range(20, 50, integer=True), Range(0.3, 0.6, log=False)),
+    "minute": (Range(90, 1200), Range(8, 24, integer=True), Range(0.3, 0.6, log=False)),
+    "hour": (Range(5400, 28800), Range(5, 8, integer=True), Range(0.3, 0.6, log=False)),
+    "day_or_more": (Range(15 * 3600, 36 * 3600), Range(5, 6, integer=True),
+                    Range(0.3, 0.6, log=False)),
+}
+BURST = Range(2e8, 2e10)
+
+
+def _periodic(direction: str) -> list[Scenario]:
+    rows = [Scenario(f"{direction}_periodic_{name}", ranks=RANKS, run_time=None,
+                     periodic=(Periodic(direction, period, busy, BURST, count, shared=COIN),))
+            for name, (period, count, busy) in MAGNITUDES.items()]
+    minute, count, _ = MAGNITUDES["minute"]
+    rows += [
+        Scenario(f"{direction}_periodic_low_busy", ranks=RANKS, run_time=None,
+                 periodic=(Periodic(direction, minute, Range(0.03, 0.15), BURST, count,
+                                    shared=COIN),)),
+        Scenario(f"{direction}_periodic_high_busy", ranks=RANKS, run_time=None,
+                 periodic=(Periodic(direction, minute, Range(0.85, 0.93, log=False), BURST,
+                                    count, shared=COIN),)),
+        Scenario(f"{direction}_periodic_jittered", ranks=RANKS, run_time=None,
+                 periodic=(Periodic(direction, minute, Range(0.2, 0.5), BURST, count,
+                                    jitter=0.1, shared=COIN),)),
+    ]
+    return rows
+
+
+SCENARIOS: tuple[Scenario, ...] = tuple(
+    _temporality("read") + _temporality("write") + _periodic("read") + _periodic("write") + [
+        # Two periodic behaviours in one direction: a big and a small series interleaved.
+        Scenario("write_two_periodic_series", ranks=RANKS, run_time=None, periodic=(
+            Periodic("write", Range(360, 1500), Range(0.03, 0.08), Range(2e9, 2e10),
+                     Range(8, 16, integer=True), offset=0.5),
+            Periodic("write", Range(360, 1500), Range(0.02, 0.05), Range(5e7, 2e8),
+                     Range(8, 16, integer=True), offset=0.5 + 1 / 3))),
+        # Periodic in both directions, at different magnitudes.
+        Scenario("read_second_write_minute", ranks=RANKS, run_time=None, periodic=(
+            Periodic("read", Range(5, 15), 0.3, Range(2e8, 1e9), 200, shared=COIN),
+            Periodic("write", Range(300, 600), 0.3, BURST, 8, shared=COIN))),
+        # A typical simulation: read the input, checkpoint, write results at the end.
+        Scenario("simulation_checkpointing", ranks=RANKS, run_time=None,
+                 phases=(Phase("read", 0.0, 0.02, BIG, shared=True),),
+                 periodic=(Periodic("write", Range(600, 1500), Range(0.05, 0.15), BURST,
+                                    Range(8, 16, integer=True), shared=COIN),)),
+        # Metadata load.
+        Scenario("metadata_insignificant", ranks=FEW_RANKS, run_time=RUN,
+                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),)),
+        Scenario("metadata_high_spike", ranks=FEW_RANKS, run_time=RUN,
+                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+                 metadata=(MetadataLoad(0.3, 0.5, Range(700, 2000)),)),
+        Scenario("metadata_multiple_spikes", ranks=FEW_RANKS, run_time=RUN,
+                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+                 metadata=(MetadataLoad(0.1, 0.5, Range(160, 400), repeat=Range(6, 20, integer=True),
+                                        spacing=Range(10, 30, integer=True)),)),
+        Scenario("metadata_high_density", ranks=FEW_RANKS, run_time=RUN,
+                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+                 metadata=(MetadataLoad(0.0, 0.0, Range(80, 200)),)),
+        # Repeated runs of one (user, application): exactly one is the heaviest.
+        Scenario("repeated_runs", ranks=RANKS, run_time=RUN, runs=Range(3, 8, integer=True),
+                 phases=(Phase("read", 0.0, 0.1, BIG, shared=True),
+                         Phase("write", 0.9, 0.1, BIG, shared=COIN))),
+        Scenario("partial_log", ranks=RANKS, run_time=RUN, partial=True,
+                 phases=(Phase("write", 0.85, 0.15, BIG, shared=COIN),)),
+    ] + [Scenario(f"invalid_{reason}", ranks=FEW_RANKS, run_time=RUN, invalid=reason,
+                  phases=(Phase("write", 0.5, 0.3, BIG, shared=True),))
+         for reason in INVALID_REASONS]
+)
+
+BY_NAME = {s.name: s for s in SCENARIOS}

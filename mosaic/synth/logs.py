@@ -1,0 +1,145 @@
+"""From built records to log bytes: job facts, on-disk format, and broken logs.
+
+One place decides how a synthetic log is serialized (format version, module
+versions, byte order, compression, streams) and how an invalid log is made
+for each eviction reason of SPEC 3.1, so the scenario corpus and the year
+profile stay consistent.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.writer import write_legacy_log, write_log
+from mosaic.synth.records import FileTable, to_darshan_log
+
+INVALID_REASONS = ("unreadable", "truncated", "corrupt_stream", "unsupported_version",
+                   "bad_job", "no_io_modules")
+UNSUPPORTED_VERSION = "3.99"
+YEAR_START = 1546300800  # 2019-01-01T00:00:00Z: the Blue Waters year of the paper
+MOUNTS = [("/scratch", "lustre"), ("/projects", "lustre"), ("/u", "lustre"), ("/", "rootfs")]
+LIB_VERSION = {"3.10": "3.1.3", "3.21": "3.2.1", "3.41": "3.4.4", "2.05": "2.3.0", "2.06": "2.3.1"}
+
+
+@dataclass(frozen=True)
+class Format:
+    """How one log is written."""
+    version: str = "3.10"
+    posix: int = 3
+    stdio: int = 1
+    big_endian: bool = False
+    compression: str = "zlib"  # 3.x: zlib / bzip2 / none; 2.x: none / gzip / bzip2
+    streams: int = 1
+
+    @property
+    def legacy(self) -> bool:
+        return self.version.startswith("2.")
+
+    @property
+    def suffix(self) -> str:
+        if self.legacy and self.compression != "none":
+            return ".darshan." + ("gz" if self.compression == "gzip" else "bz2")
+        return ".darshan"
+
+    def describe(self) -> dict:
+        return {"version": self.version, "posix": self.posix, "stdio": self.stdio,
+                "big_endian": self.big_endian, "compression": self.compression,
+                "streams": self.streams}
+
+
+# (weight, version, posix, stdio): the mix of the Blue Waters era (mostly 3.1.x).
+FORMAT_MIX = ((0.50, "3.10", 3, 1), (0.26, "3.10", 4, 2), (0.05, "3.21", 4, 2),
+              (0.05, "3.41", 4, 2), (0.08, "2.06", 0, 0), (0.06, "2.05", 0, 0))
+
+
+def choose_format(rng: np.random.Generator, allow_legacy: bool = True,
+                  exotic: float = 0.1) -> Format:
+    """A format from FORMAT_MIX; ``exotic`` is the chance of big-endian / bzip2 / none / many streams."""
+    mix = [m for m in FORMAT_MIX if allow_legacy or not m[1].startswith("2.")]
+    weights = np.array([m[0] for m in mix])
+    _, version, posix, stdio = mix[rng.choice(len(mix), p=weights / weights.sum())]
+    if version.startswith("2."):
+        return Format(version, 0, 0, False, str(rng.choice(["none", "gzip", "bzip2"])), 1)
+    odd = rng.random(4) < exotic
+    return Format(version, posix, stdio, bool(odd[0]),
+                  str(rng.choice(["bzip2", "none"])) if odd[1] else "zlib",
+                  int(rng.integers(2, 9)) if odd[2] else 1)
+
+
+def make_job(uid: int, job_id: int, start: int, run_time: float, nprocs: int, cmdline: str,
+             fmt: Format, partial: bool = False) -> F.Job:
+    """Job facts whose run time, by the format's rule (SPEC 2), is ``run_time``."""
+    whole_seconds = fmt.version != "3.41"
+    end = start + run_time - (1 if whole_seconds else 0)
+    return F.Job(uid=uid, job_id=job_id, start=float(start), end=float(end), run_time=run_time,
+                 nprocs=nprocs, cmdline=cmdline, mounts=list(MOUNTS),
+                 metadata={"lib_ver": LIB_VERSION[fmt.version], "h": "romio_no_indep_rw=true"},
+                 version=fmt.version, partial=partial)
+
+
+def serialize(job: F.Job, table: FileTable, fmt: Format,
+              id_cache: dict[str, int] | None = None) -> bytes:
+    """Bytes of a valid log of ``table`` in ``fmt``."""
+    # 2.x: POSIX v4 only carries the canonical values; the 2.x writer keeps what 2.x has.
+    versions = {F.POSIX: 4} if fmt.legacy else {F.POSIX: fmt.posix, F.STDIO: fmt.stdio}
+    log = to_darshan_log(job, table, versions, id_cache)
+    if fmt.legacy:
+        return write_legacy_log(log, fmt.version, fmt.compression)
+    return write_log(log, fmt.version, fmt.big_endian, fmt.compression, fmt.streams)
+
+
+def _region_span(data: bytes, fmt: Format, module: int) -> tuple[int, int]:
+    """(offset, length) of a module's region, read back from the header."""
+    e = ">" if fmt.big_endian else "<"
+    base = 48 if fmt.version == "3.41" else 40
+    slot = base + 16 * F.stored_module_id(fmt.version, module)
+    return struct.unpack_from(e + "QQ", data, slot)
+
+
+def invalid_log(reason: str, job: F.Job, table: FileTable, fmt: Format,
+                rng: np.random.Generator) -> bytes:
+    """Bytes of a log that SPEC 3.1 evicts with ``reason`` (``fmt`` must be 3.x)."""
+    if reason == "bad_job":
+        broken = (dict(end=job.start - float(rng.integers(1, 3600))) if rng.random() < 0.5
+                  else dict(nprocs=0))
+        return serialize(F.Job(**{**job.__dict__, **broken}), table, fmt)
+    if reason == "no_io_modules":
+        log = to_darshan_log(job, table, {F.POSIX: 4})
+        posix = log.modules.pop(F.POSIX)
+        log.modules.pop(F.STDIO, None)
+        if rng.random() < 0.5:  # MPI-IO records only: traffic Darshan saw, but no POSIX/STDIO
+            n_c, n_f = F.RECORD_SHAPES[(F.MPIIO, 3)]
+            n = len(posix.ids)
+            log.modules[F.MPIIO] = F.ModuleRecords(F.MPIIO, 3, posix.ids, posix.ranks,
+                                                   np.zeros((n, n_c), np.int64), np.zeros((n, n_f)))
+        else:
+            log.names = {}
+        return write_log(log, fmt.version, fmt.big_endian, "zlib")
+    if reason == "unreadable":
+        kind = rng.integers(3)
+        if kind == 0:
+            return b""
+        if kind == 1:
+            return rng.integers(0, 256, int(rng.integers(1, 4096)), dtype=np.uint8).tobytes()
+        data = bytearray(serialize(job, table, fmt))
+        data[8:16] = struct.pack("<q", F.MAGIC + 1)  # bad magic in either byte order
+        return bytes(data)
+    compressed = fmt if fmt.compression != "none" else Format(fmt.version, fmt.posix, fmt.stdio,
+                                                             fmt.big_endian, "zlib", fmt.streams)
+    data = bytearray(serialize(job, table, compressed))
+    if reason == "unsupported_version":
+        data[:8] = UNSUPPORTED_VERSION.encode().ljust(8, b"\0")
+        return bytes(data)
+    offset, length = _region_span(bytes(data), compressed, F.POSIX)
+    if reason == "truncated":
+        return bytes(data[: offset + int(rng.integers(0, max(length - 1, 1)))])
+    if reason == "corrupt_stream":
+        garbage = rng.integers(0, 256, length, dtype=np.uint8)
+        garbage[0] = 0xFF  # neither a zlib nor a bzip2 stream header
+        data[offset: offset + length] = garbage.tobytes()
+        return bytes(data)
+    raise ValueError(f"unknown eviction reason {reason!r}")

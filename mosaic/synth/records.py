@@ -1,0 +1,90 @@
+"""Synthetic file records: one row per (file, rank), in canonical fields.
+
+Scenarios produce these rows; :func:`to_darshan_log` turns them into the
+:class:`~mosaic.darshan.formats.DarshanLog` the writer serializes, placing
+each canonical field at its index for the chosen module version. Keeping
+the rows canonical lets the ground truth be computed from exactly what was
+written, whatever the format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.writer import darshan_hash
+
+TIME_FIELDS = ("open_start", "open_end", "read_start", "read_end",
+               "write_start", "write_end", "close_start", "close_end")
+COUNT_FIELDS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
+
+FILE_DTYPE = np.dtype([("name", "i8"), ("rank", "i8"), ("module", "i8")]
+                      + [(f, "i8") for f in COUNT_FIELDS] + [(f, "f8") for f in TIME_FIELDS])
+
+
+@dataclass
+class FileTable:
+    """Rows of FILE_DTYPE plus the path list their ``name`` column indexes."""
+    rows: list[np.ndarray] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    _index: dict[str, int] = field(default_factory=dict)
+
+    def name(self, path: str) -> int:
+        """Index of ``path`` in :attr:`paths`, adding it on first use."""
+        if path not in self._index:
+            self._index[path] = len(self.paths)
+            self.paths.append(path)
+        return self._index[path]
+
+    def add(self, names: np.ndarray, ranks, module: int = F.POSIX, **columns) -> None:
+        """Append one row per element of ``names`` (path indices); absent columns are 0."""
+        rows = np.zeros(len(names), FILE_DTYPE)
+        rows["name"], rows["rank"], rows["module"] = names, ranks, module
+        for key, value in columns.items():
+            rows[key] = value
+        self.rows.append(rows)
+
+    def table(self) -> np.ndarray:
+        return np.concatenate(self.rows) if self.rows else np.zeros(0, FILE_DTYPE)
+
+
+def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int) -> F.ModuleRecords:
+    """ModuleRecords of ``module``/``version`` holding ``rows``' canonical values."""
+    n_c, n_f = F.RECORD_SHAPES[(module, version)]
+    cidx, fidx = F.CANONICAL_INDEX[(module, version)]
+    counters = np.zeros((len(rows), n_c), np.int64)
+    fcounters = np.zeros((len(rows), n_f), np.float64)
+    for name, i in cidx.items():
+        counters[:, i] = rows[name]
+    for name, i in fidx.items():
+        fcounters[:, i] = rows[name]
+    return F.ModuleRecords(module, version, ids[rows["name"]], rows["rank"].copy(),
+                           counters, fcounters)
+
+
+def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int],
+                   id_cache: dict[str, int] | None = None) -> F.DarshanLog:
+    """The DarshanLog holding ``table``'s rows; modules without a version are left out."""
+    rows = table.table()
+    ids = path_ids(table.paths, id_cache)
+    modules = {}
+    for module, version in module_versions.items():
+        sel = rows[rows["module"] == module]
+        if len(sel):
+            modules[module] = module_records(sel, ids, module, version)
+    used = np.unique(np.concatenate([rows["name"][rows["module"] == m] for m in modules])
+                     if modules else np.zeros(0, np.int64))
+    names = {int(ids[i]): table.paths[i] for i in used}
+    return F.DarshanLog(job, names, modules, present_modules=tuple(sorted(modules)))
+
+
+def path_ids(paths: list[str], cache: dict[str, int] | None = None) -> np.ndarray:
+    """Record ids of ``paths``; ``cache`` remembers ids of paths seen in earlier logs."""
+    if cache is None:
+        return darshan_hash(paths)
+    missing = [p for p in paths if p not in cache]
+    if missing:
+        cache.update(zip(missing, darshan_hash(missing).tolist()))
+    return np.fromiter((cache[p] for p in paths), np.uint64, len(paths))

@@ -1,0 +1,242 @@
+"""Applications' I/O described as data, and turned into Darshan file records.
+
+A :class:`Scenario` lists what an application does — data phases, periodic
+bursts, metadata loads, noise files — with numbers that may be
+:class:`Range` s, drawn per seed so accuracy is not measured on one shape.
+:func:`build` makes the concrete records (a :class:`~mosaic.synth.records.FileTable`)
+and the *design*: one row per logical operation (a phase, a burst, the
+noise), which the periodicity truth reasons about. The table of scenarios
+covering every category of SPEC 3.4-3.7 lives in :mod:`mosaic.synth.catalog`.
+
+Darshan aggregates a file's traffic between its open and close, so a
+periodic checkpoint is one file per burst (shared, or one per rank), as in
+real codes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+from mosaic.synth.records import FileTable
+
+READ, WRITE = "read", "write"
+RANK_STAGGER = 0.02  # ranks of one phase start / end within this share of its duration
+OPEN_DURATION = 0.002  # seconds an open or close call takes
+NOISE_WINDOW = (0.1, 0.3)  # seconds: library loads and input read at start-up
+
+
+@dataclass(frozen=True)
+class Range:
+    """A parameter drawn per seed: log-uniform (``log``) or uniform, optionally whole."""
+    low: float
+    high: float
+    log: bool = True
+    integer: bool = False
+
+    def draw(self, rng: np.random.Generator) -> float:
+        if self.log and self.low > 0:
+            value = float(np.exp(rng.uniform(np.log(self.low), np.log(self.high))))
+        else:
+            value = float(rng.uniform(self.low, self.high))
+        return float(round(value)) if self.integer else value
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Data I/O in one direction over ``[start, start + duration]`` (shares of the run)."""
+    direction: str
+    start: float | Range
+    duration: float | Range
+    volume: float | Range  # bytes, all ranks together
+    shared: bool = False  # one rank -1 record (else one file per rank)
+    requests: float | Range = 64  # read / write calls per record (a counter only)
+
+
+@dataclass(frozen=True)
+class Periodic:
+    """``count`` bursts, one new file per burst, every ``period`` seconds (± jitter)."""
+    direction: str
+    period: float | Range  # seconds
+    busy: float | Range  # burst duration / period
+    burst_bytes: float | Range  # bytes per burst, all ranks together
+    count: float | Range = 8
+    jitter: float = 0.0  # each gap is period x (1 + U(-jitter, jitter))
+    offset: float | Range = 0.5  # first burst after this many periods
+    shared: bool = True
+
+
+@dataclass(frozen=True)
+class MetadataLoad:
+    """``repeat`` bursts of ``rate`` requests/s (opens + closes), ``duration`` s each.
+
+    ``start`` is a share of the run; bursts follow each other every
+    ``spacing`` seconds; ``duration`` 0 means the whole rest of the run.
+    """
+    start: float | Range
+    duration: float | Range
+    rate: float | Range
+    repeat: float | Range = 1
+    spacing: float | Range = 10.0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    ranks: float | Range = 16
+    run_time: float | Range | None = 3600.0  # seconds; None: just after the last burst
+    phases: tuple[Phase, ...] = ()
+    periodic: tuple[Periodic, ...] = ()
+    metadata: tuple[MetadataLoad, ...] = ()
+    noise: bool = True  # <STDOUT>, library loads, a STDIO input file
+    runs: float | Range = 1  # runs of one (user, application); exactly one heaviest
+    invalid: str | None = None  # SPEC 3.1 eviction reason this log must get
+    partial: bool = False
+    note: str = ""
+
+
+def resolve(spec, rng: np.random.Generator):
+    """A copy of a scenario (or part) with every Range drawn."""
+    if isinstance(spec, Range):
+        return spec.draw(rng)
+    if isinstance(spec, tuple):
+        return tuple(resolve(item, rng) for item in spec)
+    if dataclasses.is_dataclass(spec):
+        return dataclasses.replace(spec, **{f.name: resolve(getattr(spec, f.name), rng)
+                                            for f in dataclasses.fields(spec)})
+    return spec
+
+
+def params(scenario: Scenario) -> dict:
+    """JSON-friendly parameters of a resolved scenario (for the truth file)."""
+    return dataclasses.asdict(scenario)
+
+
+# Design rows: one logical operation (a phase, a burst, the noise) per row.
+DESIGN_DTYPE = np.dtype([("direction", "U5"), ("start", "f8"), ("end", "f8"),
+                         ("bytes", "f8"), ("component", "i8"), ("period", "f8"),
+                         ("jitter", "f8"), ("count", "i8")])
+NOISE_COMPONENT = -1
+
+
+@dataclass
+class Built:
+    """A scenario's records, its job facts and its design rows."""
+    table: FileTable
+    run_time: float
+    nprocs: int
+    design: np.ndarray  # DESIGN_DTYPE
+
+
+def burst_times(p: Periodic, rng: np.random.Generator) -> np.ndarray:
+    """Start times of a periodic component's bursts (seconds)."""
+    count = int(p.count)
+    gaps = p.period * (1.0 + rng.uniform(-p.jitter, p.jitter, max(count - 1, 0)))
+    return p.offset * p.period + np.concatenate([[0.0], np.cumsum(gaps)])
+
+
+def build(s: Scenario, rng: np.random.Generator, root: str, scale: float = 1.0) -> Built:
+    """Records and design of a resolved scenario; byte volumes multiplied by ``scale``.
+
+    ``root`` is the job's scratch folder; file names derive from it.
+    """
+    ranks = max(int(s.ranks), 1)
+    starts = [burst_times(p, rng) for p in s.periodic]
+    if s.run_time is None:
+        ends = [t[-1] + p.period * max(p.busy, 0.5) for t, p in zip(starts, s.periodic)]
+        run_time = float(np.ceil(max(ends)))
+    else:
+        run_time = float(round(s.run_time))
+    table, design = FileTable(), []
+    for i, ph in enumerate(s.phases):
+        t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
+        _data_files(table, rng, f"{root}/{ph.direction}_phase{i}", ph.direction, t0, t1,
+                    ph.volume * scale, ranks, ph.shared, ph.requests, run_time)
+        design.append((ph.direction, t0, t1, ph.volume * scale, i, 0.0, 0.0, 1))
+    for j, (p, times) in enumerate(zip(s.periodic, starts)):
+        component = len(s.phases) + j
+        for k, t0 in enumerate(times):
+            t1 = min(t0 + p.busy * p.period, run_time)
+            _data_files(table, rng, f"{root}/{p.direction}_series{j}/step{k:05d}", p.direction,
+                        t0, t1, p.burst_bytes * scale, ranks, p.shared, 16, run_time)
+            design.append((p.direction, t0, t1, p.burst_bytes * scale, component,
+                           p.period, p.jitter, len(times)))
+    for b, load in enumerate(s.metadata):
+        _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
+    if s.noise:
+        lib_bytes = _noise_files(table, rng, root, scale)
+        design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT,
+                       0.0, 0.0, 1))
+    return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE))
+
+
+def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1: float,
+                volume: float, ranks: int, shared: bool, requests: float,
+                run_time: float) -> None:
+    """One shared record, or one record per rank staggered a little inside [t0, t1]."""
+    n = 1 if shared else ranks
+    names = np.array([table.name(f"{stem}.h5")] if shared else
+                     [table.name(f"{stem}/rank{r:05d}.dat") for r in range(ranks)])
+    span = t1 - t0
+    starts = t0 + (0.0 if shared else rng.uniform(0, RANK_STAGGER, n) * span)
+    ends = t1 - (0.0 if shared else rng.uniform(0, RANK_STAGGER, n) * span)
+    per_record = np.full(n, int(volume) // n, np.int64)
+    per_record[0] += int(volume) - per_record.sum()
+    open_start = np.maximum(starts - OPEN_DURATION, 0.0)
+    prefix = "read" if direction == READ else "write"
+    columns = {
+        "opens": ranks if shared else 1,
+        "reads" if direction == READ else "writes": int(requests) * (ranks if shared else 1),
+        f"bytes_{'read' if direction == READ else 'written'}": per_record,
+        f"{prefix}_start": starts, f"{prefix}_end": ends,
+        "open_start": open_start, "open_end": np.minimum(open_start + OPEN_DURATION / 2, starts),
+        "close_start": ends, "close_end": np.minimum(ends + OPEN_DURATION, run_time),
+    }
+    table.add(names, -1 if shared else np.arange(ranks), **columns)
+
+
+def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int,
+                    run_time: float) -> None:
+    """Records whose opens and closes make the requested load; no data moved."""
+    first = load.start * run_time
+    duration = load.duration if load.duration > 0 else run_time - first
+    for b in range(int(load.repeat)):
+        # A burst shorter than a second starts a quarter into one, so it fills one 1-s bin.
+        t0 = float(np.floor(first + b * load.spacing)) + (0.25 if duration < 1 else 0.0)
+        t1 = min(t0 + duration, run_time)
+        opens = int(round(load.rate * (t1 - t0) / 2))  # each open brings its close
+        if opens < 1 or t1 <= t0:
+            continue
+        n = min(opens, ranks)
+        per = np.full(n, opens // n, np.int64)
+        per[: opens - per.sum()] += 1
+        names = np.array([table.name(f"{stem}/burst{b:04d}/f{r:05d}.txt") for r in range(n)])
+        table.add(names, np.arange(n) if n > 1 else 0, opens=per,
+                  open_start=t0, open_end=t1, close_start=t0, close_end=t1)
+
+
+LIBRARIES = ("/usr/lib64/libhdf5.so.100", "/sw/xe/netcdf/4.6.1/lib/libnetcdf.so.13",
+             "/usr/lib64/libgfortran.so.3")
+
+
+def _noise_files(table: FileTable, rng, root: str, scale: float) -> float:
+    """``<STDOUT>`` (filtered out downstream), library loads and an input deck; returns read bytes."""
+    t0, t1 = NOISE_WINDOW
+    stdout = table.name("<STDOUT>")
+    table.add(np.array([stdout]), 0, module=F.STDIO, opens=1, writes=200,
+              bytes_written=int(rng.integers(1_000, 100_000)),
+              open_start=0.0, write_start=t1, write_end=t1)  # never closed: close times 0
+    libs = np.array([table.name(p) for p in LIBRARIES])
+    lib_bytes = np.maximum((rng.uniform(2e5, 3e6, len(libs)) * scale).astype(np.int64), 1)
+    table.add(libs, 0, opens=1, reads=8, bytes_read=lib_bytes,
+              open_start=t0, open_end=t0 + OPEN_DURATION / 2, read_start=t0, read_end=t1,
+              close_start=t1, close_end=t1 + OPEN_DURATION)
+    deck = np.array([table.name(f"{root}/input.deck")])
+    deck_bytes = max(int(rng.integers(1_000, 50_000) * scale), 1)
+    table.add(deck, 0, module=F.STDIO, opens=1, reads=4, bytes_read=deck_bytes,
+              open_start=t0, open_end=t0 + OPEN_DURATION / 2, read_start=t0, read_end=t1,
+              close_start=t1, close_end=t1 + OPEN_DURATION)
+    return float(lib_bytes.sum() + deck_bytes)

@@ -1,0 +1,287 @@
+"""Expected labels of a synthetic log, as ``must`` / ``must_not`` sets per family.
+
+The truth follows SPEC's rules, computed independently of ``mosaic.analysis``
+(it is the oracle the categorizer is scored against) from exactly the records
+that were written. A rule's outcome is asserted only when every quantity it
+compares is clearly on one side of its threshold (``Config.truth_margin``,
+relative); otherwise the label is in neither set.
+
+- Temporality and ``insignificant`` (SPEC 3.6): quarter-chunk bytes of the
+  operations written.
+- Metadata (SPEC 3.7): requests per second placed as the SPEC places them.
+- Periodicity (SPEC 3.4): from the scenario design, since what a clustering
+  should find is a property of the design (how many bursts, how regular,
+  what share of the direction's operations), not of any one algorithm.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mosaic.analysis.labels import FAMILIES, METADATA, PERIODICITY, TEMPORALITY
+from mosaic.config import Config
+from mosaic.darshan import formats as F
+
+MIN_PERIODIC_BURSTS = 4  # design bursts needed before asserting `periodic`
+Tri = bool | None  # True / False when clear, None when too close to call
+
+
+def kept_rows(rows: np.ndarray, paths: list[str], config: Config) -> np.ndarray:
+    """Rows the SPEC 2 filter keeps: no pseudo-files (``<STDOUT>``), no excluded prefixes."""
+    names = np.array(paths, dtype=object)[rows["name"]] if len(rows) else np.zeros(0, object)
+    drop = np.fromiter((n.startswith("<") or n.startswith(config.excluded_prefixes)
+                        or (bool(config.mounts) and not n.startswith(config.mounts))
+                        for n in names), bool, len(names))
+    return rows[~drop]
+
+
+def legacy_view(rows: np.ndarray) -> np.ndarray:
+    """What a Darshan 2.x log keeps of the rows: POSIX only, one open and one close time."""
+    view = rows[rows["module"] == F.POSIX].copy()
+    for prefix in ("read", "write"):
+        view[f"{prefix}_start"], view[f"{prefix}_end"] = view["open_start"], view["close_end"]
+    view["open_end"], view["close_start"] = view["open_start"], view["close_end"]
+    return view
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _greater(a: float, b: float, margin: float) -> Tri:
+    """Is a > b, clearly? (b = 0: any positive a is clearly greater.)"""
+    if a > b * (1 + margin) and a > 0:
+        return True
+    if a < b * (1 - margin) or (a == 0 and b >= 0):
+        return False
+    return None
+
+
+def _less(a: float, b: float, margin: float) -> Tri:
+    """Is a < b, clearly?"""
+    if a < b * (1 - margin):
+        return True
+    if a > b * (1 + margin) or (a == 0 and b == 0):
+        return False
+    return None
+
+
+def _all(*values: Tri) -> Tri:
+    if any(v is False for v in values):
+        return False
+    return True if all(v is True for v in values) else None
+
+
+def _cv(values) -> float:
+    values = np.asarray(values, float)
+    return float(values.std() / values.mean()) if values.mean() > 0 else float("inf")
+
+
+def _split(outcomes: dict[str, Tri], prefix: str = "") -> tuple[list[str], list[str]]:
+    must = [prefix + k for k, v in outcomes.items() if v is True]
+    must_not = [prefix + k for k, v in outcomes.items() if v is False]
+    return must, must_not
+
+
+# --------------------------------------------------------------------------- temporality
+
+
+def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
+    """Bytes per quarter of the run, each operation spread uniformly over its interval."""
+    edges = np.linspace(0.0, run_time, 5)
+    starts, ends, nbytes = (np.asarray(x, float) for x in (starts, ends, nbytes))
+    length = ends - starts
+    overlap = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(starts[:, None], edges[:-1]),
+                      0, None)
+    share = np.where(length[:, None] > 0, overlap / np.where(length > 0, length, 1)[:, None],
+                     (np.searchsorted(edges[1:-1], starts, side="right")[:, None]
+                      == np.arange(4)))
+    return (share * nbytes[:, None]).sum(axis=0)
+
+
+def temporality_outcomes(chunks, config: Config) -> dict[str, Tri]:
+    """SPEC 3.6 rules on four chunks, each True / False / None (too close)."""
+    m, cv_max = config.truth_margin, config.steady_cv
+    q0, q1, q2, q3 = (float(q) for q in chunks)
+
+    def cv_small(*qs):
+        return _less(_cv(qs), cv_max, m)
+
+    out = {
+        "on_start": _greater(q0, config.chunk_dominance * (q1 + q2 + q3), m),
+        "on_end": _greater(q3, config.chunk_dominance * (q0 + q1 + q2), m),
+        "after_start": _all(_less(q0, (q1 + q2 + q3) / config.chunk_minor_divisor, m),
+                            cv_small(q1, q2, q3)),
+        "before_end": _all(_less(q3, (q0 + q1 + q2) / config.chunk_minor_divisor, m),
+                           cv_small(q0, q1, q2)),
+        "after_start_before_end": _greater(q1 + q2, config.chunk_middle_ratio * (q0 + q3), m),
+        "on_start_and_end": _all(_greater(q0 + q3, config.chunk_middle_ratio * (q1 + q2), m),
+                                 cv_small(q0, q3)),
+        "steady": cv_small(q0, q1, q2, q3),
+    }
+    values = list(out.values())
+    out["unclassified"] = (False if any(v is True for v in values)
+                           else True if all(v is False for v in values) else None)
+    return out
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def requests_per_second(rows: np.ndarray, run_time: float) -> np.ndarray:
+    """SPEC 3.7 requests in each 1-s bin: opens + seeks over the open window, closes over the close one.
+
+    A 0 in open_end / close_start / close_end is "never recorded"; windows
+    are piecewise-linear cumulative counts evaluated at whole seconds.
+    """
+    bins = max(int(np.ceil(run_time)), 1)
+    open_lo = rows["open_start"]
+    open_hi = np.where(rows["open_end"] == 0, open_lo, rows["open_end"])
+    recorded = (rows["close_start"] != 0) | (rows["close_end"] != 0)
+    close_lo = np.where(rows["close_start"] == 0, rows["close_end"], rows["close_start"])
+    close_hi = np.where(rows["close_end"] == 0, rows["close_start"], rows["close_end"])
+    lo = np.clip(np.concatenate([open_lo, close_lo]), 0, bins)
+    hi = np.clip(np.concatenate([open_hi, close_hi]), 0, bins)
+    count = np.concatenate([rows["opens"] + rows["seeks"],
+                            np.where(recorded, rows["opens"], 0)]).astype(float)
+    hi = np.maximum(lo, hi)
+    point = np.floor(lo) == np.floor(hi)  # the whole window falls in one bin
+    per_bin = np.bincount(np.minimum(np.floor(lo[point]), bins - 1).astype(int),
+                          weights=count[point], minlength=bins)
+    wide = ~point
+    if wide.any():
+        slope = count[wide] / (hi[wide] - lo[wide])
+        xs = np.concatenate([lo[wide], hi[wide]])
+        dslope = np.concatenate([slope, -slope])
+        order = np.argsort(xs, kind="stable")
+        xs, dslope = xs[order], dslope[order]
+        rate = np.cumsum(dslope)  # slope right of each breakpoint
+        cumulative = np.concatenate([[0.0], np.cumsum(rate[:-1] * np.diff(xs))])
+        at_edges = np.interp(np.arange(bins + 1), xs, cumulative)
+        per_bin += np.diff(at_edges)
+    return per_bin
+
+
+def metadata_outcomes(per_second: np.ndarray, run_time: float, config: Config) -> dict[str, Tri]:
+    m = config.truth_margin
+    peak = float(per_second.max()) if len(per_second) else 0.0
+    level = config.metadata_spike_level
+    clear_spikes = int((per_second >= level * (1 + m)).sum())
+    maybe_spikes = int((per_second >= level * (1 - m)).sum())
+    multiple = (True if clear_spikes > config.metadata_min_spikes
+                else False if maybe_spikes < config.metadata_min_spikes else None)
+    mean = float(per_second.sum()) / run_time
+    out = {
+        "metadata_high_spike": _greater(peak, config.metadata_high_spike, m),
+        "metadata_multiple_spikes": multiple,
+        "metadata_high_density": _all(multiple, _less(config.metadata_density_mean, mean, m)
+                                      if mean > 0 else False),
+    }
+    values = list(out.values())
+    out["metadata_insignificant_load"] = (False if any(v is True for v in values)
+                                          else True if all(v is False for v in values) else None)
+    return out
+
+
+# --------------------------------------------------------------------------- periodicity
+
+
+def _magnitude(period: float, config: Config) -> str:
+    for name, upper in (("second", config.period_second_max), ("minute", config.period_minute_max),
+                        ("hour", config.period_hour_max)):
+        if period <= upper:
+            return f"periodic_{name}"
+    return "periodic_day_or_more"
+
+
+def _units(design: np.ndarray) -> list[tuple[float, float, float, set]]:
+    """Design operations merged where they overlap: (start, end, bytes, components)."""
+    units: list[list] = []
+    for row in design[np.argsort(design["start"], kind="stable")]:
+        if units and row["start"] <= units[-1][1]:
+            units[-1][1] = max(units[-1][1], row["end"])
+            units[-1][2] += row["bytes"]
+            units[-1][3].add(int(row["component"]))
+        else:
+            units.append([row["start"], row["end"], row["bytes"], {int(row["component"])}])
+    return [tuple(u) for u in units]
+
+
+def periodicity_outcomes(design: np.ndarray, config: Config) -> dict[str, Tri]:
+    """SPEC 3.4 labels of one direction from its design rows (no prefix)."""
+    no = {label: False for label in PERIODICITY}
+    series = (design["count"] >= MIN_PERIODIC_BURSTS) & (design["period"] > 0)
+    periodic_components = set(np.unique(design["component"][series]).tolist())
+    if not periodic_components:
+        return no
+    units = _units(design)
+    starts = np.array([u[0] for u in units])
+    durations = np.array([u[1] - u[0] for u in units])
+    segments = np.append(np.diff(starts), 0.0)
+    if len(units) > 1:
+        segments[-1] = max(segments[-2], durations[-1])
+    else:
+        segments[-1] = durations[-1]
+    owner = np.array([next(iter(u[3])) if len(u[3]) == 1 and next(iter(u[3])) in periodic_components
+                      else -2 for u in units])
+    share = float((owner >= 0).mean())
+    if share < config.truth_periodic_share:
+        return {}  # neither clearly periodic nor clearly not: another detector may decide
+    totals = {c: float(design["bytes"][design["component"] == c].sum()) for c in periodic_components}
+    dominant = max(totals, key=totals.get)
+    rows = design[design["component"] == dominant]
+    period, jitter = float(rows["period"][0]), float(rows["jitter"][0])
+    m = config.truth_margin
+    candidates = [period * (1 - jitter) * (1 - m), period * (1 + jitter) * (1 + m),
+                  segments[owner == dominant].mean() * (1 - m),
+                  segments[owner == dominant].mean() * (1 + m)]
+    bands = {_magnitude(p, config) for p in candidates}
+    out: dict[str, Tri] = {"periodic": True}
+    if len(bands) == 1:
+        (band,) = bands
+        out.update({label: label == band for label in PERIODICITY[1:5]})
+    busy = float((durations[owner == dominant] / segments[owner == dominant]).mean())
+    margin = config.truth_busy_margin
+    low, high = config.low_busy_max, config.high_busy_min
+    out["periodic_low_busy_time"] = (True if busy <= low - margin
+                                     else False if busy > low + margin else None)
+    out["periodic_high_busy_time"] = (True if busy >= high + margin
+                                      else False if busy < high - margin else None)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+# --------------------------------------------------------------------------- one log
+
+
+def expected(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
+             config: Config, legacy: bool = False) -> dict[str, dict[str, list[str]]]:
+    """``{family: {"must": [...], "must_not": [...]}}`` for one valid log."""
+    rows = kept_rows(legacy_view(rows) if legacy else rows, paths, config)
+    families: dict[str, dict[str, list[str]]] = {}
+    m = config.truth_margin
+    for direction in ("read", "write"):
+        moved = rows[f"bytes_{'read' if direction == 'read' else 'written'}"]
+        io = rows[moved > 0]
+        total = float(moved.sum())
+        insignificant = _less(total, config.significant_bytes, m)
+        prefix = f"{direction}_"
+        if insignificant is True:
+            temporal = {label: label == "insignificant" for label in TEMPORALITY}
+            periodic = {label: False for label in PERIODICITY}
+        elif insignificant is None:
+            temporal, periodic = {}, {}
+        else:
+            chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"],
+                                 io[f"bytes_{'read' if direction == 'read' else 'written'}"],
+                                 run_time)
+            temporal = temporality_outcomes(chunks, config)
+            temporal["insignificant"] = False
+            periodic = periodicity_outcomes(design[design["direction"] == direction], config)
+        for family, outcomes in ((f"{direction}_temporality", temporal),
+                                 (f"{direction}_periodicity", periodic)):
+            must, must_not = _split(outcomes, prefix)
+            families[family] = {"must": must, "must_not": must_not}
+    per_second = requests_per_second(rows, run_time)
+    must, must_not = _split(metadata_outcomes(per_second, run_time, config))
+    families["metadata"] = {"must": must, "must_not": must_not}
+    assert set(families) == set(FAMILIES)
+    return families
