@@ -9,9 +9,16 @@ mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import numpy as np
+
+from mosaic.config import Config
+from mosaic.darshan import formats as F
+from mosaic.darshan.formats import DarshanLog, LogError, ModuleRecords
+from mosaic.darshan.reader import read_log
 
 READ, WRITE = 0, 1
 DIRECTIONS = {READ: "read", WRITE: "write"}
@@ -64,3 +71,175 @@ class Trace:
 def group_key(job: dict, group_by: str = "app") -> str:
     what = job["exe"] if group_by == "cmdline" else job["application"]
     return f"{job['uid']}:{what}"
+
+
+# --------------------------------------------------------------------------- building
+
+TRACE_MODULES = (F.POSIX, F.STDIO)  # MPI-IO traffic already appears in POSIX (SPEC 2)
+# (start, end) canonical pairs checked for inversion; True: end == 0 means
+# "never recorded" there (SPEC 2), not an inverted pair.
+TIMESTAMP_PAIRS = (("open_start", "open_end", True), ("read_start", "read_end", False),
+                   ("write_start", "write_end", False), ("close_start", "close_end", True))
+
+
+def read_trace(path: str | os.PathLike, config: Config) -> Trace:
+    """Read and validate one log (a file or ``ARCHIVE/MEMBER``); LogError if evicted."""
+    return build_trace(read_log(path), os.fspath(path), config)
+
+
+def trace_from_bytes(data: bytes, file: str, config: Config) -> Trace:
+    return build_trace(read_log(data), file, config)
+
+
+def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
+    """SPEC 3.3 step 1 operations and SPEC 3.7 metadata rows of one log, cleaned.
+
+    Filters records by name (SPEC 2), drops records that fail SPEC 3.1's
+    checks (counted in ``dropped_records``), and replaces the POSIX
+    operations of files traced by DXT_POSIX with their DXT segments.
+    """
+    job = log.job
+    if job.partial and config.strict:
+        raise LogError("partial", "a module ran out of record memory (--strict)")
+    slack = max(config.clock_slack_seconds, config.clock_slack_fraction * job.run_time)
+    lo, hi = -slack, job.run_time + slack
+    dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, config, lo, hi)
+
+    ops, meta, dropped = [dxt_ops], [], 0
+    for module in TRACE_MODULES:
+        records = log.modules.get(module)
+        if records is None or not len(records.ids):
+            continue
+        fields = records.canonical()
+        kept = _name_filter(log, records.ids, config)
+        valid = _valid_records(fields, lo, hi)
+        dropped += int((kept & ~valid).sum())
+        kept &= valid
+        meta.append(_meta_rows(fields, kept))
+        from_records = kept & ~np.isin(records.ids, dxt_files) if module == F.POSIX else kept
+        ops.append(_record_operations(fields, records, from_records, job.nprocs))
+    return Trace(
+        file=file, job=_job_dict(log), ops=np.concatenate(ops),
+        meta=np.concatenate(meta) if meta else np.zeros(0, META_DTYPE),
+        partial=job.partial, dropped_records=dropped, has_dxt=len(dxt_files) > 0,
+        info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
+              "format": job.version, "dxt": len(dxt_files) > 0,
+              "dropped_segments": dropped_segments},
+    )
+
+
+def _job_dict(log: DarshanLog) -> dict:
+    job = log.job
+    try:
+        start = datetime.fromtimestamp(job.start, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        raise LogError("bad_job", f"start time {job.start} out of range") from None
+    tokens = job.cmdline.split()
+    return {"uid": int(job.uid), "job_id": str(job.job_id), "exe": job.cmdline,
+            "application": tokens[0] if tokens else "", "nprocs": int(job.nprocs),
+            "start": start, "start_epoch": float(job.start), "end_epoch": float(job.end),
+            "run_time": float(job.run_time), "version": job.version}
+
+
+class _NameFilter:
+    """SPEC 2's file filter, with prefixes prepared once for fast C-level matching.
+
+    A path is under a prefix when it equals it or continues with ``/`` after
+    it (``/scratch`` does not hold ``/scratch2``).
+    """
+
+    def __init__(self, config: Config):
+        self.keep_listed = bool(config.mounts)
+        listed = config.mounts or config.excluded_prefixes
+        stripped = [p.rstrip("/") for p in listed]
+        self.exact = frozenset(stripped)
+        self.dirs = tuple(p + "/" for p in stripped)
+
+    def __call__(self, path: str) -> bool:
+        listed = path in self.exact or path.startswith(self.dirs)
+        if self.keep_listed:
+            return listed
+        pseudo = path.startswith("<") and path.endswith(">")  # <STDOUT>, <STDERR>, ...
+        return not (listed or pseudo)
+
+
+def _filter_path(log: DarshanLog, rid: int) -> str:
+    """The path the mount filter sees; 2.x names are suffixes, so prefix their mount."""
+    name = log.names.get(rid, "")
+    if log.record_mounts and log.record_mounts.get(rid):
+        return log.record_mounts[rid].rstrip("/") + "/" + name.lstrip("/")
+    return name
+
+
+def _name_filter(log: DarshanLog, ids: np.ndarray, config: Config) -> np.ndarray:
+    """Per-row keep mask; the string test runs once per distinct file id."""
+    unique, inverse = np.unique(ids, return_inverse=True)
+    keep_name = _NameFilter(config)
+    keep = np.fromiter((keep_name(_filter_path(log, i)) for i in unique.tolist()),
+                       dtype=bool, count=len(unique))
+    return keep[inverse.ravel()]
+
+
+def _valid_records(fields: dict[str, np.ndarray], lo: float, hi: float) -> np.ndarray:
+    """SPEC 3.1 record cleaning: no negative bytes, no inverted or out-of-run timestamps."""
+    ok = (fields["bytes_read"] >= 0) & (fields["bytes_written"] >= 0)
+    for start_name, end_name, zero_is_unrecorded in TIMESTAMP_PAIRS:
+        start, end = fields[start_name], fields[end_name]
+        inverted = end < start
+        if zero_is_unrecorded:
+            inverted &= end != 0
+        ok &= ~inverted & _within(start, lo, hi) & _within(end, lo, hi)
+    return ok
+
+
+def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return np.isfinite(t) & (t >= lo) & (t <= hi)
+
+
+def _meta_rows(fields: dict[str, np.ndarray], kept: np.ndarray) -> np.ndarray:
+    rows = np.zeros(int(kept.sum()), META_DTYPE)
+    for name in META_DTYPE.names:
+        rows[name] = fields[name][kept]
+    return rows
+
+
+def _operations(start, end, nbytes, ranks, direction) -> np.ndarray:
+    rows = np.zeros(len(start), OPS_DTYPE)
+    rows["start"], rows["end"], rows["bytes"] = start, end, nbytes
+    rows["ranks"], rows["direction"] = ranks, direction
+    return rows
+
+
+def _record_operations(fields, records: ModuleRecords, kept: np.ndarray,
+                       nprocs: int) -> np.ndarray:
+    """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
+    ranks = np.where(records.ranks == -1, nprocs, 1)
+    out = []
+    for direction, name in DIRECTIONS.items():
+        nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]
+        sel = kept & (nbytes > 0)
+        out.append(_operations(fields[f"{name}_start"][sel], fields[f"{name}_end"][sel],
+                               nbytes[sel], ranks[sel], direction))
+    return np.concatenate(out)
+
+
+def _dxt_operations(log: DarshanLog, config: Config, lo: float,
+                    hi: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Operations from DXT_POSIX segments, the file ids they cover, segments dropped.
+
+    A partial DXT module lost segments, so its files keep their POSIX
+    aggregates instead.
+    """
+    dxt = log.dxt_posix
+    none = np.zeros(0, np.uint64)
+    if dxt is None or not len(dxt.ids) or F.DXT_POSIX in log.partial_modules:
+        return np.zeros(0, OPS_DTYPE), none, 0
+    kept = _name_filter(log, dxt.ids, config)
+    files = np.unique(dxt.ids[kept])
+    valid = (dxt.lengths >= 0) & (dxt.ends >= dxt.starts) \
+        & _within(dxt.starts, lo, hi) & _within(dxt.ends, lo, hi)
+    dropped = int((kept & ~valid).sum())
+    sel = kept & valid & (dxt.lengths > 0)
+    direction = np.where(dxt.is_write[sel], WRITE, READ)
+    ops = _operations(dxt.starts[sel], dxt.ends[sel], dxt.lengths[sel], 1, direction)
+    return ops, files, dropped

@@ -19,6 +19,9 @@ from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
 
 GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
+# Compressed bytes handed to a decompressor at a time: small first (per-rank
+# streams are small), doubling while a stream goes on.
+INFLATE_CHUNK_FIRST, INFLATE_CHUNK_MAX = 1 << 10, 1 << 20
 # Modules whose records the reader decodes; every other module is only noted.
 DECODED_MODULES = (F.POSIX, F.MPIIO, F.STDIO)
 IO_MODULES = (F.POSIX, F.STDIO, F.DXT_POSIX)
@@ -71,21 +74,28 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
         return bytes(region)
     if comp not in (F.COMP_ZLIB, F.COMP_BZIP2):
         raise LogError("unreadable", f"unknown compression type {comp}")
-    parts, total, rest = [], 0, bytes(region)
+    view, pos, parts, total = memoryview(region), 0, [], 0
     wbits = 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
-    while rest:
+    while pos < len(view):
         d = zlib.decompressobj(wbits) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor()
-        try:
-            out = d.decompress(rest, cap - total + 1)
-        except (zlib.error, OSError, ValueError, EOFError) as exc:
-            raise LogError("corrupt_stream", f"does not decompress: {exc}") from None
-        total += len(out)
-        if total > cap:
-            raise LogError("corrupt_stream", "decompresses past the size limit")
-        parts.append(out)
-        if not d.eof:
-            raise LogError("corrupt_stream", "compressed stream ends early")
-        rest = d.unused_data
+        size = INFLATE_CHUNK_FIRST
+        while not d.eof:
+            if pos >= len(view):
+                raise LogError("corrupt_stream", "compressed stream ends early")
+            # Feed bounded chunks: the decompressor copies whatever input is
+            # left after a stream ends, which would be quadratic in the
+            # number of streams if it were handed the whole region.
+            chunk = view[pos:pos + size]
+            size = min(2 * size, INFLATE_CHUNK_MAX)
+            try:
+                out = d.decompress(chunk, cap - total + 1)
+            except (zlib.error, OSError, ValueError, EOFError) as exc:
+                raise LogError("corrupt_stream", f"does not decompress: {exc}") from None
+            total += len(out)
+            if total > cap:
+                raise LogError("corrupt_stream", "decompresses past the size limit")
+            parts.append(out)
+            pos += len(chunk) - (len(d.unused_data) if d.eof else 0)
     return b"".join(parts)
 
 

@@ -1,0 +1,101 @@
+"""Darshan 2.x logs (formats 2.05 / 2.06), which pydarshan cannot read.
+
+The whole file is one job block of 4,096 bytes (job struct, command line,
+mount table) followed by fixed-size file records; the reader has already
+removed any gzip / bzip2 wrapper. Records are converted to the POSIX v4
+layout so that everything downstream sees one kind of POSIX record.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.formats import DarshanLog, Job, LogError, ModuleRecords
+from mosaic.darshan.reader import parse_metadata, validate_job
+
+TARGET_VERSION = 4  # POSIX module version the records are converted to
+
+
+def read_legacy(raw: bytes) -> DarshanLog:
+    version = raw[:8].split(b"\0", 1)[0].decode("ascii", "replace")
+    if version not in F.LEGACY_VERSIONS:
+        raise LogError("unsupported_version", f"format {version!r}")
+    if len(raw) < F.LEGACY_JOB_RECORD_SIZE:
+        raise LogError("truncated", f"job block needs {F.LEGACY_JOB_RECORD_SIZE} bytes")
+    if struct.unpack_from("<q", raw, 8)[0] == F.MAGIC:
+        e = "<"
+    elif struct.unpack_from(">q", raw, 8)[0] == F.MAGIC:
+        e = ">"
+    else:
+        raise LogError("unreadable", "bad magic number")
+    fields = dict(zip(F.LEGACY_JOB_FIELDS, struct.unpack_from(e + "6q", raw, 8)))
+    struct_end = 8 + 8 * len(F.LEGACY_JOB_FIELDS) + F.JOB_METADATA_LEN
+    exe, devices = _exe_and_devices(raw[struct_end:F.LEGACY_JOB_RECORD_SIZE])
+    job = Job(uid=fields["uid"], job_id=fields["jobid"], start=float(fields["start_sec"]),
+              end=float(fields["end_sec"]),
+              run_time=float(fields["end_sec"] - fields["start_sec"] + 1),
+              nprocs=fields["nprocs"], cmdline=exe,
+              mounts=sorted(set(devices.values()), key=lambda m: -len(m[0])),
+              metadata=parse_metadata(raw[8 + 8 * len(F.LEGACY_JOB_FIELDS):struct_end]),
+              version=version)
+    validate_job(job)
+
+    body = memoryview(raw)[F.LEGACY_JOB_RECORD_SIZE:]
+    dtype = F.legacy_record_dtype(e == ">")
+    if len(body) % dtype.itemsize:
+        raise LogError("truncated", "last file record cut short")
+    rec = np.frombuffer(body, dtype)
+    if not len(rec):
+        raise LogError("no_io_modules", "no file records")
+    posix = _to_posix(rec, job.start)
+    names = {}
+    for rid, suffix in zip(posix.ids.tolist(), rec["name_suffix"].tolist()):
+        names.setdefault(rid, suffix.split(b"\0", 1)[0].decode("utf-8", "replace"))
+    dev = rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]].tolist()
+    mounts = {rid: devices.get(d, ("", ""))[0] for rid, d in zip(posix.ids.tolist(), dev)}
+    return DarshanLog(job=job, names=names, modules={F.POSIX: posix},
+                      present_modules=(F.POSIX,), record_mounts=mounts)
+
+
+def _exe_and_devices(raw: bytes) -> tuple[str, dict[int, tuple[str, str]]]:
+    """Command line, then ``\\n<device>\\t<fstype>\\t<mount point>`` lines."""
+    exe, *lines = raw.split(b"\0", 1)[0].decode("utf-8", "replace").split("\n")
+    devices = {}
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0].lstrip("-").isdigit():
+            devices[int(parts[0])] = (parts[2], parts[1])
+    return exe, devices
+
+
+def _to_posix(rec: np.ndarray, job_start: float) -> ModuleRecords:
+    """2.x counters in the POSIX v4 layout (canonical fields only; the rest stay 0)."""
+    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, TARGET_VERSION)]
+    cidx, fidx = F.CANONICAL_INDEX[(F.POSIX, TARGET_VERSION)]
+    src_c, src_f = F.LEGACY_INDEX["counters"], F.LEGACY_INDEX["fcounters"]
+    counters = np.zeros((len(rec), n_c), np.int64)
+    fcounters = np.zeros((len(rec), n_f), np.float64)
+    raw_c = rec["counters"].astype(np.int64)
+    raw_f = rec["fcounters"].astype(np.float64)
+    # Some 2.x runtimes stored absolute epoch timestamps: make them job-relative.
+    raw_f = np.where((raw_f >= job_start) & (job_start > 0), raw_f - job_start, raw_f)
+    for name in ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written"):
+        counters[:, cidx[name]] = raw_c[:, src_c[name]]
+    opened, closed = raw_f[:, src_f["open"]], raw_f[:, src_f["close"]]
+    for name in ("open_start", "open_end"):
+        fcounters[:, fidx[name]] = opened
+    for name in ("close_start", "close_end"):
+        fcounters[:, fidx[name]] = closed
+    for direction in ("read", "write"):
+        start, end = raw_f[:, src_f[direction + "_start"]], raw_f[:, src_f[direction + "_end"]]
+        # Writers that kept only open/close times leave these 0: the file's
+        # open..close interval is then the best bound on its traffic.
+        missing = (start == 0) & (end == 0)
+        fcounters[:, fidx[direction + "_start"]] = np.where(missing, opened, start)
+        fcounters[:, fidx[direction + "_end"]] = np.where(missing, closed, end)
+    return ModuleRecords(module=F.POSIX, version=TARGET_VERSION,
+                         ids=rec["id"].astype(np.uint64), ranks=rec["rank"].astype(np.int64),
+                         counters=counters, fcounters=fcounters)
