@@ -1,0 +1,140 @@
+"""`mosaic figures`: every figure is written, valid, and draws summary.json's numbers."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from mosaic.cli import main
+from mosaic.config import Config
+from mosaic.corpus.stats import CorpusStats
+from mosaic.report import figures, tables
+
+FIGURES = ["funnel", "periodicity", "temporality", "metadata", "stability",
+           "jaccard_single_run", "jaccard_all_runs", "conditional_single_run", "conditional_all_runs"]
+
+
+def test_every_figure_is_a_valid_png_and_svg(results_dir):
+    """One whole `mosaic figures` run; the data checks below draw one figure each."""
+    result = CliRunner().invoke(main, ["figures", str(results_dir)])
+    assert result.exit_code == 0, result.output
+    out = results_dir
+    for name in FIGURES:
+        assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert ET.parse(out / "figures" / f"{name}.svg").getroot().tag.endswith("svg")
+    assert (out / "report.md").is_file()
+
+
+def share(summary, view, label):
+    dist = summary["distributions"][view]
+    return dist["counts"][label] / dist["traces"]
+
+
+def test_funnel_data(tmp_path, summary):
+    table = figures.plot_funnel(summary, tmp_path)
+    assert table["stage"].tolist() == ["Darshan logs", "evicted: truncated", "evicted: bad job",
+                                       "valid", "unique applications", "categorized"]
+    assert table["logs"].tolist() == [12, 2, 1, 9, 8, 8]
+    assert table["share"].iloc[3] == pytest.approx(9 / 12)
+
+
+def test_periodicity_data(tmp_path, summary):
+    table = figures.plot_periodicity(summary, tmp_path).set_index(["label", "view"])["share"]
+    assert table["write_non_periodic", "single run"] == pytest.approx(6 / 8)
+    assert table["write_non_periodic", "all runs"] == pytest.approx(48 / 65)  # 12 + 5 periodic runs
+    assert table["write_periodic_minute", "all runs"] == pytest.approx(12 / 65)
+    assert table["read_periodic_second", "single run"] == pytest.approx(1 / 8)
+    assert len(table) == 2 * 5 * 2  # directions x (non-periodic + 4 magnitudes) x views
+
+
+@pytest.mark.parametrize("plot, labels", [
+    (figures.plot_temporality, 2 * 9), (figures.plot_metadata, 4)])
+def test_label_figures_draw_summary_shares(tmp_path, summary, plot, labels):
+    table = plot(summary, tmp_path)
+    assert len(table) == 2 * labels
+    for row in table.itertuples():
+        view = {"single run": "single_run", "all runs": "all_runs"}[row.view]
+        assert row.share == pytest.approx(share(summary, view, row.label))
+    assert (tmp_path / f"{plot.__name__.removeprefix('plot_')}.png").is_file()
+
+
+def heatmap_cells(shown: pd.DataFrame) -> dict:
+    return {(a, b): v for (a, b), v in shown.stack().dropna().items()}
+
+
+@pytest.mark.parametrize("view", ["single_run", "all_runs"])
+def test_jaccard_heatmap_shows_each_pair_above_threshold_once(tmp_path, summary, view):
+    shown = figures.plot_jaccard(summary, view, tmp_path, Config())
+    source = tables.matrix_frame(summary, "jaccard", view)
+    cells = heatmap_cells(shown)
+    for (a, b), value in cells.items():
+        assert value == pytest.approx(source.loc[a, b]) and value > 0.01 and a != b
+    expected = {frozenset((a, b)) for a in source.index for b in source.columns
+                if a != b and source.loc[a, b] > 0.01}
+    assert {frozenset(pair) for pair in cells} == expected
+    assert len(cells) == len(expected)
+
+
+def test_heatmap_threshold_both_sides(tmp_path, summary):
+    """J = 1/100 exactly is hidden; 1/99 is shown."""
+    stats = CorpusStats()
+    stats.add(["read_on_start", "write_on_end"], 1, 1)
+    stats.add(["read_on_start"], 99, 99)
+    stats.add(["read_steady", "write_steady"], 1, 1)
+    stats.add(["read_steady"], 98, 98)
+    summary = {**summary, **stats.to_dict()}
+    cells = heatmap_cells(figures.plot_jaccard(summary, "single_run", tmp_path, Config()))
+    assert {frozenset(p) for p in cells} == {frozenset(("read_steady", "write_steady"))}
+    conditional = heatmap_cells(figures.plot_conditional(summary, "single_run", tmp_path, Config()))
+    # P(write_on_end | read_on_start) = 1/100 hidden; the reverse, 1, shown.
+    assert ("write_on_end", "read_on_start") in conditional
+    assert ("read_on_start", "write_on_end") not in conditional
+    assert conditional[("read_steady", "write_steady")] == pytest.approx(1 / 99)
+
+
+@pytest.mark.parametrize("view", ["single_run", "all_runs"])
+def test_conditional_heatmap_draws_summary_values(tmp_path, summary, view):
+    shown = figures.plot_conditional(summary, view, tmp_path, Config())
+    source = tables.matrix_frame(summary, "conditional", view)
+    cells = heatmap_cells(shown)
+    assert cells[("write_on_end", "read_on_start")] == pytest.approx(1.0)
+    assert cells[("read_on_start", "write_on_end")] == pytest.approx(
+        {"single_run": 2 / 3, "all_runs": 43 / 55}[view])
+    for (a, b), value in cells.items():
+        assert value == pytest.approx(source.loc[a, b]) and value > 0.01 and a != b
+
+
+def test_related_categories_sit_together():
+    labels = ["a", "c", "b", "d"]
+    jaccard = pd.DataFrame(np.eye(4), index=labels, columns=labels)
+    jaccard.loc["a", "b"] = jaccard.loc["b", "a"] = 0.9
+    jaccard.loc["c", "d"] = jaccard.loc["d", "c"] = 0.8
+    order = figures.related_order(jaccard)
+    assert abs(order.index("a") - order.index("b")) == 1
+    assert abs(order.index("c") - order.index("d")) == 1
+
+
+def test_stability_figure(tmp_path, summary, summary_factory):
+    assert figures.plot_stability(summary, tmp_path) == summary["stability"]
+    assert (tmp_path / "stability.svg").is_file()
+    assert figures.plot_stability(summary_factory(stability=None), tmp_path / "none") is None
+    assert not (tmp_path / "none").exists()
+
+
+def test_empty_corpus_still_renders(tmp_path, summary_factory):
+    summary = {**summary_factory(stability=[]), **CorpusStats().to_dict(),
+               "funnel": {"logs": 0, "evicted": {}, "evicted_total": 0, "valid": 0,
+                          "groups": 0, "categorized": 0}}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    drawn = figures.render_figures(tmp_path)
+    assert drawn["jaccard_single_run"].empty
+    assert (drawn["periodicity"]["share"] == 0).all()
+    assert (tmp_path / "figures" / "jaccard_all_runs.png").is_file()
+
+
+def test_missing_summary_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(main, ["figures", str(tmp_path)])
+    assert result.exit_code != 0 and "summary.json" in result.output
