@@ -1,0 +1,367 @@
+"""Run a per-log task over batches of logs: dispy across cores and nodes, or in-process.
+
+Why it looks like this (SPEC 5):
+
+* Work goes out as one dispy job per batch of ``config.batch_size`` logs: one
+  job per log spends more time in dispy than in the work.
+* dispy's ``setup`` imports the heavy modules once per node; each job process
+  is forked from that warm process, so a job starts in milliseconds.
+* A dispy node notices a job process that died (segfault, OOM killer) only
+  at its zombie check, once a minute at best, and dispy has no per-job time
+  limit. So each job supervises its own work: it forks one child that works
+  through the batch and sends one result per log over a pipe; the job waits
+  at most ``trace_timeout_seconds`` for each. A child that dies evicts the
+  log it was on as ``worker_crash``, a silent one is killed and its log
+  evicted as ``timeout``; a new child carries on with the batch-mates.
+* A job that fails anyway (its own process killed) is bisected: both halves
+  go out again, and a single log that still fails is evicted as
+  ``worker_crash``.
+* A node that dies stops its pulses; dispy (``reentrant=True``) sends its
+  unfinished jobs to the other nodes, so no log is lost.
+* At most ``jobs_in_flight_per_cpu`` jobs per node CPU are queued, so the
+  parent holds a bounded number of batches whatever the corpus size.
+
+Test-only fault hook: the environment variable ``MOSAIC_TEST_FAULT``
+(``abort:SUFFIX`` and/or ``hang:SUFFIX``, comma-separated) makes a worker call
+``os.abort()`` or sleep forever on a log whose name ends with SUFFIX. It
+exists to exercise the crash and timeout paths with real processes; it does
+nothing unless set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection, Pipe
+
+from mosaic.config import Config
+from mosaic.corpus.scan import LogRef
+
+TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
+LOOPBACK = "127.0.0.1"
+POLL_SECONDS = 0.02  # how often the parent looks for finished jobs
+
+
+class EngineError(RuntimeError):
+    """The cluster could not be started or reached."""
+
+
+def evicted(ref: LogRef, reason: str, detail: str) -> dict:
+    """Result of a log the engine had to give up on (same keys as a task's eviction)."""
+    return {"file": ref.name, "location": ref.location, "archive": ref.archive,
+            "status": "evicted", "reason": reason, "detail": detail}
+
+
+# ----- worker side -----
+
+def run_batch(task: str, refs: list[LogRef], config: Config, isolate: bool) -> list[dict]:
+    """Apply `task` ("module:function" taking (LogRef, Config) -> dict) to each log.
+
+    With `isolate`, the work runs in a supervised child process (see module doc).
+    """
+    module, name = task.split(":")
+    func = getattr(importlib.import_module(module), name)
+    if not isolate:
+        return [_call(func, ref, config) for ref in refs]
+    results: list[dict] = []
+    while len(results) < len(refs):
+        results.extend(_supervise(func, refs[len(results):], config))
+    return results
+
+
+def _call(func: Callable, ref: LogRef, config: Config) -> dict:
+    _test_fault(ref.name)
+    return func(ref, config)
+
+
+def _test_fault(name: str) -> None:
+    """Test-only: crash or hang on chosen logs (see module doc)."""
+    for rule in filter(None, os.environ.get(TEST_FAULT_ENV, "").split(",")):
+        action, _, suffix = rule.partition(":")
+        if suffix and name.endswith(suffix):
+            if action == "abort":
+                os.abort()
+            if action == "hang":
+                while True:
+                    time.sleep(3600)
+
+
+def _supervise(func: Callable, refs: list[LogRef], config: Config) -> list[dict]:
+    """Results of a prefix of `refs`: all of them, or up to and including a culprit."""
+    reader, writer = Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # child: work, report, never return into the caller's stack
+        reader.close()
+        try:
+            for ref in refs:
+                writer.send(_call(func, ref, config))
+        finally:
+            os._exit(0)
+    writer.close()
+    try:
+        return _collect(reader, pid, refs, config.trace_timeout_seconds)
+    finally:
+        reader.close()
+
+
+def _collect(reader: Connection, pid: int, refs: list[LogRef], timeout: float) -> list[dict]:
+    results = []
+    for ref in refs:
+        if not reader.poll(timeout):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            results.append(evicted(ref, "timeout", f"no result after {timeout:g} s"))
+            return results
+        try:
+            results.append(reader.recv())
+        except EOFError:
+            _, status = os.waitpid(pid, 0)
+            results.append(evicted(ref, "worker_crash", _describe_exit(status)))
+            return results
+    os.waitpid(pid, 0)
+    return results
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"worker killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"worker exited with status {os.waitstatus_to_exitcode(status)}"
+
+
+def _dispy_setup():
+    """Runs once per node process: the heavy imports every job then inherits."""
+    global _mosaic_engine
+    import mosaic.corpus.engine as _mosaic_engine
+    _mosaic_engine.preload()
+    return 0
+
+
+def _dispy_compute(task, refs, config):
+    """The dispy job: one batch (shipped to nodes as source, hence self-contained)."""
+    return _mosaic_engine.run_batch(task, refs, config, True)  # noqa: F821 (set by setup)
+
+
+def preload() -> None:
+    """Import what the tasks need (numpy, the reader, the analysis) ahead of any job."""
+    importlib.import_module("mosaic.corpus.pipeline")
+    importlib.import_module("mosaic.analysis.categorize")
+
+
+# ----- parent side -----
+
+class InProcessEngine:
+    """`--workers 0`: the same batch function, in this process (debugging, unit tests).
+
+    No isolation: a crashing log takes the process down, and no time limit applies.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def __enter__(self) -> "InProcessEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def map(self, task: str, batches: Iterable[list[LogRef]]) -> Iterator[list[dict]]:
+        for batch in batches:
+            yield run_batch(task, batch, self.config, isolate=False)
+
+
+class DispyEngine:
+    """Batches over dispy nodes: a private local node, or the user's daemons.
+
+    `nodes` lists "HOST" or "HOST:PORT" (PORT = the node's ``-p``, default
+    ``config.dispy_port``); None starts a local node with `workers` CPUs on
+    the loopback address and stops it at the end, even on Ctrl-C.
+    """
+
+    def __init__(self, config: Config, nodes: list[str] | None = None, workers: int = 1) -> None:
+        self.config = config
+        self.nodes = nodes
+        self.workers = workers
+        self._stack = contextlib.ExitStack()
+        self._cluster = None
+
+    def __enter__(self) -> "DispyEngine":
+        try:
+            self._start()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def _start(self) -> None:
+        import dispy
+
+        workdir = tempfile.mkdtemp(prefix="mosaic-dispy-")
+        self._stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        if self.nodes is None:
+            port = _free_port_pair()
+            self._stack.enter_context(_local_node(self.workers, port, workdir, self.config))
+            host, node_addrs = LOOPBACK, [(LOOPBACK, port + 1)]
+        else:
+            port = self.config.dispy_port
+            node_addrs = [_node_address(node, port) for node in self.nodes]
+            loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
+            host = LOOPBACK if loopback else None
+        self._cluster = dispy.JobCluster(
+            _dispy_compute, nodes=node_addrs, host=host, dispy_port=port,
+            setup=_dispy_setup, depends=[], pulse_interval=self.config.node_pulse_seconds,
+            reentrant=True, loglevel=logging.ERROR,
+            recover_file=os.path.join(workdir, "recover"))
+        self._stack.callback(self._close_cluster)
+        self._wait_for_nodes()
+
+    def _close_cluster(self) -> None:
+        self._cluster.close(timeout=self.config.node_start_timeout_seconds, terminate=True)
+
+    def _wait_for_nodes(self) -> None:
+        deadline = time.monotonic() + self.config.node_start_timeout_seconds
+        while self.cpus() == 0:
+            if time.monotonic() > deadline:
+                raise EngineError("no dispy node joined within "
+                                  f"{self.config.node_start_timeout_seconds:g} s "
+                                  f"(nodes: {self.nodes or 'local'})")
+            time.sleep(POLL_SECONDS * 10)
+
+    def cpus(self) -> int:
+        return sum(node.cpus for node in self._cluster.status().nodes)
+
+    def map(self, task: str, batches: Iterable[list[LogRef]]) -> Iterator[list[dict]]:
+        """Results of each batch, in completion order."""
+        import dispy
+
+        batches = iter(batches)
+        retries: deque[list[LogRef]] = deque()
+        inflight: list = []  # (job, batch)
+        exhausted = False
+        while True:
+            window = max(1, self.cpus()) * self.config.jobs_in_flight_per_cpu
+            while len(inflight) < window and (retries or not exhausted):
+                batch = retries.popleft() if retries else next(batches, None)
+                if batch is None:
+                    exhausted = True
+                    break
+                job = self._cluster.submit(task, batch, self.config)
+                if job is None:
+                    raise EngineError("dispy refused a job")
+                inflight.append((job, batch))
+            if not inflight:
+                return
+            inflight[0][0].finish.wait(POLL_SECONDS)
+            still = []
+            for job, batch in inflight:
+                if not job.finish.is_set():
+                    still.append((job, batch))
+                elif job.status == dispy.DispyJob.Finished and isinstance(job.result, list):
+                    yield job.result
+                elif len(batch) > 1:
+                    half = len(batch) // 2
+                    retries.extend([batch[:half], batch[half:]])
+                else:
+                    yield [evicted(batch[0], "worker_crash", _job_failure(job))]
+            inflight = still
+
+
+def _job_failure(job) -> str:
+    lines = (job.exception or "").strip().splitlines()
+    return lines[-1] if lines else f"dispy job ended with status {job.status}"
+
+
+def _node_address(node: str, default_port: int) -> tuple[str, int]:
+    """"HOST[:PORT]" -> (address, port the node listens on: dispynode's -p + 1)."""
+    host, _, port = node.partition(":")
+    return socket.gethostbyname(host), int(port or default_port) + 1
+
+
+def _free_port_pair() -> int:
+    """A port P with P and P + 1 free on the loopback (client and node ports)."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind((LOOPBACK, 0))
+            port = probe.getsockname()[1]
+        if all(_port_free(p) for p in (port, port + 1)):
+            return port
+    raise EngineError("no free port pair on the loopback")
+
+
+def _port_free(port: int) -> bool:
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        with socket.socket(socket.AF_INET, kind) as probe:
+            try:
+                probe.bind((LOOPBACK, port))
+            except OSError:
+                return False
+    return True
+
+
+def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str]:
+    """The command that starts dispynode (the script dispy installs beside python)."""
+    script = os.path.join(os.path.dirname(sys.executable), "dispynode.py")
+    return [sys.executable, script, "--cpus", str(cpus), "-i", host, "-p", str(port),
+            "--daemon", "--clean", "--dest_path_prefix", workdir]
+
+
+@contextlib.contextmanager
+def _local_node(cpus: int, port: int, workdir: str, config: Config) -> Iterator[None]:
+    """A private dispynode on the loopback, stopped (with its job processes) on exit."""
+    log = open(os.path.join(workdir, "dispynode.log"), "wb")
+    node = subprocess.Popen(dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")),
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        _wait_for_port(node, port + 1, config.node_start_timeout_seconds, log.name)
+        yield
+    finally:
+        stop_process_group(node)
+        log.close()
+
+
+def _wait_for_port(node: subprocess.Popen, port: int, timeout: float, log: str) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if node.poll() is not None:
+            with open(log, errors="replace") as fh:
+                raise EngineError(f"dispynode exited ({node.returncode}): {fh.read()[-2000:]}")
+        with socket.socket() as probe:
+            if probe.connect_ex((LOOPBACK, port)) == 0:
+                return
+        if time.monotonic() > deadline:
+            raise EngineError(f"dispynode did not listen on port {port} within {timeout:g} s")
+        time.sleep(POLL_SECONDS * 5)
+
+
+def stop_process_group(process: subprocess.Popen, grace_seconds: float = 5.0) -> None:
+    """SIGTERM a process started with start_new_session, then SIGKILL its group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace_seconds)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def make_engine(config: Config, workers: int, nodes: list[str] | None):
+    """In-process for `workers == 0` without nodes, else dispy."""
+    if workers == 0 and not nodes:
+        return InProcessEngine(config)
+    return DispyEngine(config, nodes=nodes, workers=max(1, workers))

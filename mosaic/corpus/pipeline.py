@@ -1,0 +1,279 @@
+"""`mosaic run`: scan -> validate -> deduplicate -> categorize -> write (SPEC 3.1-3.2, 3.8, 4).
+
+Every stage streams through the SQLite store (``OUT/store.sqlite``): workers
+return compact results per batch, the parent writes them to the store at
+once and forgets them. Deduplication and the outputs are queries over the
+store, sorted by file name, so the outputs do not depend on the number of
+workers, the order batches finish in, or on how many times the run was
+interrupted and resumed. The parent's memory is a few batches in flight plus
+one group or one archive's member names at a time, whatever the corpus size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from importlib.metadata import version
+from pathlib import Path
+
+from mosaic.config import Config
+from mosaic.corpus import dedup
+from mosaic.corpus.engine import evicted, make_engine
+from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, scan
+from mosaic.corpus.store import Store
+from mosaic.darshan.formats import LogError
+
+VALIDATE = "mosaic.corpus.pipeline:validate_log"
+CATEGORIZE = "mosaic.corpus.pipeline:categorize_log"
+# Settings that change how fast results come, never what they are.
+EXECUTION_ONLY = ("batch_size", "jobs_in_flight_per_cpu", "node_pulse_seconds",
+                  "node_start_timeout_seconds", "dispy_port")
+OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
+
+
+def results_hash(config: Config) -> str:
+    """Hash of the settings that change results (the store's validity tag)."""
+    defaults = Config()
+    return config.replace(**{name: getattr(defaults, name) for name in EXECUTION_ONLY}).hash()
+
+
+# ----- per-log tasks (run on workers) -----
+
+def _trace(ref: LogRef, config: Config):
+    from mosaic.trace import read_trace, trace_from_bytes
+
+    if ref.error:
+        raise LogError(*ref.error)
+    if ref.data is not None:
+        return trace_from_bytes(ref.data, ref.name, config)
+    trace = read_trace(ref.location, config)
+    trace.file = ref.name
+    return trace
+
+
+def _guarded(ref: LogRef, work) -> dict:
+    """`work()`, or an eviction: one bad log must never stop a batch."""
+    try:
+        return work()
+    except LogError as error:
+        return evicted(ref, error.reason, error.detail)
+    except Exception as error:  # noqa: BLE001 - reader or analysis bug met on odd bytes
+        return evicted(ref, "unreadable", f"{type(error).__name__}: {error}")
+
+
+def validate_log(ref: LogRef, config: Config) -> dict:
+    """The compact facts of one log that deduplication and the funnel need."""
+    def work() -> dict:
+        trace = _trace(ref, config)
+        if trace.partial and config.strict:
+            return evicted(ref, "partial", "a module ran out of record memory (--strict)")
+        job = trace.job
+        return {"file": ref.name, "location": ref.location, "archive": ref.archive,
+                "status": "ok", "group_key": trace.group_key(config.group_by),
+                "uid": int(job["uid"]), "job_id": str(job["job_id"]),
+                "application": job["application"], "start": job.get("start"),
+                "total_bytes": trace.total_bytes, "run_time": trace.run_time,
+                "partial": bool(trace.partial), "dropped_records": int(trace.dropped_records)}
+    return _guarded(ref, work)
+
+
+def categorize_log(ref: LogRef, config: Config) -> dict:
+    """The SPEC 4 object of one log (its group is filled in by the parent)."""
+    from mosaic.analysis.categorize import categorize_trace
+
+    return _guarded(ref, lambda: categorize_trace(_trace(ref, config), config))
+
+
+# ----- orchestration (parent) -----
+
+def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1,
+        nodes: list[str] | None = None, ship_bytes: bool = False, quiet: bool = True) -> dict:
+    """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
+
+    Rerunning the same command resumes: logs already validated or
+    categorized under the same results hash are not processed again.
+    """
+    inputs = [str(path) for path in inputs]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    counts = ScanCounts()
+    with Store(out / "store.sqlite") as store, make_engine(config, workers, nodes) as engine:
+        store.begin_run(results_hash(config))
+        timings["start"] = _lap(clock)
+        total = count_log_files(inputs) if _show_progress(quiet) else None
+        refs = scan(inputs, counts, ship_bytes)
+        _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size)),
+                store.save_facts, "validate", total, quiet)
+        timings["scan_validate"] = _lap(clock, timings)
+        store.save_groups(list(dedup.groups(store.runs_by_group())))
+        timings["dedup"] = _lap(clock, timings)
+        done = store.funnel_counts()
+        total = done["valid" if config.all_runs else "groups"] - done["categorized"]
+        targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes), config.batch_size)
+        _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
+        timings["categorize"] = _lap(clock, timings)
+        summary = write_outputs(store, out, config, counts, timings)
+        store.publish()
+        timings["write"] = _lap(clock, timings)
+    timings["total"] = time.perf_counter() - clock
+    timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
+    timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
+    _write_json(out / "summary.json", summary)
+    return summary
+
+
+def _lap(clock: float, timings: dict | None = None) -> float:
+    """Seconds since `clock` not yet attributed to an earlier stage."""
+    return time.perf_counter() - clock - sum((timings or {}).values())
+
+
+def _batches(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _new_batches(refs: Iterable[LogRef], store: Store, size: int) -> Iterator[list[LogRef]]:
+    """Batches of scanned logs not yet validated under this results hash."""
+    for batch in _batches(refs, size):
+        done = store.mark_seen([ref.name for ref in batch])
+        fresh = [ref for ref in batch if ref.name not in done]
+        if fresh:
+            yield fresh
+
+
+def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool) -> Iterator[LogRef]:
+    """Logs to categorize; members of one archive are read in one pass over it."""
+    from mosaic.darshan.archive import iter_archive
+
+    rows = store.to_categorize(all_runs)
+    for archive, members in itertools.groupby(rows, key=lambda row: row["archive"]):
+        if archive is None:
+            for row in members:
+                yield LogRef(row["file"], row["location"],
+                             _read_file(row["location"]) if ship_bytes else None)
+            continue
+        wanted = {row["location"][len(archive) + 1:]: row["file"] for row in members}
+        try:
+            for member, data in iter_archive(archive):
+                if member in wanted:
+                    name = wanted.pop(member)
+                    yield LogRef(name, f"{archive}/{member}", data, archive=archive)
+        except LogError as error:
+            detail = error.detail
+        else:
+            detail = "member no longer in the archive"
+        for member, name in wanted.items():
+            yield LogRef(name, f"{archive}/{member}", archive=archive,
+                         error=("unreadable", detail))
+
+
+def _read_file(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def _show_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
+def _stream(results: Iterator[list[dict]], save, stage: str, total: int | None,
+            quiet: bool) -> None:
+    """Save each batch of results as it arrives; show progress on a terminal."""
+    from tqdm import tqdm
+
+    evictions = 0
+    with tqdm(total=total, desc=stage, unit="log", disable=not _show_progress(quiet),
+              dynamic_ncols=True) as bar:
+        for batch in results:
+            save(batch)
+            evictions += sum(result["status"] != "ok" for result in batch)
+            bar.update(len(batch))
+            bar.set_postfix(evicted=evictions, refresh=False)
+
+
+def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
+                  timings: dict) -> dict:
+    """Write traces.jsonl and evicted.jsonl (sorted by file); return the summary.
+
+    `timings` is placed in the summary as is, so the caller can complete it.
+    """
+    from mosaic.corpus.stats import CorpusStats, stability_summary
+
+    shares = _stability(store) if config.all_runs else None
+    stats = CorpusStats()
+    with open(out / "traces.jsonl", "w") as fh:
+        for row in store.categorized(config.all_runs):
+            trace = json.loads(row["result"])
+            representative = bool(row["representative"])
+            trace["group"] = {"key": row["group_key"], "runs": row["runs"],
+                              "representative": representative}
+            if shares is not None:
+                trace["group"]["same_as_representative"] = shares.get(row["group_key"])
+            fh.write(json.dumps(trace) + "\n")
+            weight_all = 1 if config.all_runs else row["runs"]
+            stats.add(trace["categories"], float(representative), float(weight_all))
+    evicted_at = {"validate": Counter(), "categorize": Counter()}
+    with open(out / "evicted.jsonl", "w") as fh:
+        for row in store.evicted():
+            fh.write(json.dumps({"file": row["file"], "reason": row["reason"],
+                                 "detail": row["detail"]}) + "\n")
+            evicted_at["categorize" if row["stage"] == "categorize" else "validate"][
+                row["reason"]] += 1
+    funnel = {"files_seen": counts.files_seen, "skipped_files": counts.skipped_files,
+              "logs": counts.logs, "evicted": dict(sorted(evicted_at["validate"].items())),
+              "evicted_total": sum(evicted_at["validate"].values())}
+    funnel.update(store.funnel_counts())
+    funnel["categorize_evicted"] = dict(sorted(evicted_at["categorize"].items()))
+    return {"funnel": funnel, **stats.to_dict(),
+            "stability": stability_summary(shares.values()) if shares is not None else None,
+            "timings": timings, "config": config.to_dict(), "config_hash": config.hash(),
+            "mosaic_version": version("mosaic-io")}
+
+
+def _stability(store: Store) -> dict[str, float]:
+    """Per group: share of its categorized runs whose categories equal the representative's."""
+    shares = {}
+    for key, rows in itertools.groupby(store.categories_by_group(), key=lambda r: r["group_key"]):
+        rows = list(rows)
+        reference = [set(json.loads(r["categories"])) for r in rows if r["representative"]]
+        if reference:
+            same = sum(set(json.loads(r["categories"])) == reference[0] for r in rows)
+            shares[key] = same / len(rows)
+    return shares
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def one_screen(summary: dict, out: str | Path, top: int = 12) -> str:
+    """The end-of-run summary for a terminal: funnel, most frequent categories, speed."""
+    funnel, timings = summary["funnel"], summary["timings"]
+    single = summary["distributions"]["single_run"]
+    lines = [
+        f"files seen {funnel['files_seen']}  (skipped {funnel['skipped_files']})   "
+        f"logs {funnel['logs']}   evicted {funnel['evicted_total']}   valid {funnel['valid']}"
+        f"  (partial {funnel['partial']})",
+        f"groups {funnel['groups']}   categorized {funnel['categorized']}",
+    ]
+    reasons = {**funnel["evicted"], **{f"{k} (categorize)": v
+                                       for k, v in funnel["categorize_evicted"].items()}}
+    if reasons:
+        lines.append("evicted: " + ", ".join(f"{k} {v}" for k, v in reasons.items()))
+    traces = single["traces"] or 1
+    ranked = sorted(single["counts"].items(), key=lambda kv: -kv[1])[:top]
+    lines.append("categories (single run): " + ", ".join(
+        f"{label} {count / traces:.0%}" for label, count in ranked if count))
+    if summary["stability"]:
+        lines.append(f"runs like their representative: mean {summary['stability']['mean']:.0%}")
+    lines.append(f"{timings['total']:.1f} s, {timings['logs_per_second']:.0f} logs/s  ->  {out}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,297 @@
+"""SQLite results store: what a batch run has done, and lookups for schedulers.
+
+Two kinds of tables live in one file (stdlib sqlite3, WAL journal so that the
+HTTP service can read while a batch run writes):
+
+* resume tables, private to ``mosaic run``: ``logs`` (validation facts of
+  every log, its group and whether it represents it) and ``results``
+  (categorization of each categorized log). Both belong to one results hash
+  (the configuration minus execution-only settings): opening a run with
+  another hash empties them, so a changed threshold never mixes results.
+* lookup tables, the scheduler API: ``applications`` (one row per group: the
+  representative's categories, run count, last seen) and ``jobs`` (every
+  valid run and its group). A batch run fills them at its end; the service
+  adds single results with :meth:`Store.record`.
+
+Public API (used by ``mosaic/service.py``)::
+
+    store = Store("OUT/store.sqlite")
+    store.application(uid, app)  -> dict | None
+    store.job(job_id)            -> list[dict]
+    store.record(result)         # one SPEC 4 trace object posted by a scheduler
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from mosaic.corpus.dedup import Group, Run, heaviness
+from mosaic.trace import group_key as job_group_key
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS logs (
+    file TEXT PRIMARY KEY, location TEXT, archive TEXT, seen INTEGER,
+    status TEXT, reason TEXT, detail TEXT,
+    group_key TEXT, uid INTEGER, job_id TEXT, application TEXT, start TEXT,
+    total_bytes REAL, run_time REAL, partial INTEGER, dropped_records INTEGER,
+    runs INTEGER, representative INTEGER);
+CREATE INDEX IF NOT EXISTS logs_by_group ON logs (group_key);
+CREATE TABLE IF NOT EXISTS results (
+    file TEXT PRIMARY KEY, status TEXT, reason TEXT, detail TEXT,
+    categories TEXT, result TEXT);
+CREATE TABLE IF NOT EXISTS applications (
+    group_key TEXT PRIMARY KEY, uid INTEGER, application TEXT, runs INTEGER,
+    last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
+    categories TEXT);
+CREATE TABLE IF NOT EXISTS jobs (
+    file TEXT PRIMARY KEY, job_id TEXT, group_key TEXT, categories TEXT);
+CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
+"""
+
+FACT_COLUMNS = ("file", "location", "archive", "status", "reason", "detail", "group_key",
+                "uid", "job_id", "application", "start", "total_bytes", "run_time",
+                "partial", "dropped_records")
+
+
+class Store:
+    """One SQLite file; safe to share between threads (one lock) and processes (WAL)."""
+
+    def __init__(self, path: str | Path, busy_timeout_seconds: float = 30.0) -> None:
+        self.path = Path(path)
+        self._db = sqlite3.connect(self.path, timeout=busy_timeout_seconds,
+                                   check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        # Streams read through their own connection: a WAL snapshot unaffected
+        # by the writes the caller makes while consuming them.
+        self._reader = sqlite3.connect(self.path, timeout=busy_timeout_seconds,
+                                       check_same_thread=False, isolation_level=None)
+        self._reader.row_factory = sqlite3.Row
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
+            self._db.executescript(SCHEMA)
+        self.run_id = 0
+
+    def close(self) -> None:
+        self._reader.close()
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _write(self, sql: str, rows: Iterable | None = None) -> None:
+        """One statement (or one per row) in one transaction."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                if rows is None:
+                    self._db.execute(sql)
+                else:
+                    self._db.executemany(sql, rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def _rows(self, sql: str, args: tuple = ()) -> Iterator[sqlite3.Row]:
+        """Stream rows from the reader connection."""
+        yield from self._reader.execute(sql, args)
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # ----- resume tables (mosaic run) -----
+
+    def begin_run(self, results_hash: str) -> int:
+        """Start a run: drop results of another configuration; return the run id."""
+        if self._meta("results_hash") != results_hash:
+            self._write("DELETE FROM logs")
+            self._write("DELETE FROM results")
+        self.run_id = int(self._meta("run") or 0) + 1
+        self._write("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [("results_hash", results_hash), ("run", str(self.run_id))])
+        return self.run_id
+
+    def mark_seen(self, files: list[str]) -> set[str]:
+        """Flag `files` as part of this run; return those already validated."""
+        self._write("UPDATE logs SET seen = ? WHERE file = ?", [(self.run_id, f) for f in files])
+        marks = ",".join("?" * len(files))
+        return {row[0] for row in self._db.execute(
+            f"SELECT file FROM logs WHERE file IN ({marks})", files)}
+
+    def save_facts(self, facts: Iterable[dict]) -> None:
+        """Validation facts of one batch (see pipeline.validate_log for the keys)."""
+        columns = ",".join(FACT_COLUMNS)
+        rows = [tuple(fact.get(c) for c in FACT_COLUMNS) + (self.run_id,) for fact in facts]
+        self._write(f"INSERT OR REPLACE INTO logs ({columns}, seen) "
+                    f"VALUES ({','.join('?' * (len(FACT_COLUMNS) + 1))})", rows)
+
+    def runs_by_group(self) -> Iterator[Run]:
+        """Valid logs of this run, clustered by group key (dedup input)."""
+        for row in self._rows("SELECT file, group_key, total_bytes, run_time FROM logs "
+                              "WHERE seen = ? AND status = 'ok' ORDER BY group_key",
+                              (self.run_id,)):
+            yield Run(*row)
+
+    def save_groups(self, groups: Iterable[Group]) -> None:
+        """Record each group's size and representative on its logs."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            for group in groups:
+                self._db.execute("UPDATE logs SET runs = ?, representative = (file = ?) "
+                                 "WHERE group_key = ? AND seen = ? AND status = 'ok'",
+                                 (group.runs, group.representative, group.key, self.run_id))
+            self._db.execute("COMMIT")
+
+    def to_categorize(self, all_runs: bool) -> Iterator[sqlite3.Row]:
+        """(file, location, archive) still to categorize, archive members together."""
+        which = "" if all_runs else "AND l.representative = 1"
+        yield from self._rows(
+            "SELECT l.file, l.location, l.archive FROM logs l LEFT JOIN results r USING (file) "
+            f"WHERE l.seen = ? AND l.status = 'ok' {which} AND r.file IS NULL "
+            "ORDER BY l.archive, l.file", (self.run_id,))
+
+    def save_results(self, results: Iterable[dict]) -> None:
+        """Categorization results (SPEC 4 objects, or evicted ones) of one batch."""
+        rows = [(r["file"], r["status"], r.get("reason"), r.get("detail"),
+                 json.dumps(r.get("categories")), json.dumps(r, sort_keys=True))
+                for r in results]
+        self._write("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def categorized(self, all_runs: bool) -> Iterator[sqlite3.Row]:
+        """Categorized traces of this run sorted by file, with their group facts."""
+        which = "" if all_runs else "AND l.representative = 1"
+        yield from self._rows(
+            "SELECT r.result, r.categories, l.group_key, l.runs, l.representative "
+            "FROM results r JOIN logs l USING (file) "
+            f"WHERE l.seen = ? AND r.status = 'ok' {which} ORDER BY l.file", (self.run_id,))
+
+    def categories_by_group(self) -> Iterator[sqlite3.Row]:
+        """(group_key, representative, categories) of categorized runs, by group."""
+        yield from self._rows(
+            "SELECT l.group_key, l.representative, r.categories FROM results r "
+            "JOIN logs l USING (file) WHERE l.seen = ? AND r.status = 'ok' "
+            "ORDER BY l.group_key", (self.run_id,))
+
+    def evicted(self) -> Iterator[sqlite3.Row]:
+        """(file, reason, detail, stage) of every log of this run evicted, by file."""
+        yield from self._rows(
+            "SELECT l.file, coalesce(r.reason, l.reason) AS reason, "
+            "coalesce(r.detail, l.detail) AS detail, CASE l.status WHEN 'ok' "
+            "THEN 'categorize' ELSE 'validate' END AS stage "
+            "FROM logs l LEFT JOIN results r USING (file) "
+            "WHERE l.seen = ? AND (l.status = 'evicted' OR r.status = 'evicted') ORDER BY l.file",
+            (self.run_id,))
+
+    def funnel_counts(self) -> dict:
+        """Counts of this run: valid, partial, groups, categorized."""
+        row = self._db.execute(
+            "SELECT count(*), coalesce(sum(partial), 0), count(DISTINCT group_key) "
+            "FROM logs WHERE seen = ? AND status = 'ok'", (self.run_id,)).fetchone()
+        categorized = self._db.execute(
+            "SELECT count(*) FROM results r JOIN logs l USING (file) "
+            "WHERE l.seen = ? AND r.status = 'ok'", (self.run_id,)).fetchone()[0]
+        return {"valid": row[0], "partial": row[1], "groups": row[2], "categorized": categorized}
+
+    def publish(self) -> None:
+        """Fill the lookup tables from this run's groups and results."""
+        run = [(self.run_id,)]
+        self._write(
+            "INSERT OR REPLACE INTO jobs SELECT l.file, l.job_id, l.group_key, r.categories "
+            "FROM logs l LEFT JOIN results r ON r.file = l.file AND r.status = 'ok' "
+            "WHERE l.seen = ? AND l.status = 'ok'", run)
+        self._write(
+            "INSERT OR REPLACE INTO applications SELECT l.group_key, l.uid, l.application, "
+            "l.runs, (SELECT max(start) FROM logs m WHERE m.group_key = l.group_key "
+            "AND m.seen = l.seen AND m.status = 'ok'), l.file, l.total_bytes, l.run_time, "
+            "r.categories FROM logs l JOIN results r ON r.file = l.file AND r.status = 'ok' "
+            "WHERE l.seen = ? AND l.representative = 1", run)
+
+    # ----- lookup API (scheduler service) -----
+
+    def application(self, uid: int, app: str) -> dict | None:
+        """The group of (uid, app): its representative's categories, runs, last seen.
+
+        `app` is the executable (or the whole command line if the run grouped
+        by command line). None if the store has never seen it.
+        """
+        with self._lock:
+            row = self._db.execute("SELECT * FROM applications WHERE group_key = ?",
+                                   (f"{uid}:{app}",)).fetchone()
+        return _application(row) if row else None
+
+    def job(self, job_id: str) -> list[dict]:
+        """Every stored run of a job id (one per log), with its group's categories."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT j.file, j.job_id, j.group_key, j.categories AS own, a.* FROM jobs j "
+                "LEFT JOIN applications a USING (group_key) WHERE j.job_id = ? ORDER BY j.file",
+                (str(job_id),)).fetchall()
+        return [{"file": row["file"], "job_id": row["job_id"],
+                 "categories": json.loads(row["own"]) if row["own"] else None,
+                 "application": _application(row) if row["runs"] is not None else None}
+                for row in rows]
+
+    def record(self, result: dict) -> None:
+        """Store one categorized trace (SPEC 4 object) posted after a job ended.
+
+        Its group's run count grows by one (a file already recorded is not
+        counted twice), last seen moves forward, and it becomes the
+        representative if it is heavier (SPEC 3.2 order).
+        """
+        job = result["job"]
+        key = result.get("group", {}).get("key") or job_group_key(job)
+        run = Run(result["file"], key, _total_bytes(result), float(job["run_time"]))
+        categories = json.dumps(result.get("categories"))
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?",
+                                         (run.file,)).fetchone()
+                self._db.execute("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
+                                 (run.file, str(job["job_id"]), key, categories))
+                row = self._db.execute("SELECT * FROM applications WHERE group_key = ?",
+                                       (key,)).fetchone()
+                if row is None:
+                    self._db.execute(
+                        "INSERT INTO applications VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                        (key, job["uid"], job["application"], job.get("start"), run.file,
+                         run.total_bytes, run.run_time, categories))
+                else:
+                    current = Run(row["representative"], key, row["total_bytes"], row["run_time"])
+                    heavier = heaviness(run) < heaviness(current)
+                    self._db.execute(
+                        "UPDATE applications SET runs = runs + ?, last_seen = max(coalesce("
+                        "last_seen, ''), coalesce(?, '')) WHERE group_key = ?",
+                        (0 if known else 1, job.get("start"), key))
+                    if heavier or row["representative"] == run.file:
+                        self._db.execute(
+                            "UPDATE applications SET representative = ?, total_bytes = ?, "
+                            "run_time = ?, categories = ? WHERE group_key = ?",
+                            (run.file, run.total_bytes, run.run_time, categories, key))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+
+def _total_bytes(result: dict) -> float:
+    return float(result.get("read", {}).get("bytes", 0)) + float(
+        result.get("write", {}).get("bytes", 0))
+
+
+def _application(row: sqlite3.Row) -> dict:
+    return {"group_key": row["group_key"], "uid": row["uid"], "application": row["application"],
+            "categories": json.loads(row["categories"]) if row["categories"] else None,
+            "runs": row["runs"], "last_seen": row["last_seen"],
+            "representative": row["representative"]}
