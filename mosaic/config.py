@@ -57,6 +57,7 @@ class Config:
     fft_bins_per_operation: float = 4.0  # bins across the shortest operation
     fft_score_smoothing: float = 0.1  # score smooths over this share of the period
     fft_min_significance: float = 2.5  # score must beat chance by this many sigmas
+    fft_oversampling: int = 2  # spectrum points per frequency bin (zero padding)
     verdict_fft_min_score: float = 0.5  # FFT-only periodicity needs this score
     verdict_rule: str = "meanshift_or_fft"  # chosen by measured accuracy (docs/)
 
@@ -82,6 +83,15 @@ class Config:
     # --- execution (SPEC 5) ---
     trace_timeout_seconds: float = 60.0
     batch_size: int = 256
+    jobs_in_flight_per_cpu: int = 2  # dispy jobs queued per node CPU (bounds parent memory)
+    node_pulse_seconds: float = 1.0  # a node silent for 5 pulses is dead; its jobs move on
+    node_start_timeout_seconds: float = 60.0  # wait this long for dispy nodes to join
+    dispy_port: int = 9700  # dispynode's -p (dispy's default); a local node picks a free one
+
+    # --- scheduler service (mosaic serve) ---
+    service_max_request_bytes: int = 64 << 20  # larger bodies get 413, checked while reading
+    service_latency_buckets: tuple[float, ...] = (  # /metrics histogram bounds, seconds
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0)
 
     # --- synthetic ground truth (mosaic synth) ---
     truth_margin: float = 0.1  # assert a rule's outcome only this far (relative) from its threshold
