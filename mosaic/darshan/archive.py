@@ -14,6 +14,7 @@ from mosaic.darshan.formats import MAX_LOG_BYTES, LogError
 
 LOG_SUFFIXES = (".darshan", ".darshan.gz", ".darshan.bz2")
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
+DRAIN_CHUNK = 1 << 16
 # What tarfile and the decompressors raise on a damaged archive.
 _ARCHIVE_ERRORS = (tarfile.TarError, EOFError, OSError, ValueError)
 
@@ -32,7 +33,24 @@ def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
     fh = tar.extractfile(member)
     if fh is None:
         raise LogError("unreadable", f"member {member.name} is not a regular file")
-    return fh.read()
+    data = fh.read()
+    if len(data) != member.size:
+        raise LogError("unreadable", f"archive ends inside member {member.name}")
+    return data
+
+
+def _check_stream_end(tar: tarfile.TarFile) -> None:
+    """tarfile stops quietly when a compressed archive is cut short; notice it.
+
+    Drains what follows the end-of-archive blocks, then asks the stream's
+    decompressor (tarfile's ``_Stream.cmp``) whether it saw the end marker.
+    """
+    stream = tar.fileobj
+    while stream.read(DRAIN_CHUNK):
+        pass
+    decompressor = getattr(stream, "cmp", None)
+    if getattr(decompressor, "eof", True) is False:
+        raise LogError("unreadable", "compressed archive ends early")
 
 
 def iter_archive(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
@@ -45,6 +63,7 @@ def iter_archive(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
             for member in tar:
                 if member.isfile() and is_log_name(member.name):
                     yield member.name, _member_bytes(tar, member)
+            _check_stream_end(tar)
     except _ARCHIVE_ERRORS as exc:
         raise LogError("unreadable", f"damaged archive {path}: {exc}") from None
 

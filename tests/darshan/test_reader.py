@@ -1,0 +1,259 @@
+"""Reader edge cases on hand-built logs: formats, byte orders, compressions, bad input."""
+
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from handmade import (  # noqa: E402
+    dxt_record, job_region, posix_v4, record, v3_log,
+)
+
+from mosaic.darshan import formats as F  # noqa: E402
+from mosaic.darshan import reader  # noqa: E402
+from mosaic.darshan.formats import LogError  # noqa: E402
+from mosaic.darshan.reader import inflate, read_log  # noqa: E402
+
+NAMES = {11: "/scratch/a.dat", 22: "/scratch/b.dat", 33: "<STDOUT>"}
+
+
+def simple(version="3.41", e="<", comp=0, streams=1, **kw):
+    posix = [posix_v4(11, 0, opens=2, bytes_read=100, times={"read_start": 1.0, "read_end": 2.0}, e=e),
+             posix_v4(22, -1, opens=4, bytes_written=4096, e=e)]
+    if version < "3.20" and version >= "3.10":
+        posix = [record("POSIX", 3, 11, 0, {0: 2, 9: 100}, {1: 1.0, 5: 2.0}, e),
+                 record("POSIX", 3, 22, -1, {0: 4, 10: 4096}, {}, e)]
+    modules = {"POSIX": (4 if version >= "3.20" else 3, posix),
+               "STDIO": (2, [record("STDIO", 2, 33, 0, {0: 1, 6: 10}, {}, e)])}
+    return v3_log(version, e=e, comp=comp, names=NAMES, modules=modules,
+                  job=kw.pop("job", None) or job_region(version, e=e), streams=streams, **kw)
+
+
+def raises(data, reason):
+    with pytest.raises(LogError) as err:
+        read_log(data)
+    assert err.value.reason == reason, err.value.detail
+    return err.value
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.21", "3.41"])
+@pytest.mark.parametrize("e", ["<", ">"])
+@pytest.mark.parametrize("comp", [0, 1, 2])
+def test_formats_byte_orders_compressions(version, e, comp):
+    log = read_log(simple(version, e, comp, streams=2))
+    assert log.job.version == version
+    assert (log.job.uid, log.job.job_id, log.job.nprocs) == (1000, 42, 4)
+    assert log.job.cmdline == "/bin/app -x 1"
+    assert log.job.mounts == [("/scratch", "lustre"), ("/", "ext4")]
+    assert log.job.metadata == {"lib_ver": "3.4.1", "h": "romio"}
+    assert log.job.run_time == (100.0 if version == "3.41" else 101.0)
+    assert log.names == NAMES
+    posix = log.modules[F.POSIX]
+    order = np.argsort(posix.ids)  # streams interleave records
+    c = posix.canonical()
+    assert posix.ids[order].tolist() == [11, 22]
+    assert posix.ranks[order].tolist() == [0, -1]
+    assert c["opens"][order].tolist() == [2, 4]
+    assert c["bytes_read"][order].tolist() == [100, 0]
+    assert c["bytes_written"][order].tolist() == [0, 4096]
+    assert c["read_start"][order].tolist() == [1.0, 0.0]
+    stdio = log.modules[F.STDIO].canonical()  # stored id shifts by format
+    assert stdio["opens"].tolist() == [1] and stdio["bytes_written"].tolist() == [10]
+    assert log.present_modules == (F.POSIX, F.STDIO)
+
+
+def test_format_300_names_have_a_length_prefix():
+    posix = record("POSIX", 1, 11, 0, {0: 1, 13: 7, 14: 9}, {0: 0.5, 5: 3.0})
+    log = read_log(v3_log("3.00", names={11: "/scratch/x"}, modules={"POSIX": (1, [posix])}))
+    c = log.modules[F.POSIX].canonical()
+    assert log.names == {11: "/scratch/x"}
+    assert (c["bytes_read"][0], c["bytes_written"][0]) == (7, 9)
+    assert (c["open_start"][0], c["open_end"][0], c["close_end"][0]) == (0.5, 0.5, 3.0)
+
+
+def test_nanoseconds_in_341_run_time():
+    job = job_region("3.41", start=100, end=100, start_nsec=250_000_000, end_nsec=750_000_000)
+    assert read_log(simple(job=job)).job.run_time == pytest.approx(0.5)
+
+
+def test_first_non_empty_name_wins_across_streams():
+    raw = b"".join(struct.pack("<Q", 11) + n + b"\0" for n in (b"", b"/a", b"/b"))
+    assert reader._parse_names(raw, reader._Header(simple())) == {11: "/a"}
+
+
+def test_record_without_a_name_is_kept():
+    log = read_log(v3_log("3.41", names={11: "/a"}, modules={"POSIX": (4, [posix_v4(11), posix_v4(99)])}))
+    assert log.modules[F.POSIX].ids.tolist() == [11, 99]
+    assert 99 not in log.names
+
+
+def test_partial_bits_map_to_current_module_ids():
+    log = read_log(simple("3.21", partial_bits=1 << 8))  # stored STDIO of 3.21
+    assert log.job.partial and log.partial_modules == (F.STDIO,)
+    log = read_log(simple("3.41", e=">", partial_bits=1 << 1))
+    assert log.partial_modules == (F.POSIX,)
+    assert not read_log(simple()).job.partial
+
+
+def test_dxt_segments_writes_then_reads():
+    dxt = [dxt_record(11, 0, [(0, 10, 1.0, 1.5), (10, 10, 2.0, 2.5)], [(0, 5, 3.0, 3.25)]),
+           dxt_record(22, 1, [], [(0, 7, 4.0, 4.5)])]
+    log = read_log(v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix_v4(11)]),
+                                                        "DXT_POSIX": (1, dxt)}))
+    d = log.dxt_posix
+    assert d.ids.tolist() == [11, 11, 11, 22]
+    assert d.ranks.tolist() == [0, 0, 0, 1]
+    assert d.is_write.tolist() == [True, True, False, False]
+    assert d.lengths.tolist() == [10, 10, 5, 7]
+    assert d.starts.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_dxt_only_log_has_io():
+    dxt = [dxt_record(11, 0, [(0, 10, 1.0, 1.5)], [])]
+    log = read_log(v3_log("3.21", names=NAMES, modules={"DXT_POSIX": (1, dxt)}))
+    assert log.modules == {} and len(log.dxt_posix.ids) == 1
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_empty_and_random_bytes():
+    raises(b"", "unreadable")
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        data = rng.bytes(int(rng.integers(1, 3000)))
+        if data[:1] not in (b"2", b"3", b"\x1f", b"B"):
+            raises(data, "unreadable")
+
+
+def test_bad_magic_and_versions():
+    data = bytearray(simple())
+    data[8:16] = b"\0" * 8
+    raises(bytes(data), "unreadable")
+    raises(b"3.99".ljust(2000, b"\0"), "unsupported_version")
+    raises(b"2.04".ljust(5000, b"\0"), "unsupported_version")
+    raises(b"3.41", "truncated")  # header cut short
+
+
+def test_unknown_module_version_is_unsupported():
+    data = v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix_v4(11)])})
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, 1072 + 4 * 1, 9)  # mod_ver[POSIX] = 9
+    raises(bytes(bad), "unsupported_version")
+    struct.pack_into("<I", bad, 1072 + 4 * 1, 0)
+    raises(bytes(bad), "unsupported_version")
+
+
+def test_region_past_end_of_file_is_truncated():
+    data = simple()
+    raises(data[:-10], "truncated")
+    raises(data[:1328], "truncated")  # header only: no job region
+    bad = bytearray(data)
+    struct.pack_into("<QQ", bad, 48 + 16 * 1, 2**63, 2**63)  # absurd POSIX map
+    raises(bytes(bad), "truncated")
+
+
+def test_region_inside_header_is_unreadable():
+    bad = bytearray(simple())
+    struct.pack_into("<QQ", bad, 48 + 16 * 1, 8, 16)
+    raises(bytes(bad), "unreadable")
+
+
+def test_corrupt_stream():
+    data = bytearray(simple())
+    off, n = struct.unpack_from("<QQ", data, 48 + 16 * 1)
+    data[off + 2:off + 6] = b"\xff\xff\xff\xff"
+    raises(bytes(data), "corrupt_stream")
+
+
+def test_unknown_compression_type():
+    data = bytearray(simple())
+    data[16] = 7
+    raises(bytes(data), "unreadable")
+
+
+def test_records_not_a_whole_number():
+    posix = posix_v4(11)[:-8]
+    raises(v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix])}), "corrupt_stream")
+
+
+def test_dxt_counts_beyond_region():
+    bad = dxt_record(11, 0, [(0, 10, 1.0, 1.5)], [])[:-8]
+    raises(v3_log("3.41", names=NAMES, modules={"DXT_POSIX": (1, [bad])}), "corrupt_stream")
+    neg = dxt_record(11, 0, [], [])[:-16] + struct.pack("<qq", -1, 0)
+    raises(v3_log("3.41", names=NAMES, modules={"DXT_POSIX": (1, [neg])}), "corrupt_stream")
+
+
+def test_names_cut_short():
+    raw = struct.pack("<Q", 11) + b"/no/terminator"
+    with pytest.raises(LogError) as err:
+        reader._parse_names(raw, reader._Header(simple()))
+    assert err.value.reason == "corrupt_stream"
+
+
+@pytest.mark.parametrize("job_kw, detail", [
+    (dict(start=200, end=100), "before it starts"),
+    (dict(nprocs=0), "nprocs"),
+    (dict(start=100, end=100), "run time"),  # 3.41 run time = end - start = 0
+])
+def test_bad_job(job_kw, detail):
+    assert detail in raises(simple(job=job_region("3.41", **job_kw)), "bad_job").detail
+
+
+def test_same_second_is_a_one_second_job_before_341():
+    assert read_log(simple("3.21", job=job_region("3.21", start=5, end=5))).job.run_time == 1.0
+
+
+def test_job_region_shorter_than_the_job_struct():
+    raises(simple(job=b"\0" * 100), "bad_job")
+
+
+def test_no_io_modules():
+    mpiio = record("MPIIO", 3, 11, 0)
+    raises(v3_log("3.41", names=NAMES, modules={"MPIIO": (3, [mpiio])}), "no_io_modules")
+    raises(v3_log("3.41"), "no_io_modules")
+
+
+def test_decompression_is_capped(monkeypatch):
+    bomb = zlib.compress(b"\0" * 1_000_000)
+    assert len(inflate(bomb, F.COMP_ZLIB, 1_000_000)) == 1_000_000
+    with pytest.raises(LogError) as err:
+        inflate(bomb, F.COMP_ZLIB, 999_999)
+    assert err.value.reason == "corrupt_stream"
+    monkeypatch.setattr(F, "MAX_INFLATED_BYTES", 2000)  # the job region alone is ~1.1 kB
+    raises(simple(), "corrupt_stream")
+
+
+def test_inflate_many_streams_and_early_end():
+    streams = b"".join(zlib.compress(bytes([i % 256]) * 3000) for i in range(300))
+    out = inflate(streams, F.COMP_ZLIB, 10**7)
+    assert len(out) == 900_000 and out[-1] == 299 % 256 and out[3000] == 1
+    with pytest.raises(LogError):
+        inflate(streams[:-3], F.COMP_ZLIB, 10**7)
+
+
+def test_gzip_wrapping_garbage_and_a_3x_log():
+    import gzip
+    raises(gzip.compress(b"hello world"), "unreadable")
+    raises(gzip.compress(b"x" * 100)[:-5], "corrupt_stream")
+    assert read_log(gzip.compress(simple())).job.version == "3.41"
+
+
+def test_paths_and_missing_files(tmp_path):
+    p = tmp_path / "x.darshan"
+    p.write_bytes(simple())
+    assert read_log(p).job.nprocs == 4
+    assert read_log(str(p)).job.nprocs == 4
+    raises(str(tmp_path / "missing.darshan"), "unreadable")
+
+
+def test_internal_errors_become_log_errors(monkeypatch):
+    def broken(*_):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(reader, "_read_v3", broken)
+    err = raises(simple(), "unreadable")
+    assert err.detail.startswith("internal error")
