@@ -113,10 +113,10 @@ def record_id(path: str) -> int:
 # --------------------------------------------------------------------------- 3.x
 
 
-def _compress(raw_parts: list[bytes], compression: str) -> bytes:
+def _compress(raw_parts: list[bytes], compression: str, level: int = ZLIB_LEVEL) -> bytes:
     """One independently compressed stream per part, concatenated."""
     if compression == "zlib":
-        return b"".join(zlib.compress(p, ZLIB_LEVEL) for p in raw_parts)
+        return b"".join(zlib.compress(p, level) for p in raw_parts)
     if compression == "bzip2":
         return b"".join(bz2.compress(p) for p in raw_parts)
     return b"".join(raw_parts)
@@ -189,7 +189,7 @@ def _dxt_parts(dxt: F.DxtSegments, n_streams: int, e: str) -> list[bytes]:
 
 def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False,
               compression: str = "zlib", streams_per_region: int = 1,
-              partial: bool | None = None) -> bytes:
+              partial: bool | None = None, level: int = ZLIB_LEVEL) -> bytes:
     """Serialize ``log`` as a Darshan 3.x log; returns the file's bytes.
 
     ``log.modules`` holds POSIX / MPI-IO / STDIO records with the module
@@ -199,6 +199,7 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
     ``log.names``. ``streams_per_region`` > 1 splits names and records (by
     rank) into that many compressed streams. ``partial`` (default:
     ``log.job.partial``) sets the partial bit of the first module written.
+    ``level``: zlib level (6, the runtime's, by default; 1 is faster).
     """
     if version not in WRITABLE_VERSIONS:
         raise ValueError(f"cannot write format {version!r}; choose from {WRITABLE_VERSIONS}")
@@ -218,14 +219,15 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
         if len(mod.ids):
             regions.append((F.stored_module_id(version, mid), mod.version,
                             _compress(_module_parts(mod, streams_per_region, big_endian),
-                                      compression)))
+                                      compression, level)))
     if log.dxt_posix is not None and len(log.dxt_posix.ids):
         regions.append((F.stored_module_id(version, F.DXT_POSIX), DXT_POSIX_VERSION,
-                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, e), compression)))
+                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, e), compression,
+                                  level)))
     regions.sort()
 
-    job = _compress([_job_region(log.job, version, e)], compression)
-    names = _compress(_name_parts(log.names, streams_per_region, e), compression) \
+    job = _compress([_job_region(log.job, version, e)], compression, level)
+    names = _compress(_name_parts(log.names, streams_per_region, e), compression, level) \
         if log.names else b""
     offset = header_size + len(job)
     name_map = (offset if names else 0, len(names))
@@ -254,7 +256,7 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
 
 
 def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
-                     compression: str = "none") -> bytes:
+                     compression: str = "none", level: int = ZLIB_LEVEL) -> bytes:
     """Serialize ``log``'s POSIX records as a Darshan 2.x log (``none``, ``gzip``, ``bzip2``).
 
     2.x keeps only opens, seeks, bytes and one open and one close timestamp
@@ -292,7 +294,7 @@ def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
             rec["fcounters"][:, idx] = canon[name]
     raw = head + rec.tobytes()
     if compression == "gzip":
-        return gzip.compress(raw, ZLIB_LEVEL, mtime=0)
+        return gzip.compress(raw, level, mtime=0)
     if compression == "bzip2":
         return bz2.compress(raw)
     if compression != "none":

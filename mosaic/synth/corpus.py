@@ -17,9 +17,12 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.synth import truth
-from mosaic.synth.logs import YEAR_START, Format, choose_format, invalid_log, make_job, serialize
+from mosaic.darshan.writer import ZLIB_LEVEL
+from mosaic.synth.logs import (YEAR_START, Format, choose_format, darshan_log, invalid_log,
+                               make_job, scaled, write)
 from mosaic.synth.records import FileTable
-from mosaic.synth.scenarios import Built, Scenario, build, params, resolve
+from mosaic.darshan import formats as F
+from mosaic.synth.scenarios import Scenario, build, params, resolve
 
 SCENARIO_UID_BASE, MAX_SEEDS = 20_000, 1_000  # one user per (scenario, seed): one group each
 LIGHTER_RUNS = (0.3, 0.8)  # byte scale of the runs that are not the group's heaviest
@@ -60,45 +63,70 @@ def run_scales(n_runs: int, rng: np.random.Generator) -> np.ndarray:
     return scales
 
 
-def total_bytes(table: FileTable, paths: list[str], config: Config, legacy: bool) -> int:
-    """Total bytes deduplication weighs a run by (the filtered records, SPEC 2)."""
-    rows = table.table()
-    rows = truth.kept_rows(truth.legacy_view(rows) if legacy else rows, paths, config)
-    return int(rows["bytes_read"].sum() + rows["bytes_written"].sum())
+class Template:
+    """A resolved scenario built once; the runs of its group differ by byte scale and format."""
+
+    def __init__(self, scenario: Scenario, rng: np.random.Generator, root: str, config: Config):
+        self.scenario, self.config = scenario, config
+        self.built = build(scenario, rng, root)
+        self.rows = self.built.table.table()
+        self._facts: dict[bool, truth.Facts] = {}
+        self._logs: dict[tuple, F.DarshanLog] = {}  # at scale 1, per module versions
+
+    def table(self, scale: float) -> FileTable:
+        """The records with every byte counter times ``scale`` (rounded down)."""
+        rows = self.rows.copy()
+        for column in ("bytes_read", "bytes_written"):
+            rows[column] = np.floor(rows[column] * scale).astype(np.int64)
+        return FileTable([rows], self.built.table.paths)
+
+    def families(self, scale: float, legacy: bool) -> dict:
+        if legacy not in self._facts:
+            b = self.built
+            self._facts[legacy] = truth.facts(self.rows, b.table.paths, b.design,
+                                              b.run_time, self.config, legacy)
+        return truth.families(self._facts[legacy], self.config, scale)
+
+    def run(self, scale: float, fmt: Format, job: F.Job, rng: np.random.Generator,
+            id_cache: dict | None = None, level: int = ZLIB_LEVEL) -> tuple[bytes, dict]:
+        """Bytes of one run and its expected families ({} for an invalid log)."""
+        if self.scenario.invalid:
+            return invalid_log(self.scenario.invalid, job, self.table(scale), fmt, rng), {}
+        key = (fmt.legacy, fmt.posix, fmt.stdio)
+        if key not in self._logs:
+            self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache)
+        return (write(scaled(self._logs[key], job, scale), fmt, level),
+                self.families(scale, fmt.legacy))
 
 
 def generate_runs(scenario: Scenario, rng: np.random.Generator, who: Identity, stem: str,
-                  start: int, job_id: int, config: Config, fmt: Format | None = None,
-                  id_cache: dict | None = None) -> Iterator[Run]:
-    """The logs of one resolved scenario's runs, with their truth."""
+                  start: int, job_id: int, config: Config) -> Iterator[Run]:
+    """The logs of one resolved scenario's runs (one group), with their truth."""
     n_runs = max(int(scenario.runs), 1)
     scales = run_scales(n_runs, rng)
     heaviest = int(np.argmax(scales))
+    template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}", config)
+    run_time, nprocs = template.built.run_time, template.built.nprocs
+    described = params(scenario)
     for r, scale in enumerate(scales):
-        run_fmt = fmt or choose_format(rng, allow_legacy=scenario.invalid is None
-                                       and not scenario.partial)
-        built = build(scenario, rng, f"/scratch/sciteam/{who.user}/run{job_id + r}", scale)
-        job = make_job(who.uid, job_id + r, start + r * int(built.run_time + 600),
-                       built.run_time, built.nprocs, f"{who.exe} -in input{r}.in", run_fmt,
-                       scenario.partial)
-        name = f"{stem}_id{job_id + r}_{r + 1}{run_fmt.suffix}"
-        record = {"file": name, "valid": scenario.invalid is None, "reason": scenario.invalid,
-                  "partial": scenario.partial, "families": {}, "group": who.group,
-                  "heaviest": scenario.invalid is None and r == heaviest,
-                  "scenario": scenario.name,
-                  "params": {**params(scenario), "format": run_fmt.describe(),
-                             "scale": float(scale), "run_time": built.run_time}}
-        if scenario.invalid:
-            data = invalid_log(scenario.invalid, job, built.table, run_fmt, rng)
-        else:
-            data = serialize(job, built.table, run_fmt, id_cache)
-            record["families"] = expected_families(built, config, run_fmt.legacy)
-        yield Run(name, data, record)
+        fmt = choose_format(rng, allow_legacy=scenario.invalid is None and not scenario.partial)
+        job = make_job(who.uid, job_id + r, start + r * int(run_time + 600), run_time, nprocs,
+                       f"{who.exe} -in input{r}.in", fmt, scenario.partial)
+        data, families = template.run(scale, fmt, job, rng)
+        name = f"{stem}_id{job_id + r}_{r + 1}{fmt.suffix}"
+        yield Run(name, data, truth_record(name, scenario, who, r == heaviest, families,
+                                           {**described, "format": fmt.describe(),
+                                            "scale": float(scale), "run_time": run_time}))
 
 
-def expected_families(built: Built, config: Config, legacy: bool) -> dict:
-    return truth.expected(built.table.table(), built.table.paths, built.design,
-                          built.run_time, config, legacy)
+def truth_record(name: str, scenario: Scenario, who: Identity, heaviest: bool,
+                 families: dict, described: dict) -> dict:
+    """One line of truth.jsonl; ``described``: the scenario's parameters and the run's."""
+    valid = scenario.invalid is None
+    return {"file": name, "valid": valid, "reason": scenario.invalid,
+            "partial": scenario.partial, "families": families, "group": who.group,
+            "heaviest": valid and heaviest, "scenario": scenario.name,
+            "params": described}
 
 
 def scenario_rng(name: str, seed: int) -> np.random.Generator:

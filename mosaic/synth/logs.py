@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mosaic.darshan import formats as F
-from mosaic.darshan.writer import write_legacy_log, write_log
+from mosaic.darshan.writer import ZLIB_LEVEL, write_legacy_log, write_log
 from mosaic.synth.records import FileTable, to_darshan_log
 
 INVALID_REASONS = ("unreadable", "truncated", "corrupt_stream", "unsupported_version",
@@ -81,15 +81,37 @@ def make_job(uid: int, job_id: int, start: int, run_time: float, nprocs: int, cm
                  version=fmt.version, partial=partial)
 
 
-def serialize(job: F.Job, table: FileTable, fmt: Format,
-              id_cache: dict[str, int] | None = None) -> bytes:
-    """Bytes of a valid log of ``table`` in ``fmt``."""
+def darshan_log(job: F.Job, table: FileTable, fmt: Format,
+                id_cache: dict[str, int] | None = None) -> F.DarshanLog:
+    """The DarshanLog of ``table`` with the module versions of ``fmt``."""
     # 2.x: POSIX v4 only carries the canonical values; the 2.x writer keeps what 2.x has.
     versions = {F.POSIX: 4} if fmt.legacy else {F.POSIX: fmt.posix, F.STDIO: fmt.stdio}
-    log = to_darshan_log(job, table, versions, id_cache)
+    return to_darshan_log(job, table, versions, id_cache)
+
+
+def write(log: F.DarshanLog, fmt: Format, level: int = ZLIB_LEVEL) -> bytes:
+    """Bytes of ``log`` in ``fmt``."""
     if fmt.legacy:
-        return write_legacy_log(log, fmt.version, fmt.compression)
-    return write_log(log, fmt.version, fmt.big_endian, fmt.compression, fmt.streams)
+        return write_legacy_log(log, fmt.version, fmt.compression, level)
+    return write_log(log, fmt.version, fmt.big_endian, fmt.compression, fmt.streams, level=level)
+
+
+def serialize(job: F.Job, table: FileTable, fmt: Format) -> bytes:
+    """Bytes of a valid log of ``table`` in ``fmt``."""
+    return write(darshan_log(job, table, fmt), fmt)
+
+
+def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
+    """``log`` for another run: new job facts, byte counters times ``scale`` (rounded down)."""
+    modules = {}
+    for mid, mod in log.modules.items():
+        counters = mod.counters.copy()
+        cidx = F.CANONICAL_INDEX[(mid, mod.version)][0]
+        for name in ("bytes_read", "bytes_written"):
+            counters[:, cidx[name]] = np.floor(counters[:, cidx[name]] * scale)
+        modules[mid] = F.ModuleRecords(mid, mod.version, mod.ids, mod.ranks, counters,
+                                       mod.fcounters)
+    return F.DarshanLog(job, log.names, modules, present_modules=log.present_modules)
 
 
 def _region_span(data: bytes, fmt: Format, module: int) -> tuple[int, int]:

@@ -16,6 +16,8 @@ relative); otherwise the label is in neither set.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from mosaic.analysis.labels import FAMILIES, METADATA, PERIODICITY, TEMPORALITY
@@ -252,36 +254,59 @@ def periodicity_outcomes(design: np.ndarray, config: Config) -> dict[str, Tri]:
 # --------------------------------------------------------------------------- one log
 
 
-def expected(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
-             config: Config, legacy: bool = False) -> dict[str, dict[str, list[str]]]:
-    """``{family: {"must": [...], "must_not": [...]}}`` for one valid log."""
+@dataclass
+class Facts:
+    """Scale-free outcomes of one log's design; only significance depends on volume."""
+    totals: dict[str, float]  # bytes per direction
+    temporal: dict[str, dict[str, Tri]]
+    periodic: dict[str, dict[str, Tri]]
+    metadata: dict[str, Tri]
+
+
+def facts(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
+          config: Config, legacy: bool = False) -> Facts:
+    """Everything the truth needs from one log's records and design."""
     rows = kept_rows(legacy_view(rows) if legacy else rows, paths, config)
-    families: dict[str, dict[str, list[str]]] = {}
-    m = config.truth_margin
+    totals, temporal, periodic = {}, {}, {}
+    for direction, column in (("read", "bytes_read"), ("write", "bytes_written")):
+        io = rows[rows[column] > 0]
+        totals[direction] = float(io[column].sum())
+        chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
+        temporal[direction] = temporality_outcomes(chunks, config)
+        periodic[direction] = periodicity_outcomes(design[design["direction"] == direction], config)
+    per_second = requests_per_second(rows, run_time)
+    return Facts(totals, temporal, periodic, metadata_outcomes(per_second, run_time, config))
+
+
+def families(f: Facts, config: Config, scale: float = 1.0) -> dict[str, dict[str, list[str]]]:
+    """``{family: {"must": [...], "must_not": [...]}}`` with byte volumes times ``scale``.
+
+    An insignificant direction (clearly under ``significant_bytes``) must
+    have only that label; one too close to the threshold asserts nothing.
+    """
+    out: dict[str, dict[str, list[str]]] = {}
     for direction in ("read", "write"):
-        moved = rows[f"bytes_{'read' if direction == 'read' else 'written'}"]
-        io = rows[moved > 0]
-        total = float(moved.sum())
-        insignificant = _less(total, config.significant_bytes, m)
-        prefix = f"{direction}_"
+        insignificant = _less(f.totals[direction] * scale, config.significant_bytes,
+                              config.truth_margin)
         if insignificant is True:
             temporal = {label: label == "insignificant" for label in TEMPORALITY}
             periodic = {label: False for label in PERIODICITY}
         elif insignificant is None:
             temporal, periodic = {}, {}
         else:
-            chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"],
-                                 io[f"bytes_{'read' if direction == 'read' else 'written'}"],
-                                 run_time)
-            temporal = temporality_outcomes(chunks, config)
-            temporal["insignificant"] = False
-            periodic = periodicity_outcomes(design[design["direction"] == direction], config)
+            temporal = {**f.temporal[direction], "insignificant": False}
+            periodic = f.periodic[direction]
         for family, outcomes in ((f"{direction}_temporality", temporal),
                                  (f"{direction}_periodicity", periodic)):
-            must, must_not = _split(outcomes, prefix)
-            families[family] = {"must": must, "must_not": must_not}
-    per_second = requests_per_second(rows, run_time)
-    must, must_not = _split(metadata_outcomes(per_second, run_time, config))
-    families["metadata"] = {"must": must, "must_not": must_not}
-    assert set(families) == set(FAMILIES)
-    return families
+            must, must_not = _split(outcomes, f"{direction}_")
+            out[family] = {"must": must, "must_not": must_not}
+    must, must_not = _split(f.metadata)
+    out["metadata"] = {"must": must, "must_not": must_not}
+    assert set(out) == set(FAMILIES)
+    return out
+
+
+def expected(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
+             config: Config, legacy: bool = False) -> dict[str, dict[str, list[str]]]:
+    """Expected labels of one valid log (see :func:`families`)."""
+    return families(facts(rows, paths, design, run_time, config, legacy), config)
