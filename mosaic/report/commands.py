@@ -28,3 +28,30 @@ def figures(out: Path, config_file: str | None) -> None:
     report = write_report(out, cfg)
     click.echo(f"{sum(data is not None for data in drawn.values())} figures in {out / 'figures'}, "
                f"report in {report}")
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Image to write (.png or .svg). Default: FILE's name + .timeline.png here.")
+@config_option
+def plot(file: Path, output: Path | None, config_file: str | None) -> None:
+    """Draw one log as a timeline (paper Fig. 2).
+
+    Ranks doing I/O before and after merging, periodic segments with their
+    period, the four quarter chunks, the FFT spectrum and its peak, and
+    metadata requests per second against the spike thresholds.
+    """
+    from mosaic.analysis.categorize import analyze
+    from mosaic.darshan.formats import LogError
+    from mosaic.report.timeline import plot_timeline
+    from mosaic.trace import read_trace
+
+    cfg = _config(config_file)
+    output = output or Path(f"{file.name}.timeline.png")
+    try:
+        analysis = analyze(read_trace(file, cfg), cfg)
+    except LogError as error:
+        raise click.ClickException(f"{file}: evicted ({error.reason}): {error.detail}") from None
+    plot_timeline(analysis, cfg, output)
+    click.echo(f"{output}: {', '.join(analysis.categories)}")

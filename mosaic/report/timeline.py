@@ -1,0 +1,220 @@
+"""One trace as a timeline (paper Fig. 2), drawn from `analyze()`'s intermediates.
+
+Per direction, top to bottom: ranks doing I/O over time before merging
+(minor operations, left out of merging, outlined), the merged operations
+with the segments of each periodic operation, the bytes of the four
+quarter chunks, and the FFT power spectrum with the detected peak. At the
+bottom: metadata requests per second with the two spike thresholds.
+Everything is drawn from the same numbers that gave the trace its labels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never needs a display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
+
+from mosaic.analysis import spectrum  # noqa: E402
+from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis  # noqa: E402
+from mosaic.config import Config  # noqa: E402
+from mosaic.report.figures import PALETTE  # noqa: E402
+from mosaic.report.tables import display_name  # noqa: E402
+
+# (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
+TIME_UNITS = (("h", 3600.0), ("min", 60.0), ("s", 1.0))
+RAW_COLOR, MINOR_COLOR, MERGED_COLOR = PALETTE[0], PALETTE[3], PALETTE[7]
+CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]
+
+
+def time_unit(run_time: float) -> tuple[str, float]:
+    """The coarsest unit that still reads as several ticks over the run."""
+    for unit, seconds in TIME_UNITS:
+        if run_time >= 2 * seconds:
+            return unit, seconds
+    return TIME_UNITS[-1]
+
+
+def concurrency(starts, ends, ranks) -> tuple[np.ndarray, np.ndarray]:
+    """Step function of ranks doing I/O: (times, level after each time).
+
+    An operation standing for r ranks adds r over [start, end); a sweep over
+    the sorted start and end events, so cost is O(n log n) for any trace.
+    """
+    times = np.concatenate([starts, ends])
+    delta = np.concatenate([ranks, -np.asarray(ranks)]).astype(float)
+    order = np.argsort(times, kind="stable")
+    return times[order], np.cumsum(delta[order])
+
+
+def _blocks(starts, ends, heights) -> tuple[np.ndarray, np.ndarray]:
+    """Outline of disjoint blocks: x, y of (s,0) (s,h) (e,h) (e,0) per block."""
+    x = np.column_stack([starts, starts, ends, ends]).ravel()
+    y = np.column_stack([np.zeros_like(heights), heights, heights, np.zeros_like(heights)]).ravel()
+    return x, y
+
+
+def _bytes(value: float) -> str:
+    return EngFormatter(unit="B", places=1)(value)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _no_operations(ax) -> None:
+    ax.text(0.5, 0.5, "no operations", ha="center", va="center", transform=ax.transAxes)
+
+
+def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
+    ops = direction.ops
+    ax.set_ylabel("ranks doing I/O")
+    times, level = concurrency(ops["start"], ops["end"], ops["ranks"])
+    if not len(ops):
+        _no_operations(ax)
+        return {"times": times, "ranks": level, "minor": 0}
+    ax.fill_between(times / scale, level, step="post", color=RAW_COLOR, alpha=0.8,
+                    label=_count(len(ops), "operation"))
+    minor = direction.merged.minor
+    if minor.any():
+        minor_ops = ops[minor]
+        m_times, m_level = concurrency(minor_ops["start"], minor_ops["end"], minor_ops["ranks"])
+        ax.step(m_times / scale, m_level, where="post", color=MINOR_COLOR,
+                label=f"{_count(int(minor.sum()), 'minor operation')} (not merged)")
+    ax.legend(loc="best", fontsize=8)
+    return {"times": times, "ranks": level, "minor": int(minor.sum())}
+
+
+def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
+    merged = direction.merged
+    durations = merged.ends - merged.starts
+    heights = np.divide(merged.rank_seconds, durations, out=np.ones_like(durations),
+                        where=durations > 0)  # mean ranks over the merged operation
+    ax.set_ylabel("ranks (merged, mean)")
+    if not len(merged):
+        _no_operations(ax)
+    else:
+        ax.fill(*_blocks(merged.starts / scale, merged.ends / scale, heights), color=MERGED_COLOR,
+                alpha=0.6, label=_count(len(merged), "merged operation"))
+    operations = (direction.meanshift or {}).get("operations", [])
+    if operations:
+        seg = direction.meanshift["segments"]
+        for color, op in zip(CLUSTER_COLORS, operations):
+            members = np.flatnonzero(seg["cluster"] == op["cluster"])
+            ax.broken_barh(list(zip(merged.starts[members] / scale, seg["durations"][members] / scale)),
+                           (0.9, 0.08), transform=ax.get_xaxis_transform(), color=color,
+                           edgecolor="white", linewidth=0.5,
+                           label=f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
+                                 f"{_bytes(op['bytes_per_occurrence'])} each, "
+                                 f"busy {op['busy_fraction']:.0%}")
+    ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
+    if len(merged):
+        ax.legend(loc="best", fontsize=8, framealpha=0.9)
+    return {"starts": merged.starts, "ends": merged.ends, "bytes": merged.bytes,
+            "periodic_operations": operations}
+
+
+def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float) -> dict:
+    edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
+    bars = ax.bar(edges[:-1], direction.chunks, width=np.diff(edges), align="edge",
+                  color=PALETTE[0], edgecolor="white")
+    ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=8)
+    ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
+    if not direction.chunks.any():
+        ax.set_yticks([0])
+    ax.set_ylim(0, max(direction.chunks.max(initial=0.0), 1.0) * 1.2)
+    ax.set_ylabel("bytes per quarter")
+    return {"chunks": direction.chunks}
+
+
+def _spectrum_panel(ax, direction: DirectionAnalysis, run_time: float, config: Config) -> dict:
+    ops = direction.ops
+    if not len(ops):
+        _no_operations(ax)
+        return {}
+    bin_width, values = spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"],
+                                                  run_time, config)
+    freqs, power = spectrum.power_spectrum(values, bin_width)
+    freqs, power = freqs[1:], power[1:]  # the DC bin is zero by construction
+    ax.plot(freqs, power / max(power.max(initial=0.0), np.finfo(float).tiny), color=PALETTE[0],
+            linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("frequency (Hz)")
+    ax.set_ylabel("power (share of max)")
+    fft = direction.fft
+    if fft and fft.get("frequency"):
+        verdict = "periodic" if fft["periodic"] else "not periodic"
+        ax.axvline(fft["frequency"], color=PALETTE[3], linestyle="--",
+                   label=f"peak: period {fft['period']:.4g} s ({verdict}, "
+                         f"confidence {fft['confidence_label']}, score {fft['score']:.2f})")
+        ax.legend(loc="upper right", fontsize=8)
+    elif not direction.significant:
+        ax.set_title("(insignificant: FFT not run)", fontsize=9)
+    return {"frequencies": freqs, "power": power, "peak_frequency": (fft or {}).get("frequency")}
+
+
+def _direction_title(direction: DirectionAnalysis) -> str:
+    labels = [display_name(label.removeprefix(f"{direction.name}_")) for label in direction.labels]
+    verdict = direction.verdict or {}
+    period = (f"; period {verdict['period']:.4g} s from {verdict['source']}"
+              if verdict.get("periodic") else "")
+    return f"{direction.name}: {_bytes(direction.bytes)} \u2014 {', '.join(labels)}{period}"
+
+
+def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict:
+    seconds = np.arange(len(per_second) + 1) / scale
+    ax.stairs(per_second, seconds, fill=True, color=PALETTE[0], label="requests per second")
+    for level, style, name in ((config.metadata_high_spike, "--", "high spike: more than"),
+                               (config.metadata_spike_level, ":", "spike: at least")):
+        ax.axhline(level, color=PALETTE[3], linestyle=style, label=f"{name} {level}/s")
+    # Symmetric log: the thresholds and a peak of 100,000/s stay readable together.
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_ylim(0, max(per_second.max(initial=0.0), config.metadata_high_spike) * 2)
+    ax.set_ylabel("metadata requests / s")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=8)
+    return {"requests_per_second": per_second}
+
+
+def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
+    """Draw one trace's timeline into `path` (PNG or SVG by suffix); return its data."""
+    trace = analysis.trace
+    run_time = trace.run_time
+    unit, scale = time_unit(run_time)
+    sns.set_theme(style="ticks", context="notebook")
+    fig = plt.figure(figsize=(15, 16))
+    grid = fig.add_gridspec(5, 2, height_ratios=[1, 1, 0.8, 0.9, 0.9], hspace=0.45, wspace=0.18)
+    data: dict = {"time_unit": unit}
+    time_axes = []
+    for column, direction in enumerate((analysis.read, analysis.write)):
+        raw = fig.add_subplot(grid[0, column])
+        merged = fig.add_subplot(grid[1, column], sharex=raw)
+        chunks = fig.add_subplot(grid[2, column], sharex=raw)
+        raw.set_title(_direction_title(direction), fontsize=10)
+        data[direction.name] = {**_raw_panel(raw, direction, scale),
+                                **_merged_panel(merged, direction, scale),
+                                **_chunk_panel(chunks, direction, run_time, scale),
+                                **_spectrum_panel(fig.add_subplot(grid[3, column]), direction,
+                                                  run_time, config)}
+        time_axes += [raw, merged, chunks]
+    meta_ax = fig.add_subplot(grid[4, :])
+    data.update(_metadata_panel(meta_ax, analysis.requests_per_second, scale, config))
+    for ax in time_axes + [meta_ax]:
+        ax.set_xlim(0, run_time / scale)
+        for quarter in np.linspace(0, run_time, 5)[1:-1] / scale:
+            ax.axvline(quarter, color="0.6", linewidth=0.8, linestyle=(0, (4, 4)))
+        ax.set_xlabel(f"time since job start ({unit})")
+    job = trace.job
+    fig.suptitle(f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {job.get('nprocs', '?')} "
+                 f"ranks, run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} "
+                 f"timing\n{', '.join(map(display_name, analysis.metadata_labels))}", fontsize=11, y=0.95)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return data
