@@ -1,0 +1,122 @@
+"""`mosaic serve` and `mosaic lookup`: the scheduler-facing service (SPEC 1).
+
+This module only parses options; the API lives in :mod:`mosaic.service_app`
+and the worker processes in :mod:`mosaic.service_pool`, imported when a
+command runs so that `mosaic --help` stays fast.
+
+Security rule: the server binds to loopback by default; any other address
+requires ``--token-file`` (clients then send ``Authorization: Bearer
+TOKEN``), because the API categorizes whatever bytes it is sent.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import sys
+
+import click
+
+from mosaic.config import Config
+
+LOOPBACK_NAMES = ("localhost",)
+DEFAULT_PORT = 8420
+
+
+def is_loopback(host: str) -> bool:
+    """True for loopback literals and ``localhost``; a host name could resolve anywhere."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: str | None) -> str | None:
+    """The bearer token in ``path`` (surrounding whitespace ignored); an empty file is an error."""
+    if path is None:
+        return None
+    with open(path, encoding="utf-8") as fh:
+        token = fh.read().strip()
+    if not token:
+        raise click.BadParameter(f"{path} holds no token", param_hint="--token-file")
+    return token
+
+
+token_file_option = click.option(
+    "--token-file", type=click.Path(exists=True, dir_okay=False),
+    help="File holding the bearer token (required to bind a non-loopback address).")
+
+
+@click.command()
+@click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False),
+              help="SQLite results store (from `mosaic run`, or a new file).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Categorization processes [default: number of CPUs].")
+@token_file_option
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="TOML file overriding thresholds of mosaic.config.Config.")
+def serve(store_path, host, port, workers, token_file, config_file) -> None:
+    """Serve categories to schedulers over HTTP (FastAPI + uvicorn).
+
+    \b
+    POST /v1/categorize[?store=true]    body: one Darshan log (gzip allowed)
+    GET  /v1/applications?uid=U&app=EXE
+    GET  /v1/jobs/JOB_ID
+    GET  /healthz, /metrics, /docs (OpenAPI)
+    """
+    token = read_token(token_file)
+    if token is None and not is_loopback(host):
+        raise click.UsageError(f"binding {host} (not loopback) requires --token-file")
+    import uvicorn
+
+    from mosaic.service_app import ServiceSettings, create_app
+
+    config = Config.from_toml(config_file) if config_file else Config()
+    settings = ServiceSettings(store=store_path, config=config,
+                               workers=workers or os.cpu_count() or 1, token=token)
+    uvicorn.run(create_app(settings), host=host, port=port, access_log=False,
+                log_level="info")
+
+
+@click.command()
+@click.option("--uid", required=True, type=click.IntRange(min=0), help="User id.")
+@click.option("--app", "application", required=True, help="Executable path (first token).")
+@click.option("--store", "store_path", type=click.Path(exists=True, dir_okay=False),
+              help="Read this SQLite store directly.")
+@click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
+@token_file_option
+def lookup(uid, application, store_path, server, token_file) -> None:
+    """Print the stored categories of one (user, application) as JSON.
+
+    Exits with status 1 when the application is unknown.
+    """
+    if (store_path is None) == (server is None):
+        raise click.UsageError("give exactly one of --store and --server")
+    if store_path is not None:
+        from mosaic.corpus.store import Store
+
+        with Store(store_path) as store:
+            answer = store.application(uid, application)
+        found = answer is not None
+        answer = answer if found else {"status": "error", "error": "not_found"}
+    else:
+        import httpx
+
+        token = read_token(token_file)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        try:
+            response = httpx.get(f"{server.rstrip('/')}/v1/applications",
+                                 params={"uid": uid, "app": application}, headers=headers)
+        except httpx.HTTPError as error:
+            raise click.ClickException(f"cannot reach {server}: {error}") from error
+        if response.status_code not in (200, 404):
+            raise click.ClickException(f"{server} answered {response.status_code}: "
+                                       f"{response.text}")
+        found, answer = response.status_code == 200, response.json()
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.exit(0 if found else 1)

@@ -1,0 +1,90 @@
+"""Categorization in worker processes for ``mosaic serve``.
+
+Why processes: categorizing is CPU-bound numpy / scikit-learn work that would
+stall the event loop, and a hostile log may crash a native library or never
+finish. pebble's ProcessPool (a well-kept wrapper of multiprocessing) gives
+each task its own timeout and notices a dead worker; it replaces only the
+worker that died or hung, so the other requests in flight keep their worker
+and their answer.
+
+Test-only hook: when the environment variable ``MOSAIC_SERVICE_TEST_HOOKS``
+is set in the server's environment, a posted body containing ``CRASH_MARKER``
+makes its worker abort (as a segfault would) and one containing
+``HANG_MARKER`` makes it hang. Production servers never set it; it exists so
+the tests can prove the server survives both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+import threading
+
+import pebble
+
+from mosaic.analysis.categorize import categorize_trace, evicted_result
+from mosaic.config import Config
+from mosaic.darshan.formats import LogError
+from mosaic.trace import trace_from_bytes
+
+TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
+CRASH_MARKER = b"MOSAIC-TEST-CRASH"
+HANG_MARKER = b"MOSAIC-TEST-HANG"
+# Imported once in the fork server, so a replacement worker starts in milliseconds.
+PRELOAD = ["mosaic.service_pool"]
+
+
+def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
+    """Worker entry point: the SPEC 4 object, or an evicted one; never raises on a bad log."""
+    if os.environ.get(TEST_HOOKS_ENV):
+        _test_hooks(data)
+    try:
+        return categorize_trace(trace_from_bytes(data, file, config), config)
+    except LogError as error:
+        return evicted_result(file, error.reason, error.detail)
+    except Exception as error:  # noqa: BLE001 - odd bytes must not fail the request with a 500
+        return evicted_result(file, "unreadable", f"{type(error).__name__}: {error}")
+
+
+def _test_hooks(data: bytes) -> None:
+    if CRASH_MARKER in data:
+        os.abort()
+    if HANG_MARKER in data:
+        threading.Event().wait()
+
+
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the server, which stops them itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class WorkerPool:
+    """A pebble process pool answering one log at a time per worker."""
+
+    def __init__(self, workers: int, config: Config):
+        self.workers = workers
+        self.config = config
+        # forkserver: workers (and their replacements) fork from a clean, single-threaded
+        # process, never from the threaded server.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        self._pool = pebble.ProcessPool(max_workers=workers, initializer=_worker_init,
+                                        context=context)
+
+    async def categorize(self, data: bytes, file: str) -> dict:
+        """Categorize one log's bytes; a crash or a hang of its worker evicts it."""
+        timeout = self.config.trace_timeout_seconds
+        future = self._pool.schedule(categorize_bytes, (data, file, self.config), timeout=timeout)
+        try:
+            return await asyncio.wrap_future(future)
+        except TimeoutError:
+            return evicted_result(file, "timeout", f"no result within {timeout:g} s")
+        except pebble.ProcessExpired as error:
+            return evicted_result(file, "worker_crash",
+                                  f"worker process died (exit code {error.exitcode})")
+
+    def close(self) -> None:
+        self._pool.stop()
+        self._pool.join()

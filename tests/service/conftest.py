@@ -1,0 +1,147 @@
+"""A real `mosaic serve` on a free loopback port, and logs to post to it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.writer import darshan_hash, write_log
+from mosaic.service_pool import TEST_HOOKS_ENV
+
+MOSAIC = Path(sys.executable).with_name("mosaic")
+TOKEN = "s3cret-token-for-tests"
+# Small limits so the tests can cross them cheaply.
+MAX_BODY = 200_000
+TIMEOUT_SECONDS = 2.0
+STARTUP_SECONDS = 60.0
+
+UID, JOB_ID, APP = 4242, 777, "/apps/lmp"
+RUN_TIME = 100.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    store: Path
+    process: subprocess.Popen
+    token: str | None
+    max_body: int = MAX_BODY
+
+    def client(self, token: str | None = "default") -> httpx.Client:
+        token = self.token if token == "default" else token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None and httpx.get(self.url + "/healthz").status_code == 200
+
+
+def start_server(tmp: Path, token: str | None, hooks: bool = False) -> Server:
+    port = free_port()
+    config = tmp / "service.toml"
+    config.write_text(f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
+                      f"service_max_request_bytes = {MAX_BODY}\n")
+    args = [str(MOSAIC), "serve", "--store", str(tmp / "store.sqlite"), "--port", str(port),
+            "--workers", "2", "--config", str(config)]
+    if token:
+        (tmp / "token").write_text(token + "\n")
+        args += ["--token-file", str(tmp / "token")]
+    env = dict(os.environ)
+    env.pop(TEST_HOOKS_ENV, None)
+    if hooks:
+        env[TEST_HOOKS_ENV] = "1"
+    log = open(tmp / "server.log", "wb")
+    process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError((tmp / "server.log").read_text())
+        try:
+            if httpx.get(server.url + "/healthz").status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("server did not start")
+
+
+def stop_server(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """The server most tests use: token required, test hooks on."""
+    started = start_server(tmp_path_factory.mktemp("served"), TOKEN, hooks=True)
+    yield started
+    stop_server(started)
+
+
+@pytest.fixture(scope="session")
+def open_server(tmp_path_factory):
+    """A loopback server without a token."""
+    started = start_server(tmp_path_factory.mktemp("open"), None)
+    yield started
+    stop_server(started)
+
+
+def make_log(write_bytes: float = 2e8, write_window=(1.0, 5.0), job_id: int = JOB_ID,
+             uid: int = UID, extra_path: str | None = None, compression: str = "zlib") -> bytes:
+    """A Darshan 3.41 log of one shared file written once inside ``write_window``.
+
+    With the defaults: 200 MB written in the first quarter of a 100 s run, no
+    reads, 4 opens: categories read_insignificant, write_on_start,
+    metadata_insignificant_load. ``extra_path`` adds a small file record whose
+    name carries arbitrary bytes (with ``compression="none"`` they show in the
+    log's bytes: the test hooks' markers).
+    """
+    paths = ["/scratch/out.dat"] + ([extra_path] if extra_path else [])
+    ids = darshan_hash(paths)
+    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
+    cidx, fidx = F.CANONICAL_INDEX[(F.POSIX, 4)]
+    counters = np.zeros((len(paths), n_c), np.int64)
+    fcounters = np.zeros((len(paths), n_f), np.float64)
+    counters[:, cidx["opens"]] = 4
+    counters[:, cidx["writes"]] = 10
+    counters[:, cidx["bytes_written"]] = [write_bytes] + [1] * (len(paths) - 1)
+    start, end = write_window
+    fcounters[:, fidx["open_start"]], fcounters[:, fidx["open_end"]] = start - 0.5, start
+    fcounters[:, fidx["write_start"]], fcounters[:, fidx["write_end"]] = start, end
+    fcounters[:, fidx["close_start"]], fcounters[:, fidx["close_end"]] = end, end + 0.5
+    posix = F.ModuleRecords(F.POSIX, 4, ids, np.full(len(paths), -1), counters, fcounters)
+    job = F.Job(uid=uid, job_id=job_id, start=1.7e9, end=1.7e9 + RUN_TIME, run_time=RUN_TIME,
+                nprocs=4, cmdline=f"{APP} -in in.lj", version="3.41")
+    log = F.DarshanLog(job, dict(zip(ids.tolist(), paths)), {F.POSIX: posix},
+                       present_modules=(F.POSIX,))
+    return write_log(log, "3.41", compression=compression)
+
+
+@pytest.fixture(scope="session")
+def log_factory():
+    return make_log
+
+
+@pytest.fixture(scope="session")
+def log_bytes() -> bytes:
+    return make_log()

@@ -1,0 +1,218 @@
+"""The real `mosaic serve` over loopback: every endpoint, the token, limits, bad bodies."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import threading
+
+import pytest
+
+from mosaic.analysis.categorize import categorize_file, categorize_trace
+from mosaic.config import Config
+from mosaic.service_pool import CRASH_MARKER, HANG_MARKER
+from mosaic.trace import trace_from_bytes
+
+# make_log()'s defaults, by hand: 200 MB (>= 1e8) written in [1, 5] s of a
+# 100 s run, all in q0 (0 > 2 x 0 ... q0 > 2 (q1+q2+q3)); no reads; 4 opens
+# and 4 closes, far under 50 requests in any second.
+EXPECTED_CATEGORIES = ["read_insignificant", "write_on_start", "metadata_insignificant_load"]
+UID, JOB_ID, APP = 4242, "777", "/apps/lmp"
+
+
+def post(client, body: bytes, **kwargs):
+    return client.post("/v1/categorize", content=body,
+                       headers={"Content-Type": "application/octet-stream",
+                                **kwargs.pop("headers", {})}, **kwargs)
+
+
+def assert_error(response, status: int, error: str) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    answer = response.json()
+    assert answer["status"] == "error" and answer["error"] == error
+    return answer
+
+
+def assert_evicted(response, reason: str) -> dict:
+    assert response.status_code == 422, response.text
+    answer = response.json()
+    assert answer["status"] == "evicted" and answer["reason"] == reason, answer
+    return answer
+
+
+def test_categorize_answers_the_trace_object(server, log_bytes):
+    with server.client() as client:
+        response = post(client, log_bytes)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["status"] == "ok"
+    assert answer["categories"] == EXPECTED_CATEGORIES
+    assert answer["job"]["uid"] == UID and answer["job"]["job_id"] == JOB_ID
+    assert answer["job"]["application"] == APP
+    assert answer["group"]["key"] == f"{UID}:{APP}"
+    assert answer["file"].startswith("posted/sha256-")
+    local = categorize_trace(trace_from_bytes(log_bytes, answer["file"], Config()), Config())
+    assert answer == local
+
+
+def test_gzip_content_encoding_is_accepted(server, log_bytes):
+    with server.client() as client:
+        response = post(client, gzip.compress(log_bytes), headers={"Content-Encoding": "gzip"})
+    assert response.status_code == 200, response.text
+    assert response.json()["categories"] == EXPECTED_CATEGORIES
+
+
+def test_real_logs_match_the_command_line(server, shared_logs):
+    small = [path for path in shared_logs if path.stat().st_size < server.max_body][:4]
+    assert small
+    with server.client() as client:
+        for path in small:
+            response = post(client, path.read_bytes())
+            answer = response.json()
+            local = categorize_file(path, Config())
+            assert response.status_code == (200 if local["status"] == "ok" else 422)
+            assert answer["status"] == local["status"]
+            assert answer.get("categories") == local.get("categories")
+            assert answer.get("reason") == local.get("reason")
+
+
+def test_store_true_records_groups_and_jobs(server, log_factory):
+    uid = 5151
+    light = log_factory(write_bytes=2e8, job_id=901, uid=uid)
+    heavy = log_factory(write_bytes=3e8, job_id=902, uid=uid, write_window=(90.0, 99.0))
+    with server.client() as client:
+        query = {"uid": uid, "app": APP}
+        assert_error(client.get("/v1/applications", params=query), 404, "not_found")
+        assert post(client, light).status_code == 200  # store=false: nothing recorded
+        assert client.get("/v1/applications", params=query).status_code == 404
+
+        first = post(client, light, params={"store": "true"}).json()
+        group = client.get("/v1/applications", params=query).json()
+        assert group["runs"] == 1 and group["uid"] == uid and group["application"] == APP
+        assert group["categories"] == EXPECTED_CATEGORIES
+        assert group["representative"] == first["file"]
+
+        post(client, light, params={"store": "true"})  # the same log again: not a new run
+        assert client.get("/v1/applications", params=query).json()["runs"] == 1
+
+        second = post(client, heavy, params={"store": "true"}).json()
+        group = client.get("/v1/applications", params=query).json()
+        assert group["runs"] == 2
+        assert group["representative"] == second["file"]  # 300 MB beats 200 MB
+        assert group["categories"] == ["read_insignificant", "write_on_end",
+                                       "metadata_insignificant_load"]
+
+        job = client.get("/v1/jobs/901").json()
+        assert job["job_id"] == "901"
+        assert [run["file"] for run in job["runs"]] == [first["file"]]
+        assert job["runs"][0]["categories"] == EXPECTED_CATEGORIES
+        assert_error(client.get("/v1/jobs/903"), 404, "not_found")
+
+
+def test_token_is_required_except_for_healthz(server):
+    with server.client(token=None) as anonymous:
+        assert anonymous.get("/healthz").json() == {"status": "ok", "workers": 2}
+        for path in ("/metrics", "/v1/jobs/1", "/v1/applications?uid=1&app=x", "/nowhere"):
+            response = anonymous.get(path)
+            assert_error(response, 401, "unauthorized")
+            assert response.headers["www-authenticate"] == "Bearer"
+        assert_error(post(anonymous, b"x"), 401, "unauthorized")
+    with server.client(token=server.token + "x") as wrong:
+        assert_error(wrong.get("/v1/jobs/1"), 401, "unauthorized")
+    with server.client(token=server.token[:-1]) as prefix:
+        assert_error(prefix.get("/v1/jobs/1"), 401, "unauthorized")
+    with server.client() as client:
+        assert_error(client.get("/v1/jobs/1"), 404, "not_found")
+
+
+def test_open_server_on_loopback_needs_no_token(open_server, log_bytes):
+    with open_server.client() as client:
+        assert post(client, log_bytes).status_code == 200
+        assert client.get("/metrics").status_code == 200
+
+
+def test_size_limit_on_both_sides(server):
+    at_limit = os.urandom(server.max_body)
+    with server.client() as client:
+        assert_evicted(post(client, at_limit), "unreadable")  # read, then refused as a log
+        assert_error(post(client, at_limit + b"x"), 413, "too_large")
+
+        def chunks():  # no Content-Length: the limit must hold while reading
+            for _ in range(server.max_body // 1000 + 1):
+                yield b"\0" * 1000
+
+        assert_error(post(client, chunks()), 413, "too_large")
+    assert server.alive()
+
+
+def test_bad_bodies_get_clear_errors(server, log_bytes):
+    with server.client() as client:
+        assert_error(post(client, b""), 400, "empty_body")
+        assert_evicted(post(client, os.urandom(5000)), "unreadable")
+        assert_evicted(post(client, log_bytes[: len(log_bytes) // 2]), "truncated")
+        assert_error(post(client, log_bytes, headers={"Content-Encoding": "gzip"}),
+                     400, "bad_encoding")
+        assert_error(post(client, log_bytes, headers={"Content-Encoding": "br"}),
+                     415, "unsupported_encoding")
+        assert_evicted(post(client, gzip.compress(log_bytes)[:-40],
+                            headers={"Content-Encoding": "gzip"}), "corrupt_stream")
+        # Query and path parameters are validated too.
+        assert client.get("/v1/applications", params={"uid": -1, "app": APP}).status_code == 422
+        assert client.get("/v1/applications", params={"uid": 1}).status_code == 422
+        assert client.get("/v1/jobs/" + "9" * 257).status_code == 422
+    assert server.alive()
+
+
+def test_crash_and_hang_are_evicted_and_the_server_goes_on(server, log_factory, log_bytes):
+    crashing = log_factory(extra_path="/scratch/" + CRASH_MARKER.decode(), compression="none")
+    hanging = log_factory(extra_path="/scratch/" + HANG_MARKER.decode(), compression="none")
+    with server.client() as client:
+        answer = assert_evicted(post(client, crashing), "worker_crash")
+        assert "exit code" in answer["detail"]
+        assert post(client, log_bytes).status_code == 200
+
+        hung = {}
+        thread = threading.Thread(target=lambda: hung.update(response=post(client, hanging)))
+        thread.start()
+        meanwhile = post(client, log_bytes)  # the other worker still answers
+        thread.join()
+        assert meanwhile.status_code == 200
+        assert_evicted(hung["response"], "timeout")
+        assert post(client, log_bytes).status_code == 200
+
+        metrics = client.get("/metrics")
+    assert metrics.headers["content-type"].startswith("text/plain")
+    text = metrics.text
+    assert 'mosaic_evictions_total{reason="worker_crash"}' in text
+    assert 'mosaic_evictions_total{reason="timeout"}' in text
+    assert 'endpoint="/v1/categorize",method="POST",status="200"' in text
+    assert 'mosaic_request_duration_seconds_bucket{endpoint="/v1/categorize",le="+Inf"}' in text
+    assert server.alive()
+
+
+def test_test_hooks_are_off_without_their_variable(open_server, log_factory):
+    marked = log_factory(extra_path="/scratch/" + CRASH_MARKER.decode(), compression="none")
+    with open_server.client() as client:
+        assert post(client, marked).status_code == 200
+
+
+def test_openapi_schema_lists_every_endpoint(open_server):
+    with open_server.client() as client:
+        paths = client.get("/openapi.json").json()["paths"]
+    assert set(paths) == {"/v1/categorize", "/v1/applications", "/v1/jobs/{job_id}",
+                          "/healthz", "/metrics"}
+    assert "application/octet-stream" in paths["/v1/categorize"]["post"]["requestBody"]["content"]
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_concurrent_posts_all_answer(server, log_bytes, count):
+    results = []
+    with server.client() as client:
+        threads = [threading.Thread(target=lambda: results.append(post(client, log_bytes)))
+                   for _ in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert [r.status_code for r in results] == [200] * count
