@@ -1,0 +1,239 @@
+"""Trace building: operations, metadata rows, filtering, cleaning, DXT, validation."""
+
+import numpy as np
+import pytest
+
+from mosaic.config import Config
+from mosaic.darshan import formats as F
+from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
+from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, build_trace, read_trace
+
+RUN_TIME = 100.0
+POSIX_F = dict(open_start=0, read_start=1, write_start=2, close_start=3,
+               open_end=4, read_end=5, write_end=6, close_end=7)
+STDIO_F = dict(open_start=3, close_start=4, write_start=5, read_start=6,
+               open_end=7, close_end=8, write_end=9, read_end=10)
+
+
+def job(**kw):
+    base = dict(uid=5, job_id=77, start=1_700_000_000.0, end=1_700_000_099.0, run_time=RUN_TIME,
+                nprocs=8, cmdline="/apps/lmp -in in.lj", version="3.21")
+    base.update(kw)
+    return Job(**base)
+
+
+def posix(rows):
+    """rows: (id, rank, opens, seeks, bytes_read, bytes_written, {fcounter: t})."""
+    c = np.zeros((len(rows), 69), np.int64)
+    f = np.zeros((len(rows), 17))
+    for i, (_, _, opens, seeks, nread, nwritten, times) in enumerate(rows):
+        c[i, [0, 5, 14, 15]] = opens, seeks, nread, nwritten
+        for name, t in times.items():
+            f[i, POSIX_F[name]] = t
+    return ModuleRecords(F.POSIX, 4, np.array([r[0] for r in rows], np.uint64),
+                         np.array([r[1] for r in rows], np.int64), c, f)
+
+
+def stdio(rows):
+    c = np.zeros((len(rows), 14), np.int64)
+    f = np.zeros((len(rows), 15))
+    for i, (_, _, opens, seeks, nread, nwritten, times) in enumerate(rows):
+        c[i, [0, 4, 7, 6]] = opens, seeks, nread, nwritten
+        for name, t in times.items():
+            f[i, STDIO_F[name]] = t
+    return ModuleRecords(F.STDIO, 2, np.array([r[0] for r in rows], np.uint64),
+                         np.array([r[1] for r in rows], np.int64), c, f)
+
+
+NAMES = {1: "/scratch/run/out.h5", 2: "/home/u/in.cfg", 3: "<STDOUT>", 4: "/proc/self/maps",
+         5: "/scratch2/other", 6: "/scratch/run/log.txt"}
+
+
+def make_log(posix_rows=(), stdio_rows=(), **kw):
+    modules = {}
+    if posix_rows:
+        modules[F.POSIX] = posix(posix_rows)
+    if stdio_rows:
+        modules[F.STDIO] = stdio(stdio_rows)
+    kw.setdefault("present_modules", tuple(sorted(modules)))
+    return DarshanLog(job=kw.pop("job", job()), names=kw.pop("names", NAMES), modules=modules,
+                      **kw)
+
+
+def ops_list(trace):
+    return sorted((int(o["direction"]), o["start"], o["end"], o["bytes"], int(o["ranks"]))
+                  for o in trace.ops)
+
+
+def test_operations_and_metadata_hand_computed():
+    log = make_log(
+        posix_rows=[
+            (1, -1, 16, 4, 0, 8_000, dict(open_start=0.5, open_end=0.75, write_start=1.0,
+                                          write_end=9.0, close_start=9.5, close_end=10.0)),
+            (2, 3, 1, 0, 300, 0, dict(open_start=0.1, open_end=0.2, read_start=0.3, read_end=0.4)),
+        ],
+        stdio_rows=[(6, 0, 2, 1, 10, 20, dict(open_start=1.0, read_start=2.0, read_end=3.0,
+                                               write_start=4.0, write_end=5.0))])
+    trace = build_trace(log, "x.darshan", Config())
+    assert trace.ops.dtype == OPS_DTYPE and trace.meta.dtype == META_DTYPE
+    assert ops_list(trace) == [
+        (READ, 0.3, 0.4, 300.0, 1),
+        (READ, 2.0, 3.0, 10.0, 1),
+        (WRITE, 1.0, 9.0, 8000.0, 8),  # shared record (rank -1) stands for nprocs ranks
+        (WRITE, 4.0, 5.0, 20.0, 1),
+    ]
+    meta = sorted(trace.meta.tolist())
+    assert meta == [(1.0, 0.0, 0.1, 0.2, 0.0, 0.0),  # never closed: 0 kept as 0
+                    (2.0, 1.0, 1.0, 0.0, 0.0, 0.0),
+                    (16.0, 4.0, 0.5, 0.75, 9.5, 10.0)]
+    assert trace.dropped_records == 0 and not trace.partial and not trace.has_dxt
+    assert trace.total_bytes == 8330.0
+
+
+def test_job_fields():
+    trace = build_trace(make_log([(1, 0, 1, 0, 1, 0, {})]), "f", Config())
+    assert trace.job == {"uid": 5, "job_id": "77", "exe": "/apps/lmp -in in.lj",
+                         "application": "/apps/lmp", "nprocs": 8,
+                         "start": "2023-11-14T22:13:20Z", "start_epoch": 1_700_000_000.0,
+                         "end_epoch": 1_700_000_099.0, "run_time": 100.0, "version": "3.21"}
+    assert trace.group_key() == "5:/apps/lmp"
+    assert trace.info["format"] == "3.21" and trace.info["modules"] == ["POSIX"]
+    empty_cmd = build_trace(make_log([(1, 0, 1, 0, 1, 0, {})], job=job(cmdline="")), "f", Config())
+    assert empty_cmd.job["application"] == ""
+
+
+def test_default_filter_drops_pseudo_files_and_system_prefixes():
+    rows = [(i, 0, 1, 0, 10 * i, 0, {}) for i in (1, 2, 3, 4, 5)]
+    trace = build_trace(make_log(rows), "f", Config())
+    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 20.0, 50.0]  # not <STDOUT>, /proc
+    assert len(trace.meta) == 3
+
+
+def test_mount_filter_keeps_only_files_under_the_prefix():
+    rows = [(i, 0, 1, 0, 10 * i, 0, {}) for i in (1, 2, 3, 5, 6)]
+    trace = build_trace(make_log(rows), "f", Config(mounts=("/scratch/",)))
+    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 60.0]  # /scratch2 is not /scratch
+    both = build_trace(make_log(rows), "f", Config(mounts=("/scratch", "/home/u")))
+    assert sorted(both.ops["bytes"].tolist()) == [10.0, 20.0, 60.0]
+
+
+def test_record_without_a_name():
+    rows = [(99, 0, 1, 0, 10, 0, {})]
+    assert len(build_trace(make_log(rows), "f", Config()).ops) == 1
+    assert len(build_trace(make_log(rows), "f", Config(mounts=("/scratch",))).ops) == 0
+
+
+def test_all_records_filtered_away_is_still_a_trace():
+    trace = build_trace(make_log([(3, 0, 1, 0, 10, 0, {})]), "f", Config())
+    assert len(trace.ops) == 0 and len(trace.meta) == 0 and trace.dropped_records == 0
+
+
+# Slack at RUN_TIME = 100 s: max(1 s, 1 % of 100 s) = 1 s; at 1,000 s it is 10 s.
+@pytest.mark.parametrize("run_time, t, kept", [
+    (100.0, 101.0, True), (100.0, 101.001, False),
+    (1000.0, 1010.0, True), (1000.0, 1010.01, False),
+    (100.0, -1.0, True), (100.0, -1.001, False),
+])
+def test_timestamp_slack_edge(run_time, t, kept):
+    rows = [(1, 0, 1, 0, 0, 50, dict(write_start=0.5, write_end=t) if t > 0 else
+             dict(write_start=t, write_end=0.5))]
+    trace = build_trace(make_log(rows, job=job(run_time=run_time)), "f", Config())
+    assert (len(trace.ops) == 1) == kept
+    assert trace.dropped_records == (0 if kept else 1)
+
+
+def test_slack_settings_come_from_config():
+    rows = [(1, 0, 1, 0, 0, 50, dict(write_start=0.5, write_end=104.0))]
+    assert build_trace(make_log(rows), "f", Config()).dropped_records == 1
+    assert build_trace(make_log(rows), "f", Config(clock_slack_seconds=4.0)).dropped_records == 0
+    assert build_trace(make_log(rows), "f", Config(clock_slack_fraction=0.04)).dropped_records == 0
+
+
+@pytest.mark.parametrize("row, dropped", [
+    ((1, 0, 1, 0, -1, 0, {}), 1),  # negative bytes read
+    ((1, 0, 1, 0, 0, -5, {}), 1),  # negative bytes written
+    ((1, 0, 1, 0, 10, 0, dict(read_start=5.0, read_end=4.0)), 1),  # inverted read
+    ((1, 0, 1, 0, 10, 0, dict(read_start=5.0, read_end=5.0)), 0),  # zero-length is fine
+    ((1, 0, 1, 0, 0, 10, dict(write_start=2.0, write_end=1.999)), 1),
+    ((1, 0, 1, 0, 0, 0, dict(open_start=3.0, open_end=2.0)), 1),
+    ((1, 0, 1, 0, 0, 0, dict(open_start=3.0, open_end=0.0)), 0),  # open end never recorded
+    ((1, 0, 1, 0, 0, 0, dict(close_start=9.0, close_end=0.0)), 0),  # never closed
+    ((1, 0, 1, 0, 0, 0, dict(close_start=9.0, close_end=8.0)), 1),
+    ((1, 0, 1, 0, 10, 0, dict(read_start=np.nan, read_end=1.0)), 1),
+])
+def test_record_cleaning_rules(row, dropped):
+    trace = build_trace(make_log([row, (6, 0, 1, 0, 7, 0, {})]), "f", Config())
+    assert trace.dropped_records == dropped
+    assert len(trace.meta) == 2 - dropped
+
+
+def test_filtered_records_are_not_counted_as_dropped():
+    trace = build_trace(make_log([(3, 0, 1, 0, -1, 0, {})]), "f", Config())
+    assert trace.dropped_records == 0
+
+
+def test_mpiio_records_never_make_operations():
+    log = make_log([(1, 0, 1, 0, 10, 0, {})])
+    mpi = posix([(1, 0, 1, 0, 10, 0, {})])
+    log.modules[F.MPIIO] = ModuleRecords(F.MPIIO, 3, mpi.ids, mpi.ranks,
+                                         np.full((1, 51), 999, np.int64), np.zeros((1, 17)))
+    assert len(build_trace(log, "f", Config()).ops) == 1
+
+
+def dxt(rows, partial=False):
+    """rows: (id, rank, is_write, length, start, end)."""
+    a = np.array(rows, dtype=object)
+    return DxtSegments(ids=a[:, 0].astype(np.uint64), ranks=a[:, 1].astype(np.int64),
+                       is_write=a[:, 2].astype(bool), offsets=np.zeros(len(rows), np.int64),
+                       lengths=a[:, 3].astype(np.int64), starts=a[:, 4].astype(float),
+                       ends=a[:, 5].astype(float))
+
+
+def test_dxt_segments_replace_posix_operations_of_traced_files():
+    rows = [(1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0)),
+            (6, 0, 1, 0, 0, 40, dict(write_start=2.0, write_end=3.0))]
+    segs = dxt([(1, 0, True, 100, 1.0, 2.0), (1, 1, True, 200, 8.0, 9.0),
+                (1, 1, False, 0, 5.0, 5.5),  # zero bytes: no operation
+                (3, 0, True, 10, 1.0, 1.1),  # <STDOUT>: filtered like records
+                (1, 0, True, 5, 50.0, 40.0)])  # inverted segment: dropped
+    log = make_log(rows, dxt_posix=segs, present_modules=(F.POSIX, F.DXT_POSIX))
+    trace = build_trace(log, "f", Config())
+    assert ops_list(trace) == [(WRITE, 1.0, 2.0, 100.0, 1), (WRITE, 2.0, 3.0, 40.0, 1),
+                               (WRITE, 8.0, 9.0, 200.0, 1)]
+    assert trace.has_dxt and trace.info["dxt"] and trace.info["dropped_segments"] == 1
+    assert len(trace.meta) == 2  # metadata still comes from the POSIX records
+
+
+def test_partial_dxt_is_not_used():
+    rows = [(1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0))]
+    log = make_log(rows, dxt_posix=dxt([(1, 0, True, 100, 1.0, 2.0)]),
+                   partial_modules=(F.DXT_POSIX,), job=job(partial=True))
+    trace = build_trace(log, "f", Config())
+    assert ops_list(trace) == [(WRITE, 1.0, 9.0, 300.0, 8)] and not trace.has_dxt
+    assert trace.partial
+
+
+def test_partial_logs_are_evicted_only_when_strict():
+    log = make_log([(1, 0, 1, 0, 10, 0, {})], job=job(partial=True),
+                   partial_modules=(F.POSIX,))
+    assert build_trace(log, "f", Config()).partial
+    with pytest.raises(LogError) as err:
+        build_trace(log, "f", Config(strict=True))
+    assert err.value.reason == "partial"
+
+
+def test_start_time_out_of_range_is_a_bad_job():
+    log = make_log([(1, 0, 1, 0, 10, 0, {})], job=job(start=1e300, end=1e300 + 1))
+    with pytest.raises(LogError) as err:
+        build_trace(log, "f", Config())
+    assert err.value.reason == "bad_job"
+
+
+def test_read_trace_on_a_real_log(shared_logs):
+    path = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.4.1.darshan")
+    trace = read_trace(path, Config())
+    assert trace.file == str(path)
+    assert trace.job["version"] == "3.41" and trace.job["nprocs"] == 4
+    # mpi-io-test: one shared file written then read by all 4 ranks
+    assert sorted(trace.ops["direction"].tolist()) == [READ, WRITE]
+    assert trace.ops["ranks"].tolist() == [4, 4]
