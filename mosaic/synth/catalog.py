@@ -31,9 +31,8 @@ SHAPES = {
 
 
 def _temporality(direction: str) -> list[Scenario]:
-    rows = [Scenario(f"{direction}_{label}", ranks=RANKS, run_time=RUN,
-                     phases=tuple(Phase(direction, s, d, Range(BIG.low * v, BIG.high * v),
-                                        shared=COIN) for s, d, v in shape))
+    rows = [Scenario(f"{direction}_{label}", ranks=RANKS, run_time=RUN, volume=BIG,
+                     phases=tuple(Phase(direction, s, d, v, shared=COIN) for s, d, v in shape))
             for label, shape in SHAPES.items()]
     rows.append(Scenario(f"{direction}_insignificant", ranks=RANKS, run_time=RUN,
                          phases=(Phase(direction, 0.3, 0.3, SMALL, shared=COIN),)))

@@ -91,6 +91,7 @@ class Scenario:
     phases: tuple[Phase, ...] = ()
     periodic: tuple[Periodic, ...] = ()
     metadata: tuple[MetadataLoad, ...] = ()
+    volume: float | Range = 1.0  # multiplies every phase's volume (phases sharing one draw)
     noise: bool = True  # <STDOUT>, library loads, a STDIO input file
     runs: float | Range = 1  # runs of one (user, application); exactly one heaviest
     invalid: str | None = None  # SPEC 3.1 eviction reason this log must get
@@ -153,9 +154,10 @@ def build(s: Scenario, rng: np.random.Generator, root: str, scale: float = 1.0) 
     table, design = FileTable(), []
     for i, ph in enumerate(s.phases):
         t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
+        volume = ph.volume * s.volume * scale
         _data_files(table, rng, f"{root}/{ph.direction}_phase{i}", ph.direction, t0, t1,
-                    ph.volume * scale, ranks, ph.shared, ph.requests, run_time)
-        design.append((ph.direction, t0, t1, ph.volume * scale, i, 0.0, 0.0, 1))
+                    volume, ranks, ph.shared, ph.requests, run_time)
+        design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
         for k, t0 in enumerate(times):

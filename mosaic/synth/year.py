@@ -47,9 +47,9 @@ RUN = Range(300, 36_000)
 
 # (weight, scenario): application behaviours of the year, as data.
 PROFILES = (
-    (0.59, Scenario("year_tiny", ranks=RANKS, run_time=RUN,
+    (0.54, Scenario("year_tiny", ranks=Range(1, 512, integer=True), run_time=RUN,
                     phases=(Phase("write", Range(0, 0.8, log=False), 0.1, TINY, shared=COIN),))),
-    (0.10, Scenario("year_tiny_metadata_spikes", ranks=FEW_RANKS, run_time=RUN,
+    (0.15, Scenario("year_tiny_metadata_spikes", ranks=FEW_RANKS, run_time=RUN,
                     phases=(Phase("write", 0.9, 0.05, TINY, shared=True),),
                     metadata=(MetadataLoad(0.05, 0.5, Range(140, 420),
                                            repeat=Range(6, 30, integer=True),

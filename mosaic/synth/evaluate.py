@@ -1,0 +1,202 @@
+"""Score a results folder against a synthetic corpus' truth (``mosaic eval``).
+
+A categorized log is right in a family when all of the family's ``must``
+labels are among its categories and none of its ``must_not`` labels are;
+it is right overall when every family is. Labels the truth leaves out (too
+close to a threshold to call) are never counted either way.
+
+Scores: trace accuracy (overall, per family, per scenario), per-label
+precision and recall (over the logs where the truth asserts the label),
+eviction accuracy (invalid logs evicted with the expected reason, valid logs
+kept), and dedup accuracy (each group's categorized representatives are
+exactly its heaviest run; with ``--all-runs`` results, the
+``representative`` flags must single out the heaviest run).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from mosaic.analysis.labels import ALL_LABELS, FAMILIES
+
+
+def _jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _ratio(right: int, total: int) -> float | None:
+    return right / total if total else None
+
+
+class _Names:
+    """Match result file names to truth names (results may hold longer paths)."""
+
+    def __init__(self, truth: dict[str, dict]):
+        self.truth = truth
+
+    def __call__(self, name: str) -> str | None:
+        parts = Path(name).as_posix().split("/")
+        for i in range(len(parts)):
+            candidate = "/".join(parts[i:])
+            if candidate in self.truth:
+                return candidate
+        return None
+
+
+def family_right(expected: dict, categories: set[str]) -> bool:
+    return set(expected["must"]) <= categories and not set(expected["must_not"]) & categories
+
+
+def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict:
+    """Scores of ``results_dir`` (traces.jsonl, evicted.jsonl) against ``truth_path``."""
+    results_dir = Path(results_dir)
+    truth = {t["file"]: t for t in _jsonl(Path(truth_path))}
+    if not truth:
+        raise ValueError(f"no truth lines in {truth_path}")
+    match = _Names(truth)
+    traces, evicted, unknown = {}, {}, 0
+    for obj in _jsonl(results_dir / "traces.jsonl"):
+        name = match(obj["file"])
+        if name is None:
+            unknown += 1
+        elif obj.get("status", "ok") == "ok":
+            traces[name] = obj
+        else:
+            evicted[name] = obj
+    for obj in _jsonl(results_dir / "evicted.jsonl"):
+        name = match(obj["file"])
+        if name is None:
+            unknown += 1
+        else:
+            evicted[name] = obj
+    return {
+        "logs": len(truth),
+        "categorized": len(traces),
+        "evicted": len(evicted),
+        "unknown_result_files": unknown,
+        "traces": _trace_scores(truth, traces),
+        "eviction": _eviction_scores(truth, traces, evicted),
+        "dedup": _dedup_scores(truth, traces),
+    }
+
+
+def _trace_scores(truth: dict, traces: dict) -> dict:
+    right = 0
+    family = Counter()
+    per_scenario: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    counts = {label: Counter() for label in ALL_LABELS}
+    scored = 0
+    wrong_examples: dict[str, list] = defaultdict(list)
+    for name, obj in traces.items():
+        expected = truth[name]
+        if not expected["valid"] or not expected["families"]:
+            continue
+        scored += 1
+        categories = set(obj.get("categories", []))
+        ok_all = True
+        for fam in FAMILIES:
+            exp = expected["families"].get(fam, {"must": [], "must_not": []})
+            ok = family_right(exp, categories)
+            family[fam] += ok
+            ok_all &= ok
+            for label in exp["must"]:
+                counts[label]["tp" if label in categories else "fn"] += 1
+            for label in exp["must_not"]:
+                counts[label]["fp" if label in categories else "tn"] += 1
+        right += ok_all
+        per_scenario[expected["scenario"]][0] += ok_all
+        per_scenario[expected["scenario"]][1] += 1
+        if not ok_all and len(wrong_examples[expected["scenario"]]) < 3:
+            wrong_examples[expected["scenario"]].append(name)
+    labels = {}
+    for label, c in counts.items():
+        if sum(c.values()):
+            labels[label] = {"precision": _ratio(c["tp"], c["tp"] + c["fp"]),
+                             "recall": _ratio(c["tp"], c["tp"] + c["fn"]),
+                             "asserted": sum(c.values()), **{k: c[k] for k in ("tp", "fp", "fn", "tn")}}
+    return {
+        "scored": scored,
+        "accuracy": _ratio(right, scored),
+        "families": {fam: _ratio(family[fam], scored) for fam in FAMILIES},
+        "scenarios": {s: {"accuracy": _ratio(r, n), "logs": n, "wrong_examples": wrong_examples[s]}
+                      for s, (r, n) in sorted(per_scenario.items())},
+        "labels": labels,
+    }
+
+
+def _eviction_scores(truth: dict, traces: dict, evicted: dict) -> dict:
+    invalid = [n for n, t in truth.items() if not t["valid"]]
+    valid = [n for n, t in truth.items() if t["valid"]]
+    confusion: dict[str, Counter] = defaultdict(Counter)
+    for name in invalid:
+        got = evicted[name].get("reason") if name in evicted else (
+            "categorized" if name in traces else "missing")
+        confusion[truth[name]["reason"]][got] += 1
+    invalid_right = sum(confusion[r][r] for r in confusion)
+    valid_evicted = Counter(evicted[n].get("reason") for n in valid if n in evicted)
+    # A --strict run evicts partial logs as "partial": right for a partial log.
+    valid_right = sum(1 for n in valid if n not in evicted
+                      or (truth[n]["partial"] and evicted[n].get("reason") == "partial"))
+    partial = [n for n in valid if truth[n]["partial"] and n in traces]
+    flagged = sum(bool(traces[n].get("partial")) for n in partial)
+    return {
+        "accuracy": _ratio(invalid_right + valid_right, len(invalid) + len(valid)),
+        "invalid_evicted_right": _ratio(invalid_right, len(invalid)),
+        "valid_kept": _ratio(valid_right, len(valid)),
+        "confusion": {r: dict(c) for r, c in sorted(confusion.items())},
+        "valid_evicted_reasons": dict(valid_evicted),
+        "partial_flagged": _ratio(flagged, len(partial)),
+    }
+
+
+def _dedup_scores(truth: dict, traces: dict) -> dict:
+    groups: dict[str, dict] = defaultdict(lambda: {"heaviest": set(), "representatives": set(),
+                                                   "categorized": 0})
+    for name, t in truth.items():
+        if t["valid"]:
+            g = groups[t["group"]]
+            if t["heaviest"]:
+                g["heaviest"].add(name)
+            if name in traces:
+                g["categorized"] += 1
+                if traces[name].get("group", {}).get("representative", True):
+                    g["representatives"].add(name)
+    all_runs = any(g["categorized"] > len(g["representatives"]) for g in groups.values()) or any(
+        len(g["representatives"]) > 1 for g in groups.values())
+    right = sum(g["representatives"] == g["heaviest"] for g in groups.values())
+    return {"groups": len(groups), "accuracy": _ratio(right, len(groups)),
+            "all_runs": all_runs,
+            "wrong_examples": [k for k, g in groups.items()
+                               if g["representatives"] != g["heaviest"]][:5]}
+
+
+def _pct(value: float | None) -> str:
+    return "   n/a" if value is None else f"{100 * value:5.1f}%"
+
+
+def format_table(scores: dict) -> str:
+    """Plain-text report of :func:`evaluate`'s scores."""
+    t, e, d = scores["traces"], scores["eviction"], scores["dedup"]
+    lines = [f"logs in truth {scores['logs']}, categorized {scores['categorized']}, "
+             f"evicted {scores['evicted']}, unmatched result files {scores['unknown_result_files']}",
+             "",
+             f"trace accuracy      {_pct(t['accuracy'])}  ({t['scored']} categorized logs scored)"]
+    lines += [f"  {fam:<22}{_pct(v)}" for fam, v in t["families"].items()]
+    lines += ["", f"eviction accuracy   {_pct(e['accuracy'])}  "
+                  f"(invalid evicted with the right reason {_pct(e['invalid_evicted_right'])}, "
+                  f"valid kept {_pct(e['valid_kept'])}, partial flagged {_pct(e['partial_flagged'])})"]
+    lines += [f"  {reason:<22}{dict(got)}" for reason, got in e["confusion"].items()]
+    lines += ["", f"dedup accuracy      {_pct(d['accuracy'])}  ({d['groups']} groups"
+                  f"{', all runs categorized' if d['all_runs'] else ''})", "",
+              "per scenario"]
+    lines += [f"  {name:<40}{_pct(s['accuracy'])}  ({s['logs']})"
+              for name, s in t["scenarios"].items()]
+    lines += ["", f"per label{'':<32}precision  recall  asserted"]
+    lines += [f"  {label:<40}{_pct(v['precision'])}  {_pct(v['recall'])}  {v['asserted']:8d}"
+              for label, v in t["labels"].items()]
+    return "\n".join(lines)
