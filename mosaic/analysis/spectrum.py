@@ -144,12 +144,16 @@ def _candidates(z: np.ndarray, config: Config) -> np.ndarray:
     other (``config.fft_oversampling`` grid points) are one feature: the
     oversampled grid shows a peak's shoulder and the ripple between two
     close peaks, which are not rival frequencies. The strongest of such a
-    group stands for it.
+    group stands for it. Frequencies with fewer than ``config.fft_min_periods``
+    periods in the window are no candidates: the envelope of I/O confined to
+    part of the run peaks there and would otherwise mask a real period.
     """
+    lowest = int(np.ceil(config.fft_min_periods * config.fft_oversampling))
     peak = np.zeros(z.size, dtype=bool)
     peak[1:-1] = (z[1:-1] >= z[:-2]) & (z[1:-1] > z[2:])
-    found = np.flatnonzero(peak & (z > config.fft_z_threshold)
-                           & (z >= config.fft_peak_fraction * z.max()))
+    peak[:lowest] = False
+    top = z[lowest:].max(initial=0.0)
+    found = np.flatnonzero(peak & (z > config.fft_z_threshold) & (z >= config.fft_peak_fraction * top))
     if not found.size:
         return found
     group = np.concatenate([[0], np.cumsum(np.diff(found) > config.fft_oversampling)])
