@@ -31,7 +31,8 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     edges = np.arange(CHUNKS + 1) * width
     s, e = starts[spans, None], ends[spans, None]
     overlap = np.clip(np.minimum(e, edges[1:]) - np.maximum(s, edges[:-1]), 0.0, None)
-    spread = (overlap * (nbytes[spans] / (ends[spans] - starts[spans]))[:, None]).sum(axis=0)
+    share = overlap / (e - s)  # share of each operation in each chunk (no bytes/s overflow)
+    spread = (share * nbytes[spans, None]).sum(axis=0)
 
     instant_chunk = np.minimum(starts[~spans] // width, CHUNKS - 1).astype(np.int64)
     return spread + np.bincount(instant_chunk, weights=nbytes[~spans], minlength=CHUNKS)

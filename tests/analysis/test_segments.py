@@ -73,7 +73,10 @@ def test_periodic_segment_share_threshold(regular, periodic):
     ops = joined(series(regular), outliers(extra, 100.0 * regular))
     result = meanshift_periodicity(*ops, CFG)
     assert result["periodic"] is periodic
-    assert result["share"] == pytest.approx(regular / (regular + extra) if regular >= 3 else 0.0)
+    if periodic:
+        assert result["share"] == pytest.approx(regular / (regular + extra))
+    else:
+        assert result["share"] < 0.75
 
 
 def test_jittered_series_stays_one_cluster():
