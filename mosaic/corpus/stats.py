@@ -2,8 +2,12 @@
 
 Everything is accumulated in a stream: per view ("single run", "all runs")
 one vector of label weights and one label x label matrix of joint weights.
-Memory is O(labels^2) whatever the number of traces, and the Jaccard index
-and the conditional co-occurrence both follow from those two arrays:
+Memory is O(labels^2) whatever the number of traces. Traces are first
+summed per distinct label set (a bit mask; a corpus has few distinct sets),
+and the sets are folded into the matrices with one matrix product when
+their number reaches a bound or the statistics are read: adding a trace is
+a dict update, not numpy work per trace. The Jaccard index and the
+conditional co-occurrence both follow from the two arrays:
 
     J(A, B)  = w(A and B) / (w(A) + w(B) - w(A and B))
     P(B | A) = w(A and B) / w(A)
@@ -17,6 +21,7 @@ same labels in both views), so heatmaps stay readable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -32,6 +37,7 @@ IMPLIED_BY_DEFINITION = frozenset(
     + [("metadata_high_density", "metadata_multiple_spikes")])
 
 _INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
+_MAX_PENDING_SETS = 4096  # distinct label sets held before folding them into the matrices
 
 
 class CorpusStats:
@@ -47,22 +53,45 @@ class CorpusStats:
         self._total = np.zeros(len(VIEWS))
         self._counts = np.zeros((len(VIEWS), n))
         self._joint = np.zeros((len(VIEWS), n, n))
+        self._pending: dict[int, list[float]] = {}  # label-set bit mask -> weights per view
 
     def add(self, categories: Iterable[str], single_weight: float, all_weight: float) -> None:
         """Count one trace carrying `categories` (unknown labels are an error)."""
-        weights = np.array([single_weight, all_weight], dtype=float)
-        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise ValueError(f"weights must be finite and >= 0, got {weights.tolist()}")
-        try:
-            idx = np.array(sorted({_INDEX[c] for c in categories}), dtype=int)
-        except KeyError as err:
-            raise ValueError(f"unknown category {err.args[0]!r}") from None
-        self._total += weights
-        self._counts[:, idx] += weights[:, None]
-        self._joint[np.ix_(range(len(VIEWS)), idx, idx)] += weights[:, None, None]
+        weights = (float(single_weight), float(all_weight))
+        if not all(math.isfinite(w) and w >= 0 for w in weights):
+            raise ValueError(f"weights must be finite and >= 0, got {list(weights)}")
+        mask = 0
+        for category in categories:
+            try:
+                mask |= 1 << _INDEX[category]
+            except KeyError:
+                raise ValueError(f"unknown category {category!r}") from None
+        pending = self._pending.get(mask)
+        if pending is None:
+            if len(self._pending) == _MAX_PENDING_SETS:
+                self._flush()
+            self._pending[mask] = list(weights)
+        else:
+            pending[0] += weights[0]
+            pending[1] += weights[1]
+
+    def _flush(self) -> None:
+        """Fold the pending label sets in: counts += W^T X, joint_v += X^T diag(w_v) X."""
+        if not self._pending:
+            return
+        masks = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
+        weights = np.array(list(self._pending.values()))
+        rows = ((masks[:, None] >> np.arange(len(ALL_LABELS))) & 1).astype(float)
+        self._total += weights.sum(axis=0)
+        self._counts += weights.T @ rows
+        for v in range(len(VIEWS)):
+            self._joint[v] += (rows * weights[:, v, None]).T @ rows
+        self._pending.clear()
 
     def merge(self, other: "CorpusStats") -> "CorpusStats":
         """Fold in another accumulator (e.g. one per worker batch)."""
+        self._flush()
+        other._flush()
         self._total += other._total
         self._counts += other._counts
         self._joint += other._joint
@@ -70,6 +99,7 @@ class CorpusStats:
 
     def to_dict(self) -> dict:
         """The `distributions`, `jaccard` and `conditional` parts of summary.json."""
+        self._flush()
         present = np.flatnonzero(self._counts.sum(axis=0) > 0)
         labels = [ALL_LABELS[i] for i in present]
         out: dict = {"distributions": {}, "jaccard": {}, "conditional": {}}

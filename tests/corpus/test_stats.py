@@ -146,3 +146,18 @@ def test_noteworthy_sorted_strongest_first_and_skips_definitions():
     assert ("write_periodic", "write_periodic_minute") in pairs(found)  # 10/10, not by definition
     assert pairs(found)[-2:] == [(A, B), (B, C)]  # 3/4, then 2/3; P(C|A) = 1/2 dropped
     assert (A, C) not in pairs(found)
+
+
+def test_folding_pending_label_sets_early_changes_nothing(monkeypatch):
+    import mosaic.corpus.stats as stats_module
+
+    traces = [([A], 1, 2), ([A, B], 1, 1), ([B, C], 0, 4), ([A], 1, 3), ([C], 1, 1), ([A, B], 1, 1)]
+    expected = CorpusStats()
+    for labels, single, all_runs in traces:
+        expected.add(labels, single, all_runs)
+    monkeypatch.setattr(stats_module, "_MAX_PENDING_SETS", 2)  # fold every second new set
+    folded = CorpusStats()
+    for labels, single, all_runs in traces:
+        folded.add(labels, single, all_runs)
+    assert folded.to_dict() == expected.to_dict()
+    assert expected.to_dict()["distributions"]["all_runs"]["counts"][A] == 7
