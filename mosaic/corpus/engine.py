@@ -22,10 +22,11 @@ Why it looks like this (SPEC 5):
   parent holds a bounded number of batches whatever the corpus size.
 
 Test-only fault hook: the environment variable ``MOSAIC_TEST_FAULT``
-(``abort:SUFFIX`` and/or ``hang:SUFFIX``, comma-separated) makes a worker call
-``os.abort()`` or sleep forever on a log whose name ends with SUFFIX. It
-exists to exercise the crash and timeout paths with real processes; it does
-nothing unless set.
+(comma-separated ``abort:SUFFIX``, ``hang:SUFFIX``, ``delay:SECONDS``) makes a
+worker call ``os.abort()`` or sleep forever on a log whose name ends with
+SUFFIX, or sleep SECONDS before every log (to interrupt a run midway). It
+exists to exercise the crash, timeout, node-loss and resume paths with real
+processes; it does nothing unless set.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ def _test_fault(name: str) -> None:
     """Test-only: crash or hang on chosen logs (see module doc)."""
     for rule in filter(None, os.environ.get(TEST_FAULT_ENV, "").split(",")):
         action, _, suffix = rule.partition(":")
-        if suffix and name.endswith(suffix):
+        if action == "delay":
+            time.sleep(float(suffix))
+        elif suffix and name.endswith(suffix):
             if action == "abort":
                 os.abort()
             if action == "hang":
@@ -229,7 +232,9 @@ class DispyEngine:
         self._wait_for_nodes()
 
     def _close_cluster(self) -> None:
-        self._cluster.close(timeout=self.config.node_start_timeout_seconds, terminate=True)
+        """Cancel what is left and stop dispy's scheduler (it closes its recover file)."""
+        self._cluster.close(timeout=0, terminate=True)
+        self._cluster.shutdown()
 
     def _wait_for_nodes(self) -> None:
         deadline = time.monotonic() + self.config.node_start_timeout_seconds
@@ -324,13 +329,22 @@ def _local_node(cpus: int, port: int, workdir: str, config: Config) -> Iterator[
     log = open(os.path.join(workdir, "dispynode.log"), "wb")
     node = subprocess.Popen(dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")),
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_die_with_parent)
     try:
         _wait_for_port(node, port + 1, config.node_start_timeout_seconds, log.name)
         yield
     finally:
         stop_process_group(node)
         log.close()
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM the node if `mosaic run` dies (even by SIGKILL): no orphan daemons."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _wait_for_port(node: subprocess.Popen, port: int, timeout: float, log: str) -> None:

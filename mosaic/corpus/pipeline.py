@@ -208,7 +208,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
     """
     from mosaic.corpus.stats import CorpusStats, stability_summary
 
-    shares = _stability(store) if config.all_runs else None
+    shares = stability_shares(store.categories_by_group()) if config.all_runs else None
     stats = CorpusStats()
     with open(out / "traces.jsonl", "w") as fh:
         for row in store.categorized(config.all_runs):
@@ -239,10 +239,14 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
             "mosaic_version": version("mosaic-io")}
 
 
-def _stability(store: Store) -> dict[str, float]:
-    """Per group: share of its categorized runs whose categories equal the representative's."""
+def stability_shares(rows: Iterable) -> dict[str, float]:
+    """Per group: share of its categorized runs whose categories equal the representative's.
+
+    `rows` (group_key, representative, categories as JSON) come clustered by
+    group; a group whose representative was not categorized has no share.
+    """
     shares = {}
-    for key, rows in itertools.groupby(store.categories_by_group(), key=lambda r: r["group_key"]):
+    for key, rows in itertools.groupby(rows, key=lambda r: r["group_key"]):
         rows = list(rows)
         reference = [set(json.loads(r["categories"])) for r in rows if r["representative"]]
         if reference:

@@ -1,0 +1,15 @@
+"""Compare two runs' outputs (everything but timings must be identical)."""
+
+import json
+from pathlib import Path
+
+
+def comparable(out: Path) -> dict:
+    summary = json.loads((out / "summary.json").read_text())
+    summary.pop("timings")
+    return {"traces": (out / "traces.jsonl").read_text(),
+            "evicted": (out / "evicted.jsonl").read_text(), "summary": summary}
+
+
+def lines(out: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in (out / name).read_text().splitlines()]

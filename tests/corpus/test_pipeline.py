@@ -1,0 +1,118 @@
+"""The pipeline in-process (`--workers 0`): outputs, dedup, grouping, all runs, resume."""
+
+import json
+from collections import Counter, defaultdict
+
+import pytest
+
+from corpus.outputs import comparable, lines
+from mosaic.corpus import pipeline
+from mosaic.corpus.pipeline import results_hash, run, stability_shares
+from mosaic.corpus.scan import scan
+
+
+def truth(corpus):
+    return [json.loads(line) for line in (corpus / "truth.jsonl").read_text().splitlines()]
+
+
+def test_representatives_are_the_generators_heaviest_runs(reference_run, year_corpus):
+    expected = truth(year_corpus)
+    traces = lines(reference_run, "traces.jsonl")
+    runs_per_group = Counter(t["group"] for t in expected if t["valid"])
+    assert {t["file"] for t in traces} == {t["file"] for t in expected if t["heaviest"]}
+    assert {t["group"]["key"]: t["group"]["runs"] for t in traces} == runs_per_group
+    assert all(t["group"]["representative"] for t in traces)
+    assert [t["file"] for t in traces] == sorted(t["file"] for t in traces)
+
+
+def test_funnel_adds_up_and_evicted_file_lists_every_eviction(reference_run, year_corpus):
+    summary = json.loads((reference_run / "summary.json").read_text())
+    funnel = summary["funnel"]
+    evicted = lines(reference_run, "evicted.jsonl")
+    valid = sum(t["valid"] for t in truth(year_corpus))
+    assert funnel["logs"] == len(truth(year_corpus))
+    assert funnel["valid"] == valid and funnel["logs"] == valid + funnel["evicted_total"]
+    assert funnel["files_seen"] == funnel["skipped_files"] + funnel["logs"] - sum(
+        "tar.gz/" in t["file"] for t in truth(year_corpus)) + len(
+        {t["file"].split(".tar.gz/")[0] for t in truth(year_corpus) if ".tar.gz/" in t["file"]})
+    assert funnel["skipped_files"] == 1  # truth.jsonl
+    assert Counter(e["reason"] for e in evicted) == Counter(
+        {**funnel["evicted"], **funnel["categorize_evicted"]})
+    assert funnel["categorized"] == funnel["groups"] == len(lines(reference_run, "traces.jsonl"))
+    assert summary["distributions"]["single_run"]["traces"] == funnel["categorized"]
+    assert summary["distributions"]["all_runs"]["traces"] == funnel["valid"]
+    assert summary["stability"] is None
+    assert summary["config_hash"] == pipeline.Config(batch_size=16,
+                                                     trace_timeout_seconds=20.0).hash()
+
+
+def test_group_by_command_line_splits_groups_by_arguments(year_corpus, small_config,
+                                                          reference_run, tmp_path):
+    summary = run([year_corpus], tmp_path, small_config.replace(group_by="cmdline"), workers=0)
+    traces = lines(tmp_path, "traces.jsonl")
+    by_app = json.loads((reference_run / "summary.json").read_text())["funnel"]["groups"]
+    # the generator gives each run its own input file ("-i in.N"): one group per run
+    assert summary["funnel"]["groups"] == summary["funnel"]["valid"] == len(traces) > by_app
+    assert all(t["group"]["runs"] == 1 and " -i in." in t["group"]["key"]
+               and t["group"]["key"] == f"{t['job']['uid']}:{t['job']['exe']}" for t in traces)
+
+
+def test_all_runs_reports_each_groups_share_like_its_representative(reference_all_runs,
+                                                                    reference_run):
+    traces = lines(reference_all_runs, "traces.jsonl")
+    summary = json.loads((reference_all_runs / "summary.json").read_text())
+    by_group = defaultdict(list)
+    for t in traces:
+        by_group[t["group"]["key"]].append(t)
+    expected = {}
+    for key, members in by_group.items():
+        [rep] = [t for t in members if t["group"]["representative"]]
+        same = sum(set(t["categories"]) == set(rep["categories"]) for t in members)
+        expected[key] = same / len(members)
+        assert all(t["group"]["same_as_representative"] == expected[key] for t in members)
+    assert summary["stability"]["count"] == len(expected) == summary["funnel"]["groups"]
+    assert summary["stability"]["mean"] == pytest.approx(sum(expected.values()) / len(expected))
+    assert len(traces) == summary["funnel"]["valid"] == summary["funnel"]["categorized"]
+    single = json.loads((reference_run / "summary.json").read_text())["distributions"]
+    assert summary["distributions"]["single_run"] == single["single_run"]
+
+
+def test_stability_share_hand_computed():
+    def row(key, representative, *categories):
+        return {"group_key": key, "representative": representative,
+                "categories": json.dumps(list(categories))}
+    rows = [row("a", 0, "x"), row("a", 1, "x", "y"), row("a", 0, "y", "x"),  # 2 of 3 alike
+            row("b", 0, "x"),  # representative not categorized: no share
+            row("c", 1), row("c", 0), row("c", 0, "x"), row("c", 0, "y")]  # 2 of 4
+    assert stability_shares(rows) == {"a": 2 / 3, "c": 0.5}
+
+
+def test_strict_evicts_partial_logs(shared_logs, small_config, tmp_path):
+    facts = [pipeline.validate_log(ref, small_config) for ref in scan(shared_logs)]
+    partial = [fact["location"] for fact in facts if fact.get("partial")]
+    assert 0 < len(partial) < len(facts)
+    lenient = run(partial, tmp_path / "lenient", small_config, workers=0)
+    assert lenient["funnel"]["partial"] == lenient["funnel"]["valid"] == len(partial)
+    strict = run(partial, tmp_path / "strict", small_config.replace(strict=True), workers=0)
+    assert strict["funnel"]["evicted"] == {"partial": len(partial)}
+    assert strict["funnel"]["valid"] == strict["funnel"]["partial"] == 0
+
+
+def test_rerun_redoes_nothing_and_a_changed_config_redoes_everything(
+        year_corpus, reference_run, small_config, tmp_path, monkeypatch):
+    calls = Counter()
+    for name in ("validate_log", "categorize_log"):
+        original = getattr(pipeline, name)
+        monkeypatch.setattr(pipeline, name, lambda ref, config, _f=original, _n=name: (
+            calls.update([_n]), _f(ref, config))[1])
+    run([year_corpus], tmp_path, small_config, workers=0)
+    first = dict(calls)
+    assert comparable(tmp_path) == comparable(reference_run)
+    calls.clear()
+    run([year_corpus], tmp_path, small_config.replace(batch_size=7), workers=0)
+    assert calls == Counter()  # batch size is not a result setting
+    assert comparable(tmp_path)["traces"] == comparable(reference_run)["traces"]
+    changed = small_config.replace(significant_bytes=2e8)
+    assert results_hash(changed) != results_hash(small_config)
+    run([year_corpus], tmp_path, changed, workers=0)
+    assert calls == first
