@@ -1,0 +1,142 @@
+"""The dispy engine with real dispynode daemons: same outputs, crashes, hangs, lost nodes, SIGKILL.
+
+Faults are injected with the engine's test-only MOSAIC_TEST_FAULT hook (see
+mosaic/corpus/engine.py), which the local dispynode inherits from this process.
+"""
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from corpus.outputs import comparable, lines
+from mosaic.corpus.engine import TEST_FAULT_ENV, dispynode_command, stop_process_group
+from mosaic.corpus.pipeline import run
+
+MOSAIC = str(Path(sys.executable).parent / "mosaic")
+SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
+
+
+def truth(corpus):
+    return [json.loads(line) for line in (corpus / "truth.jsonl").read_text().splitlines()]
+
+
+def config_file(tmp_path, config):
+    path = tmp_path / "config.toml"
+    path.write_text(f"batch_size = {config.batch_size}\n"
+                    f"trace_timeout_seconds = {config.trace_timeout_seconds}\n")
+    return str(path)
+
+
+def done_count(out: Path) -> int:
+    """Logs validated plus logs categorized so far, read while the run writes."""
+    try:
+        with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True, timeout=5) as db:
+            return sum(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                       for table in ("logs", "results"))
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def wait_for(condition, timeout=60.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_local_node_outputs_match_in_process(year_corpus, small_config, reference_run, tmp_path):
+    run([year_corpus], tmp_path, small_config, workers=2)
+    assert comparable(tmp_path) == comparable(reference_run)
+
+
+def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
+        year_corpus, small_config, reference_run, tmp_path, monkeypatch):
+    expected = truth(year_corpus)
+    crasher = next(t for t in expected if t["valid"] and not t["heaviest"])
+    hanger = next(t for t in expected if not t["valid"])
+    monkeypatch.setenv(TEST_FAULT_ENV, f"abort:{crasher['file']},hang:{hanger['file']}")
+    run([year_corpus], tmp_path, small_config.replace(trace_timeout_seconds=2.0), workers=2)
+
+    evicted = {e["file"]: e for e in lines(tmp_path, "evicted.jsonl")}
+    assert evicted[crasher["file"]]["reason"] == "worker_crash"
+    assert "SIGABRT" in evicted[crasher["file"]]["detail"]
+    assert evicted[hanger["file"]]["reason"] == "timeout"
+    others = {e["file"]: e for e in lines(reference_run, "evicted.jsonl")}
+    others.pop(hanger["file"])
+    assert {f: e for f, e in evicted.items() if f not in (crasher["file"], hanger["file"])} == others
+    # every representative still categorized; the crasher's group lost one run
+    traces = lines(tmp_path, "traces.jsonl")
+    reference = lines(reference_run, "traces.jsonl")
+    for trace in reference:
+        if trace["group"]["key"] == crasher["group"]:
+            trace["group"]["runs"] -= 1
+    assert traces == reference
+
+
+@pytest.fixture
+def two_nodes(tmp_path):
+    """Two single-CPU dispynode daemons on their own loopback addresses, same port."""
+    port = 40000 + os.getpid() % 20000
+    env = {**os.environ, TEST_FAULT_ENV: SLOW}
+    nodes = {}
+    for host in ("127.0.0.2", "127.0.0.3"):
+        nodes[host] = subprocess.Popen(
+            dispynode_command(1, host, port, str(tmp_path / host)), env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+    yield port, nodes
+    for node in nodes.values():
+        stop_process_group(node)
+
+
+def test_a_node_lost_mid_run_loses_no_trace(year_corpus, small_config, reference_all_runs,
+                                            two_nodes, tmp_path):
+    port, nodes = two_nodes
+    out = tmp_path / "out"
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--all-runs", "--quiet",
+               "--nodes", ",".join(f"{host}:{port}" for host in nodes),
+               "--config", config_file(tmp_path, small_config)]
+    with subprocess.Popen(command, stderr=subprocess.PIPE) as mosaic:
+        wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, what="first batches")
+        os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
+        _, stderr = mosaic.communicate(timeout=120)
+    assert mosaic.returncode == 0, stderr.decode()
+    traces = lines(out, "traces.jsonl")
+    valid = sorted(t["file"] for t in truth(year_corpus) if t["valid"])
+    assert [t["file"] for t in traces] == valid  # each valid log exactly once
+    assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
+
+
+def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_config,
+                                                          reference_run, tmp_path):
+    out = tmp_path / "out"
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--workers", "2", "--quiet",
+               "--config", config_file(tmp_path, small_config)]
+    valid = sum(t["valid"] for t in truth(year_corpus))
+    stop_at = random.randint(small_config.batch_size, len(truth(year_corpus)) + valid // 10)
+    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW})
+    helpers = []
+    try:
+        wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done")
+        helpers = psutil.Process(mosaic.pid).children(recursive=True)
+        mosaic.send_signal(signal.SIGKILL)
+        mosaic.wait()
+        _, alive = psutil.wait_procs(helpers, timeout=15)
+        assert alive == [], "the local dispynode outlived a SIGKILLed mosaic run"
+    finally:
+        mosaic.kill()
+        for helper in helpers:
+            if helper.is_running():
+                helper.kill()
+    assert not (out / "summary.json").exists()
+    subprocess.run(command, check=True)
+    assert comparable(out) == comparable(reference_run), f"killed after {stop_at} logs"
