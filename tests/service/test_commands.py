@@ -1,0 +1,83 @@
+"""`mosaic serve` option rules and `mosaic lookup` against a store and a server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from mosaic.analysis.categorize import categorize_trace
+from mosaic.config import Config
+from mosaic.corpus.store import Store
+from mosaic.service import is_loopback, lookup, serve
+from mosaic.trace import trace_from_bytes
+
+APP = "/apps/lmp"
+
+
+@pytest.mark.parametrize("host, expected", [
+    ("127.0.0.1", True), ("127.8.0.1", True), ("::1", True), ("localhost", True),
+    ("0.0.0.0", False), ("10.1.2.3", False), ("::", False), ("login1.cluster", False)])
+def test_is_loopback(host, expected):
+    assert is_loopback(host) is expected
+
+
+def test_non_loopback_host_requires_a_token_file(tmp_path):
+    result = CliRunner().invoke(serve, ["--store", str(tmp_path / "s.sqlite"),
+                                        "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "requires --token-file" in result.output
+    (tmp_path / "empty").write_text("\n")
+    result = CliRunner().invoke(serve, ["--store", str(tmp_path / "s.sqlite"),
+                                        "--host", "0.0.0.0", "--token-file",
+                                        str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "holds no token" in result.output
+    assert not (tmp_path / "s.sqlite").exists()  # refused before opening anything
+
+
+@pytest.fixture
+def store_file(tmp_path, log_bytes):
+    path = tmp_path / "store.sqlite"
+    result = categorize_trace(trace_from_bytes(log_bytes, "a.darshan", Config()), Config())
+    with Store(path) as store:
+        store.record(result)
+    return path
+
+
+def test_lookup_in_a_store(store_file):
+    found = CliRunner().invoke(lookup, ["--uid", "4242", "--app", APP, "--store", str(store_file)])
+    assert found.exit_code == 0
+    answer = json.loads(found.output)
+    assert answer["runs"] == 1 and answer["representative"] == "a.darshan"
+    assert answer["categories"] == ["read_insignificant", "write_on_start",
+                                    "metadata_insignificant_load"]
+    missing = CliRunner().invoke(lookup, ["--uid", "4243", "--app", APP,
+                                          "--store", str(store_file)])
+    assert missing.exit_code == 1
+    assert json.loads(missing.output)["error"] == "not_found"
+
+
+def test_lookup_through_a_server(server, log_bytes, tmp_path):
+    with server.client() as client:
+        client.post("/v1/categorize", params={"store": "true"}, content=log_bytes)
+    (tmp_path / "token").write_text(server.token)
+    args = ["--uid", "4242", "--app", APP, "--server", server.url]
+    found = CliRunner().invoke(lookup, args + ["--token-file", str(tmp_path / "token")])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.output)["application"] == APP
+    unauthorized = CliRunner().invoke(lookup, args)
+    assert unauthorized.exit_code == 1 and "401" in unauthorized.output
+    unknown = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP, "--server", server.url,
+                                          "--token-file", str(tmp_path / "token")])
+    assert unknown.exit_code == 1 and json.loads(unknown.output)["error"] == "not_found"
+    down = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP,
+                                       "--server", "http://127.0.0.1:9"])
+    assert down.exit_code == 1 and "cannot reach" in down.output
+
+
+def test_lookup_needs_exactly_one_source(store_file):
+    neither = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP])
+    both = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP, "--store", str(store_file),
+                                       "--server", "http://127.0.0.1:9"])
+    assert neither.exit_code == both.exit_code == 2
