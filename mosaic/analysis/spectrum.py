@@ -116,6 +116,7 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
                                              period / bin_width, config)
     label, confidence = _confidence(z[fundamentals], score)
     result.update(
+        busy_fraction=_busy_fraction(values, period / bin_width),
         period=float(period), frequency=float(frequency), confidence=confidence,
         confidence_label=label, score=score, significance=significance, harmonics=harmonics,
         candidates=[{"period": oversampling * window / k, "z": float(z[k])}
@@ -258,6 +259,22 @@ def _confidence(z_fundamentals: np.ndarray, score: float) -> tuple[str, float]:
     return label, (share * score if label != NONE else 0.0)
 
 
-def _busy_fraction(values: np.ndarray) -> float:
-    """Share of time the bandwidth is above its mean: FTIO's substantial I/O."""
-    return float(np.mean(values > values.mean())) if values.size else 0.0
+def _busy_fraction(values: np.ndarray, period_bins: float | None = None) -> float:
+    """Share of time the bandwidth is above its mean (FTIO's substantial I/O).
+
+    With a period, the share is taken over the periods that hold substantial
+    I/O rather than the whole run, as mean shift does with its segments: a
+    series of bursts busy 30 % of each period stays 30 % busy when it fills
+    only part of the run. A bin a burst covers only in part counts for that
+    part (its bandwidth relative to the typical busy bin's), so the share
+    does not grow by a bin per burst edge.
+    """
+    busy = values > values.mean()
+    if not busy.any():
+        return 0.0
+    busy_bins = np.minimum(values[busy] / np.median(values[busy]), 1.0).sum()
+    if period_bins is None:
+        return float(busy_bins / values.size)
+    first, last = np.flatnonzero(busy)[[0, -1]]
+    periods = np.floor((last + 1 - first) / period_bins) + 1
+    return float(min(busy_bins / (periods * period_bins), 1.0))

@@ -145,6 +145,14 @@ def test_30s_bursts_every_10_minutes_over_a_day():
     assert result["busy_fraction"] == pytest.approx(0.05, abs=0.01)
 
 
+def test_busy_fraction_counts_the_periods_that_hold_the_bursts():
+    # 3 s of every 10 s, for 200 s of a 1000 s run: 30 % busy, not 6 %
+    starts, ends, nbytes, _ = bursts(10.0, 20, 3.0, offset=400.0)
+    result = detect((starts, ends, nbytes, 1000.0))
+    assert_period(result, 10.0, 0.01)
+    assert result["busy_fraction"] == pytest.approx(0.3, abs=0.01)
+
+
 @pytest.mark.parametrize("period", [3.7, 42.0, 1234.5])
 def test_clean_periods_within_one_percent(period):
     assert_period(detect(bursts(period, 25, period / 5)), period, 0.01)
