@@ -28,15 +28,22 @@ def display_name(label: str) -> str:
 def funnel_table(summary: dict) -> pd.DataFrame:
     """Paper Fig. 3: logs -> evicted by reason -> valid -> unique applications -> categorized."""
     funnel = summary["funnel"]
-    evicted = sorted(funnel["evicted"].items(), key=lambda item: (-item[1], item[0]))
     rows = ([("Darshan logs", "input", funnel["logs"])]
-            + [(f"evicted: {display_name(reason)}", "evicted", n) for reason, n in evicted]
+            + _evicted_rows(funnel["evicted"], "evicted")
             + [("valid", "kept", funnel["valid"]),
-               ("unique applications", "kept", funnel["groups"]),
-               ("categorized", "kept", funnel["categorized"])])
+               ("unique applications", "kept", funnel["groups"])]
+            # logs that passed validation but failed later (a worker crash, a timeout)
+            + _evicted_rows(funnel.get("categorize_evicted", {}), "evicted while categorizing")
+            + [("categorized", "kept", funnel["categorized"])])
     table = pd.DataFrame(rows, columns=["stage", "kind", "logs"])
     table["share"] = table["logs"] / funnel["logs"] if funnel["logs"] else 0.0
     return table
+
+
+def _evicted_rows(evicted: dict, stage: str) -> list[tuple[str, str, int]]:
+    """One funnel row per eviction reason, most frequent first."""
+    ordered = sorted(evicted.items(), key=lambda item: (-item[1], item[0]))
+    return [(f"{stage}: {display_name(reason)}", "evicted", n) for reason, n in ordered]
 
 
 def _label_shares(summary: dict, entries: list[tuple[str, str]]) -> pd.DataFrame:

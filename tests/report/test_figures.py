@@ -39,6 +39,9 @@ def test_funnel_data(tmp_path, summary):
                                        "valid", "unique applications", "categorized"]
     assert table["logs"].tolist() == [12, 2, 1, 9, 8, 8]
     assert table["share"].iloc[3] == pytest.approx(9 / 12)
+    later = {**summary, "funnel": {**summary["funnel"], "categorize_evicted": {"timeout": 1}}}
+    stages = figures.plot_funnel(later, tmp_path)["stage"].tolist()
+    assert stages[-2:] == ["evicted while categorizing: timeout", "categorized"]
 
 
 def test_periodicity_data(tmp_path, summary):
