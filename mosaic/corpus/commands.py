@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import click
@@ -45,13 +46,22 @@ def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout
     config = _config(config_file, mounts=mounts or None, strict=strict, all_runs=all_runs,
                      group_by=group_by, trace_timeout_seconds=timeout)
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
+    signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop cleanly, like Ctrl-C
     try:
         summary = run_pipeline(inputs, out, config, workers=_workers(workers), nodes=node_list,
                                ship_bytes=ship_logs, quiet=quiet)
     except EngineError as error:
         raise click.ClickException(str(error)) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted: finished work is in the store; "
+                         "rerun the same command to resume\n")
+        sys.exit(130)
     if not quiet:
         sys.stderr.write(one_screen(summary, out))
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _workers(requested: int | None) -> int:

@@ -178,6 +178,9 @@ class InProcessEngine:
     def __exit__(self, *exc) -> None:
         pass
 
+    def cpus(self) -> int:
+        return 1
+
     def map(self, task: str, batches: Iterable[list[LogRef]]) -> Iterator[list[dict]]:
         for batch in batches:
             yield run_batch(task, batch, self.config, isolate=False)

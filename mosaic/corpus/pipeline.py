@@ -115,7 +115,9 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         timings["dedup"] = _lap(clock, timings)
         done = store.funnel_counts()
         total = done["valid" if config.all_runs else "groups"] - done["categorized"]
-        targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes), config.batch_size)
+        size = balanced_batch_size(total, engine.cpus() * config.jobs_in_flight_per_cpu,
+                                   config.batch_size)
+        targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes), size)
         _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
         timings["categorize"] = _lap(clock, timings)
         summary = write_outputs(store, out, config, counts, timings)
@@ -137,6 +139,12 @@ def _batches(items: Iterable, size: int) -> Iterator[list]:
     iterator = iter(items)
     while batch := list(itertools.islice(iterator, size)):
         yield batch
+
+
+def balanced_batch_size(total: int, slots: int, cap: int) -> int:
+    """At most `cap`, but small enough that `total` logs fill all `slots` (job places):
+    a few hundred representatives must not end up in one job on one core."""
+    return max(1, min(cap, -(-total // max(slots, 1))))
 
 
 def _new_batches(refs: Iterable[LogRef], store: Store, size: int) -> Iterator[list[LogRef]]:

@@ -1,0 +1,109 @@
+"""Throughput and memory of `mosaic run` on the year-profile corpus, 1 and 2 workers side by side.
+
+    .venv/bin/python -m benchmarks.bench_pipeline [--sizes 10000 100000] [--workers 1 2]
+
+For each corpus size, generates (once, not timed) a Blue-Waters-like year with
+``mosaic.synth.year.generate_year`` under ``--data`` and runs the whole
+pipeline on a local dispy node with each worker count. Prints, per run: logs/s
+through the whole pipeline, validation + dedup logs/s per worker (target:
+>= 1,000), and the peak resident memory of the whole process tree (this
+process, the dispynode, its setup and job processes), sampled with psutil.
+RSS is summed over processes, so pages shared after fork count several
+times: an upper bound. "Flat in corpus size" is the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from mosaic.config import Config
+from mosaic.corpus.pipeline import run
+from mosaic.synth.year import generate_year
+
+SAMPLE_SECONDS = 0.1
+
+
+class TreeMemory:
+    """Peak summed RSS of this process and all its descendants, sampled in a thread."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> "TreeMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._stop.wait(SAMPLE_SECONDS):
+            total = 0
+            for proc in [me, *me.children(recursive=True)]:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    pass  # ended between listing and reading
+            self.peak = max(self.peak, total)
+
+
+def corpus(data: Path, size: int) -> Path:
+    root = data / f"year-{size}"
+    if not (root / "truth.jsonl").exists():
+        started = time.perf_counter()
+        generate_year(root, size, seed=2019)
+        print(f"generated {size} logs in {time.perf_counter() - started:.0f} s -> {root}")
+    return root
+
+
+def measure(root: Path, workers: int, config: Config) -> dict:
+    out = Path(tempfile.mkdtemp(prefix="mosaic-bench-out-"))
+    try:
+        with TreeMemory() as memory:
+            summary = run([root], out, config, workers=workers, quiet=True)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    timings, funnel = summary["timings"], summary["funnel"]
+    validate_dedup = timings["scan_validate"] + timings["dedup"]
+    return {"logs": funnel["logs"], "categorized": funnel["categorized"],
+            "seconds": timings["total"], "logs_per_s": timings["logs_per_second"],
+            "validate_per_worker": funnel["logs"] / validate_dedup / workers,
+            "categorize_s": timings["categorize"], "start_s": timings["start"],
+            "peak_mb": memory.peak / 2**20}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "mosaic-bench")
+    args = parser.parse_args()
+    config = Config()
+    header = (f"{'logs':>7} {'workers':>7} {'total s':>8} {'logs/s':>7} "
+              f"{'valid+dedup logs/s/worker':>26} {'categorize s':>12} {'start s':>7} "
+              f"{'peak tree RSS MB':>16}")
+    rows = []
+    for size in args.sizes:
+        root = corpus(args.data, size)
+        for workers in args.workers:
+            r = measure(root, workers, config)
+            rows.append(f"{r['logs']:>7} {workers:>7} {r['seconds']:>8.1f} {r['logs_per_s']:>7.0f} "
+                        f"{r['validate_per_worker']:>26.0f} {r['categorize_s']:>12.1f} "
+                        f"{r['start_s']:>7.1f} {r['peak_mb']:>16.0f}")
+            print(rows[-1], flush=True)
+    print("\n" + header + "\n" + "\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
