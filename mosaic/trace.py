@@ -76,10 +76,12 @@ def group_key(job: dict, group_by: str = "app") -> str:
 # --------------------------------------------------------------------------- building
 
 TRACE_MODULES = (F.POSIX, F.STDIO)  # MPI-IO traffic already appears in POSIX (SPEC 2)
-# (start, end) canonical pairs checked for inversion; True: end == 0 means
-# "never recorded" there (SPEC 2), not an inverted pair.
-TIMESTAMP_PAIRS = (("open_start", "open_end", True), ("read_start", "read_end", False),
-                   ("write_start", "write_end", False), ("close_start", "close_end", True))
+# Canonical timestamps checked by record cleaning, as (start, end) pairs.
+TIMESTAMPS = ("open_start", "open_end", "read_start", "read_end",
+              "write_start", "write_end", "close_start", "close_end")
+# Pairs where an end of exactly 0 means "never recorded" (SPEC 2), not inverted.
+ZERO_END_UNRECORDED = np.array([True, False, False, True])
+OPS_COLUMNS = ("start", "end", "bytes", "ranks", "direction")
 
 
 def read_trace(path: str | os.PathLike, config: Config) -> Trace:
@@ -117,9 +119,9 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
         kept &= valid
         meta.append(_meta_rows(fields, kept))
         from_records = kept & ~np.isin(records.ids, dxt_files) if module == F.POSIX else kept
-        ops.append(_record_operations(fields, records, from_records, job.nprocs))
+        ops += _record_operations(fields, records, from_records, job.nprocs)
     return Trace(
-        file=file, job=_job_dict(log), ops=np.concatenate(ops),
+        file=file, job=_job_dict(log), ops=_assemble(ops),
         meta=np.concatenate(meta) if meta else np.zeros(0, META_DTYPE),
         partial=job.partial, dropped_records=dropped, has_dxt=len(dxt_files) > 0,
         info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
@@ -182,14 +184,11 @@ def _name_filter(log: DarshanLog, ids: np.ndarray, config: Config) -> np.ndarray
 
 def _valid_records(fields: dict[str, np.ndarray], lo: float, hi: float) -> np.ndarray:
     """SPEC 3.1 record cleaning: no negative bytes, no inverted or out-of-run timestamps."""
-    ok = (fields["bytes_read"] >= 0) & (fields["bytes_written"] >= 0)
-    for start_name, end_name, zero_is_unrecorded in TIMESTAMP_PAIRS:
-        start, end = fields[start_name], fields[end_name]
-        inverted = end < start
-        if zero_is_unrecorded:
-            inverted &= end != 0
-        ok &= ~inverted & _within(start, lo, hi) & _within(end, lo, hi)
-    return ok
+    times = np.stack([fields[name] for name in TIMESTAMPS], axis=1)
+    starts, ends = times[:, 0::2], times[:, 1::2]
+    inverted = (ends < starts) & ~(ZERO_END_UNRECORDED & (ends == 0))
+    return (fields["bytes_read"] >= 0) & (fields["bytes_written"] >= 0) \
+        & _within(times, lo, hi).all(axis=1) & ~inverted.any(axis=1)
 
 
 def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -203,37 +202,40 @@ def _meta_rows(fields: dict[str, np.ndarray], kept: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _operations(start, end, nbytes, ranks, direction) -> np.ndarray:
-    rows = np.zeros(len(start), OPS_DTYPE)
-    rows["start"], rows["end"], rows["bytes"] = start, end, nbytes
-    rows["ranks"], rows["direction"] = ranks, direction
-    return rows
+def _assemble(parts: list[tuple]) -> np.ndarray:
+    """One OPS_DTYPE array from column tuples (start, end, bytes, ranks, direction)."""
+    columns = [np.concatenate([p[i] for p in parts]) for i in range(len(OPS_COLUMNS))]
+    ops = np.zeros(len(columns[0]), OPS_DTYPE)
+    for name, column in zip(OPS_COLUMNS, columns):
+        ops[name] = column
+    return ops
 
 
 def _record_operations(fields, records: ModuleRecords, kept: np.ndarray,
-                       nprocs: int) -> np.ndarray:
+                       nprocs: int) -> list[tuple]:
     """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
     ranks = np.where(records.ranks == -1, nprocs, 1)
     out = []
     for direction, name in DIRECTIONS.items():
         nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]
         sel = kept & (nbytes > 0)
-        out.append(_operations(fields[f"{name}_start"][sel], fields[f"{name}_end"][sel],
-                               nbytes[sel], ranks[sel], direction))
-    return np.concatenate(out)
+        start = fields[f"{name}_start"][sel]
+        out.append((start, fields[f"{name}_end"][sel], nbytes[sel], ranks[sel],
+                    np.full(len(start), direction, np.int8)))
+    return out
 
 
 def _dxt_operations(log: DarshanLog, config: Config, lo: float,
-                    hi: float) -> tuple[np.ndarray, np.ndarray, int]:
+                    hi: float) -> tuple[tuple, np.ndarray, int]:
     """Operations from DXT_POSIX segments, the file ids they cover, segments dropped.
 
     A partial DXT module lost segments, so its files keep their POSIX
     aggregates instead.
     """
     dxt = log.dxt_posix
-    none = np.zeros(0, np.uint64)
     if dxt is None or not len(dxt.ids) or F.DXT_POSIX in log.partial_modules:
-        return np.zeros(0, OPS_DTYPE), none, 0
+        empty = np.zeros(0)
+        return (empty,) * len(OPS_COLUMNS), np.zeros(0, np.uint64), 0
     kept = _name_filter(log, dxt.ids, config)
     files = np.unique(dxt.ids[kept])
     valid = (dxt.lengths >= 0) & (dxt.ends >= dxt.starts) \
@@ -241,5 +243,5 @@ def _dxt_operations(log: DarshanLog, config: Config, lo: float,
     dropped = int((kept & ~valid).sum())
     sel = kept & valid & (dxt.lengths > 0)
     direction = np.where(dxt.is_write[sel], WRITE, READ)
-    ops = _operations(dxt.starts[sel], dxt.ends[sel], dxt.lengths[sel], 1, direction)
-    return ops, files, dropped
+    ranks = np.ones(len(direction), np.int64)  # a segment is one rank's request
+    return (dxt.starts[sel], dxt.ends[sel], dxt.lengths[sel], ranks, direction), files, dropped
