@@ -22,26 +22,21 @@ def job(**kw):
     return Job(**base)
 
 
-def posix(rows):
+# module -> (version, counters, fcounters, indices of opens/seeks/bytes read/written, fcounters)
+LAYOUTS = {F.POSIX: (4, 69, 17, [0, 5, 14, 15], POSIX_F),
+           F.STDIO: (2, 14, 15, [0, 4, 7, 6], STDIO_F)}
+
+
+def records(module, rows):
     """rows: (id, rank, opens, seeks, bytes_read, bytes_written, {fcounter: t})."""
-    c = np.zeros((len(rows), 69), np.int64)
-    f = np.zeros((len(rows), 17))
+    version, n_c, n_f, cidx, fidx = LAYOUTS[module]
+    c = np.zeros((len(rows), n_c), np.int64)
+    f = np.zeros((len(rows), n_f))
     for i, (_, _, opens, seeks, nread, nwritten, times) in enumerate(rows):
-        c[i, [0, 5, 14, 15]] = opens, seeks, nread, nwritten
+        c[i, cidx] = opens, seeks, nread, nwritten
         for name, t in times.items():
-            f[i, POSIX_F[name]] = t
-    return ModuleRecords(F.POSIX, 4, np.array([r[0] for r in rows], np.uint64),
-                         np.array([r[1] for r in rows], np.int64), c, f)
-
-
-def stdio(rows):
-    c = np.zeros((len(rows), 14), np.int64)
-    f = np.zeros((len(rows), 15))
-    for i, (_, _, opens, seeks, nread, nwritten, times) in enumerate(rows):
-        c[i, [0, 4, 7, 6]] = opens, seeks, nread, nwritten
-        for name, t in times.items():
-            f[i, STDIO_F[name]] = t
-    return ModuleRecords(F.STDIO, 2, np.array([r[0] for r in rows], np.uint64),
+            f[i, fidx[name]] = t
+    return ModuleRecords(module, version, np.array([r[0] for r in rows], np.uint64),
                          np.array([r[1] for r in rows], np.int64), c, f)
 
 
@@ -52,9 +47,9 @@ NAMES = {1: "/scratch/run/out.h5", 2: "/home/u/in.cfg", 3: "<STDOUT>", 4: "/proc
 def make_log(posix_rows=(), stdio_rows=(), **kw):
     modules = {}
     if posix_rows:
-        modules[F.POSIX] = posix(posix_rows)
+        modules[F.POSIX] = records(F.POSIX, posix_rows)
     if stdio_rows:
-        modules[F.STDIO] = stdio(stdio_rows)
+        modules[F.STDIO] = records(F.STDIO, stdio_rows)
     kw.setdefault("present_modules", tuple(sorted(modules)))
     return DarshanLog(job=kw.pop("job", job()), names=kw.pop("names", NAMES), modules=modules,
                       **kw)
@@ -174,7 +169,7 @@ def test_filtered_records_are_not_counted_as_dropped():
 
 def test_mpiio_records_never_make_operations():
     log = make_log([(1, 0, 1, 0, 10, 0, {})])
-    mpi = posix([(1, 0, 1, 0, 10, 0, {})])
+    mpi = records(F.POSIX, [(1, 0, 1, 0, 10, 0, {})])
     log.modules[F.MPIIO] = ModuleRecords(F.MPIIO, 3, mpi.ids, mpi.ranks,
                                          np.full((1, 51), 999, np.int64), np.zeros((1, 17)))
     assert len(build_trace(log, "f", Config()).ops) == 1

@@ -16,6 +16,7 @@ import zlib
 import numpy as np
 
 from mosaic.darshan import formats as F
+from mosaic.darshan.archive import read_bytes
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
 
 GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
@@ -31,20 +32,17 @@ def read_log(source: str | os.PathLike | bytes, name: str = "") -> DarshanLog:
     """Read one Darshan log from a path (or ``ARCHIVE/MEMBER``) or from bytes.
 
     Raises LogError(reason, detail) for anything that is not a usable log,
-    and nothing else.
+    and nothing else. ``name`` labels bytes in the detail of unexpected errors.
     """
     try:
-        data = source if isinstance(source, bytes | bytearray) else _read_path(source)
+        data = source if isinstance(source, bytes | bytearray) else read_bytes(os.fspath(source))
         return _read_bytes(bytes(data))
     except LogError:
         raise
     except Exception as exc:  # last line of defence: a defect must not escape as a crash
-        raise LogError("unreadable", f"internal error {type(exc).__name__}: {exc}") from exc
-
-
-def _read_path(path) -> bytes:
-    from mosaic.darshan.archive import read_bytes
-    return read_bytes(os.fspath(path))
+        label = name or (source if not isinstance(source, bytes | bytearray) else "bytes")
+        raise LogError("unreadable",
+                       f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
 def _read_bytes(data: bytes) -> DarshanLog:

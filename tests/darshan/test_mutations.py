@@ -37,10 +37,9 @@ def handmade_seeds() -> list[bytes]:
                           posix_v4(2, -1, bytes_written=10)]),
             "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {})]),
             "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [(0, 5, 2.0, 2.5)])])}
-    be = {k: (v, [r for r in recs]) for k, (v, recs) in mods.items() if k != "POSIX"}
-    be["POSIX"] = (4, [posix_v4(1, 0, bytes_read=10, e=">")])
-    be["STDIO"] = (2, [record("STDIO", 2, 2, 0, {6: 5}, {}, ">")])
-    be.pop("DXT_POSIX")
+    be = {"POSIX": (4, [posix_v4(1, 0, bytes_read=10, e=">")]),
+          "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {}, ">")]),
+          "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [], ">")])}
     legacy = ((1, 0, "a", {47: 10, 138: 5}, {0: 1.0, 3: 2.0}),)
     return [v3_log("3.41", comp=1, names=names, modules=mods, streams=2),
             v3_log("3.21", comp=2, names=names, modules=mods),
