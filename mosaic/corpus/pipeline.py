@@ -111,7 +111,7 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size)),
                 store.save_facts, "validate", total, quiet)
         timings["scan_validate"] = _lap(clock, timings)
-        store.save_groups(list(dedup.groups(store.runs_by_group())))
+        store.save_groups(dedup.groups(store.runs_by_group()))
         timings["dedup"] = _lap(clock, timings)
         done = store.funnel_counts()
         total = done["valid" if config.all_runs else "groups"] - done["categorized"]

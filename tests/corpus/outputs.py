@@ -1,4 +1,4 @@
-"""Compare two runs' outputs (everything but timings must be identical)."""
+"""Read a run's outputs and the generator's truth; compare runs (all but timings)."""
 
 import json
 from pathlib import Path
@@ -13,3 +13,8 @@ def comparable(out: Path) -> dict:
 
 def lines(out: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in (out / name).read_text().splitlines()]
+
+
+def truth(corpus: Path) -> list[dict]:
+    """The generator's ground truth: file, valid, reason, group, heaviest..."""
+    return [json.loads(line) for line in (corpus / "truth.jsonl").read_text().splitlines()]

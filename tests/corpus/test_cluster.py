@@ -4,7 +4,6 @@ Faults are injected with the engine's test-only MOSAIC_TEST_FAULT hook (see
 mosaic/corpus/engine.py), which the local dispynode inherits from this process.
 """
 
-import json
 import os
 import random
 import signal
@@ -17,16 +16,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from corpus.outputs import comparable, lines
+from corpus.outputs import comparable, lines, truth
 from mosaic.corpus.engine import TEST_FAULT_ENV, dispynode_command, stop_process_group
 from mosaic.corpus.pipeline import run
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
-
-
-def truth(corpus):
-    return [json.loads(line) for line in (corpus / "truth.jsonl").read_text().splitlines()]
 
 
 def config_file(tmp_path, config):

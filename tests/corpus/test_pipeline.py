@@ -5,14 +5,10 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from corpus.outputs import comparable, lines
+from corpus.outputs import comparable, lines, truth
 from mosaic.corpus import pipeline
 from mosaic.corpus.pipeline import results_hash, run, stability_shares
 from mosaic.corpus.scan import scan
-
-
-def truth(corpus):
-    return [json.loads(line) for line in (corpus / "truth.jsonl").read_text().splitlines()]
 
 
 def test_representatives_are_the_generators_heaviest_runs(reference_run, year_corpus):
