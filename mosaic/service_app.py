@@ -136,6 +136,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     async def lifespan(_app):
         state["store"] = Store(settings.store)
         state["pool"] = WorkerPool(settings.workers, settings.config)
+        await state["pool"].warm_up()
         try:
             yield
         finally:
@@ -151,7 +152,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         "required": True, "content": {"application/octet-stream": {
             "schema": {"type": "string", "format": "binary"}}}}},
         responses={200: {"description": "The SPEC 4 trace object"},
-                   400: {"description": "Empty body or body not in its Content-Encoding",
+                   400: {"description": "Body not in its Content-Encoding",
                          "content": {"application/json": {"schema": ERROR_SCHEMA}}},
                    401: {"description": "Missing or wrong bearer token"},
                    413: {"description": "Body above the size limit"},
@@ -168,8 +169,6 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         body = await read_limited_body(request, settings.config.service_max_request_bytes)
         if isinstance(body, Response):
             return body
-        if not body:
-            return error_response(400, "empty_body", "post the bytes of one Darshan log")
         if encoding in GZIP_ENCODINGS and not body.startswith(GZIP_MAGIC):
             return error_response(400, "bad_encoding", "Content-Encoding is gzip but the "
                                   "body is not gzip data")
@@ -203,13 +202,13 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         return {"job_id": job_id, "runs": runs}
 
     @app.get("/healthz")
-    def healthz():
+    async def healthz():
         """Liveness: answers without a token."""
         return {"status": "ok", "workers": settings.workers}
 
     @app.get("/metrics", response_class=Response,
              responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
-    def prometheus():
+    async def prometheus():
         """Requests by endpoint and status, latency histogram, evictions by reason."""
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 

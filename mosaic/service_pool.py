@@ -32,8 +32,9 @@ from mosaic.trace import trace_from_bytes
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
-# Imported once in the fork server, so a replacement worker starts in milliseconds.
-PRELOAD = ["mosaic.service_pool"]
+# Imported once in the fork server, so a (replacement) worker starts in milliseconds and
+# its first periodic trace does not pay for the imports mean shift makes lazily.
+PRELOAD = ["mosaic.service_pool", "sklearn.cluster", "scipy.spatial"]
 
 
 def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
@@ -84,6 +85,14 @@ class WorkerPool:
         except pebble.ProcessExpired as error:
             return evicted_result(file, "worker_crash",
                                   f"worker process died (exit code {error.exitcode})")
+
+    async def warm_up(self) -> None:
+        """Wait for a worker to answer (the fork server has imported everything).
+
+        Called before the server reports ready, so that readiness means "can
+        categorize now", not "will in a few seconds".
+        """
+        await self.categorize(b"", "warm-up")
 
     def close(self) -> None:
         self._pool.stop()

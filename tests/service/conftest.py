@@ -52,7 +52,8 @@ class Server:
         return self.process.poll() is None and httpx.get(self.url + "/healthz").status_code == 200
 
 
-def start_server(tmp: Path, token: str | None, hooks: bool = False) -> Server:
+def launch(tmp: Path, token: str | None, hooks: bool = False) -> Server:
+    """Start `mosaic serve` (not yet waiting for it: servers start side by side)."""
     port = free_port()
     config = tmp / "service.toml"
     config.write_text(f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
@@ -66,19 +67,22 @@ def start_server(tmp: Path, token: str | None, hooks: bool = False) -> Server:
     env.pop(TEST_HOOKS_ENV, None)
     if hooks:
         env[TEST_HOOKS_ENV] = "1"
-    log = open(tmp / "server.log", "wb")
-    process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token)
+    with open(tmp / "server.log", "wb") as log:
+        process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token)
+
+
+def wait_ready(server: Server) -> Server:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError((tmp / "server.log").read_text())
+        if server.process.poll() is not None:
+            raise RuntimeError((server.store.parent / "server.log").read_text())
         try:
             if httpx.get(server.url + "/healthz").status_code == 200:
                 return server
         except httpx.TransportError:
             time.sleep(0.1)
-    process.kill()
+    server.process.kill()
     raise RuntimeError("server did not start")
 
 
@@ -91,19 +95,27 @@ def stop_server(server: Server) -> None:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    """The server most tests use: token required, test hooks on."""
-    started = start_server(tmp_path_factory.mktemp("served"), TOKEN, hooks=True)
-    yield started
-    stop_server(started)
+def servers(tmp_path_factory):
+    """Two servers started side by side: (token required + test hooks on, open loopback)."""
+    started = (launch(tmp_path_factory.mktemp("served"), TOKEN, hooks=True),
+               launch(tmp_path_factory.mktemp("open"), None))
+    try:
+        yield tuple(wait_ready(server) for server in started)
+    finally:
+        for server in started:
+            stop_server(server)
 
 
 @pytest.fixture(scope="session")
-def open_server(tmp_path_factory):
+def server(servers):
+    """The server most tests use: token required, test hooks on."""
+    return servers[0]
+
+
+@pytest.fixture(scope="session")
+def open_server(servers):
     """A loopback server without a token."""
-    started = start_server(tmp_path_factory.mktemp("open"), None)
-    yield started
-    stop_server(started)
+    return servers[1]
 
 
 def make_log(write_bytes: float = 2e8, write_window=(1.0, 5.0), job_id: int = JOB_ID,

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-MAX_EXAMPLES = 20
+MAX_EXAMPLES = 15
 
 
 def has_inputs(operation) -> bool:

@@ -1,0 +1,156 @@
+"""Load test of `mosaic serve` on loopback: concurrent clients posting year-profile logs.
+
+    .venv/bin/python -m benchmarks.bench_service [--seconds 30] [--clients 16]
+
+Writes a small Blue-Waters-like year (`mosaic synth year`, about a third of it
+invalid logs, as in the paper's corpus), keeps the logs under 100 KB, starts
+`mosaic serve` on a free loopback port, and lets CLIENTS closed-loop clients
+post logs round-robin for SECONDS. Side by side: the same logs categorized
+serially in this process (no HTTP, no worker pool), the floor the service
+adds its overhead to. Targets (issue 8): p99 <= 50 ms, >= 200 requests/s on
+2 cores, no failed request. A 422 for an invalid log is a correct answer;
+failed = transport error, 5xx, or an eviction by timeout / worker crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from mosaic.config import Config
+from mosaic.service_pool import categorize_bytes
+from mosaic.synth.year import generate_year
+
+MAX_LOG_BYTES = 100_000
+TARGET_P99_SECONDS = 0.050
+TARGET_RATE = 200.0
+SERVICE_FAILURES = ("timeout", "worker_crash")
+STARTUP_SECONDS = 120.0
+
+
+def year_logs(folder: Path, count: int, seed: int) -> list[bytes]:
+    generate_year(folder, count, seed, archive_share=0.0)
+    paths = sorted(p for p in folder.rglob("*.darshan*") if p.stat().st_size < MAX_LOG_BYTES)
+    return [p.read_bytes() for p in paths]
+
+
+def serial_rate(logs: list[bytes]) -> float:
+    """Logs per second categorized in this process, after one warm-up pass."""
+    config = Config()
+    for data in logs:
+        categorize_bytes(data, "warm-up", config)
+    began = time.perf_counter()
+    for data in logs:
+        categorize_bytes(data, "bench", config)
+    return len(logs) / (time.perf_counter() - began)
+
+
+def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    mosaic = Path(sys.executable).with_name("mosaic")
+    process = subprocess.Popen([str(mosaic), "serve", "--store", str(folder / "store.sqlite"),
+                                "--port", str(port), "--workers", str(workers)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            httpx.get(url + "/healthz").raise_for_status()
+            return process, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("mosaic serve did not start")
+
+
+async def load(url: str, logs: list[bytes], clients: int, seconds: float, warmup: float):
+    """Closed-loop clients; (latency, status, reason) of requests begun after the warm-up."""
+    feed = itertools.cycle(logs)
+    began = time.perf_counter()
+    measured_from, stop = began + warmup, began + warmup + seconds
+    samples: list[tuple[float, int, str]] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async def client(http: httpx.AsyncClient):
+        while (sent := time.perf_counter()) < stop:
+            try:
+                response = await http.post("/v1/categorize", content=next(feed))
+                status = response.status_code
+                reason = response.json().get("reason", "") if status == 422 else ""
+            except httpx.HTTPError as error:
+                status, reason = 0, type(error).__name__
+            if sent >= measured_from:
+                samples.append((time.perf_counter() - sent, status, reason))
+
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
+        await asyncio.gather(*(client(http) for _ in range(clients)))
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--count", type=int, default=600, help="logs in the synthetic year")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--seed", type=int, default=2019)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        logs = year_logs(folder / "year", args.count, args.seed)
+        sizes = np.array([len(data) for data in logs])
+        print(f"{len(logs)} year-profile logs under {MAX_LOG_BYTES // 1000} KB "
+              f"(median {np.median(sizes) / 1000:.1f} KB, max {sizes.max() / 1000:.1f} KB); "
+              f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients, "
+              f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}")
+        floor = serial_rate(logs)
+        process, url = start_server(folder, args.workers)
+        try:
+            samples = asyncio.run(load(url, logs, args.clients, args.seconds, args.warmup))
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    report(samples, args.seconds, floor)
+    print(f"load average after  {os.getloadavg()[0]:8.1f}   (other processes share the CPUs)")
+
+
+def report(samples, seconds: float, floor: float) -> None:
+    latency = np.array([s[0] for s in samples])
+    status = np.array([s[1] for s in samples])
+    reasons = np.array([s[2] for s in samples])
+    failed = ~np.isin(status, (200, 422)) | np.isin(reasons, SERVICE_FAILURES)
+    rate = len(samples) / seconds
+    p50, p99 = np.percentile(latency, [50, 99])
+    print(f"requests            {len(samples)}  (200: {(status == 200).sum()}, "
+          f"422 invalid log: {((status == 422) & ~failed).sum()}, failed: {failed.sum()})")
+    if failed.any():
+        kinds = Counter(zip(status[failed].tolist(), reasons[failed].tolist()))
+        print("failed by (status, reason): " + ", ".join(f"{k}: {n}" for k, n in kinds.items()))
+    print(f"throughput          {rate:8.1f} req/s   target >= {TARGET_RATE:g}   "
+          f"ratio {rate / TARGET_RATE:.2f}")
+    print(f"latency p50         {p50 * 1e3:8.1f} ms")
+    print(f"latency p99         {p99 * 1e3:8.1f} ms     target <= {TARGET_P99_SECONDS * 1e3:g}"
+          f"   ratio {p99 / TARGET_P99_SECONDS:.2f}")
+    print(f"latency max         {latency.max() * 1e3:8.1f} ms")
+    print(f"serial, in-process  {floor:8.1f} logs/s   service / serial "
+          f"{rate / floor:.2f}")
+
+
+if __name__ == "__main__":
+    main()
