@@ -56,8 +56,15 @@ def minor_mask(starts, ends, nbytes, config: Config) -> np.ndarray:
         return np.zeros(len(durations), dtype=bool)
     rates = np.asarray(nbytes, dtype=float)[timed] / durations[timed]
     minor = np.zeros(len(durations), dtype=bool)
-    minor[timed] = rates < config.minor_rate_fraction * np.median(rates)
+    minor[timed] = rates < config.minor_rate_fraction * _median(rates)
     return minor
+
+
+def _median(values: np.ndarray) -> float:
+    """np.median without its generic machinery (a large share of a small trace's cost)."""
+    ordered = np.sort(values)
+    middle = len(ordered) // 2
+    return float(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2)
 
 
 def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> MergedOperations:
@@ -70,9 +77,9 @@ def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> Merge
     s, e, b = starts[order], ends[order], nbytes[order]
     rank_seconds = ranks[order] * (e - s)
 
-    member_group = _concurrent_groups(s, e)
-    first = _firsts(member_group)
-    s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
+    opens_group = _opens_group(s, e)
+    member_group = np.cumsum(opens_group) - 1
+    s, e, b, rank_seconds = _reduce(np.flatnonzero(opens_group), s, e, b, rank_seconds)
     member_group, s, e, b, rank_seconds = _neighbor_merge(member_group, s, e, b, rank_seconds,
                                                           run_time, config)
     group = np.full(len(starts), -1, dtype=np.int64)
@@ -80,24 +87,15 @@ def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> Merge
     return MergedOperations(s, e, b, rank_seconds, minor, group)
 
 
-def _concurrent_groups(s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Group index per start-sorted operation: a new group starts after every gap.
+def _opens_group(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per start-sorted operation: does it start a new concurrent group?
 
-    An operation joins the current group when it starts no later than the
-    latest end seen so far (touching intervals count as overlapping).
+    It does when it starts after the latest end seen so far (touching
+    intervals count as overlapping).
     """
-    if len(s) == 0:
-        return np.zeros(0, dtype=np.int64)
-    reach = np.maximum.accumulate(e)
-    new_group = np.empty(len(s), dtype=bool)
-    new_group[0] = False
-    new_group[1:] = s[1:] > reach[:-1]
-    return np.cumsum(new_group)
-
-
-def _firsts(group: np.ndarray) -> np.ndarray:
-    """Index of the first member of each group in a non-decreasing group array."""
-    return np.flatnonzero(np.diff(group, prepend=-1))
+    opens = np.ones(len(s), dtype=bool)
+    opens[1:] = s[1:] > np.maximum.accumulate(e)[:-1]
+    return opens
 
 
 def _reduce(first: np.ndarray, s, e, b, rank_seconds):

@@ -38,23 +38,26 @@ def requests_per_second(meta: np.ndarray, run_time: float) -> np.ndarray:
     lasts = np.concatenate([open_end, close_end])
     lows = np.clip(np.minimum(firsts, lasts), 0.0, bins)
     highs = np.clip(np.maximum(firsts, lasts), 0.0, bins)
-    return np.round(_spread(lows, highs, counts, bins), _COUNT_DECIMALS)
+    return _spread(lows, highs, counts, bins)
 
 
 def _spread(lows, highs, counts, bins: int) -> np.ndarray:
     """Per-bin totals of counts spread uniformly over ``[low, high]`` (instants when equal)."""
-    low_bin = np.minimum(np.floor(lows), bins - 1).astype(np.int64)
-    high_bin = np.minimum(np.floor(highs), bins - 1).astype(np.int64)
+    low_bin = np.minimum(lows, bins - 1).astype(np.int64)  # truncation floors: times are >= 0
+    high_bin = np.minimum(highs, bins - 1).astype(np.int64)
     one_bin = low_bin == high_bin
+    if one_bin.all():  # the common case: whole counts, nothing to spread
+        return np.bincount(low_bin, weights=counts, minlength=bins).astype(float)  # even if empty
     lo, hi, lb, hb = lows[~one_bin], highs[~one_bin], low_bin[~one_bin], high_bin[~one_bin]
     density = counts[~one_bin] / (hi - lo)
-    # Whole seconds strictly between the two partial ones: +density from lb+1 to hb-1.
-    steps = (np.bincount(lb + 1, weights=density, minlength=bins + 1)
-             - np.bincount(hb, weights=density, minlength=bins + 1))
-    return (np.bincount(low_bin[one_bin], weights=counts[one_bin], minlength=bins)
-            + np.bincount(lb, weights=density * (lb + 1 - lo), minlength=bins)
-            + np.bincount(hb, weights=density * (hi - hb), minlength=bins)
-            + np.cumsum(steps)[:bins])
+    # Instants, and the partial first and last second of each window ...
+    partial = np.bincount(np.concatenate([low_bin[one_bin], lb, hb]),
+                          weights=np.concatenate([counts[one_bin], density * (lb + 1 - lo),
+                                                  density * (hi - hb)]), minlength=bins)
+    # ... plus +density on every whole second strictly between them (lb+1 .. hb-1).
+    steps = np.bincount(np.concatenate([lb + 1, hb]), weights=np.concatenate([density, -density]),
+                        minlength=bins + 1)
+    return np.round(partial + np.cumsum(steps[:bins]), _COUNT_DECIMALS)
 
 
 def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:

@@ -50,7 +50,8 @@ def test_fractional_overlap_is_exact_per_bin():
 
 
 def test_no_records():
-    assert requests_per_second(meta(), 3.2).tolist() == [0, 0, 0, 0]
+    per_second = requests_per_second(meta(), 3.2)
+    assert per_second.tolist() == [0, 0, 0, 0] and per_second.dtype == float
     assert labels(np.zeros(4), 3.2, CFG) == ["metadata_insignificant_load"]
 
 
