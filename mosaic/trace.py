@@ -17,7 +17,7 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
-from mosaic.darshan.formats import DarshanLog, LogError, ModuleRecords
+from mosaic.darshan.formats import DarshanLog, LogError
 from mosaic.darshan.reader import read_log
 
 READ, WRITE = 0, 1
@@ -82,6 +82,7 @@ TIMESTAMPS = ("open_start", "open_end", "read_start", "read_end",
 # Pairs where an end of exactly 0 means "never recorded" (SPEC 2), not inverted.
 ZERO_END_UNRECORDED = np.array([True, False, False, True])
 OPS_COLUMNS = ("start", "end", "bytes", "ranks", "direction")
+CANONICAL_FIELDS = F.CANONICAL_COUNTERS + F.CANONICAL_FCOUNTERS
 
 
 def read_trace(path: str | os.PathLike, config: Config) -> Trace:
@@ -107,27 +108,35 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     lo, hi = -slack, job.run_time + slack
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, config, lo, hi)
 
-    ops, meta, dropped = [dxt_ops], [], 0
-    for module in TRACE_MODULES:
-        records = log.modules.get(module)
-        if records is None or not len(records.ids):
-            continue
-        fields = records.canonical()
-        kept = _name_filter(log, records.ids, config)
-        valid = _valid_records(fields, lo, hi)
-        dropped += int((kept & ~valid).sum())
-        kept &= valid
-        meta.append(_meta_rows(fields, kept))
-        from_records = kept & ~np.isin(records.ids, dxt_files) if module == F.POSIX else kept
-        ops += _record_operations(fields, records, from_records, job.nprocs)
+    ids, ranks, fields, is_posix = _file_records(log)
+    kept = _name_filter(log, ids, config)
+    valid = _valid_records(fields, lo, hi)
+    dropped = int((kept & ~valid).sum())
+    kept &= valid
+    from_records = kept & ~(is_posix & np.isin(ids, dxt_files))
+    ops = [dxt_ops] + _record_operations(fields, ranks, from_records, job.nprocs)
     return Trace(
-        file=file, job=_job_dict(log), ops=_assemble(ops),
-        meta=np.concatenate(meta) if meta else np.zeros(0, META_DTYPE),
+        file=file, job=_job_dict(log), ops=_assemble(ops), meta=_meta_rows(fields, kept),
         partial=job.partial, dropped_records=dropped, has_dxt=len(dxt_files) > 0,
         info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
               "format": job.version, "dxt": len(dxt_files) > 0,
               "dropped_segments": dropped_segments},
     )
+
+
+def _file_records(log: DarshanLog):
+    """POSIX and STDIO records as one table: ids, ranks, canonical fields, is-POSIX mask."""
+    mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
+    names = CANONICAL_FIELDS
+    if not mods:
+        empty = np.zeros(0)
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
+            {n: empty for n in names}, np.zeros(0, bool)
+    canon = [m.canonical() for m in mods]
+    fields = {n: np.concatenate([c[n] for c in canon]) for n in names}
+    is_posix = np.concatenate([np.full(len(m.ids), m.module == F.POSIX) for m in mods])
+    return (np.concatenate([m.ids for m in mods]), np.concatenate([m.ranks for m in mods]),
+            fields, is_posix)
 
 
 def _job_dict(log: DarshanLog) -> dict:
@@ -211,10 +220,10 @@ def _assemble(parts: list[tuple]) -> np.ndarray:
     return ops
 
 
-def _record_operations(fields, records: ModuleRecords, kept: np.ndarray,
+def _record_operations(fields, record_ranks: np.ndarray, kept: np.ndarray,
                        nprocs: int) -> list[tuple]:
     """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
-    ranks = np.where(records.ranks == -1, nprocs, 1)
+    ranks = np.where(record_ranks == -1, nprocs, 1)
     out = []
     for direction, name in DIRECTIONS.items():
         nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]

@@ -9,6 +9,7 @@ See ``shared/DARSHAN-FORMAT.md`` for the sources of these numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -54,6 +55,7 @@ DXT_HOSTNAME_LEN = 64
 DXT_VERSIONS = (1,)
 
 
+@cache
 def dxt_header_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
     return np.dtype([("id", e + "u8"), ("rank", e + "i8"), ("shared", e + "i8"),
@@ -61,6 +63,7 @@ def dxt_header_dtype(big_endian: bool = False) -> np.dtype:
                      ("write_count", e + "i8"), ("read_count", e + "i8")])
 
 
+@cache
 def dxt_segment_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
     return np.dtype([("offset", e + "i8"), ("length", e + "i8"),
@@ -81,6 +84,7 @@ LEGACY_INDEX = dict(
 )
 
 
+@cache
 def legacy_record_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
     return np.dtype([("id", e + "u8"), ("rank", e + "i8"),
@@ -161,6 +165,7 @@ CANONICAL_INDEX: dict[tuple[int, int], tuple[dict[str, int], dict[str, int]]] = 
 }
 
 
+@cache
 def record_dtype(module_id: int, version: int, big_endian: bool = False) -> np.dtype:
     """numpy dtype of one fixed-size record: id, rank, counters, fcounters."""
     n_c, n_f = RECORD_SHAPES[(module_id, version)]

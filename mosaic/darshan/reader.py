@@ -127,15 +127,12 @@ class _Header:
         maps = np.frombuffer(data, e + "u8", 2 * slots, regions_at).reshape(slots, 2)
         versions = np.frombuffer(data, e + "u4", slots, versions_at)
         self.names = (int(name_off), int(name_len))
-        self.modules: dict[int, tuple[int, int, int]] = {}  # current id -> (off, len, ver)
-        self.partial_modules: list[int] = []
-        for stored in range(1, slots):
-            current = F.current_module_id(self.version, stored)
-            if maps[stored, 1]:
-                self.modules[current] = (int(maps[stored, 0]), int(maps[stored, 1]),
-                                         int(versions[stored]))
-            if partial >> stored & 1:
-                self.partial_modules.append(current)
+        # current id -> (offset, length, module version); slot 0 is Darshan's NULL module
+        self.modules = {F.current_module_id(self.version, int(i)):
+                        (int(maps[i, 0]), int(maps[i, 1]), int(versions[i]))
+                        for i in np.flatnonzero(maps[1:, 1]) + 1}
+        self.partial_modules = [F.current_module_id(self.version, i)
+                                for i in range(1, slots) if partial >> i & 1]
         self._check_regions(len(data))
 
     def _check_regions(self, file_size: int) -> None:
@@ -235,15 +232,13 @@ def parse_metadata(raw: bytes) -> dict[str, str]:
 
 def parse_exe_and_mounts(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
     """Command line, then one ``\\n<fstype>\\t<mount point>`` line per mount."""
-    exe, *lines = _cstring(raw).split("\n")
-    mounts = []
-    for line in lines:
-        fs_type, sep, point = line.partition("\t")
-        if sep:
-            mounts.append((point, fs_type))
+    exe, _, table = _cstring(raw).partition("\n")
+    pairs = [line.split("\t", 1) for line in table.split("\n")]
+    mounts = [(p[1], p[0]) for p in pairs if len(p) == 2]
     # Longest mount point first (darshan-util's order): the first prefix
     # match of a path is then its mount.
-    return exe, sorted(mounts, key=lambda m: -len(m[0]))
+    mounts.sort(key=lambda m: len(m[0]), reverse=True)
+    return exe, mounts
 
 
 def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
