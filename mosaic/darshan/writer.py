@@ -19,6 +19,7 @@ Entry points:
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import struct
 import zlib
@@ -141,22 +142,27 @@ def _job_region(job: F.Job, version: str, e: str) -> bytes:
 
 
 def _name_parts(names: dict[int, str], n_streams: int, e: str) -> list[bytes]:
-    items = list(names.items())
-    parts = []
-    for chunk in np.array_split(np.arange(len(items)), max(1, min(n_streams, len(items)))):
-        parts.append(b"".join(struct.pack(e + "Q", items[i][0]) + items[i][1].encode() + b"\0"
-                              for i in chunk))
-    return parts
+    """Name records (id, NUL-terminated path), split into ``n_streams`` parts."""
+    raw_ids = np.fromiter(names, np.uint64, len(names)).astype(e + "u8").tobytes()
+    records = [raw_ids[8 * k: 8 * k + 8] + path.encode() + b"\0"
+               for k, path in enumerate(names.values())]
+    bounds = np.linspace(0, len(records), max(1, min(n_streams, len(records))) + 1).astype(int)
+    return [b"".join(records[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _rank_streams(ranks: np.ndarray, n_streams: int) -> list[np.ndarray]:
     """Row indices per stream: rank r goes to stream r mod n (shared, -1, to 0)."""
-    owner = np.where(ranks < 0, 0, ranks) % max(n_streams, 1)
-    return [idx for s in range(max(n_streams, 1)) if len(idx := np.flatnonzero(owner == s))]
+    if n_streams <= 1:
+        return [np.arange(len(ranks))]
+    owner = np.where(ranks < 0, 0, ranks) % n_streams
+    return [idx for s in range(n_streams) if len(idx := np.flatnonzero(owner == s))]
+
+
+_record_dtype = functools.lru_cache(maxsize=None)(F.record_dtype)
 
 
 def _module_parts(mod: F.ModuleRecords, n_streams: int, big_endian: bool) -> list[bytes]:
-    arr = np.zeros(len(mod.ids), F.record_dtype(mod.module, mod.version, big_endian))
+    arr = np.zeros(len(mod.ids), _record_dtype(mod.module, mod.version, big_endian))
     arr["id"], arr["rank"] = mod.ids, mod.ranks
     arr["counters"], arr["fcounters"] = mod.counters, mod.fcounters
     return [arr[idx].tobytes() for idx in _rank_streams(np.asarray(mod.ranks), n_streams)]

@@ -216,8 +216,9 @@ def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int,
         per = np.full(n, opens // n, np.int64)
         per[: opens - per.sum()] += 1
         names = np.array([table.name(f"{stem}/burst{b:04d}/f{r:05d}.txt") for r in range(n)])
+        # Closes trail their opens (a close start of exactly 0 would read as "never recorded").
         table.add(names, np.arange(n) if n > 1 else 0, opens=per,
-                  open_start=t0, open_end=t1, close_start=t0, close_end=t1)
+                  open_start=t0, open_end=t1, close_start=t0 + OPEN_DURATION, close_end=t1)
 
 
 LIBRARIES = ("/usr/lib64/libhdf5.so.100", "/sw/xe/netcdf/4.6.1/lib/libnetcdf.so.13",
