@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from mosaic.config import Config
 from mosaic.corpus.store import Store
 from mosaic.service_pool import WorkerPool
 
+JSON = "application/json"
 GZIP_MAGIC = b"\x1f\x8b"
 IDENTITY_ENCODINGS = ("", "identity")
 GZIP_ENCODINGS = ("gzip", "x-gzip")
@@ -174,13 +176,13 @@ def create_app(settings: ServiceSettings) -> FastAPI:
                                   "body is not gzip data")
         # The reader inflates gzip itself, with its own cap on the inflated size.
         name = UPLOAD_PREFIX + hashlib.sha256(body).hexdigest()[:UPLOAD_HASH_CHARS]
-        result = await state["pool"].categorize(body, name)
-        if result["status"] != "ok":
-            metrics.evictions.labels(result["reason"]).inc()
-            return JSONResponse(result, 422)
+        answer = await state["pool"].categorize(body, name)
+        if answer.status != "ok":
+            metrics.evictions.labels(answer.reason).inc()
+            return Response(answer.body, 422, media_type=JSON)
         if store:
-            await run_in_threadpool(state["store"].record, result)
-        return JSONResponse(result)
+            await run_in_threadpool(state["store"].record, json.loads(answer.body))
+        return Response(answer.body, media_type=JSON)
 
     @app.get("/v1/applications", responses={404: {"description": "Unknown (uid, app)"}})
     def application(uid: int = Query(ge=0, description="User id"),

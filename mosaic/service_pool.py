@@ -17,10 +17,12 @@ the tests can prove the server survives both.
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import signal
 import threading
+from dataclasses import dataclass
 
 import pebble
 
@@ -35,6 +37,31 @@ HANG_MARKER = b"MOSAIC-TEST-HANG"
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds and
 # its first periodic trace does not pay for the imports mean shift makes lazily.
 PRELOAD = ["mosaic.service_pool", "sklearn.cluster", "scipy.spatial"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A result object already encoded as JSON, so the event loop only forwards bytes."""
+
+    status: str  # "ok" or "evicted"
+    reason: str  # eviction reason; "" when ok
+    body: bytes  # UTF-8 JSON of the SPEC 4 object or of the evicted one
+
+
+def encode(result: dict) -> Answer:
+    """JSON of ``result``; NaN and infinities are not JSON, so such a result is evicted."""
+    try:
+        body = json.dumps(result, allow_nan=False).encode()
+    except ValueError:
+        result = evicted_result(result["file"], "unreadable",
+                                "result holds a non-finite number (analysis defect)")
+        body = json.dumps(result).encode()
+    return Answer(result["status"], result.get("reason", ""), body)
+
+
+def categorize_to_json(data: bytes, file: str, config: Config) -> Answer:
+    """Worker entry point: categorize and encode, off the event loop."""
+    return encode(categorize_bytes(data, file, config))
 
 
 def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
@@ -74,17 +101,18 @@ class WorkerPool:
         self._pool = pebble.ProcessPool(max_workers=workers, initializer=_worker_init,
                                         context=context)
 
-    async def categorize(self, data: bytes, file: str) -> dict:
+    async def categorize(self, data: bytes, file: str) -> Answer:
         """Categorize one log's bytes; a crash or a hang of its worker evicts it."""
         timeout = self.config.trace_timeout_seconds
-        future = self._pool.schedule(categorize_bytes, (data, file, self.config), timeout=timeout)
+        future = self._pool.schedule(categorize_to_json, (data, file, self.config),
+                                     timeout=timeout)
         try:
             return await asyncio.wrap_future(future)
         except TimeoutError:
-            return evicted_result(file, "timeout", f"no result within {timeout:g} s")
+            return encode(evicted_result(file, "timeout", f"no result within {timeout:g} s"))
         except pebble.ProcessExpired as error:
-            return evicted_result(file, "worker_crash",
-                                  f"worker process died (exit code {error.exitcode})")
+            return encode(evicted_result(file, "worker_crash",
+                                         f"worker process died (exit code {error.exitcode})"))
 
     async def warm_up(self) -> None:
         """Wait for a worker to answer (the fork server has imported everything).

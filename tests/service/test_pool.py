@@ -1,0 +1,44 @@
+"""The worker-side functions of the service, in process (no server)."""
+
+from __future__ import annotations
+
+import json
+
+from mosaic import service_pool
+from mosaic.config import Config
+from mosaic.service_pool import categorize_bytes, categorize_to_json, encode
+
+
+def test_encode_keeps_a_finite_result():
+    answer = encode({"file": "f", "status": "ok", "score": 0.5})
+    assert (answer.status, answer.reason) == ("ok", "")
+    assert json.loads(answer.body) == {"file": "f", "status": "ok", "score": 0.5}
+
+
+def test_encode_evicts_a_result_with_nan_or_infinity():
+    for bad in (float("nan"), float("inf")):
+        answer = encode({"file": "f", "status": "ok", "read": {"score": bad}})
+        assert (answer.status, answer.reason) == ("evicted", "unreadable")
+        assert json.loads(answer.body)["detail"].startswith("result holds a non-finite")
+
+
+def test_a_good_log_is_categorized(log_bytes):
+    answer = categorize_to_json(log_bytes, "posted/x", Config())
+    assert answer.status == "ok"
+    assert json.loads(answer.body)["categories"] == [
+        "read_insignificant", "write_on_start", "metadata_insignificant_load"]
+
+
+def test_log_errors_keep_their_reason(log_bytes):
+    assert categorize_bytes(log_bytes[:100], "f", Config())["reason"] == "truncated"
+    assert categorize_bytes(b"3.41", "f", Config())["status"] == "evicted"
+
+
+def test_an_unexpected_exception_becomes_unreadable(log_bytes, monkeypatch):
+    def broken(*_):
+        raise RuntimeError("reader bug")
+
+    monkeypatch.setattr(service_pool, "trace_from_bytes", broken)
+    result = categorize_bytes(log_bytes, "f", Config())
+    assert result == {"file": "f", "status": "evicted", "reason": "unreadable",
+                      "detail": "RuntimeError: reader bug"}
