@@ -162,6 +162,11 @@ def _visible(matrix: pd.DataFrame, config: Config) -> pd.DataFrame:
                         index=matrix.index, columns=matrix.columns, dtype=bool)
 
 
+def _without_empty_lines(shown: pd.DataFrame) -> pd.DataFrame:
+    """Drop rows and columns with no visible cell (e.g. the triangle's first row)."""
+    return shown.loc[shown.notna().any(axis=1), shown.notna().any(axis=0)]
+
+
 def plot_jaccard(summary: dict, view: str, out_dir: Path, config: Config) -> pd.DataFrame:
     """Paper Fig. 5: Jaccard index of category pairs, lower triangle, cells above threshold.
 
@@ -174,8 +179,7 @@ def plot_jaccard(summary: dict, view: str, out_dir: Path, config: Config) -> pd.
     order = related_order(jaccard.loc[keep, keep])
     lower = np.tril(np.ones((len(order), len(order)), dtype=bool), k=-1)
     shown = jaccard.loc[order, order].where(lower & visible.loc[order, order].to_numpy(dtype=bool))
-    # The lower triangle's first row and last column are empty by construction.
-    shown = shown.iloc[1:, :-1]
+    shown = _without_empty_lines(shown)
     _heatmap(shown, f"Jaccard index of categories, {VIEW_NAMES[view]} "
              f"(cells > {config.heatmap_display_min:.0%})", "Jaccard index (%)",
              "", "", out_dir, f"jaccard_{view}")
@@ -191,8 +195,8 @@ def plot_conditional(summary: dict, view: str, out_dir: Path, config: Config) ->
     visible = _visible(conditional, config)
     keep = visible.any(axis=0) | visible.any(axis=1)
     order = related_order(tables.matrix_frame(summary, "jaccard", view).loc[keep, keep])
-    shown = conditional.loc[order, order].where(visible.loc[order, order].to_numpy(dtype=bool))
-    shown = shown.loc[shown.notna().any(axis=1), shown.notna().any(axis=0)]
+    shown = _without_empty_lines(
+        conditional.loc[order, order].where(visible.loc[order, order].to_numpy(dtype=bool)))
     _heatmap(shown, f"P(B | A), {VIEW_NAMES[view]} (cells > {config.heatmap_display_min:.0%})",
              "P(B | A) (%)", "B (also carried)", "A (given)", out_dir, f"conditional_{view}")
     return shown

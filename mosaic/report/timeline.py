@@ -164,12 +164,14 @@ def _direction_title(direction: DirectionAnalysis) -> str:
     verdict = direction.verdict or {}
     period = (f"; period {verdict['period']:.4g} s from {verdict['source']}"
               if verdict.get("periodic") else "")
-    return f"{direction.name}: {_bytes(direction.bytes)} \u2014 {', '.join(labels)}{period}"
+    return f"{direction.name}: {_bytes(direction.bytes)}{period}\n{', '.join(labels)}"
 
 
 def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict:
     seconds = np.arange(len(per_second) + 1) / scale
-    ax.stairs(per_second, seconds, fill=True, color=PALETTE[0], label="requests per second")
+    # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
+    ax.stairs(per_second, seconds, fill=True, color=PALETTE[0], edgecolor=PALETTE[0],
+              linewidth=0.8, label="requests per second")
     for level, style, name in ((config.metadata_high_spike, "--", "high spike: more than"),
                                (config.metadata_spike_level, ":", "spike: at least")):
         ax.axhline(level, color=PALETTE[3], linestyle=style, label=f"{name} {level}/s")

@@ -17,11 +17,31 @@ FIGURES = ["funnel", "periodicity", "temporality", "metadata", "stability",
            "jaccard_single_run", "jaccard_all_runs", "conditional_single_run", "conditional_all_runs"]
 
 
-def test_every_figure_is_a_valid_png_and_svg(results_dir):
-    """One whole `mosaic figures` run; the data checks below draw one figure each."""
-    result = CliRunner().invoke(main, ["figures", str(results_dir)])
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory, summary_factory):
+    """One `mosaic figures` run (drawing is the slow part), with the data each
+    plotting function returned captured on the way: (out folder, summary, data)."""
+    out = tmp_path_factory.mktemp("results")
+    summary = summary_factory()
+    (out / "summary.json").write_text(json.dumps(summary))
+    drawn = {}
+
+    def spy(*args, **kwargs):
+        drawn.update(render_figures(*args, **kwargs))
+        return drawn
+
+    render_figures = figures.render_figures
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(figures, "render_figures", spy)
+        result = CliRunner().invoke(main, ["figures", str(out)])
     assert result.exit_code == 0, result.output
-    out = results_dir
+    assert "9 figures" in result.output
+    return out, summary, drawn
+
+
+def test_every_figure_is_a_valid_png_and_svg(rendered):
+    out, _, drawn = rendered
+    assert set(drawn) == set(FIGURES)
     for name in FIGURES:
         assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert ET.parse(out / "figures" / f"{name}.svg").getroot().tag.endswith("svg")
@@ -33,8 +53,9 @@ def share(summary, view, label):
     return dist["counts"][label] / dist["traces"]
 
 
-def test_funnel_data(tmp_path, summary):
-    table = figures.plot_funnel(summary, tmp_path)
+def test_funnel_data(tmp_path, rendered):
+    _, summary, drawn = rendered
+    table = drawn["funnel"]
     assert table["stage"].tolist() == ["Darshan logs", "evicted: truncated", "evicted: bad job",
                                        "valid", "unique applications", "categorized"]
     assert table["logs"].tolist() == [12, 2, 1, 9, 8, 8]
@@ -44,8 +65,8 @@ def test_funnel_data(tmp_path, summary):
     assert stages[-2:] == ["evicted while categorizing: timeout", "categorized"]
 
 
-def test_periodicity_data(tmp_path, summary):
-    table = figures.plot_periodicity(summary, tmp_path).set_index(["label", "view"])["share"]
+def test_periodicity_data(rendered):
+    table = rendered[2]["periodicity"].set_index(["label", "view"])["share"]
     assert table["write_non_periodic", "single run"] == pytest.approx(6 / 8)
     assert table["write_non_periodic", "all runs"] == pytest.approx(48 / 65)  # 12 + 5 periodic runs
     assert table["write_periodic_minute", "all runs"] == pytest.approx(12 / 65)
@@ -53,15 +74,18 @@ def test_periodicity_data(tmp_path, summary):
     assert len(table) == 2 * 5 * 2  # directions x (non-periodic + 4 magnitudes) x views
 
 
-@pytest.mark.parametrize("plot, labels", [
-    (figures.plot_temporality, 2 * 9), (figures.plot_metadata, 4)])
-def test_label_figures_draw_summary_shares(tmp_path, summary, plot, labels):
-    table = plot(summary, tmp_path)
+@pytest.mark.parametrize("name, labels, hand_checked", [
+    ("temporality", 2 * 9, ("read_on_start", "all runs", 55 / 65)),  # 40 + 3 + 12 runs of 65
+    ("metadata", 4, ("metadata_high_spike", "single run", 3 / 8))])
+def test_label_figures_draw_summary_shares(rendered, name, labels, hand_checked):
+    _, summary, drawn = rendered
+    table = drawn[name]
     assert len(table) == 2 * labels
     for row in table.itertuples():
         view = {"single run": "single_run", "all runs": "all_runs"}[row.view]
         assert row.share == pytest.approx(share(summary, view, row.label))
-    assert (tmp_path / f"{plot.__name__.removeprefix('plot_')}.png").is_file()
+    label, view, expected = hand_checked
+    assert table.set_index(["label", "view"]).loc[(label, view), "share"] == pytest.approx(expected)
 
 
 def heatmap_cells(shown: pd.DataFrame) -> dict:
@@ -69,8 +93,9 @@ def heatmap_cells(shown: pd.DataFrame) -> dict:
 
 
 @pytest.mark.parametrize("view", ["single_run", "all_runs"])
-def test_jaccard_heatmap_shows_each_pair_above_threshold_once(tmp_path, summary, view):
-    shown = figures.plot_jaccard(summary, view, tmp_path, Config())
+def test_jaccard_heatmap_shows_each_pair_above_threshold_once(rendered, view):
+    _, summary, drawn = rendered
+    shown = drawn[f"jaccard_{view}"]
     source = tables.matrix_frame(summary, "jaccard", view)
     cells = heatmap_cells(shown)
     for (a, b), value in cells.items():
@@ -99,8 +124,9 @@ def test_heatmap_threshold_both_sides(tmp_path, summary):
 
 
 @pytest.mark.parametrize("view", ["single_run", "all_runs"])
-def test_conditional_heatmap_draws_summary_values(tmp_path, summary, view):
-    shown = figures.plot_conditional(summary, view, tmp_path, Config())
+def test_conditional_heatmap_draws_summary_values(rendered, view):
+    _, summary, drawn = rendered
+    shown = drawn[f"conditional_{view}"]
     source = tables.matrix_frame(summary, "conditional", view)
     cells = heatmap_cells(shown)
     assert cells[("write_on_end", "read_on_start")] == pytest.approx(1.0)
@@ -120,9 +146,9 @@ def test_related_categories_sit_together():
     assert abs(order.index("c") - order.index("d")) == 1
 
 
-def test_stability_figure(tmp_path, summary, summary_factory):
-    assert figures.plot_stability(summary, tmp_path) == summary["stability"]
-    assert (tmp_path / "stability.svg").is_file()
+def test_stability_figure(tmp_path, rendered, summary_factory):
+    _, summary, drawn = rendered
+    assert drawn["stability"] == summary["stability"]
     assert figures.plot_stability(summary_factory(stability=None), tmp_path / "none") is None
     assert not (tmp_path / "none").exists()
 
