@@ -58,8 +58,9 @@ class Config:
     fft_score_smoothing: float = 0.1  # score smooths over this share of the period
     fft_min_significance: float = 2.5  # score must beat chance by this many sigmas
     fft_oversampling: int = 2  # spectrum points per frequency bin (zero padding)
-    verdict_fft_min_score: float = 0.5  # FFT-only periodicity needs this score
-    verdict_rule: str = "meanshift_or_fft"  # chosen by measured accuracy (docs/)
+    verdict_fft_min_score: float = 0.8  # "meanshift_or_scored_fft": FFT alone needs this score
+    verdict_fft_min_significance: float = 5.0  # "meanshift_or_significant_fft": FFT alone needs this
+    verdict_rule: str = "meanshift_or_fft"  # chosen by measured accuracy (docs/periodicity.md)
 
     # --- temporality (SPEC 3.6) ---
     significant_bytes: float = 1e8

@@ -15,12 +15,17 @@ from mosaic.config import Config
 
 
 def _fft_confident(fft: dict, config: Config) -> bool:
-    """The FFT's verdict when it alone must carry the decision."""
     return bool(fft.get("periodic")) and fft.get("confidence_label") == "high"
 
 
 def _fft_scored(fft: dict, config: Config) -> bool:
     return bool(fft.get("periodic")) and fft.get("score", 0.0) >= config.verdict_fft_min_score
+
+
+def _fft_significant(fft: dict, config: Config) -> bool:
+    """Periodic far beyond chance: random bursts reach a few sigmas, real series many."""
+    return (bool(fft.get("periodic"))
+            and fft.get("significance", 0.0) >= config.verdict_fft_min_significance)
 
 
 RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
@@ -30,6 +35,7 @@ RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
     "meanshift_or_fft": lambda ms, fft, config: ms or bool(fft.get("periodic")),
     "meanshift_or_confident_fft": lambda ms, fft, config: ms or _fft_confident(fft, config),
     "meanshift_or_scored_fft": lambda ms, fft, config: ms or _fft_scored(fft, config),
+    "meanshift_or_significant_fft": lambda ms, fft, config: ms or _fft_significant(fft, config),
 }
 
 

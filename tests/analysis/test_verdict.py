@@ -20,9 +20,10 @@ MEANSHIFT = {"periodic": True, "operations": [operation(20.0, 10, 10.0, 0.1),
 NO_MEANSHIFT = {"periodic": False, "operations": []}
 
 
-def fft(periodic=True, label="high", score=0.9, period=40.0, busy=0.3):
+def fft(periodic=True, label="high", score=0.9, significance=20.0, period=40.0, busy=0.3):
     return {"periodic": periodic, "period": period if periodic else None,
-            "confidence_label": label, "score": score, "busy_fraction": busy}
+            "confidence_label": label, "score": score, "significance": significance,
+            "busy_fraction": busy}
 
 
 def verdict(meanshift, fft_result, rule, **changes):
@@ -37,6 +38,7 @@ def verdict(meanshift, fft_result, rule, **changes):
     ("meanshift_or_fft", (True, True, True, False)),
     ("meanshift_or_confident_fft", (True, True, True, False)),
     ("meanshift_or_scored_fft", (True, True, True, False)),
+    ("meanshift_or_significant_fft", (True, True, True, False)),
 ])
 def test_rule_truth_tables(rule, expected):
     got = tuple(verdict(ms, fft(periodic=f), rule)["periodic"]
@@ -47,7 +49,8 @@ def test_rule_truth_tables(rule, expected):
 
 def test_every_rule_is_tested():
     assert set(RULES) == {"meanshift", "fft", "both", "meanshift_or_fft",
-                          "meanshift_or_confident_fft", "meanshift_or_scored_fft"}
+                          "meanshift_or_confident_fft", "meanshift_or_scored_fft",
+                          "meanshift_or_significant_fft"}
 
 
 def test_magnitude_and_busy_time_come_from_meanshift_dominant_operation():
@@ -89,6 +92,20 @@ def test_scored_rule_threshold_both_sides():
                    verdict_fft_min_score=0.6)["periodic"]
     assert not verdict(NO_MEANSHIFT, fft(score=0.59), "meanshift_or_scored_fft",
                        verdict_fft_min_score=0.6)["periodic"]
+
+
+def test_significant_rule_threshold_both_sides():
+    assert verdict(NO_MEANSHIFT, fft(significance=5.0), "meanshift_or_significant_fft",
+                   verdict_fft_min_significance=5.0)["periodic"]
+    assert not verdict(NO_MEANSHIFT, fft(significance=4.9), "meanshift_or_significant_fft",
+                       verdict_fft_min_significance=5.0)["periodic"]
+
+
+def test_gated_rules_keep_meanshift_verdicts():
+    weak = fft(score=0.1, significance=0.5, label="moderate")
+    for rule in ("meanshift_or_confident_fft", "meanshift_or_scored_fft",
+                 "meanshift_or_significant_fft"):
+        assert verdict(MEANSHIFT, weak, rule)["source"] == "both"
 
 
 def test_unknown_rule_is_an_error():
