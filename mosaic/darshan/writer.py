@@ -34,8 +34,7 @@ LEGACY_WRITABLE = ("2.05", "2.06")
 COMPRESSIONS = {"zlib": 0, "bzip2": 1, "none": 2}
 ZLIB_LEVEL = 6  # the runtime's default: reproduces its bytes
 JOB_REGION_MAX = 4096  # darshan-util reads at most this much of the job region
-DXT_POSIX_VERSION = 1
-DXT_HOSTNAME_SIZE = 64
+DXT_POSIX_VERSION = F.DXT_VERSIONS[-1]
 
 # Module versions each writable format may carry (DARSHAN-FORMAT.md table).
 ALLOWED_MODULE_VERSIONS = {
@@ -44,12 +43,9 @@ ALLOWED_MODULE_VERSIONS = {
     "3.41": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,)},
 }
 
-# Darshan 2.x record layout: hash, rank, name suffix, 144 counters, 18 doubles.
-LEGACY_SUFFIX_LEN = 16
-LEGACY_N_COUNTERS, LEGACY_N_FCOUNTERS = 144, 18
-LEGACY_HEADER_SIZE = 4096  # job struct + command line + mounts, padded
-LEGACY_COUNTERS = dict(opens=13, seeks=14, bytes_read=47, bytes_written=48, device=138)
-LEGACY_FCOUNTERS = dict(open_start=0, close_end=3)
+# Darshan 2.x: where each canonical field goes (formats.LEGACY_INDEX names them).
+LEGACY_FROM_CANONICAL = dict(open="open_start", close="close_end", read_start="read_start",
+                             read_end="read_end", write_start="write_start", write_end="write_end")
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C13)
@@ -168,28 +164,27 @@ def _module_parts(mod: F.ModuleRecords, n_streams: int, big_endian: bool) -> lis
     return [arr[idx].tobytes() for idx in _rank_streams(np.asarray(mod.ranks), n_streams)]
 
 
-def _dxt_parts(dxt: F.DxtSegments, n_streams: int, e: str) -> list[bytes]:
+def _dxt_parts(dxt: F.DxtSegments, n_streams: int, big_endian: bool) -> list[bytes]:
     """DXT_POSIX: per (file, rank) a header, its write segments, then its reads."""
-    seg_dtype = np.dtype([("offset", e + "i8"), ("length", e + "i8"),
-                          ("start", e + "f8"), ("end", e + "f8")])
     keys = np.stack([dxt.ids.astype(np.uint64), dxt.ranks.astype(np.int64).view(np.uint64)], 1)
     uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     # Order rows by (file, rank), writes first, then by start time.
     order = np.lexsort((dxt.starts, ~dxt.is_write.astype(bool), inverse))
-    records: dict[int, list[bytes]] = {}
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    records: dict[int, list[bytes]] = {}
     for u in range(len(uniq)):
         rows = order[bounds[u]:bounds[u + 1]]
-        segs = np.zeros(len(rows), seg_dtype)
+        segs = np.zeros(len(rows), F.dxt_segment_dtype(big_endian))
         segs["offset"], segs["length"] = dxt.offsets[rows], dxt.lengths[rows]
         segs["start"], segs["end"] = dxt.starts[rows], dxt.ends[rows]
-        n_write = int(dxt.is_write[rows].sum())
+        head = np.zeros(1, F.dxt_header_dtype(big_endian))
         rank = int(uniq[u, 1].view(np.int64))
-        head = struct.pack(e + "Qqq", int(uniq[u, 0]), rank, rank)
-        head += b"\0" * DXT_HOSTNAME_SIZE + struct.pack(e + "qq", n_write, len(rows) - n_write)
+        n_write = int(dxt.is_write[rows].sum())
+        head["id"], head["rank"], head["shared"] = uniq[u, 0], rank, -1 if rank < 0 else 0
+        head["write_count"], head["read_count"] = n_write, len(rows) - n_write
         owner = (0 if rank < 0 else rank) % max(n_streams, 1)
-        records.setdefault(owner, []).append(head + segs.tobytes())
+        records.setdefault(owner, []).append(head.tobytes() + segs.tobytes())
     return [b"".join(v) for _, v in sorted(records.items())]
 
 
@@ -228,7 +223,7 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
                                       compression, level)))
     if log.dxt_posix is not None and len(log.dxt_posix.ids):
         regions.append((F.stored_module_id(version, F.DXT_POSIX), DXT_POSIX_VERSION,
-                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, e), compression,
+                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian), compression,
                                   level)))
     regions.sort()
 
@@ -265,10 +260,11 @@ def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
                      compression: str = "none", level: int = ZLIB_LEVEL) -> bytes:
     """Serialize ``log``'s POSIX records as a Darshan 2.x log (``none``, ``gzip``, ``bzip2``).
 
-    2.x keeps only opens, seeks, bytes and one open and one close timestamp
-    per record (the canonical ``open_start`` and ``close_end``) and the last
-    15 characters of each name. Other modules are not representable and are
-    left out.
+    2.x keeps opens, seeks, reads, writes, bytes, one open and one close
+    timestamp per record (the canonical ``open_start`` and ``close_end``),
+    the read / write intervals, and only the last 15 characters of each
+    name (the device number says which mount it is on). Other modules are
+    not representable and are left out.
     """
     if version not in LEGACY_WRITABLE:
         raise ValueError(f"cannot write legacy format {version!r}")
@@ -279,25 +275,24 @@ def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
     head += meta.ljust(1024, b"\0")
     mounts = job.mounts or [("/", "rootfs")]
     tail = "".join(f"\n{dev}\t{fs}\t{mnt}" for dev, (mnt, fs) in enumerate(mounts)).encode()
-    room = LEGACY_HEADER_SIZE - len(head) - len(tail) - 1
-    head = (head + job.cmdline.encode()[:max(room, 0)] + tail).ljust(LEGACY_HEADER_SIZE, b"\0")
+    room = F.LEGACY_JOB_RECORD_SIZE - len(head) - len(tail) - 1
+    head = (head + job.cmdline.encode()[:max(room, 0)] + tail).ljust(F.LEGACY_JOB_RECORD_SIZE,
+                                                                     b"\0")
 
     posix = log.modules.get(F.POSIX)
     n = 0 if posix is None else len(posix.ids)
-    rec = np.zeros(n, np.dtype([("hash", "<u8"), ("rank", "<i8"), ("suffix", "S16"),
-                                ("counters", "<i8", (LEGACY_N_COUNTERS,)),
-                                ("fcounters", "<f8", (LEGACY_N_FCOUNTERS,))]))
+    rec = np.zeros(n, F.legacy_record_dtype())
     if n:
         canon = posix.canonical()
-        rec["hash"], rec["rank"] = posix.ids, posix.ranks
-        rec["suffix"] = [log.names.get(int(i), "")[-(LEGACY_SUFFIX_LEN - 1):].encode()
-                         for i in posix.ids]
-        for name in ("opens", "seeks", "bytes_read", "bytes_written"):
-            rec["counters"][:, LEGACY_COUNTERS[name]] = canon[name]
-        rec["counters"][:, LEGACY_COUNTERS["device"]] = _mount_index(
-            [log.names.get(int(i), "") for i in posix.ids], mounts)
-        for name, idx in LEGACY_FCOUNTERS.items():
-            rec["fcounters"][:, idx] = canon[name]
+        paths = [log.names.get(int(i), "") for i in posix.ids]
+        rec["id"], rec["rank"] = posix.ids, posix.ranks
+        rec["name_suffix"] = [p[-(F.LEGACY_NAME_SUFFIX_LEN - 1):].encode() for p in paths]
+        for name, idx in F.LEGACY_INDEX["counters"].items():
+            if name != "device":
+                rec["counters"][:, idx] = canon[name]
+        rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]] = _mount_index(paths, mounts)
+        for name, idx in F.LEGACY_INDEX["fcounters"].items():
+            rec["fcounters"][:, idx] = canon[LEGACY_FROM_CANONICAL[name]]
     raw = head + rec.tobytes()
     if compression == "gzip":
         return gzip.compress(raw, level, mtime=0)

@@ -40,8 +40,6 @@ def kept_rows(rows: np.ndarray, paths: list[str], config: Config) -> np.ndarray:
 def legacy_view(rows: np.ndarray) -> np.ndarray:
     """What a Darshan 2.x log keeps of the rows: POSIX only, one open and one close time."""
     view = rows[rows["module"] == F.POSIX].copy()
-    for prefix in ("read", "write"):
-        view[f"{prefix}_start"], view[f"{prefix}_end"] = view["open_start"], view["close_end"]
     view["open_end"], view["close_start"] = view["open_start"], view["close_end"]
     return view
 
