@@ -65,4 +65,10 @@ def _interrupt(signum, frame) -> None:
 
 
 def _workers(requested: int | None) -> int:
-    return (os.cpu_count() or 1) if requested is None else requested
+    """All CPUs by default; dispynode refuses more CPUs than the machine has."""
+    available = os.cpu_count() or 1
+    if requested is not None and requested > available:
+        raise click.BadParameter(f"{requested} > {available} CPUs on this machine "
+                                 "(use --nodes to go beyond one machine)",
+                                 param_hint="--workers")
+    return available if requested is None else requested

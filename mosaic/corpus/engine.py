@@ -2,6 +2,9 @@
 
 Why it looks like this (SPEC 5):
 
+* ``JobCluster``, not ``SharedJobCluster``: one ``mosaic run`` owns its nodes
+  for its duration, and the shared variant would need a ``dispyscheduler``
+  daemon as one more thing to start and keep alive.
 * Work goes out as one dispy job per batch of ``config.batch_size`` logs: one
   job per log spends more time in dispy than in the work.
 * dispy's ``setup`` imports the heavy modules once per node; each job process
