@@ -286,30 +286,36 @@ def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> M
 
 
 def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
-    """Variable-size DXT records: a header, then its write segments, then its reads."""
+    """Variable-size DXT records: a header, then its write segments, then its reads.
+
+    Only the walk from header to header is a Python loop; the segments are
+    then joined and decoded in one step.
+    """
     head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(big_endian)
-    ids, heads, segs, pos, n = [], [], [], 0, len(raw)
+    e = ">" if big_endian else "<"
+    counts_at = head_t.fields["write_count"][1]
+    heads = []  # (id, rank, write count, read count, offset of the segments)
+    pos, n = 0, len(raw)
     while pos < n:
         if pos + head_t.itemsize > n:
             raise LogError("corrupt_stream", "DXT record header cut short")
-        head = np.frombuffer(raw, head_t, 1, pos)[0]
-        writes, reads = int(head["write_count"]), int(head["read_count"])
-        count = writes + reads
+        rid, rank = struct.unpack_from(e + "Qq", raw, pos)
+        n_write, n_read = struct.unpack_from(e + "qq", raw, pos + counts_at)
         body = pos + head_t.itemsize
-        if writes < 0 or reads < 0 or body + count * seg_t.itemsize > n:
+        if n_write < 0 or n_read < 0 or body + (n_write + n_read) * seg_t.itemsize > n:
             raise LogError("corrupt_stream", "DXT segment counts exceed the region")
-        ids.append(int(head["id"]))
-        heads.append((int(head["rank"]), writes, reads))
-        segs.append(np.frombuffer(raw, seg_t, count, body))
-        pos = body + count * seg_t.itemsize
-    meta = np.array(heads, dtype=np.int64).reshape(-1, 3)
-    counts = meta[:, 1] + meta[:, 2]
-    seg = np.concatenate(segs) if segs else np.zeros(0, seg_t)
-    # Within each record the first write_count segments are writes.
-    first = np.repeat(np.cumsum(counts) - counts, counts)
-    is_write = (np.arange(len(seg)) - first) < np.repeat(meta[:, 1], counts)
-    return DxtSegments(ids=np.repeat(np.array(ids, dtype=np.uint64), counts),
-                       ranks=np.repeat(meta[:, 0], counts),
-                       is_write=is_write, offsets=seg["offset"].astype(np.int64),
+        heads.append((rid, rank, n_write, n_read, body))
+        pos = body + (n_write + n_read) * seg_t.itemsize
+    ids, ranks, writes, reads, bodies = zip(*heads) if heads else ((),) * 5
+    writes_a = np.array(writes, np.int64)
+    counts = writes_a + np.array(reads, np.int64)
+    view = memoryview(raw)
+    seg = np.frombuffer(b"".join(view[b:b + c * seg_t.itemsize]
+                                 for b, c in zip(bodies, counts.tolist())), seg_t)
+    index = np.arange(len(seg)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return DxtSegments(ids=np.repeat(np.array(ids, np.uint64), counts),
+                       ranks=np.repeat(np.array(ranks, np.int64), counts),
+                       is_write=index < np.repeat(writes_a, counts),
+                       offsets=seg["offset"].astype(np.int64),
                        lengths=seg["length"].astype(np.int64),
                        starts=seg["start"].astype(np.float64), ends=seg["end"].astype(np.float64))
