@@ -46,9 +46,10 @@ def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout
     config = _config(config_file, mounts=mounts or None, strict=strict, all_runs=all_runs,
                      group_by=group_by, trace_timeout_seconds=timeout)
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
-    signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop cleanly, like Ctrl-C
+    workers = _workers(workers)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop like Ctrl-C
     try:
-        summary = run_pipeline(inputs, out, config, workers=_workers(workers), nodes=node_list,
+        summary = run_pipeline(inputs, out, config, workers=workers, nodes=node_list,
                                ship_bytes=ship_logs, quiet=quiet)
     except EngineError as error:
         raise click.ClickException(str(error)) from None
@@ -56,6 +57,8 @@ def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout
         sys.stderr.write("\ninterrupted: finished work is in the store; "
                          "rerun the same command to resume\n")
         sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not quiet:
         sys.stderr.write(one_screen(summary, out))
 
