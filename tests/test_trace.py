@@ -232,3 +232,25 @@ def test_read_trace_on_a_real_log(shared_logs):
     # mpi-io-test: one shared file written then read by all 4 ranks
     assert sorted(trace.ops["direction"].tolist()) == [READ, WRITE]
     assert trace.ops["ranks"].tolist() == [4, 4]
+
+
+def test_dxt_and_posix_agree_on_bytes_in_real_logs(shared_logs):
+    """Each real DXT log moves the same bytes per direction with and without DXT."""
+    from dataclasses import replace
+
+    from mosaic.darshan.reader import read_log
+    checked = 0
+    for path in shared_logs:
+        try:
+            log = read_log(path)
+        except LogError:
+            continue
+        if log.dxt_posix is None or F.DXT_POSIX in log.partial_modules:
+            continue
+        with_dxt = build_trace(log, "x", Config())
+        without = build_trace(replace(log, dxt_posix=None), "x", Config())
+        assert with_dxt.has_dxt and not without.has_dxt
+        for d in (READ, WRITE):
+            assert with_dxt.direction(d)["bytes"].sum() == without.direction(d)["bytes"].sum()
+        checked += 1
+    assert checked >= 10

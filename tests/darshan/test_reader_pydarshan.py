@@ -26,9 +26,11 @@ import numpy as np
 import pytest
 from helpers import pydarshan_example_logs, real_logs
 
+from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import LogError
 from mosaic.darshan.reader import read_log
+from mosaic.trace import build_trace
 
 ORACLE = Path(__file__).with_name("pydarshan_oracle.py")
 ALL_LOGS = [str(p) for p in real_logs() + pydarshan_example_logs()]
@@ -87,6 +89,9 @@ def test_status_of_every_log(path):
         return
     assert log.job.partial == (Path(path).name in EXPECTED_PARTIAL)
     assert log.partial_modules == EXPECTED_PARTIAL.get(Path(path).name, ())
+    trace = build_trace(log, path, Config())  # these real logs need no cleaning
+    assert trace.dropped_records == 0 and trace.info["dropped_segments"] == 0
+    assert np.isfinite(trace.ops["start"]).all() and (trace.ops["bytes"] > 0).all()
 
 
 def _same(a, b):
