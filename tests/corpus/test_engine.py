@@ -1,0 +1,71 @@
+"""Engine pieces that need no cluster: supervised batches, bisection of failed jobs."""
+
+import threading
+from types import SimpleNamespace
+
+import dispy
+import pytest
+
+from mosaic.config import Config
+from mosaic.corpus.engine import TEST_FAULT_ENV, DispyEngine, run_batch
+from mosaic.corpus.pipeline import balanced_batch_size
+from mosaic.corpus.scan import LogRef
+
+
+
+def refs(*names):
+    return [LogRef(name, f"/data/{name}") for name in names]
+
+
+def echo_task(ref, config):
+    return {"file": ref.name, "status": "ok"}
+
+
+def test_supervised_batch_isolates_a_crash_and_a_hang(monkeypatch):
+    monkeypatch.setenv(TEST_FAULT_ENV, "abort:b.darshan,hang:d.darshan")
+    results = run_batch(f"{__name__}:echo_task", refs("a.darshan", "b.darshan", "c.darshan",
+                                                        "d.darshan", "e.darshan"),
+                        Config(trace_timeout_seconds=0.5), isolate=True)
+    assert [(r["file"], r["status"], r.get("reason")) for r in results] == [
+        ("a.darshan", "ok", None), ("b.darshan", "evicted", "worker_crash"),
+        ("c.darshan", "ok", None), ("d.darshan", "evicted", "timeout"), ("e.darshan", "ok", None)]
+    assert "SIGABRT" in results[1]["detail"]
+
+
+class FakeCluster:
+    """Jobs finish at once; a job whose batch holds the culprit dies (no result)."""
+
+    def __init__(self, culprit):
+        self.culprit, self.batches = culprit, []
+
+    def status(self):
+        return SimpleNamespace(nodes=[SimpleNamespace(cpus=2)])
+
+    def submit(self, task, batch, config):
+        self.batches.append([ref.name for ref in batch])
+        finish = threading.Event()
+        finish.set()
+        died = any(ref.name == self.culprit for ref in batch)
+        return SimpleNamespace(
+            finish=finish, exception=None,
+            status=dispy.DispyJob.Terminated if died else dispy.DispyJob.Finished,
+            result=None if died else [echo_task(ref, config) for ref in batch])
+
+
+def test_a_job_that_dies_is_bisected_down_to_its_culprit():
+    engine = DispyEngine(Config())
+    engine._cluster = FakeCluster(culprit="c")
+    results = [r for batch in engine.map("task", [refs("a", "b", "c", "d"), refs("e")])
+               for r in batch]
+    assert sorted((r["file"], r["status"]) for r in results) == [
+        ("a", "ok"), ("b", "ok"), ("c", "evicted"), ("d", "ok"), ("e", "ok")]
+    assert [r for r in results if r["file"] == "c"][0]["reason"] == "worker_crash"
+    assert sorted(engine._cluster.batches) == sorted(
+        [["a", "b", "c", "d"], ["e"], ["a", "b"], ["c", "d"], ["c"], ["d"]])
+
+
+@pytest.mark.parametrize("total, slots, cap, expected", [
+    (1000, 4, 256, 250), (1001, 4, 256, 251), (5000, 4, 256, 256), (3, 8, 256, 1),
+    (0, 4, 256, 1), (10, 0, 256, 10)])
+def test_batches_shrink_to_fill_every_slot(total, slots, cap, expected):
+    assert balanced_batch_size(total, slots, cap) == expected
