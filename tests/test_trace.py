@@ -1,11 +1,14 @@
 """Trace building: operations, metadata rows, filtering, cleaning, DXT, validation."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
+from mosaic.darshan.reader import read_log
 from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, build_trace, read_trace
 
 RUN_TIME = 100.0
@@ -236,9 +239,6 @@ def test_read_trace_on_a_real_log(shared_logs):
 
 def test_dxt_and_posix_agree_on_bytes_in_real_logs(shared_logs):
     """Each real DXT log moves the same bytes per direction with and without DXT."""
-    from dataclasses import replace
-
-    from mosaic.darshan.reader import read_log
     checked = 0
     for path in shared_logs:
         try:
