@@ -193,27 +193,40 @@ def _magnitude(period: float, config: Config) -> str:
     return "periodic_day_or_more"
 
 
-def _units(design: np.ndarray) -> list[tuple[float, float, float, set]]:
-    """Design operations merged where they overlap: (start, end, bytes, components)."""
+def _units(design: np.ndarray, run_time: float, config: Config) -> list[tuple]:
+    """Design operations as SPEC 3.3 merges them: (start, end, bytes, components, count).
+
+    Overlapping operations merge, and so do neighbours whose gap is under
+    the neighbour-merging limits, counted generously (limits x (1 + margin)):
+    a gap that might merge is merged, which can only make `periodic` less
+    likely to be asserted.
+    """
+    widen = 1 + config.truth_margin
     units: list[list] = []
     for row in design[np.argsort(design["start"], kind="stable")]:
-        if units and row["start"] <= units[-1][1]:
-            units[-1][1] = max(units[-1][1], row["end"])
-            units[-1][2] += row["bytes"]
-            units[-1][3].add(int(row["component"]))
-        else:
-            units.append([row["start"], row["end"], row["bytes"], {int(row["component"])}])
+        if units:
+            gap = row["start"] - units[-1][1]
+            merged = max(units[-1][1], row["end"]) - units[-1][0]
+            limit = widen * max(config.neighbor_gap_runtime_fraction * run_time,
+                                config.neighbor_gap_duration_fraction * merged)
+            if gap < limit:
+                units[-1][1] = max(units[-1][1], row["end"])
+                units[-1][2] += row["bytes"]
+                units[-1][3].add(int(row["component"]))
+                units[-1][4] += 1
+                continue
+        units.append([row["start"], row["end"], row["bytes"], {int(row["component"])}, 1])
     return [tuple(u) for u in units]
 
 
-def periodicity_outcomes(design: np.ndarray, config: Config) -> dict[str, Tri]:
+def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) -> dict[str, Tri]:
     """SPEC 3.4 labels of one direction from its design rows (no prefix)."""
     no = {label: False for label in PERIODICITY}
     series = (design["count"] >= MIN_PERIODIC_BURSTS) & (design["period"] > 0)
     periodic_components = set(np.unique(design["component"][series]).tolist())
     if not periodic_components:
         return no
-    units = _units(design)
+    units = _units(design, run_time, config)
     starts = np.array([u[0] for u in units])
     durations = np.array([u[1] - u[0] for u in units])
     segments = np.append(np.diff(starts), 0.0)
@@ -221,7 +234,8 @@ def periodicity_outcomes(design: np.ndarray, config: Config) -> dict[str, Tri]:
         segments[-1] = max(segments[-2], durations[-1])
     else:
         segments[-1] = durations[-1]
-    owner = np.array([next(iter(u[3])) if len(u[3]) == 1 and next(iter(u[3])) in periodic_components
+    # A unit is one burst of a periodic series only if nothing merged into it.
+    owner = np.array([next(iter(u[3])) if u[4] == 1 and next(iter(u[3])) in periodic_components
                       else -2 for u in units])
     share = float((owner >= 0).mean())
     if share < config.truth_periodic_share:
@@ -271,7 +285,8 @@ def facts(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: floa
         totals[direction] = float(io[column].sum())
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
         temporal[direction] = temporality_outcomes(chunks, config)
-        periodic[direction] = periodicity_outcomes(design[design["direction"] == direction], config)
+        periodic[direction] = periodicity_outcomes(design[design["direction"] == direction],
+                                                   run_time, config)
     per_second = requests_per_second(rows, run_time)
     return Facts(totals, temporal, periodic, metadata_outcomes(per_second, run_time, config))
 

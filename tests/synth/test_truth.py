@@ -100,20 +100,20 @@ def design(starts, length, period, count, component=1, direction="write", nbytes
 
 
 def test_periodic_design_gives_magnitude_and_busy_time():
-    got = truth.periodicity_outcomes(design(np.arange(10) * 600.0, 60.0, 600.0, 10), CFG)
+    got = truth.periodicity_outcomes(design(np.arange(10) * 600.0, 60.0, 600.0, 10), 6000.0, CFG)
     assert got["periodic"] is True and got["periodic_minute"] is True
     assert got["periodic_second"] is False and got["periodic_hour"] is False
     assert got["periodic_low_busy_time"] is True and got["periodic_high_busy_time"] is False
 
 
 def test_period_near_a_band_edge_asserts_no_magnitude():
-    got = truth.periodicity_outcomes(design(np.arange(10) * 28.0, 5.0, 28.0, 10), CFG)
+    got = truth.periodicity_outcomes(design(np.arange(10) * 28.0, 5.0, 28.0, 10), 280.0, CFG)
     assert got["periodic"] is True
     assert "periodic_second" not in got and "periodic_minute" not in got
 
 
 def test_busy_near_threshold_asserts_nothing():
-    got = truth.periodicity_outcomes(design(np.arange(10) * 100.0, 27.0, 100.0, 10), CFG)
+    got = truth.periodicity_outcomes(design(np.arange(10) * 100.0, 27.0, 100.0, 10), 1000.0, CFG)
     assert "periodic_low_busy_time" not in got
     assert got["periodic_high_busy_time"] is False
 
@@ -122,9 +122,16 @@ def test_too_few_periodic_segments_is_left_open():
     noise = np.array([("write", 0.1, 0.3, 1e6, NOISE_COMPONENT, 0.0, 0.0, 1)], DESIGN_DTYPE)
     # 4 bursts + 1 other segment: 80 % periodic, under the 85 % needed to assert.
     mixed = np.concatenate([noise, design(100 + np.arange(4) * 600.0, 60.0, 600.0, 4)])
-    assert truth.periodicity_outcomes(mixed, CFG) == {}
+    assert truth.periodicity_outcomes(mixed, 3000.0, CFG) == {}
     single = np.array([("write", 0.0, 50.0, 1e9, 0, 0.0, 0.0, 1)], DESIGN_DTYPE)
-    assert set(truth.periodicity_outcomes(single, CFG).values()) == {False}
+    assert set(truth.periodicity_outcomes(single, 100.0, CFG).values()) == {False}
+
+
+def test_bursts_closer_than_the_neighbour_gap_merge_into_one_operation():
+    # 20 bursts of 3 s every 5 s: gaps of 2 s < 0.1 % of a 3000 s run (3 s): one operation.
+    bursts = design(np.arange(20) * 5.0, 3.0, 5.0, 20)
+    assert truth.periodicity_outcomes(bursts, 3000.0, CFG) == {}
+    assert truth.periodicity_outcomes(bursts, 1000.0, CFG)["periodic"] is True  # 1 s limit
 
 
 # --------------------------------------------------------------------------- one log
