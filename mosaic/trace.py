@@ -91,6 +91,7 @@ def read_trace(path: str | os.PathLike, config: Config) -> Trace:
 
 
 def trace_from_bytes(data: bytes, file: str, config: Config) -> Trace:
+    """Same as :func:`read_trace` for a log already in memory (e.g. an archive member)."""
     return build_trace(read_log(data), file, config)
 
 
@@ -127,13 +128,12 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
 def _file_records(log: DarshanLog):
     """POSIX and STDIO records as one table: ids, ranks, canonical fields, is-POSIX mask."""
     mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
-    names = CANONICAL_FIELDS
     if not mods:
         empty = np.zeros(0)
         return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
-            {n: empty for n in names}, np.zeros(0, bool)
+            {n: empty for n in CANONICAL_FIELDS}, np.zeros(0, bool)
     canon = [m.canonical() for m in mods]
-    fields = {n: np.concatenate([c[n] for c in canon]) for n in names}
+    fields = {n: np.concatenate([c[n] for c in canon]) for n in CANONICAL_FIELDS}
     is_posix = np.concatenate([np.full(len(m.ids), m.module == F.POSIX) for m in mods])
     return (np.concatenate([m.ids for m in mods]), np.concatenate([m.ranks for m in mods]),
             fields, is_posix)
