@@ -114,9 +114,19 @@ def lookup(uid, application, store_path, server, token_file) -> None:
                                  params={"uid": uid, "app": application}, headers=headers)
         except httpx.HTTPError as error:
             raise click.ClickException(f"cannot reach {server}: {error}") from error
-        if response.status_code not in (200, 404):
+        answer = _json_object(response)
+        found = response.status_code == 200 and answer is not None
+        unknown = response.status_code == 404 and (answer or {}).get("error") == "not_found"
+        if not (found or unknown):  # an error, or not a MOSAIC service at that URL
             raise click.ClickException(f"{server} answered {response.status_code}: "
                                        f"{response.text}")
-        found, answer = response.status_code == 200, response.json()
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.exit(0 if found else 1)
+
+
+def _json_object(response) -> dict | None:
+    try:
+        answer = response.json()
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None

@@ -74,6 +74,10 @@ def test_lookup_through_a_server(server, log_bytes, tmp_path):
     down = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP,
                                        "--server", "http://127.0.0.1:9"])
     assert down.exit_code == 1 and "cannot reach" in down.output
+    not_the_api = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP,  # /docs/v1/... is HTML
+                                              "--server", server.url + "/docs",
+                                              "--token-file", str(tmp_path / "token")])
+    assert not_the_api.exit_code == 1 and "answered 404" in not_the_api.output
 
 
 def test_lookup_needs_exactly_one_source(store_file):
