@@ -1,0 +1,40 @@
+"""Every real third-party log categorizes (or is evicted with a reason) into valid JSON."""
+
+import json
+
+import pytest
+
+from helpers import pydarshan_example_logs, real_logs
+from mosaic.analysis.categorize import categorize_file
+from mosaic.analysis.labels import ALL_LABELS, FAMILIES
+from mosaic.config import Config
+
+REASONS = {"unreadable", "truncated", "corrupt_stream", "unsupported_version", "bad_job",
+           "no_io_modules", "partial"}
+
+
+def one_temporality_outcome(categories: list[str], direction: str) -> bool:
+    """insignificant alone, or temporality labels (or unclassified) without it."""
+    found = [c for c in categories if c in FAMILIES[f"{direction}_temporality"]]
+    if f"{direction}_insignificant" in found:
+        return found == [f"{direction}_insignificant"] and not any(
+            c.startswith(f"{direction}_periodic") for c in categories)
+    return bool(found) and (f"{direction}_unclassified" not in found or len(found) == 1)
+
+
+@pytest.mark.parametrize("path", real_logs() + pydarshan_example_logs(),
+                         ids=lambda p: p.name[:40])
+def test_real_log_gives_a_consistent_result(path):
+    result = categorize_file(path, Config())
+    assert json.loads(json.dumps(result)) == result
+    if result["status"] == "evicted":
+        assert result["reason"] in REASONS
+        return
+    categories = result["categories"]
+    assert categories == sorted(categories, key=ALL_LABELS.index)
+    assert one_temporality_outcome(categories, "read")
+    assert one_temporality_outcome(categories, "write")
+    for direction in ("read", "write"):
+        part = result[direction]
+        assert sum(part["chunks_bytes"]) == pytest.approx(part["bytes"], rel=1e-9, abs=1e-6)
+        assert part["merged_operations"] <= part["operations"] - part["minor_operations"]
