@@ -9,7 +9,9 @@ from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
 from mosaic.darshan.reader import read_log
-from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, build_trace, read_trace
+from mosaic.trace import (
+    META_DTYPE, OPS_DTYPE, READ, WRITE, build_trace, read_trace, trace_from_bytes,
+)
 
 RUN_TIME = 100.0
 POSIX_F = dict(open_start=0, read_start=1, write_start=2, close_start=3,
@@ -254,3 +256,17 @@ def test_dxt_and_posix_agree_on_bytes_in_real_logs(shared_logs):
             assert with_dxt.direction(d)["bytes"].sum() == without.direction(d)["bytes"].sum()
         checked += 1
     assert checked >= 10
+
+
+def test_trace_from_bytes_and_from_an_archive_member(shared_logs, tmp_path):
+    import tarfile
+    path = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.4.1.darshan")
+    direct = read_trace(path, Config())
+    in_memory = trace_from_bytes(path.read_bytes(), "m.darshan", Config())
+    archive = tmp_path / "day.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(path, arcname="logs/m.darshan")
+    member = read_trace(f"{archive}/logs/m.darshan", Config())
+    assert in_memory.file == "m.darshan" and member.file == f"{archive}/logs/m.darshan"
+    for other in (in_memory, member):
+        assert np.array_equal(other.ops, direct.ops) and other.job == direct.job
