@@ -1,5 +1,6 @@
 """Trace building: operations, metadata rows, filtering, cleaning, DXT, validation."""
 
+import tarfile
 from dataclasses import replace
 
 import numpy as np
@@ -259,7 +260,6 @@ def test_dxt_and_posix_agree_on_bytes_in_real_logs(shared_logs):
 
 
 def test_trace_from_bytes_and_from_an_archive_member(shared_logs, tmp_path):
-    import tarfile
     path = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.4.1.darshan")
     direct = read_trace(path, Config())
     in_memory = trace_from_bytes(path.read_bytes(), "m.darshan", Config())
