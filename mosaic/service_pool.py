@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -31,6 +32,7 @@ from mosaic.config import Config
 from mosaic.darshan.formats import LogError
 from mosaic.trace import trace_from_bytes
 
+LOG = logging.getLogger("mosaic.service")
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
@@ -109,10 +111,13 @@ class WorkerPool:
         try:
             return await asyncio.wrap_future(future)
         except TimeoutError:
-            return encode(evicted_result(file, "timeout", f"no result within {timeout:g} s"))
+            detail = f"no result within {timeout:g} s"
+            reason = "timeout"
         except pebble.ProcessExpired as error:
-            return encode(evicted_result(file, "worker_crash",
-                                         f"worker process died (exit code {error.exitcode})"))
+            detail = f"worker process died (exit code {error.exitcode})"
+            reason = "worker_crash"
+        LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
+        return encode(evicted_result(file, reason, detail))
 
     async def warm_up(self) -> None:
         """Wait for a worker to answer (the fork server has imported everything).

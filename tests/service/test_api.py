@@ -189,6 +189,8 @@ def test_crash_and_hang_are_evicted_and_the_server_goes_on(server, log_factory, 
     assert 'endpoint="/v1/categorize",method="POST",status="200"' in text
     assert 'mosaic_request_duration_seconds_bucket{endpoint="/v1/categorize",le="+Inf"}' in text
     assert server.alive()
+    log = (server.store.parent / "server.log").read_text()
+    assert "worker_crash (worker process died" in log and "timeout (no result within 2 s)" in log
 
 
 def test_test_hooks_are_off_without_their_variable(open_server, log_factory):
