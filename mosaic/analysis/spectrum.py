@@ -101,8 +101,11 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     # between two bins and loses up to 36 % of its height (scalloping), enough
     # to drop a comb's fundamental below its harmonics; at half-bin spacing
     # the loss is at most 10 %.
+    # Single precision halves the cost of the largest step and leaves peak
+    # positions and heights far more exact than one bin needs.
     oversampling = config.fft_oversampling
-    spectrum = np.fft.rfft(values - values.mean(), n=oversampling * values.size)
+    spectrum = scipy.fft.rfft((values - values.mean()).astype(np.float32),
+                              n=oversampling * values.size)
     amplitude = np.abs(spectrum)
     z = _zscores(amplitude)
     candidates = _candidates(z, config)
