@@ -8,7 +8,7 @@ the truth of each generated log is still computed from what was written.
 from __future__ import annotations
 
 from mosaic.synth.logs import INVALID_REASONS
-from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenario
+from mosaic.synth.scenarios import Irregular, MetadataLoad, Periodic, Phase, Range, Scenario
 
 COIN = Range(0, 1, log=False, integer=True)  # shared file or file per process
 BIG = Range(2e9, 2e11)  # bytes of a significant phase
@@ -87,6 +87,13 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
                  phases=(Phase("read", 0.0, 0.02, BIG, shared=True),),
                  periodic=(Periodic("write", Range(600, 1500), Range(0.05, 0.15), BURST,
                                     Range(8, 16, integer=True), shared=COIN),)),
+        # Hard negatives: bursts at random times, of random sizes and lengths.
+        Scenario("write_irregular_bursts", ranks=RANKS, run_time=Range(3600, 86400),
+                 irregular=(Irregular("write", Range(6, 40, integer=True), (1e8, 1e10),
+                                      (5, 300)),)),
+        Scenario("read_irregular_bursts", ranks=RANKS, run_time=Range(3600, 86400),
+                 irregular=(Irregular("read", Range(6, 40, integer=True), (1e8, 1e10),
+                                      (5, 300)),)),
         # Metadata load.
         Scenario("metadata_insignificant", ranks=FEW_RANKS, run_time=RUN,
                  phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),)),

@@ -51,6 +51,8 @@ class Format:
                 "streams": self.streams}
 
 
+# Darshan 2.x logs were mostly gzipped files (.darshan.gz).
+LEGACY_COMPRESSIONS, LEGACY_P = ["gzip", "none", "bzip2"], [0.7, 0.15, 0.15]
 # (weight, version, posix, stdio): the mix of the Blue Waters era (mostly 3.1.x).
 FORMAT_MIX = ((0.50, "3.10", 3, 1), (0.26, "3.10", 4, 2), (0.05, "3.21", 4, 2),
               (0.05, "3.41", 4, 2), (0.08, "2.06", 0, 0), (0.06, "2.05", 0, 0))
@@ -63,7 +65,7 @@ def choose_format(rng: np.random.Generator, allow_legacy: bool = True,
     weights = np.array([m[0] for m in mix])
     _, version, posix, stdio = mix[rng.choice(len(mix), p=weights / weights.sum())]
     if version.startswith("2."):
-        return Format(version, 0, 0, False, str(rng.choice(["none", "gzip", "bzip2"])), 1)
+        return Format(version, 0, 0, False, str(rng.choice(LEGACY_COMPRESSIONS, p=LEGACY_P)), 1)
     odd = rng.random(4) < exotic
     return Format(version, posix, stdio, bool(odd[0]),
                   str(rng.choice(["bzip2", "none"])) if odd[1] else "zlib",

@@ -57,6 +57,20 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Irregular:
+    """``count`` bursts at random times, each of random size and length: not a period.
+
+    Sizes and lengths (seconds) are drawn per burst, log-uniformly between
+    the bounds (plain tuples, so :func:`resolve` leaves them for :func:`build`);
+    start times are uniform over the run. One shared file per burst.
+    """
+    direction: str
+    count: float | Range
+    burst_bytes: tuple[float, float]
+    busy: tuple[float, float]
+
+
+@dataclass(frozen=True)
 class Periodic:
     """``count`` bursts, one new file per burst, every ``period`` seconds (± jitter)."""
     direction: str
@@ -90,6 +104,7 @@ class Scenario:
     run_time: float | Range | None = 3600.0  # seconds; None: just after the last burst
     phases: tuple[Phase, ...] = ()
     periodic: tuple[Periodic, ...] = ()
+    irregular: tuple[Irregular, ...] = ()
     metadata: tuple[MetadataLoad, ...] = ()
     volume: float | Range = 1.0  # multiplies every phase's volume (phases sharing one draw)
     noise: bool = True  # <STDOUT>, library loads, a STDIO input file
@@ -166,6 +181,16 @@ def build(s: Scenario, rng: np.random.Generator, root: str, scale: float = 1.0) 
                         t0, t1, p.burst_bytes * scale, ranks, p.shared, 16, run_time)
             design.append((p.direction, t0, t1, p.burst_bytes * scale, component,
                            p.period, p.jitter, len(times)))
+    for j, irr in enumerate(s.irregular):
+        component = len(s.phases) + len(s.periodic) + j
+        count = int(irr.count)
+        times = np.sort(rng.uniform(0.02, 0.95, count)) * run_time
+        for k, t0 in enumerate(times):
+            t1 = min(t0 + Range(*irr.busy).draw(rng), run_time)
+            volume = Range(*irr.burst_bytes).draw(rng) * scale
+            _data_files(table, rng, f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
+                        irr.direction, t0, t1, volume, ranks, True, 16, run_time)
+            design.append((irr.direction, t0, t1, volume, component, 0.0, 0.0, count))
     for b, load in enumerate(s.metadata):
         _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
     if s.noise:
