@@ -72,19 +72,16 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
         return bytes(region)
     if comp not in (F.COMP_ZLIB, F.COMP_BZIP2):
         raise LogError("unreadable", f"unknown compression type {comp}")
-    view, pos, parts, total = memoryview(region), 0, [], 0
+    view, pos, end, parts, total = memoryview(region), 0, len(region), [], 0
     wbits = 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
-    while pos < len(view):
-        d = zlib.decompressobj(wbits) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor()
-        size = INFLATE_CHUNK_FIRST
-        while not d.eof:
-            if pos >= len(view):
-                raise LogError("corrupt_stream", "compressed stream ends early")
+    new = (lambda: zlib.decompressobj(wbits)) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor
+    while pos < end:
+        d, size = new(), INFLATE_CHUNK_FIRST
+        while True:
             # Feed bounded chunks: the decompressor copies whatever input is
             # left after a stream ends, which would be quadratic in the
             # number of streams if it were handed the whole region.
             chunk = view[pos:pos + size]
-            size = min(2 * size, INFLATE_CHUNK_MAX)
             try:
                 out = d.decompress(chunk, cap - total + 1)
             except (zlib.error, OSError, ValueError, EOFError) as exc:
@@ -93,7 +90,13 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
             if total > cap:
                 raise LogError("corrupt_stream", "decompresses past the size limit")
             parts.append(out)
-            pos += len(chunk) - (len(d.unused_data) if d.eof else 0)
+            if d.eof:
+                pos += len(chunk) - len(d.unused_data)
+                break
+            pos += len(chunk)
+            if pos >= end:
+                raise LogError("corrupt_stream", "compressed stream ends early")
+            size = min(2 * size, INFLATE_CHUNK_MAX)
     return b"".join(parts)
 
 
