@@ -22,12 +22,16 @@ import json
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from http import HTTPStatus
 
 from fastapi import FastAPI, Path, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client import generate_latest
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mosaic.config import Config
 from mosaic.corpus.store import Store
@@ -149,6 +153,17 @@ def create_app(settings: ServiceSettings) -> FastAPI:
                   summary="I/O categories of HPC jobs from their Darshan logs",
                   lifespan=lifespan)
     app.add_middleware(GuardMiddleware, settings=settings, metrics=metrics)
+
+    # One error shape for every 4xx, FastAPI's own ones included.
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request, exc: RequestValidationError):
+        return JSONResponse({"status": "error", "error": "invalid_request",
+                             "detail": jsonable_encoder(exc.errors())}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request, exc: StarletteHTTPException):
+        error = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_")
+        return error_response(exc.status_code, error, str(exc.detail))
 
     @app.post("/v1/categorize", openapi_extra={"requestBody": {
         "required": True, "content": {"application/octet-stream": {

@@ -157,10 +157,14 @@ def test_bad_bodies_get_clear_errors(server, log_bytes):
                      415, "unsupported_encoding")
         assert_evicted(post(client, gzip.compress(log_bytes)[:-40],
                             headers={"Content-Encoding": "gzip"}), "corrupt_stream")
-        # Query and path parameters are validated too.
-        assert client.get("/v1/applications", params={"uid": -1, "app": APP}).status_code == 422
-        assert client.get("/v1/applications", params={"uid": 1}).status_code == 422
-        assert client.get("/v1/jobs/" + "9" * 257).status_code == 422
+        # Query and path parameters are validated too; every error has the same shape.
+        invalid = assert_error(client.get("/v1/applications", params={"uid": -1, "app": APP}),
+                               422, "invalid_request")
+        assert invalid["detail"][0]["loc"] == ["query", "uid"]
+        assert_error(client.get("/v1/applications", params={"uid": 1}), 422, "invalid_request")
+        assert_error(client.get("/v1/jobs/" + "9" * 257), 422, "invalid_request")
+        assert_error(client.get("/v1/nowhere"), 404, "not_found")
+        assert_error(client.get("/v1/categorize"), 405, "method_not_allowed")
     assert server.alive()
 
 
