@@ -51,7 +51,7 @@ RUN = Range(300, 36_000)
 # periodic writers); the runs weight makes applications that move data run
 # more often, as the paper's all-runs view shows (heavy I/O dominates executions).
 PROFILES = (
-    (0.48, 0.25, Scenario("year_tiny", ranks=Range(1, 512, integer=True), run_time=RUN,
+    (0.47, 0.25, Scenario("year_tiny", ranks=Range(1, 512, integer=True), run_time=RUN,
                          phases=(Phase("write", Range(0, 0.8, log=False), 0.1, TINY,
                                        shared=COIN),))),
     (0.15, 0.25, Scenario("year_tiny_metadata_spikes", ranks=FEW_RANKS, run_time=RUN,
@@ -76,7 +76,7 @@ PROFILES = (
                          phases=(Phase("write", 0.88, 0.12, LARGE, shared=COIN),))),
     (0.03, 5.0, Scenario("year_write_steady", ranks=RANKS, run_time=RUN,
                          phases=(Phase("write", 0.0, 1.0, LARGE),))),
-    (0.02, 5.0, Scenario("year_periodic_writer", ranks=RANKS, run_time=None,
+    (0.03, 5.0, Scenario("year_periodic_writer", ranks=RANKS, run_time=None,
                          phases=(Phase("read", 0.0, 0.02, TINY, shared=True),),
                          periodic=(Periodic("write", Range(120, 1500), Range(0.03, 0.5),
                                             Range(1e8, 2e10), Range(6, 20, integer=True),
