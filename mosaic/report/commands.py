@@ -31,12 +31,12 @@ def figures(out: Path, config_file: str | None) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))  # or ARCHIVE/MEMBER
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Image to write (.png or .svg). Default: FILE's name + .timeline.png here.")
 @config_option
 def plot(file: Path, output: Path | None, config_file: str | None) -> None:
-    """Draw one log as a timeline (paper Fig. 2).
+    """Draw one log FILE (or ARCHIVE/MEMBER of a tar archive) as a timeline (paper Fig. 2).
 
     Ranks doing I/O before and after merging, periodic segments with their
     period, the four quarter chunks, the FFT spectrum and its peak, and

@@ -167,3 +167,9 @@ def test_empty_corpus_still_renders(tmp_path, summary_factory):
 def test_missing_summary_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(main, ["figures", str(tmp_path)])
     assert result.exit_code != 0 and "summary.json" in result.output
+
+
+@pytest.mark.parametrize("seconds, text", [(30, "30 s"), (59, "59 s"), (60, "1 min"),
+                                           (1800, "30 min"), (3600, "1 h"), (43200, "12 h")])
+def test_period_bounds_read_in_their_best_unit(seconds, text):
+    assert figures._duration(seconds) == text
