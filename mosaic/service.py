@@ -21,6 +21,7 @@ import click
 from mosaic.config import Config
 
 LOOPBACK_NAMES = ("localhost",)
+UNKNOWN_APPLICATION = "unknown_application"  # the API's 404 error for an unknown group
 DEFAULT_PORT = 8420
 
 
@@ -103,7 +104,7 @@ def lookup(uid, application, store_path, server, token_file) -> None:
         with Store(store_path) as store:
             answer = store.application(uid, application)
         found = answer is not None
-        answer = answer if found else {"status": "error", "error": "not_found"}
+        answer = answer if found else {"status": "error", "error": UNKNOWN_APPLICATION}
     else:
         import httpx
 
@@ -116,7 +117,8 @@ def lookup(uid, application, store_path, server, token_file) -> None:
             raise click.ClickException(f"cannot reach {server}: {error}") from error
         answer = _json_object(response)
         found = response.status_code == 200 and answer is not None
-        unknown = response.status_code == 404 and (answer or {}).get("error") == "not_found"
+        unknown = (response.status_code == 404
+                   and (answer or {}).get("error") == UNKNOWN_APPLICATION)
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
             raise click.ClickException(f"{server} answered {response.status_code}: "
                                        f"{response.text}")

@@ -35,6 +35,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mosaic.config import Config
 from mosaic.corpus.store import Store
+from mosaic.service import UNKNOWN_APPLICATION
 from mosaic.service_pool import WorkerPool
 
 JSON = "application/json"
@@ -207,7 +208,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         """Categories of a (user, application) group: representative's, run count, last seen."""
         found = state["store"].application(uid, app)
         if found is None:
-            return error_response(404, "not_found", f"no application {app!r} for uid {uid}")
+            return error_response(404, UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
         return found
 
     @app.get("/v1/jobs/{job_id}", responses={404: {"description": "Unknown job id"}})
@@ -215,7 +216,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         """Stored runs (logs) of one scheduler job id, with their groups' categories."""
         runs = state["store"].job(job_id)
         if not runs:
-            return error_response(404, "not_found", f"no job {job_id!r}")
+            return error_response(404, "unknown_job", f"no job {job_id!r}")
         return {"job_id": job_id, "runs": runs}
 
     @app.get("/healthz")

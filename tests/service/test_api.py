@@ -83,7 +83,8 @@ def test_store_true_records_groups_and_jobs(server, log_factory):
     heavy = log_factory(write_bytes=3e8, job_id=902, uid=uid, write_window=(90.0, 99.0))
     with server.client() as client:
         query = {"uid": uid, "app": APP}
-        assert_error(client.get("/v1/applications", params=query), 404, "not_found")
+        assert_error(client.get("/v1/applications", params=query), 404,
+                     "unknown_application")
         assert post(client, light).status_code == 200  # store=false: nothing recorded
         assert client.get("/v1/applications", params=query).status_code == 404
 
@@ -107,7 +108,7 @@ def test_store_true_records_groups_and_jobs(server, log_factory):
         assert job["job_id"] == "901"
         assert [run["file"] for run in job["runs"]] == [first["file"]]
         assert job["runs"][0]["categories"] == EXPECTED_CATEGORIES
-        assert_error(client.get("/v1/jobs/903"), 404, "not_found")
+        assert_error(client.get("/v1/jobs/903"), 404, "unknown_job")
 
 
 def test_token_is_required_except_for_healthz(server):
@@ -123,7 +124,7 @@ def test_token_is_required_except_for_healthz(server):
     with server.client(token=server.token[:-1]) as prefix:
         assert_error(prefix.get("/v1/jobs/1"), 401, "unauthorized")
     with server.client() as client:
-        assert_error(client.get("/v1/jobs/1"), 404, "not_found")
+        assert_error(client.get("/v1/jobs/1"), 404, "unknown_job")
 
 
 def test_open_server_on_loopback_needs_no_token(open_server, log_bytes):

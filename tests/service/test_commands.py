@@ -55,7 +55,7 @@ def test_lookup_in_a_store(store_file):
     missing = CliRunner().invoke(lookup, ["--uid", "4243", "--app", APP,
                                           "--store", str(store_file)])
     assert missing.exit_code == 1
-    assert json.loads(missing.output)["error"] == "not_found"
+    assert json.loads(missing.output)["error"] == "unknown_application"
 
 
 def test_lookup_through_a_server(server, log_bytes, tmp_path):
@@ -70,7 +70,8 @@ def test_lookup_through_a_server(server, log_bytes, tmp_path):
     assert unauthorized.exit_code == 1 and "401" in unauthorized.output
     unknown = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP, "--server", server.url,
                                           "--token-file", str(tmp_path / "token")])
-    assert unknown.exit_code == 1 and json.loads(unknown.output)["error"] == "not_found"
+    assert unknown.exit_code == 1
+    assert json.loads(unknown.output)["error"] == "unknown_application"
     down = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP,
                                        "--server", "http://127.0.0.1:9"])
     assert down.exit_code == 1 and "cannot reach" in down.output
