@@ -91,7 +91,8 @@ class Template:
             id_cache: dict | None = None, level: int = ZLIB_LEVEL) -> tuple[bytes, dict]:
         """Bytes of one run and its expected families ({} for an invalid log)."""
         if self.scenario.invalid:
-            return invalid_log(self.scenario.invalid, job, self.table(scale), fmt, rng), {}
+            return invalid_log(self.scenario.invalid, job, self.table(scale), fmt, rng,
+                               id_cache), {}
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
             self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache)

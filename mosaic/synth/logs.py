@@ -98,9 +98,10 @@ def write(log: F.DarshanLog, fmt: Format, level: int = ZLIB_LEVEL) -> bytes:
     return write_log(log, fmt.version, fmt.big_endian, fmt.compression, fmt.streams, level=level)
 
 
-def serialize(job: F.Job, table: FileTable, fmt: Format) -> bytes:
+def serialize(job: F.Job, table: FileTable, fmt: Format,
+              id_cache: dict[str, int] | None = None) -> bytes:
     """Bytes of a valid log of ``table`` in ``fmt``."""
-    return write(darshan_log(job, table, fmt), fmt)
+    return write(darshan_log(job, table, fmt, id_cache), fmt)
 
 
 def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
@@ -125,14 +126,14 @@ def _region_span(data: bytes, fmt: Format, module: int) -> tuple[int, int]:
 
 
 def invalid_log(reason: str, job: F.Job, table: FileTable, fmt: Format,
-                rng: np.random.Generator) -> bytes:
+                rng: np.random.Generator, id_cache: dict[str, int] | None = None) -> bytes:
     """Bytes of a log that SPEC 3.1 evicts with ``reason`` (``fmt`` must be 3.x)."""
     if reason == "bad_job":
         broken = (dict(end=job.start - float(rng.integers(1, 3600))) if rng.random() < 0.5
                   else dict(nprocs=0))
-        return serialize(F.Job(**{**job.__dict__, **broken}), table, fmt)
+        return serialize(F.Job(**{**job.__dict__, **broken}), table, fmt, id_cache)
     if reason == "no_io_modules":
-        log = to_darshan_log(job, table, {F.POSIX: 4})
+        log = to_darshan_log(job, table, {F.POSIX: 4}, id_cache)
         posix = log.modules.pop(F.POSIX)
         log.modules.pop(F.STDIO, None)
         if rng.random() < 0.5:  # MPI-IO records only: traffic Darshan saw, but no POSIX/STDIO
@@ -149,12 +150,12 @@ def invalid_log(reason: str, job: F.Job, table: FileTable, fmt: Format,
             return b""
         if kind == 1:
             return rng.integers(0, 256, int(rng.integers(1, 4096)), dtype=np.uint8).tobytes()
-        data = bytearray(serialize(job, table, fmt))
+        data = bytearray(serialize(job, table, fmt, id_cache))
         data[8:16] = struct.pack("<q", F.MAGIC + 1)  # bad magic in either byte order
         return bytes(data)
     compressed = fmt if fmt.compression != "none" else Format(fmt.version, fmt.posix, fmt.stdio,
                                                              fmt.big_endian, "zlib", fmt.streams)
-    data = bytearray(serialize(job, table, compressed))
+    data = bytearray(serialize(job, table, compressed, id_cache))
     if reason == "unsupported_version":
         data[:8] = UNSUPPORTED_VERSION.encode().ljust(8, b"\0")
         return bytes(data)
