@@ -38,7 +38,7 @@ MAX_GROUP_SHARE = 0.04  # no group holds more than this share of the corpus
 PARTIAL_SHARE = 0.01  # groups whose runs ran out of Darshan record memory (flagged, still valid)
 FRESH_INVALID = 0.1  # chance that a broken log gets new records rather than reusing the last
 FAST_ZLIB = 1  # zlib level: any level is a valid log; 1 is several times faster than 6
-ID_CACHE_LIMIT = 100_000  # record ids remembered across logs (library paths recur)
+ID_CACHE_LIMIT = 20_000  # record ids remembered across logs (library paths recur)
 RANKS = Range(1, 32, integer=True)
 WIDE = Range(64, 2048, integer=True)  # the few wide jobs (file per process: many records)
 TINY = Range(1e4, 3e7)
