@@ -124,6 +124,8 @@ def test_pydarshan_reads_back_what_was_written(tmp_path, version, posix, stdio, 
             if (mid, ours.version) in ((F.POSIX, 4), (F.STDIO, 2)):  # current versions: all fields
                 assert counters.loc[(int(rid), int(rank))].to_numpy().tolist() == \
                     ours.counters[i].tolist()
+                assert fcounters.loc[(int(rid), int(rank))].to_numpy().tolist() == \
+                    ours.fcounters[i].tolist()
     if log.dxt_posix is not None:
         segs = report.records["DXT_POSIX"].to_df()
         by_rank = {s["rank"]: s for s in segs}
