@@ -90,19 +90,28 @@ def power_spectrum(values, bin_width: float):
 def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
     """FTIO-style verdict on one direction's operations (JSON-serializable)."""
     bin_width, values = bandwidth_signal(starts, ends, nbytes, run_time, config)
-    window = bin_width * values.size
     result = {"periodic": False, "period": None, "frequency": None, "confidence": 0.0,
               "confidence_label": NONE, "score": 0.0, "significance": 0.0, "candidates": [],
-              "harmonics": 0, "busy_fraction": _busy_fraction(values), "bin_width": bin_width,
-              "samples": int(values.size)}
-    if values.size < 4 or not np.ptp(values) > 0:
-        return result
+              "harmonics": 0, "bin_width": bin_width, "samples": int(values.size)}
+    found = _dominant_period(values, bin_width, config) if np.ptp(values) > 0 else None
+    if found is None:
+        return {**result, "busy_fraction": _busy_fraction(values)}
+    result.update(found, busy_fraction=_busy_fraction(values, found["period"] / bin_width))
+    result["periodic"] = bool(result["confidence_label"] != NONE
+                              and bin_width * values.size / found["period"] >= config.fft_min_periods
+                              and result["score"] >= config.fft_min_score
+                              and result["significance"] >= config.fft_min_significance)
+    return result
+
+
+def _dominant_period(values: np.ndarray, bin_width: float, config: Config) -> dict | None:
+    """Period, confidence, score and candidates of the strongest fundamental, if any."""
+    window = bin_width * values.size
     # Oversampled spectrum: a period that does not divide the window falls
     # between two bins and loses up to 36 % of its height (scalloping), enough
     # to drop a comb's fundamental below its harmonics; at half-bin spacing
-    # the loss is at most 10 %.
-    # Single precision halves the cost of the largest step and leaves peak
-    # positions and heights far more exact than one bin needs.
+    # the loss is at most 10 %. Single precision halves the cost of this, the
+    # largest step, and keeps peaks far more exact than one bin needs.
     oversampling = config.fft_oversampling
     spectrum = scipy.fft.rfft((values - values.mean()).astype(np.float32),
                               n=oversampling * values.size)
@@ -110,25 +119,18 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     z = _zscores(amplitude)
     candidates = _candidates(z, config)
     if not candidates.size:
-        return result
+        return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
     dominant = fundamentals[np.argmax(z[fundamentals])]
     frequency = _refine(amplitude, z, dominant, config) / (oversampling * window)
-    period = 1.0 / frequency
     score, significance = _periodicity_score(spectrum[::oversampling], values.size,
-                                             period / bin_width, config)
+                                             1.0 / (frequency * bin_width), config)
     label, confidence = _confidence(z[fundamentals], score)
-    result.update(
-        busy_fraction=_busy_fraction(values, period / bin_width),
-        period=float(period), frequency=float(frequency), confidence=confidence,
-        confidence_label=label, score=score, significance=significance, harmonics=harmonics,
-        candidates=[{"period": oversampling * window / k, "z": float(z[k])}
-                    for k in fundamentals.tolist()],
-    )
-    result["periodic"] = bool(label != NONE and window / period >= config.fft_min_periods
-                              and score >= config.fft_min_score
-                              and significance >= config.fft_min_significance)
-    return result
+    return {"period": 1.0 / frequency, "frequency": frequency, "confidence": confidence,
+            "confidence_label": label, "score": score, "significance": significance,
+            "harmonics": harmonics,
+            "candidates": [{"period": oversampling * window / k, "z": float(z[k])}
+                           for k in fundamentals.tolist()]}
 
 
 def _zscores(amplitude: np.ndarray) -> np.ndarray:
