@@ -1,7 +1,7 @@
 """Fast numpy reader for Darshan logs (formats 3.00-3.41, and 2.x via legacy).
 
-Why not pydarshan: it is ~10x slower, cannot read bzip2 or 2.x logs, and can
-crash the whole process on corrupt input. This reader validates every offset
+Why not pydarshan: it is several times slower (benchmarks/README.md), cannot
+read bzip2 or 2.x logs, and can crash the whole process on corrupt input. This reader validates every offset
 and length against the file before slicing, caps decompressed sizes, and turns
 any defect into a :class:`LogError` with one of SPEC 3.1's reasons.
 """
@@ -52,7 +52,7 @@ def _read_bytes(data: bytes) -> DarshanLog:
         comp = F.COMP_ZLIB if data.startswith(GZIP_MAGIC) else F.COMP_BZIP2
         data = inflate(data, comp, F.MAX_INFLATED_BYTES, gzip=True)
     if data.startswith(b"2."):
-        from mosaic.darshan.legacy import read_legacy
+        from mosaic.darshan.legacy import read_legacy  # legacy imports helpers from here
         return read_legacy(data)
     if data.startswith(b"3."):
         return _read_v3(data)
@@ -143,7 +143,8 @@ class _Header:
         for off, n in regions:
             if n and (off < self.size or off + n > file_size):
                 if off + n > file_size:
-                    raise LogError("truncated", f"region [{off}, {off + n}) past end of file ({file_size})")
+                    raise LogError("truncated",
+                                   f"region [{off}, {off + n}) past end of file ({file_size})")
                 raise LogError("unreadable", f"region at {off} overlaps the header")
 
     def job_region_end(self, file_size: int) -> int:
