@@ -77,6 +77,8 @@ LEGACY_JOB_RECORD_SIZE = 4096
 LEGACY_JOB_FIELDS = ("magic", "uid", "start_sec", "end_sec", "nprocs", "jobid")
 LEGACY_NAME_SUFFIX_LEN = 16  # 15 characters + NUL
 LEGACY_COUNTERS, LEGACY_FCOUNTERS = 144, 18
+# 2.x does record first read/write start and last end (CP_F_READ_START_TIMESTAMP
+# etc., darshan-util 2.x's darshan_f_names), not only open and close times.
 LEGACY_INDEX = dict(
     counters=dict(opens=13, seeks=14, reads=11, writes=12, bytes_read=47,
                   bytes_written=48, device=138),
