@@ -92,14 +92,19 @@ def heatmap_cells(shown: pd.DataFrame) -> dict:
     return {(a, b): v for (a, b), v in shown.stack().dropna().items()}
 
 
-@pytest.mark.parametrize("view", ["single_run", "all_runs"])
-def test_jaccard_heatmap_shows_each_pair_above_threshold_once(rendered, view):
+def drawn_cells(rendered, kind: str, view: str) -> tuple[dict, pd.DataFrame]:
+    """Visible cells of a rendered heatmap, checked against summary.json's matrix."""
     _, summary, drawn = rendered
-    shown = drawn[f"jaccard_{view}"]
-    source = tables.matrix_frame(summary, "jaccard", view)
-    cells = heatmap_cells(shown)
+    cells = heatmap_cells(drawn[f"{kind}_{view}"])
+    source = tables.matrix_frame(summary, kind, view)
     for (a, b), value in cells.items():
         assert value == pytest.approx(source.loc[a, b]) and value > 0.01 and a != b
+    return cells, source
+
+
+@pytest.mark.parametrize("view", ["single_run", "all_runs"])
+def test_jaccard_heatmap_shows_each_pair_above_threshold_once(rendered, view):
+    cells, source = drawn_cells(rendered, "jaccard", view)
     expected = {frozenset((a, b)) for a in source.index for b in source.columns
                 if a != b and source.loc[a, b] > 0.01}
     assert {frozenset(pair) for pair in cells} == expected
@@ -125,15 +130,12 @@ def test_heatmap_threshold_both_sides(tmp_path, summary):
 
 @pytest.mark.parametrize("view", ["single_run", "all_runs"])
 def test_conditional_heatmap_draws_summary_values(rendered, view):
-    _, summary, drawn = rendered
-    shown = drawn[f"conditional_{view}"]
-    source = tables.matrix_frame(summary, "conditional", view)
-    cells = heatmap_cells(shown)
+    cells, source = drawn_cells(rendered, "conditional", view)
+    assert set(cells) == {(a, b) for a in source.index for b in source.columns
+                          if a != b and source.loc[a, b] > 0.01}  # every visible cell, ordered
     assert cells[("write_on_end", "read_on_start")] == pytest.approx(1.0)
     assert cells[("read_on_start", "write_on_end")] == pytest.approx(
         {"single_run": 2 / 3, "all_runs": 43 / 55}[view])
-    for (a, b), value in cells.items():
-        assert value == pytest.approx(source.loc[a, b]) and value > 0.01 and a != b
 
 
 def test_related_categories_sit_together():
