@@ -127,13 +127,13 @@ class _Header:
             partial = struct.unpack_from(e + "I", data, 20)[0]
             name_off, name_len = struct.unpack_from(e + "QQ", data, 24)
             regions_at, versions_at = 40, 40 + 16 * slots
-        maps = np.frombuffer(data, e + "u8", 2 * slots, regions_at).reshape(slots, 2)
-        versions = np.frombuffer(data, e + "u4", slots, versions_at)
-        self.names = (int(name_off), int(name_len))
+        maps = struct.unpack_from(f"{e}{2 * slots}Q", data, regions_at)
+        versions = struct.unpack_from(f"{e}{slots}I", data, versions_at)
+        self.names = (name_off, name_len)
         # current id -> (offset, length, module version); slot 0 is Darshan's NULL module
-        self.modules = {F.current_module_id(self.version, int(i)):
-                        (int(maps[i, 0]), int(maps[i, 1]), int(versions[i]))
-                        for i in np.flatnonzero(maps[1:, 1]) + 1}
+        self.modules = {F.current_module_id(self.version, i):
+                        (maps[2 * i], maps[2 * i + 1], versions[i])
+                        for i in range(1, slots) if maps[2 * i + 1]}
         self.partial_modules = [F.current_module_id(self.version, i)
                                 for i in range(1, slots) if partial >> i & 1]
         self._check_regions(len(data))
