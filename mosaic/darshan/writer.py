@@ -223,8 +223,8 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
                                       compression, level)))
     if log.dxt_posix is not None and len(log.dxt_posix.ids):
         regions.append((F.stored_module_id(version, F.DXT_POSIX), DXT_POSIX_VERSION,
-                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian), compression,
-                                  level)))
+                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian),
+                                  compression, level)))
     regions.sort()
 
     job = _compress([_job_region(log.job, version, e)], compression, level)

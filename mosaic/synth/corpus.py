@@ -137,7 +137,10 @@ def scenario_rng(name: str, seed: int) -> np.random.Generator:
 
 def write_scenarios(out: str | Path, seeds: int = 3, config: Config | None = None,
                     scenarios: tuple[Scenario, ...] | None = None) -> int:
-    """Write every scenario x seed under ``out/<scenario>/`` and ``out/truth.jsonl``; returns logs written."""
+    """Write every scenario x seed under ``out/<scenario>/``, and ``out/truth.jsonl``.
+
+    Returns the number of logs written.
+    """
     from mosaic.synth.catalog import SCENARIOS
 
     if seeds > MAX_SEEDS:

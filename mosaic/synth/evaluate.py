@@ -118,7 +118,8 @@ def _trace_scores(truth: dict, traces: dict) -> dict:
         if sum(c.values()):
             labels[label] = {"precision": _ratio(c["tp"], c["tp"] + c["fp"]),
                              "recall": _ratio(c["tp"], c["tp"] + c["fn"]),
-                             "asserted": sum(c.values()), **{k: c[k] for k in ("tp", "fp", "fn", "tn")}}
+                             "asserted": sum(c.values()),
+                             **{k: c[k] for k in ("tp", "fp", "fn", "tn")}}
     return {
         "scored": scored,
         "accuracy": _ratio(right, scored),
@@ -183,13 +184,15 @@ def format_table(scores: dict) -> str:
     """Plain-text report of :func:`evaluate`'s scores."""
     t, e, d = scores["traces"], scores["eviction"], scores["dedup"]
     lines = [f"logs in truth {scores['logs']}, categorized {scores['categorized']}, "
-             f"evicted {scores['evicted']}, unmatched result files {scores['unknown_result_files']}",
+             f"evicted {scores['evicted']}, "
+             f"unmatched result files {scores['unknown_result_files']}",
              "",
              f"trace accuracy      {_pct(t['accuracy'])}  ({t['scored']} categorized logs scored)"]
     lines += [f"  {fam:<22}{_pct(v)}" for fam, v in t["families"].items()]
     lines += ["", f"eviction accuracy   {_pct(e['accuracy'])}  "
                   f"(invalid evicted with the right reason {_pct(e['invalid_evicted_right'])}, "
-                  f"valid kept {_pct(e['valid_kept'])}, partial flagged {_pct(e['partial_flagged'])})"]
+                  f"valid kept {_pct(e['valid_kept'])}, "
+                  f"partial flagged {_pct(e['partial_flagged'])})"]
     lines += [f"  {reason:<22}{dict(got)}" for reason, got in e["confusion"].items()]
     lines += ["", f"dedup accuracy      {_pct(d['accuracy'])}  ({d['groups']} groups"
                   f"{', all runs categorized' if d['all_runs'] else ''})", "",

@@ -60,7 +60,7 @@ FORMAT_MIX = ((0.50, "3.10", 3, 1), (0.26, "3.10", 4, 2), (0.05, "3.21", 4, 2),
 
 def choose_format(rng: np.random.Generator, allow_legacy: bool = True,
                   exotic: float = 0.1) -> Format:
-    """A format from FORMAT_MIX; ``exotic`` is the chance of big-endian / bzip2 / none / many streams."""
+    """A format from FORMAT_MIX; ``exotic``: chance of big-endian, bzip2 / none, many streams."""
     mix = [m for m in FORMAT_MIX if allow_legacy or not m[1].startswith("2.")]
     weights = np.array([m[0] for m in mix])
     _, version, posix, stdio = mix[rng.choice(len(mix), p=weights / weights.sum())]

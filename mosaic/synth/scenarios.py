@@ -251,7 +251,7 @@ LIBRARIES = ("/usr/lib64/libhdf5.so.100", "/sw/xe/netcdf/4.6.1/lib/libnetcdf.so.
 
 
 def _noise_files(table: FileTable, rng, root: str, scale: float) -> float:
-    """``<STDOUT>`` (filtered out downstream), library loads and an input deck; returns read bytes."""
+    """``<STDOUT>`` (filtered downstream), library loads, an input deck; returns bytes read."""
     t0, t1 = NOISE_WINDOW
     stdout = table.name("<STDOUT>")
     table.add(np.array([stdout]), 0, module=F.STDIO, opens=1, writes=200,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mosaic.analysis.labels import FAMILIES, METADATA, PERIODICITY, TEMPORALITY
+from mosaic.analysis.labels import FAMILIES, PERIODICITY, TEMPORALITY
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 
@@ -90,8 +90,8 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     edges = np.linspace(0.0, run_time, 5)
     starts, ends, nbytes = (np.asarray(x, float) for x in (starts, ends, nbytes))
     length = ends - starts
-    overlap = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(starts[:, None], edges[:-1]),
-                      0, None)
+    overlap = np.clip(np.minimum(ends[:, None], edges[1:])
+                      - np.maximum(starts[:, None], edges[:-1]), 0, None)
     share = np.where(length[:, None] > 0, overlap / np.where(length > 0, length, 1)[:, None],
                      (np.searchsorted(edges[1:-1], starts, side="right")[:, None]
                       == np.arange(4)))
@@ -128,7 +128,7 @@ def temporality_outcomes(chunks, config: Config) -> dict[str, Tri]:
 
 
 def requests_per_second(rows: np.ndarray, run_time: float) -> np.ndarray:
-    """SPEC 3.7 requests in each 1-s bin: opens + seeks over the open window, closes over the close one.
+    """SPEC 3.7 requests per 1-s bin: opens + seeks over the open window, closes over the close one.
 
     A 0 in open_end / close_start / close_end is "never recorded"; windows
     are piecewise-linear cumulative counts evaluated at whole seconds.
@@ -240,7 +240,8 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
     share = float((owner >= 0).mean())
     if share < config.truth_periodic_share:
         return {}  # neither clearly periodic nor clearly not: another detector may decide
-    totals = {c: float(design["bytes"][design["component"] == c].sum()) for c in periodic_components}
+    totals = {c: float(design["bytes"][design["component"] == c].sum())
+              for c in periodic_components}
     dominant = max(totals, key=totals.get)
     rows = design[design["component"] == dominant]
     period, jitter = float(rows["period"][0]), float(rows["jitter"][0])

@@ -165,12 +165,13 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
     job_id, broken = 1_000_000, None
     while summary.logs < count:
         uid = int(rng.integers(1_000, 60_000))
-        who = Identity(uid, f"u{uid}", f"/u/sciteam/u{uid}/bin/{APPS[int(rng.integers(len(APPS)))]}")
+        app = APPS[int(rng.integers(len(APPS)))]
+        who = Identity(uid, f"u{uid}", f"/u/sciteam/u{uid}/bin/{app}")
         if summary.invalid < INVALID_SHARE * (summary.logs + 1):  # keep the share on target
             reason = reasons[rng.choice(len(reasons), p=reason_p)]
             if broken is None or rng.random() < FRESH_INVALID:
-                broken = Template(resolve(INVALID_TEMPLATE, rng), rng, f"/scratch/sciteam/{who.user}",
-                                  config)
+                broken = Template(resolve(INVALID_TEMPLATE, rng), rng,
+                                  f"/scratch/sciteam/{who.user}", config)
                 broken_params = params(broken.scenario)
             # Only the reason differs between broken logs of one template: reuse its records.
             scenario = dataclasses.replace(broken.scenario, invalid=reason,

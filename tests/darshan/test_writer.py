@@ -38,7 +38,8 @@ def make_log(posix=4, stdio=2, seed=0, version="3.41", partial=False, dxt=False)
 
     start = 1_550_000_000.25 if version == "3.41" else 1_550_000_000.0
     job = F.Job(uid=4242, job_id=77, start=start, end=start + 600, run_time=0.0, nprocs=8,
-                cmdline="/u/sciteam/x/bin/lmp -in in.lj", mounts=[("/scratch", "lustre"), ("/", "rootfs")],
+                cmdline="/u/sciteam/x/bin/lmp -in in.lj",
+                mounts=[("/scratch", "lustre"), ("/", "rootfs")],
                 metadata={"lib_ver": "3.1.6", "h": "romio_no_indep_rw=true"}, partial=partial)
     log = F.DarshanLog(job, {int(i): p for i, p in zip(ids, PATHS)},
                        {F.POSIX: module(F.POSIX, posix, [0, 2, 0], [0, -1, 5]),

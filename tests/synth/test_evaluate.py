@@ -67,7 +67,8 @@ def test_perfect_results_score_100(tmp_path):
 
 
 def test_one_wrong_label_costs_one_log_and_one_family(tmp_path):
-    traces = [dict(PERFECT_TRACES[0], categories=PERFECT_TRACES[0]["categories"] + ["write_steady"]),
+    wrong = PERFECT_TRACES[0]["categories"] + ["write_steady"]
+    traces = [dict(PERFECT_TRACES[0], categories=wrong),
               PERFECT_TRACES[1]]
     write_results(tmp_path, traces, PERFECT_EVICTED)
     s = evaluate(tmp_path, tmp_path / "truth.jsonl")
@@ -115,7 +116,8 @@ def test_dedup_wrong_representative(tmp_path):
 
 
 def test_all_runs_results_judge_the_representative_flag(tmp_path):
-    traces = PERFECT_TRACES + [trace("2019/01/02/b.darshan", ["write_on_end"], representative=False)]
+    traces = PERFECT_TRACES + [trace("2019/01/02/b.darshan", ["write_on_end"],
+                                     representative=False)]
     write_results(tmp_path, traces, PERFECT_EVICTED)
     s = evaluate(tmp_path, tmp_path / "truth.jsonl")
     assert s["dedup"]["all_runs"] and s["dedup"]["accuracy"] == 1.0
@@ -125,13 +127,12 @@ def test_all_runs_results_judge_the_representative_flag(tmp_path):
 def test_absolute_result_paths_match_and_cli(tmp_path):
     traces = [dict(t, file=f"/data/sample/{t['file']}") for t in PERFECT_TRACES]
     write_results(tmp_path, traces, PERFECT_EVICTED)
-    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", str(tmp_path / "truth.jsonl"),
-                                       "--json"])
+    truth_file = str(tmp_path / "truth.jsonl")
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", truth_file, "--json"])
     assert result.exit_code == 0, result.output
     scores = json.loads(result.output)
     assert scores["traces"]["accuracy"] == 1.0 and scores["unknown_result_files"] == 0
-    table = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth",
-                                      str(tmp_path / "truth.jsonl")])
+    table = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", truth_file])
     assert "trace accuracy      100.0%" in table.output
 
 
