@@ -6,7 +6,7 @@ import pytest
 from mosaic.config import Config
 from mosaic.synth import truth
 from mosaic.synth.records import FILE_DTYPE
-from mosaic.synth.scenarios import DESIGN_DTYPE, NOISE_COMPONENT, Phase, Scenario, build
+from mosaic.synth.scenarios import DESIGN_DTYPE, NOISE_COMPONENT, Irregular, Phase, Scenario, build
 
 CFG = Config()
 
@@ -168,3 +168,14 @@ def test_near_threshold_volume_asserts_nothing():
     fam = truth.expected(built.table.table(), built.table.paths, built.design, 100.0, CFG)
     assert fam["write_temporality"] == {"must": [], "must_not": []}
     assert fam["write_periodicity"] == {"must": [], "must_not": []}
+
+
+def test_irregular_bursts_are_asserted_not_periodic():
+    scenario = Scenario("irr", ranks=4, run_time=7200.0, noise=False,
+                        irregular=(Irregular("write", 12, (1e8, 1e10), (5, 300)),))
+    built = build(scenario, np.random.default_rng(4), "/scratch/x")
+    rows_ = built.table.table()
+    assert len(rows_) == 12 and len(set(np.round(rows_["bytes_written"], -6))) == 12
+    fam = truth.expected(rows_, built.table.paths, built.design, built.run_time, CFG)
+    assert fam["write_periodicity"] == {"must": [], "must_not": [
+        f"write_{label}" for label in truth.PERIODICITY]}
