@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, record_id, write_legacy_log, write_log
 
-reader = pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
+
+def reader():
+    """Our reader; tests that read logs back skip only while it does not exist."""
+    return pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
 
 PATHS = ["/scratch/run/out.h5", "<STDOUT>", "/u/sciteam/x/" + "deep/" * 12 + "input.deck"]
 CANON_PYDARSHAN = {  # canonical field -> pydarshan column suffix
@@ -156,7 +159,7 @@ def assert_same_records(got: F.DarshanLog, log: F.DarshanLog):
 @pytest.mark.parametrize("compression", ["zlib", "bzip2", "none"])
 def test_our_reader_reads_every_variant(version, posix, stdio, big, compression):
     log = make_log(posix, stdio, version=version, partial=big, dxt=True)
-    got = reader.read_log(write_log(log, version, big, compression, streams_per_region=2))
+    got = reader().read_log(write_log(log, version, big, compression, streams_per_region=2))
     assert (got.job.uid, got.job.job_id, got.job.nprocs, got.job.version) == (4242, 77, 8, version)
     assert got.job.run_time == pytest.approx(600.0 if version == "3.41" else 601.0)
     assert got.job.cmdline == log.job.cmdline
@@ -190,7 +193,7 @@ def test_legacy_logs(version, compression, opener):
     data = write_legacy_log(log, version, compression)
     raw = opener(data)
     assert raw[:4] == version.encode() and len(raw) == 4096 + 3 * 1328
-    got = reader.read_log(data)
+    got = reader().read_log(data)
     assert (got.job.uid, got.job.nprocs, got.job.version) == (4242, 8, version)
     assert got.job.run_time == 601.0
     canon, theirs = log.modules[F.POSIX].canonical(), got.modules[F.POSIX].canonical()
@@ -228,5 +231,5 @@ def test_any_records_round_trip(recs, version, big, compression, streams):
     log.modules = {F.POSIX: F.ModuleRecords(F.POSIX, 4, ids, np.array(ranks, np.int64),
                                             np.array(counters, np.int64).reshape(n, 69),
                                             np.array(fcounters).reshape(n, 17))}
-    got = reader.read_log(write_log(log, version, big, compression, streams))
+    got = reader().read_log(write_log(log, version, big, compression, streams))
     assert_same_records(got, log)
