@@ -10,6 +10,7 @@ Everything is drawn from the same numbers that gave the trace its labels.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import matplotlib
@@ -30,7 +31,8 @@ from mosaic.report.tables import display_name  # noqa: E402
 # (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
 TIME_UNITS = (("h", 3600.0), ("min", 60.0), ("s", 1.0))
 RAW_COLOR, MINOR_COLOR, MERGED_COLOR = PALETTE[0], PALETTE[3], PALETTE[7]
-CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]
+CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]  # cycled past 7 periodic operations
+LEGEND_OPERATIONS = 4  # periodic operations named in the legend, dominant first
 
 
 def time_unit(run_time: float) -> tuple[str, float]:
@@ -103,16 +105,17 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
         ax.fill(*_blocks(merged.starts / scale, merged.ends / scale, heights), color=MERGED_COLOR,
                 alpha=0.6, label=_count(len(merged), "merged operation"))
     operations = (direction.meanshift or {}).get("operations", [])
-    if operations:
-        seg = direction.meanshift["segments"]
-        for color, op in zip(CLUSTER_COLORS, operations):
-            members = np.flatnonzero(seg["cluster"] == op["cluster"])
-            ax.broken_barh(list(zip(merged.starts[members] / scale, seg["durations"][members] / scale)),
-                           (0.9, 0.08), transform=ax.get_xaxis_transform(), color=color,
-                           edgecolor="white", linewidth=0.5,
-                           label=f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
-                                 f"{_bytes(op['bytes_per_occurrence'])} each, "
-                                 f"busy {op['busy_fraction']:.0%}")
+    for rank, (color, op) in enumerate(zip(itertools.cycle(CLUSTER_COLORS), operations)):
+        segments = direction.meanshift["segments"]
+        members = np.flatnonzero(segments["cluster"] == op["cluster"])
+        label = (f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
+                 f"{_bytes(op['bytes_per_occurrence'])} each, busy {op['busy_fraction']:.0%}"
+                 if rank < LEGEND_OPERATIONS else
+                 f"{len(operations) - LEGEND_OPERATIONS} more periodic operations"
+                 if rank == LEGEND_OPERATIONS else None)
+        ax.broken_barh(list(zip(merged.starts[members] / scale, segments["durations"][members] / scale)),
+                       (0.9, 0.08), transform=ax.get_xaxis_transform(), color=color,
+                       edgecolor="white", linewidth=0.5, label=label)
     ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
     if len(merged):
         ax.legend(loc="best", fontsize=8, framealpha=0.9)
