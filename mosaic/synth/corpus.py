@@ -20,7 +20,6 @@ from mosaic.synth import truth
 from mosaic.darshan.writer import ZLIB_LEVEL
 from mosaic.synth.logs import (YEAR_START, Format, choose_format, darshan_log, invalid_log,
                                make_job, scaled, write)
-from mosaic.synth.records import FileTable
 from mosaic.darshan import formats as F
 from mosaic.synth.scenarios import Scenario, build, params, resolve
 
@@ -73,13 +72,6 @@ class Template:
         self._facts: dict[bool, truth.Facts] = {}
         self._logs: dict[tuple, F.DarshanLog] = {}  # at scale 1, per module versions
 
-    def table(self, scale: float) -> FileTable:
-        """The records with every byte counter times ``scale`` (rounded down)."""
-        rows = self.rows.copy()
-        for column in ("bytes_read", "bytes_written"):
-            rows[column] = np.floor(rows[column] * scale).astype(np.int64)
-        return FileTable([rows], self.built.table.paths)
-
     def families(self, scale: float, legacy: bool) -> dict:
         if legacy not in self._facts:
             b = self.built
@@ -90,14 +82,13 @@ class Template:
     def run(self, scale: float, fmt: Format, job: F.Job, rng: np.random.Generator,
             id_cache: dict | None = None, level: int = ZLIB_LEVEL) -> tuple[bytes, dict]:
         """Bytes of one run and its expected families ({} for an invalid log)."""
-        if self.scenario.invalid:
-            return invalid_log(self.scenario.invalid, job, self.table(scale), fmt, rng,
-                               id_cache), {}
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
             self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache)
-        return (write(scaled(self._logs[key], job, scale), fmt, level),
-                self.families(scale, fmt.legacy))
+        log = scaled(self._logs[key], job, scale)
+        if self.scenario.invalid:
+            return invalid_log(self.scenario.invalid, log, fmt, rng, level), {}
+        return write(log, fmt, level), self.families(scale, fmt.legacy)
 
 
 def generate_runs(scenario: Scenario, rng: np.random.Generator, who: Identity, stem: str,

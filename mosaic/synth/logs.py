@@ -8,6 +8,7 @@ profile stay consistent.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from dataclasses import dataclass
 
@@ -98,12 +99,6 @@ def write(log: F.DarshanLog, fmt: Format, level: int = ZLIB_LEVEL) -> bytes:
     return write_log(log, fmt.version, fmt.big_endian, fmt.compression, fmt.streams, level=level)
 
 
-def serialize(job: F.Job, table: FileTable, fmt: Format,
-              id_cache: dict[str, int] | None = None) -> bytes:
-    """Bytes of a valid log of ``table`` in ``fmt``."""
-    return write(darshan_log(job, table, fmt, id_cache), fmt)
-
-
 def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
     """``log`` for another run: new job facts, byte counters times ``scale`` (rounded down)."""
     modules = {}
@@ -125,37 +120,40 @@ def _region_span(data: bytes, fmt: Format, module: int) -> tuple[int, int]:
     return struct.unpack_from(e + "QQ", data, slot)
 
 
-def invalid_log(reason: str, job: F.Job, table: FileTable, fmt: Format,
-                rng: np.random.Generator, id_cache: dict[str, int] | None = None) -> bytes:
-    """Bytes of a log that SPEC 3.1 evicts with ``reason`` (``fmt`` must be 3.x)."""
+def invalid_log(reason: str, log: F.DarshanLog, fmt: Format, rng: np.random.Generator,
+                level: int = ZLIB_LEVEL) -> bytes:
+    """Bytes of ``log`` broken so that SPEC 3.1 evicts it with ``reason`` (``fmt``: 3.x).
+
+    ``log`` holds the module versions of ``fmt`` (see :func:`darshan_log`).
+    """
     if reason == "bad_job":
+        job = log.job
         broken = (dict(end=job.start - float(rng.integers(1, 3600))) if rng.random() < 0.5
                   else dict(nprocs=0))
-        return serialize(F.Job(**{**job.__dict__, **broken}), table, fmt, id_cache)
+        return write(dataclasses.replace(log, job=dataclasses.replace(job, **broken)), fmt, level)
     if reason == "no_io_modules":
-        log = to_darshan_log(job, table, {F.POSIX: 4}, id_cache)
-        posix = log.modules.pop(F.POSIX)
-        log.modules.pop(F.STDIO, None)
+        posix = log.modules[F.POSIX]
         if rng.random() < 0.5:  # MPI-IO records only: traffic Darshan saw, but no POSIX/STDIO
             n_c, n_f = F.RECORD_SHAPES[(F.MPIIO, 3)]
             n = len(posix.ids)
-            log.modules[F.MPIIO] = F.ModuleRecords(F.MPIIO, 3, posix.ids, posix.ranks,
-                                                   np.zeros((n, n_c), np.int64), np.zeros((n, n_f)))
+            mpiio = F.ModuleRecords(F.MPIIO, 3, posix.ids, posix.ranks,
+                                    np.zeros((n, n_c), np.int64), np.zeros((n, n_f)))
+            log = dataclasses.replace(log, modules={F.MPIIO: mpiio})
         else:
-            log.names = {}
-        return write_log(log, fmt.version, fmt.big_endian, "zlib")
+            log = dataclasses.replace(log, names={}, modules={})
+        return write_log(log, fmt.version, fmt.big_endian, "zlib", level=level)
     if reason == "unreadable":
         kind = rng.integers(3)
         if kind == 0:
             return b""
         if kind == 1:
             return rng.integers(0, 256, int(rng.integers(1, 4096)), dtype=np.uint8).tobytes()
-        data = bytearray(serialize(job, table, fmt, id_cache))
+        data = bytearray(write(log, fmt, level))
         data[8:16] = struct.pack("<q", F.MAGIC + 1)  # bad magic in either byte order
         return bytes(data)
     compressed = fmt if fmt.compression != "none" else Format(fmt.version, fmt.posix, fmt.stdio,
                                                              fmt.big_endian, "zlib", fmt.streams)
-    data = bytearray(serialize(job, table, compressed, id_cache))
+    data = bytearray(write(log, compressed, level))
     if reason == "unsupported_version":
         data[:8] = UNSUPPORTED_VERSION.encode().ljust(8, b"\0")
         return bytes(data)
