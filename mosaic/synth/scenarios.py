@@ -27,6 +27,10 @@ READ, WRITE = "read", "write"
 RANK_STAGGER = 0.02  # ranks of one phase start / end within this share of its duration
 OPEN_DURATION = 0.002  # seconds an open or close call takes
 NOISE_WINDOW = (0.1, 0.3)  # seconds: library loads and input read at start-up
+BURST_REQUESTS = 16  # read / write calls per record of one burst (a counter only)
+IRREGULAR_SPAN = (0.02, 0.95)  # irregular bursts start within these shares of the run
+LIBRARY_BYTES, DECK_BYTES = (2e5, 3e6), (1_000, 50_000)  # start-up reads of the noise files
+STDOUT_BYTES = (1_000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -154,8 +158,8 @@ def burst_times(p: Periodic, rng: np.random.Generator) -> np.ndarray:
     return p.offset * p.period + np.concatenate([[0.0], np.cumsum(gaps)])
 
 
-def build(s: Scenario, rng: np.random.Generator, root: str, scale: float = 1.0) -> Built:
-    """Records and design of a resolved scenario; byte volumes multiplied by ``scale``.
+def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
+    """Records and design of a resolved scenario.
 
     ``root`` is the job's scratch folder; file names derive from it.
     """
@@ -169,7 +173,7 @@ def build(s: Scenario, rng: np.random.Generator, root: str, scale: float = 1.0) 
     table, design = FileTable(), []
     for i, ph in enumerate(s.phases):
         t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
-        volume = ph.volume * s.volume * scale
+        volume = ph.volume * s.volume
         _data_files(table, rng, f"{root}/{ph.direction}_phase{i}", ph.direction, t0, t1,
                     volume, ranks, ph.shared, ph.requests, run_time)
         design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
@@ -178,23 +182,23 @@ def build(s: Scenario, rng: np.random.Generator, root: str, scale: float = 1.0) 
         for k, t0 in enumerate(times):
             t1 = min(t0 + p.busy * p.period, run_time)
             _data_files(table, rng, f"{root}/{p.direction}_series{j}/step{k:05d}", p.direction,
-                        t0, t1, p.burst_bytes * scale, ranks, p.shared, 16, run_time)
-            design.append((p.direction, t0, t1, p.burst_bytes * scale, component,
+                        t0, t1, p.burst_bytes, ranks, p.shared, BURST_REQUESTS, run_time)
+            design.append((p.direction, t0, t1, p.burst_bytes, component,
                            p.period, p.jitter, len(times)))
     for j, irr in enumerate(s.irregular):
         component = len(s.phases) + len(s.periodic) + j
         count = int(irr.count)
-        times = np.sort(rng.uniform(0.02, 0.95, count)) * run_time
+        times = np.sort(rng.uniform(*IRREGULAR_SPAN, count)) * run_time
         for k, t0 in enumerate(times):
             t1 = min(t0 + Range(*irr.busy).draw(rng), run_time)
-            volume = Range(*irr.burst_bytes).draw(rng) * scale
+            volume = Range(*irr.burst_bytes).draw(rng)
             _data_files(table, rng, f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
-                        irr.direction, t0, t1, volume, ranks, True, 16, run_time)
+                        irr.direction, t0, t1, volume, ranks, True, BURST_REQUESTS, run_time)
             design.append((irr.direction, t0, t1, volume, component, 0.0, 0.0, count))
     for b, load in enumerate(s.metadata):
         _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
     if s.noise:
-        lib_bytes = _noise_files(table, rng, root, scale)
+        lib_bytes = _noise_files(table, rng, root)
         design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT,
                        0.0, 0.0, 1))
     return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE))
@@ -250,20 +254,20 @@ LIBRARIES = ("/usr/lib64/libhdf5.so.100", "/sw/xe/netcdf/4.6.1/lib/libnetcdf.so.
              "/usr/lib64/libgfortran.so.3")
 
 
-def _noise_files(table: FileTable, rng, root: str, scale: float) -> float:
+def _noise_files(table: FileTable, rng, root: str) -> float:
     """``<STDOUT>`` (filtered downstream), library loads, an input deck; returns bytes read."""
     t0, t1 = NOISE_WINDOW
     stdout = table.name("<STDOUT>")
     table.add(np.array([stdout]), 0, module=F.STDIO, opens=1, writes=200,
-              bytes_written=int(rng.integers(1_000, 100_000)),
+              bytes_written=int(rng.integers(*STDOUT_BYTES)),
               open_start=0.0, write_start=t1, write_end=t1)  # never closed: close times 0
     libs = np.array([table.name(p) for p in LIBRARIES])
-    lib_bytes = np.maximum((rng.uniform(2e5, 3e6, len(libs)) * scale).astype(np.int64), 1)
+    lib_bytes = rng.uniform(*LIBRARY_BYTES, len(libs)).astype(np.int64)
     table.add(libs, 0, opens=1, reads=8, bytes_read=lib_bytes,
               open_start=t0, open_end=t0 + OPEN_DURATION / 2, read_start=t0, read_end=t1,
               close_start=t1, close_end=t1 + OPEN_DURATION)
     deck = np.array([table.name(f"{root}/input.deck")])
-    deck_bytes = max(int(rng.integers(1_000, 50_000) * scale), 1)
+    deck_bytes = int(rng.integers(*DECK_BYTES))
     table.add(deck, 0, module=F.STDIO, opens=1, reads=4, bytes_read=deck_bytes,
               open_start=t0, open_end=t0 + OPEN_DURATION / 2, read_start=t0, read_end=t1,
               close_start=t1, close_end=t1 + OPEN_DURATION)
