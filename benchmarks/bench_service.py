@@ -49,15 +49,15 @@ def year_logs(folder: Path, count: int, seed: int) -> list[bytes]:
     return [p.read_bytes() for p in paths]
 
 
-def serial_rate(logs: list[bytes]) -> float:
-    """Logs per second categorized in this process, after one warm-up pass."""
+def serial_rate(logs: list[bytes]) -> tuple[float, float]:
+    """Logs per second categorized in this process (after a warm-up pass), and the
+    share of them that are ok: the service must answer 200 for the same share."""
     config = Config()
     for data in logs:
         categorize_bytes(data, "warm-up", config)
     began = time.perf_counter()
-    for data in logs:
-        categorize_bytes(data, "bench", config)
-    return len(logs) / (time.perf_counter() - began)
+    ok = sum(categorize_bytes(data, "bench", config)["status"] == "ok" for data in logs)
+    return len(logs) / (time.perf_counter() - began), ok / len(logs)
 
 
 def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, int]:
@@ -149,7 +149,7 @@ def main() -> None:
               f"(median {np.median(sizes) / 1000:.1f} KB, max {sizes.max() / 1000:.1f} KB); "
               f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients, "
               f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}")
-        floor = serial_rate(logs)
+        floor, ok_share = serial_rate(logs)
         process, port = start_server(folder, args.workers)
         try:
             server = psutil.Process(process.pid)
@@ -162,7 +162,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(timeout=30)
-    report(samples, args.seconds, floor)
+    report(samples, args.seconds, floor, ok_share)
     # CPU per request does not depend on what else runs on the machine; wall-clock does.
     total = main_cpu + workers_cpu + client_cpu
     print(f"CPU per request     {total * 1e3:8.2f} ms   (server {main_cpu * 1e3:.2f}, "
@@ -171,7 +171,7 @@ def main() -> None:
     print(f"load average after  {os.getloadavg()[0]:8.1f}   (other processes share the CPUs)")
 
 
-def report(samples, seconds: float, floor: float) -> None:
+def report(samples, seconds: float, floor: float, ok_share: float) -> None:
     latency = np.array([s[0] for s in samples])
     status = np.array([s[1] for s in samples])
     reasons = np.array([s[2] for s in samples])
@@ -180,6 +180,8 @@ def report(samples, seconds: float, floor: float) -> None:
     p50, p99 = np.percentile(latency, [50, 99])
     print(f"requests            {len(samples)}  (200: {(status == 200).sum()}, "
           f"422 invalid log: {((status == 422) & ~failed).sum()}, failed: {failed.sum()})")
+    print(f"share answered 200  {(status == 200).mean():8.3f}   in-process ok share "
+          f"{ok_share:.3f}")
     evicted = Counter(reasons[(status == 422) & ~failed].tolist())
     print("422 by reason       " + ", ".join(f"{k}: {n}" for k, n in evicted.most_common()))
     if failed.any():
