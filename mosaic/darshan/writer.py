@@ -47,9 +47,9 @@ ALLOWED_MODULE_VERSIONS = {
 LEGACY_FROM_CANONICAL = dict(open="open_start", close="close_end", read_start="read_start",
                              read_end="read_end", write_start="write_start", write_end="write_end")
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C13)
-# lookup8's mix64: (target, operands subtracted, source, shift); >0 right, <0 left.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C13)  # lookup8's initial c
+# lookup8's mix64 as (target lane, shift): the target lane loses the other two,
+# then is xored with the lane before it shifted right (> 0) or left (< 0).
 _MIX_STEPS = ((0, 43), (1, -9), (2, 8), (0, 38), (1, -23), (2, 5),
               (0, 35), (1, -49), (2, 11), (0, 12), (1, -18), (2, 22))
 
@@ -58,11 +58,9 @@ def _mix64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
     """Bob Jenkins' reversible 64-bit mix of three lanes (numpy wraps mod 2**64)."""
     regs = [a, b, c]
     for target, shift in _MIX_STEPS:
-        x, y, z = regs[target], regs[(target + 1) % 3], regs[(target + 2) % 3]
-        x = x - y - z
-        # The xor operand is the lane written just before this one.
-        prev = regs[(target + 2) % 3]
-        x ^= (prev >> np.uint64(shift)) if shift > 0 else (prev << np.uint64(-shift))
+        following, previous = regs[(target + 1) % 3], regs[(target + 2) % 3]
+        x = regs[target] - following - previous
+        x ^= (previous >> np.uint64(shift)) if shift > 0 else (previous << np.uint64(-shift))
         regs[target] = x
     return regs[0], regs[1], regs[2]
 
