@@ -55,6 +55,14 @@ EVICTED_SCHEMA = {"type": "object", "properties": {
     "reason": {"type": "string"}, "detail": {"type": "string"}}}
 
 
+def error_doc(description: str, schema: dict = ERROR_SCHEMA) -> dict:
+    """An OpenAPI response entry for a JSON error."""
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+INVALID = error_doc("Invalid query or path parameter")
+
+
 @dataclass(frozen=True)
 class ServiceSettings:
     store: str  # SQLite results store (mosaic.corpus.store)
@@ -164,19 +172,20 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request, exc: StarletteHTTPException):
         error = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_")
-        return error_response(exc.status_code, error, str(exc.detail))
+        response = error_response(exc.status_code, error, str(exc.detail))
+        response.headers.update(exc.headers or {})  # e.g. Allow on a 405
+        return response
 
     @app.post("/v1/categorize", openapi_extra={"requestBody": {
         "required": True, "content": {"application/octet-stream": {
             "schema": {"type": "string", "format": "binary"}}}}},
         responses={200: {"description": "The SPEC 4 trace object"},
-                   400: {"description": "Body not in its Content-Encoding",
-                         "content": {"application/json": {"schema": ERROR_SCHEMA}}},
-                   401: {"description": "Missing or wrong bearer token"},
-                   413: {"description": "Body above the size limit"},
-                   415: {"description": "Unsupported Content-Encoding"},
-                   422: {"description": "The log was evicted (reason says why)",
-                         "content": {"application/json": {"schema": EVICTED_SCHEMA}}}})
+                   400: error_doc("Body not in its Content-Encoding"),
+                   401: error_doc("Missing or wrong bearer token"),
+                   413: error_doc("Body above the size limit"),
+                   415: error_doc("Unsupported Content-Encoding"),
+                   422: error_doc("The log was evicted (reason says why), or an invalid query",
+                                  {"anyOf": [EVICTED_SCHEMA, ERROR_SCHEMA]})})
     async def categorize(request: Request, store: bool = Query(
             False, description="Also record the result in the store under its group")):
         """Categorize one Darshan log posted as the request body."""
@@ -200,7 +209,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
             await run_in_threadpool(state["store"].record, json.loads(answer.body))
         return Response(answer.body, media_type=JSON)
 
-    @app.get("/v1/applications", responses={404: {"description": "Unknown (uid, app)"}})
+    @app.get("/v1/applications", responses={404: error_doc("Unknown (uid, app)"),
+                                            422: INVALID})
     def application(uid: int = Query(ge=0, description="User id"),
                     app: str = Query(min_length=1, max_length=MAX_APP_CHARS,
                                      description="Executable (first token of the command "
@@ -211,7 +221,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
             return error_response(404, UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
         return found
 
-    @app.get("/v1/jobs/{job_id}", responses={404: {"description": "Unknown job id"}})
+    @app.get("/v1/jobs/{job_id}", responses={404: error_doc("Unknown job id"), 422: INVALID})
     def job(job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS)):
         """Stored runs (logs) of one scheduler job id, with their groups' categories."""
         runs = state["store"].job(job_id)

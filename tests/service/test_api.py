@@ -165,7 +165,9 @@ def test_bad_bodies_get_clear_errors(server, log_bytes):
         assert_error(client.get("/v1/applications", params={"uid": 1}), 422, "invalid_request")
         assert_error(client.get("/v1/jobs/" + "9" * 257), 422, "invalid_request")
         assert_error(client.get("/v1/nowhere"), 404, "not_found")
-        assert_error(client.get("/v1/categorize"), 405, "method_not_allowed")
+        not_allowed = client.get("/v1/categorize")
+        assert_error(not_allowed, 405, "method_not_allowed")
+        assert not_allowed.headers["allow"] == "POST"
     assert server.alive()
 
 
