@@ -15,7 +15,9 @@ import numpy as np
 from mosaic.config import Config
 
 # Spreading leaves float dust (1e-13) on counts that are whole in exact
-# arithmetic; rounding it off keeps "more than 250" from firing on 250.
+# arithmetic; the statistics behind the labels round it off, so "more than
+# 250" does not fire on 250 (the per-second array itself keeps every digit,
+# so its sum stays the number of requests).
 _COUNT_DECIMALS = 6
 
 
@@ -54,10 +56,15 @@ def _spread(lows, highs, counts, bins: int) -> np.ndarray:
     partial = np.bincount(np.concatenate([low_bin[one_bin], lb, hb]),
                           weights=np.concatenate([counts[one_bin], density * (lb + 1 - lo),
                                                   density * (hi - hb)]), minlength=bins)
-    # ... plus +density on every whole second strictly between them (lb+1 .. hb-1).
-    steps = np.bincount(np.concatenate([lb + 1, hb]), weights=np.concatenate([density, -density]),
+    # ... plus +density on every whole second strictly between them (lb+1 .. hb-1). Only
+    # windows longer than a second have such seconds, and their density is below their
+    # count: a huge density (a window of a microsecond across a boundary) never enters
+    # the running sum, where it would swamp its neighbors' digits.
+    long = hb - lb >= 2
+    steps = np.bincount(np.concatenate([lb[long] + 1, hb[long]]),
+                        weights=np.concatenate([density[long], -density[long]]),
                         minlength=bins + 1)
-    return np.round(partial + np.cumsum(steps[:bins]), _COUNT_DECIMALS)
+    return np.maximum(partial + np.cumsum(steps[:bins]), 0.0)  # no -1e-17 dust below zero
 
 
 def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:
@@ -79,10 +86,10 @@ def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]
 
 def statistics(per_second: np.ndarray, run_time: float, config: Config) -> dict:
     """Totals behind the labels, as the result object reports them (SPEC 4)."""
-    requests = float(per_second.sum())
+    requests = round(float(per_second.sum()), _COUNT_DECIMALS)
     return {
         "requests": requests,
-        "peak_per_second": float(per_second.max(initial=0.0)),
-        "spikes": int((per_second >= config.metadata_spike_level).sum()),
+        "peak_per_second": round(float(per_second.max(initial=0.0)), _COUNT_DECIMALS),
+        "spikes": int((np.round(per_second, _COUNT_DECIMALS) >= config.metadata_spike_level).sum()),
         "mean_per_second": requests / run_time,
     }

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mosaic.analysis.metadata import labels, requests_per_second, statistics
 from mosaic.config import Config
@@ -42,6 +44,9 @@ def test_windows_are_clipped_to_the_run_and_conserve_requests():
     # run of 2.5 s has 3 bins; the window [2, 4] keeps its 30 requests in the run
     per_second = requests_per_second(meta((30, 0, 2.0, 4.0, 0, 0)), 2.5)
     assert per_second.tolist() == [0, 0, 30]
+    # a window starting before the job (within the reader's clock slack) starts at 0
+    per_second = requests_per_second(meta((20, 0, -1.0, 1.0, 0, 0)), 2.5)
+    assert per_second.tolist() == [20, 0, 0]
 
 
 def test_fractional_overlap_is_exact_per_bin():
@@ -69,10 +74,12 @@ def test_high_spike_is_more_than_250_in_one_second(count, spike):
 
 
 def test_spread_that_is_whole_in_exact_arithmetic_is_not_a_spike():
-    # 500 requests over [10.1, 12.1]: 250 in each second they touch, no float dust above
+    # 500 requests over [10.1, 12.1]: 250 in each second they touch, give or take float dust
     per_second = requests_per_second(meta((500, 0, 10.1, 12.1, 0, 0)), 20.0)
-    assert per_second.max() == 250
+    assert per_second.max() == pytest.approx(250)
+    assert statistics(per_second, 20.0, CFG)["peak_per_second"] == 250
     assert "metadata_high_spike" not in labels(per_second, 20.0, CFG)
+    assert "metadata_high_spike" not in labels(np.array([250 + 1e-9]), 1.0, CFG)
 
 
 @pytest.mark.parametrize("seconds, level, multiple", [(5, 50, True), (4, 50, False), (5, 49, False)])
@@ -101,3 +108,18 @@ def test_density_mean_uses_the_run_time_not_the_bin_count():
 def test_high_density_without_five_spikes_is_not_given():
     per_second = np.array([400.0, 0, 0, 0])  # mean 100/s, one spike
     assert labels(per_second, 4.0, CFG) == ["metadata_high_spike"]
+
+
+times = st.one_of(st.just(0.0), st.floats(0, 120))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500), times, times, times, times),
+                max_size=20), st.floats(1, 100))
+def test_every_request_is_counted_once(records, run_time):
+    rows = meta(*records)
+    closed = (rows["close_start"] != 0) | (rows["close_end"] != 0)
+    expected = (rows["opens"] + rows["seeks"]).sum() + rows["opens"][closed].sum()
+    per_second = requests_per_second(rows, run_time)
+    assert per_second.sum() == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    assert per_second.min(initial=0) >= 0
