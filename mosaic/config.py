@@ -55,6 +55,7 @@ class Config:
     fft_min_score: float = 0.3
     fft_min_samples: int = 1 << 10  # enough frequency range when operations are long
     fft_bins_per_operation: float = 4.0  # bins across the shortest operation
+    fft_min_bin_seconds: float = 0.1  # no finer (FTIO's 10 Hz): bins keep short bursts anyway
     fft_score_smoothing: float = 0.1  # score smooths over this share of the period
     fft_min_significance: float = 2.5  # score must beat chance by this many sigmas
     fft_oversampling: int = 2  # spectrum points per frequency bin (zero padding)

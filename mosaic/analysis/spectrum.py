@@ -51,13 +51,18 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
 def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
     """A few bins per shortest operation, within the sample-count bounds.
 
-    The shortest operation is the narrowest feature worth resolving; the
-    sample cap bounds the cost, the floor keeps enough frequency range for
-    long operations. The count is rounded up to a size the FFT handles fast
-    (a large prime count would cost many times more).
+    The shortest operation is the narrowest feature worth resolving, down to
+    ``config.fft_min_bin_seconds``: finer bins would only resolve sub-second
+    periods, since bin-averaging keeps even shorter bursts in the signal
+    (FTIO needs fine sampling because it samples points). The sample cap
+    bounds the cost, the floor keeps enough frequency range for long
+    operations. The count is rounded up to a size the FFT handles fast (a
+    large prime count would cost many times more).
     """
     positive = durations[durations > 0]
-    wanted = window / positive.min() * config.fft_bins_per_operation if positive.size else np.inf
+    shortest = max(positive.min(initial=np.inf) / config.fft_bins_per_operation,
+                   config.fft_min_bin_seconds)
+    wanted = window / shortest
     count = int(np.ceil(np.clip(wanted, config.fft_min_samples, config.fft_max_samples)))
     return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
 

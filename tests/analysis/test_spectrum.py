@@ -68,13 +68,21 @@ def test_a_20ms_burst_in_a_day_keeps_its_volume():
 
 
 def test_bin_width_follows_the_shortest_operation_within_bounds():
-    config = CONFIG.replace(fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=1000)
+    config = CONFIG.replace(fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=1000,
+                            fft_min_bin_seconds=0.0)
     width, values = bandwidth_signal([0.0, 50.0], [1.0, 60.0], [1.0, 1.0], 100.0, config)
     assert (width, values.size) == (0.25, 400)  # 1 s / 4
     long_ops = bandwidth_signal([0.0], [80.0], [1.0], 100.0, config)[0]
     assert long_ops == 1.0  # 20 s / 4 would leave only 20 bins: floor 100 samples
     tiny_ops = bandwidth_signal([0.0], [0.001], [1.0], 100.0, config)[0]
     assert tiny_ops == 0.1  # capped at 1000 samples
+
+
+def test_bins_are_no_finer_than_the_minimum_bin_width():
+    config = CONFIG.replace(fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=100_000)
+    ops = ([0.0], [0.01], [1.0], 100.0)  # 4 bins per op would be 2.5 ms
+    assert bandwidth_signal(*ops, config.replace(fft_min_bin_seconds=0.1))[0] == 0.1
+    assert bandwidth_signal(*ops, config.replace(fft_min_bin_seconds=0.01))[0] == 0.01
 
 
 def test_operations_past_the_run_time_extend_the_window():
