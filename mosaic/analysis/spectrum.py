@@ -242,8 +242,9 @@ def _periodicity_score(spectrum, samples: int, period_bins: float, config: Confi
     inverse FFT) with a fixed number of steps per period: the score costs
     little whatever the sample count.
     """
-    size = min(samples, int(round(samples * _SCORE_KERNEL_STEPS
-                                  / (config.fft_score_smoothing * period_bins))))
+    kernel = config.fft_score_smoothing * period_bins  # kernel width in samples
+    size = samples if kernel <= _SCORE_KERNEL_STEPS else int(round(samples * _SCORE_KERNEL_STEPS
+                                                                    / kernel))
     lag = int(round(period_bins * size / samples))
     if lag <= 0 or lag >= size - 1:
         return 0.0, 0.0
@@ -257,7 +258,7 @@ def _periodicity_score(spectrum, samples: int, period_bins: float, config: Confi
         return 0.0, 0.0
     r = float(np.clip(np.dot(a, b) / norm, 0.0, 1.0))
     # Smoothed noise decorrelates after about 2 sqrt(pi) sigma samples
-    independent = (size - lag) / (2 * np.sqrt(np.pi) * sigma)
+    independent = (size - lag) / max(2 * np.sqrt(np.pi) * sigma, 1.0)
     significance = np.arctanh(min(r, _MAX_CORRELATION)) * np.sqrt(max(independent - 3, 0.0))
     return r, float(significance)
 

@@ -204,6 +204,31 @@ def test_score_and_significance_thresholds():
     assert not detect(case, CONFIG.replace(fft_min_significance=significance + 0.01))["periodic"]
 
 
+def test_peak_fraction_decides_whether_the_close_peak_is_a_rival():
+    first = bursts(1 / 0.1206, 14, 2.0)
+    second = bursts(1 / 0.1326, 12, 2.0, offset=first[3])
+    case = tuple(np.concatenate([a, b]) for a, b in zip(first[:3], second[:3])) + (second[3],)
+    z = sorted(c["z"] for c in detect(case)["candidates"])
+    ratio = z[0] / z[1]  # about 0.83
+    assert detect(case, CONFIG.replace(fft_peak_fraction=ratio - 0.01))["confidence_label"] == "moderate"
+    assert detect(case, CONFIG.replace(fft_peak_fraction=ratio + 0.01))["confidence_label"] == "high"
+
+
+def test_oversampling_keeps_a_fundamental_between_two_bins():
+    # 62.5 periods in the window: the fundamental falls between two bins and,
+    # unpadded, sinks below its second harmonic (which sits on a bin)
+    starts = 1 + np.arange(62) * 57.6
+    case = (starts, starts + 0.02, np.full(62, 1e9), 62.5 * 57.6)
+    assert detect(case, CONFIG.replace(fft_oversampling=1))["period"] == pytest.approx(28.8, rel=0.01)
+    assert_period(detect(case, CONFIG.replace(fft_oversampling=2)), 57.6, 0.01)
+
+
+def test_smoothing_keeps_jittered_bursts_correlated():
+    case = bursts(27.38, 20, 3.0, jitter=0.1, seed=3)
+    assert detect(case)["score"] > detect(case, CONFIG.replace(fft_score_smoothing=0.01))["score"] + 0.1
+    assert 0 < detect(case, CONFIG.replace(fft_score_smoothing=0.0))["score"] < 1  # no smoothing
+
+
 def test_three_rival_frequencies_are_not_periodic():
     t = np.arange(0, 600, 0.5)
     rate = 3 + sum(np.cos(2 * np.pi * t / p) for p in (6.0, 10.0, 15.0))  # no two in an integer ratio
