@@ -4,7 +4,10 @@ Mean shift and the FFT detector fail differently: mean shift needs merged
 operations of comparable size and spacing, the FFT needs enough periods and
 a clean spectrum. ``config.verdict_rule`` says how their verdicts combine;
 its default is the rule measured most accurate on the ground-truth corpora
-(docs/periodicity.md has the table).
+(docs/periodicity.md has the table): mean shift, or the FFT alone when its
+periodicity is far beyond chance. Mean shift misses interleaved series and
+bursts merged by their short gaps; the FFT alone is fooled now and then by
+random bursts, at a significance real series exceed by far.
 """
 
 from __future__ import annotations
