@@ -42,6 +42,8 @@ JSON = "application/json"
 GZIP_MAGIC = b"\x1f\x8b"
 IDENTITY_ENCODINGS = ("", "identity")
 GZIP_ENCODINGS = ("gzip", "x-gzip")
+# Label values are kept to known sets, so odd requests cannot grow /metrics without bound.
+METRIC_METHODS = ("GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS")
 OPEN_PATHS = ("/healthz",)  # answer without a token: load balancers probe it
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
@@ -118,7 +120,8 @@ class GuardMiddleware:
         finally:
             route = scope.get("route")
             endpoint = route.path if route is not None else "unrouted"
-            self.metrics.requests.labels(endpoint, scope["method"], str(status[0])).inc()
+            method = scope["method"] if scope["method"] in METRIC_METHODS else "other"
+            self.metrics.requests.labels(endpoint, method, str(status[0])).inc()
             self.metrics.latency.labels(endpoint).observe(time.perf_counter() - began)
 
     def _authorized(self, scope) -> bool:

@@ -18,6 +18,7 @@ from mosaic.trace import trace_from_bytes
 # and 4 closes, far under 50 requests in any second.
 EXPECTED_CATEGORIES = ["read_insignificant", "write_on_start", "metadata_insignificant_load"]
 UID, JOB_ID, APP = 4242, "777", "/apps/lmp"
+REAL_LOGS = 6  # real logs posted and compared with `mosaic categorize`
 
 
 def post(client, body: bytes, **kwargs):
@@ -64,7 +65,8 @@ def test_gzip_content_encoding_is_accepted(server, log_bytes):
 
 
 def test_real_logs_match_the_command_line(server, shared_logs):
-    small = [path for path in shared_logs if path.stat().st_size < server.max_body][:4]
+    small = [path for path in shared_logs if path.stat().st_size < server.max_body]
+    small = small[:: max(1, len(small) // REAL_LOGS)]  # spread over the collection's folders
     assert small
     with server.client() as client:
         for path in small:
@@ -188,12 +190,15 @@ def test_crash_and_hang_are_evicted_and_the_server_goes_on(server, log_factory, 
         assert_evicted(hung["response"], "timeout")
         assert post(client, log_bytes).status_code == 200
 
+        with server.client(token=None) as anonymous:
+            anonymous.request("TRACE", "/v1/jobs/1")
         metrics = client.get("/metrics")
     assert metrics.headers["content-type"].startswith("text/plain")
     text = metrics.text
     assert 'mosaic_evictions_total{reason="worker_crash"}' in text
     assert 'mosaic_evictions_total{reason="timeout"}' in text
     assert 'endpoint="/v1/categorize",method="POST",status="200"' in text
+    assert 'endpoint="unrouted",method="other",status="401"' in text  # the TRACE request
     assert 'mosaic_request_duration_seconds_bucket{endpoint="/v1/categorize",le="+Inf"}' in text
     assert server.alive()
     log = (server.store.parent / "server.log").read_text()
