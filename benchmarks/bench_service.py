@@ -33,13 +33,12 @@ import numpy as np
 import psutil
 
 from mosaic.config import Config
-from mosaic.service_pool import categorize_bytes
+from mosaic.service_pool import WORKER_FAILURES, categorize_bytes
 from mosaic.synth.year import generate_year
 
 MAX_LOG_BYTES = 100_000
 TARGET_P99_SECONDS = 0.050
 TARGET_RATE = 200.0
-SERVICE_FAILURES = ("timeout", "worker_crash")
 STARTUP_SECONDS = 120.0
 
 
@@ -175,7 +174,7 @@ def report(samples, seconds: float, floor: float, ok_share: float) -> None:
     latency = np.array([s[0] for s in samples])
     status = np.array([s[1] for s in samples])
     reasons = np.array([s[2] for s in samples])
-    failed = ~np.isin(status, (200, 422)) | np.isin(reasons, SERVICE_FAILURES)
+    failed = ~np.isin(status, (200, 422)) | np.isin(reasons, WORKER_FAILURES)
     rate = len(samples) / seconds
     p50, p99 = np.percentile(latency, [50, 99])
     print(f"requests            {len(samples)}  (200: {(status == 200).sum()}, "

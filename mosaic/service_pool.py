@@ -33,6 +33,7 @@ from mosaic.darshan.formats import LogError
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
+WORKER_FAILURES = ("timeout", "worker_crash")  # evictions that say nothing about the log
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
@@ -125,7 +126,9 @@ class WorkerPool:
         Called before the server reports ready, so that readiness means "can
         categorize now", not "will in a few seconds".
         """
-        await self.categorize(b"", "warm-up")
+        answer = await self.categorize(b"", "warm-up")
+        if answer.reason in WORKER_FAILURES:
+            raise RuntimeError(f"categorization workers do not work: {answer.body.decode()}")
 
     def close(self) -> None:
         self._pool.stop()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+
+import pytest
 
 from mosaic import service_pool
 from mosaic.config import Config
-from mosaic.service_pool import categorize_bytes, categorize_to_json, encode
+from mosaic.analysis.categorize import evicted_result
+from mosaic.service_pool import WorkerPool, categorize_bytes, categorize_to_json, encode
 
 
 def test_encode_keeps_a_finite_result():
@@ -42,3 +46,19 @@ def test_an_unexpected_exception_becomes_unreadable(log_bytes, monkeypatch):
     result = categorize_bytes(log_bytes, "f", Config())
     assert result == {"file": "f", "status": "evicted", "reason": "unreadable",
                       "detail": "RuntimeError: reader bug"}
+
+
+@pytest.mark.parametrize("reason, starts", [("unreadable", True), ("worker_crash", False),
+                                            ("timeout", False)])
+def test_warm_up_fails_only_when_workers_fail(reason, starts):
+    pool = WorkerPool.__new__(WorkerPool)  # no processes: the answer is faked
+
+    async def fake_categorize(data, file):
+        return encode(evicted_result(file, reason, "empty file"))
+
+    pool.categorize = fake_categorize
+    if starts:
+        asyncio.run(pool.warm_up())
+    else:
+        with pytest.raises(RuntimeError, match="workers do not work"):
+            asyncio.run(pool.warm_up())
