@@ -44,6 +44,7 @@ MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 EPOCH = 1_700_000_000  # job start of every log (whole seconds: every format can hold it)
 MOUNTS = [("/scratch", "lustre"), ("/home", "nfs"), ("/", "rootfs")]
 TIMESTAMP_EPSILON = 1e-3  # an open precedes, a close follows its traffic by this much
+MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
 ZLIB_LEVEL = 1  # the reader cannot tell; level 6 spends most of the generation time
 
 
@@ -113,7 +114,6 @@ class Series:
     period: float
     busy: float | None  # None: not asserted (several series cut each other's segments)
     total_bytes: float
-    assert_magnitude: bool = True
 
 
 @dataclass
@@ -148,7 +148,7 @@ def periodic_claim(series_counts: list[int], other_ops: int, config: Config) -> 
     """
     if not series_counts:
         return False if other_ops < config.min_periodic_segments else None
-    if min(series_counts) < 5:
+    if min(series_counts) < config.truth_min_occurrences:
         return None
     regular = sum(series_counts) - (len(series_counts) - 1) - other_ops
     total = sum(series_counts) + other_ops
@@ -241,12 +241,11 @@ def significance(total: float, config: Config) -> bool | None:
 def magnitude(period: float, config: Config) -> str | None:
     """SPEC 3.4's period magnitude, None within the margin of a boundary."""
     bounds = [config.period_second_max, config.period_minute_max, config.period_hour_max]
-    names = ["periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more"]
     m = config.truth_margin
     for bound in bounds:
         if bound * (1 - m) <= period <= bound * (1 + m):
             return None
-    return names[sum(period > b for b in bounds)]
+    return MAGNITUDES[sum(period > b for b in bounds)]
 
 
 def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]:
@@ -256,10 +255,10 @@ def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]
         return [], list(PERIODICITY)
     must, must_not = ["periodic"], []
     dominant = max(design.series, key=lambda s: s.total_bytes)
-    size = magnitude(dominant.period, config) if dominant.assert_magnitude else None
+    size = magnitude(dominant.period, config)
     if size is not None:
         must.append(size)
-        must_not += [x for x in PERIODICITY[1:5] if x != size]
+        must_not += [x for x in MAGNITUDES if x != size]
     if dominant.busy is not None:
         m = config.truth_busy_margin
         low, high = config.low_busy_max, config.high_busy_min
@@ -593,7 +592,7 @@ def two_phase_series(rng, config) -> Design:
 def periodic_input_reads(rng, config) -> Design:
     """Input chunks read at a fixed period; one output written at the end."""
     ranks, count = int(loguniform(rng, 1, 256)), int(rng.integers(8, 31))
-    period, busy = loguniform(rng, 30, 3000), rng.uniform(0.05, 0.9)
+    period, busy = loguniform(rng, 30, 4 * HOUR), rng.uniform(0.05, 0.9)
     records = Records()
     times = regular_times(rng, rng.uniform(0.01, 0.2) * period, period, count)
     layout = str(rng.choice(["shared", "per_rank", "fpp"]))
@@ -783,13 +782,16 @@ def _poisson(rng, config, equal_bytes: bool) -> Design:
 
 
 def one_off_phases(rng, config) -> Design:
-    """Read input at start; an initial and a final snapshot of equal size: no period."""
+    """Read input at start (and maybe a reference at the end); two equal snapshots: no period."""
     run_time = loguniform(rng, 60, 100000)
     ranks = int(loguniform(rng, 1, 2048))
     records = Records()
     layout = str(rng.choice(["shared", "per_rank"]))
     phase(records, rng, "read", 0.001 * run_time, loguniform(rng, 2e8, 5e10),
           rng.uniform(0.01, 0.08) * run_time, ranks, layout, "/scratch/in/mesh.h5")
+    if rng.random() < 0.5:  # verify against a reference read at the end
+        phase(records, rng, "read", 0.9 * run_time, loguniform(rng, 2e8, 5e10),
+              rng.uniform(0.01, 0.06) * run_time, ranks, layout, "/scratch/in/reference.h5")
     snapshot, duration = loguniform(rng, 2e8, 5e10), rng.uniform(0.01, 0.08) * run_time
     phase(records, rng, "write", 0.1 * run_time, snapshot, duration, ranks, layout,
           "/scratch/out/snap0.h5")
@@ -1285,6 +1287,38 @@ def run_and_score(logs: str | Path, results: str | Path, config: Config | None =
     return evaluate(results, Path(logs) / "truth.jsonl")
 
 
+def matched_results(logs: str | Path, results: str | Path):
+    """(truth line, result object) of every categorized log of the corpus."""
+    truth = {t["file"]: t for t in map(json.loads, open(Path(logs) / "truth.jsonl"))}
+    for obj in map(json.loads, open(Path(results) / "traces.jsonl")):
+        name = "/".join(Path(obj["file"]).parts[-2:])  # truth names are SCENARIO/FILE
+        if name in truth:
+            yield truth[name], obj
+
+
+def wrong_families(expected: dict, got: set) -> dict[str, tuple[list, list]]:
+    """Per wrong family: (missing must labels, present must_not labels)."""
+    return {fam: (sorted(set(e["must"]) - got), sorted(set(e["must_not"]) & got))
+            for fam, e in expected["families"].items()
+            if not set(e["must"]) <= got or set(e["must_not"]) & got}
+
+
+BREAKDOWN_KEYS = ("format", "big_endian", "compression", "streams", "mpiio", "broken", "partial")
+
+
+def accuracy_by_log_shape(logs: str | Path, results: str | Path) -> str:
+    """Trace accuracy per format and per adversarial extra: the reader must not matter."""
+    tally: dict[tuple, list[int]] = {}
+    for expected, obj in matched_results(logs, results):
+        right = not wrong_families(expected, set(obj["categories"]))
+        for key in BREAKDOWN_KEYS:
+            cell = tally.setdefault((key, str(expected["params"].get(key))), [0, 0])
+            cell[0] += right
+            cell[1] += 1
+    return "\n".join(f"  {key + '=' + value:<24}{100 * r / n:6.1f}%  ({n})"
+                     for (key, value), (r, n) in sorted(tally.items()))
+
+
 def explain_wrong(logs: str | Path, results: str | Path, limit: int = 3) -> str:
     """Per scenario, up to ``limit`` wrong logs: what was expected, got, and why.
 
@@ -1292,22 +1326,14 @@ def explain_wrong(logs: str | Path, results: str | Path, limit: int = 3) -> str:
     periodicity detectors, metadata statistics) so a miss can be traced to
     the categorizer, to a SPEC rule or to this generator's truth.
     """
-    truth = {t["file"]: t for t in map(json.loads, open(Path(logs) / "truth.jsonl"))}
     shown: dict[str, int] = {}
     lines = []
-    for obj in map(json.loads, open(Path(results) / "traces.jsonl")):
-        name = next((f for f in truth if obj["file"].endswith(f)), None)
-        expected = truth.get(name)
-        if expected is None or shown.get(expected["scenario"], 0) >= limit:
-            continue
-        got = set(obj["categories"])
-        wrong = {fam: (sorted(set(e["must"]) - got), sorted(set(e["must_not"]) & got))
-                 for fam, e in expected["families"].items()
-                 if not set(e["must"]) <= got or set(e["must_not"]) & got}
-        if not wrong:
+    for expected, obj in matched_results(logs, results):
+        wrong = wrong_families(expected, set(obj["categories"]))
+        if not wrong or shown.get(expected["scenario"], 0) >= limit:
             continue
         shown[expected["scenario"]] = shown.get(expected["scenario"], 0) + 1
-        lines.append(f"{name}  params={json.dumps(expected['params'])}")
+        lines.append(f"{expected['file']}  params={json.dumps(expected['params'])}")
         for fam, (missing, extra) in wrong.items():
             lines.append(f"  {fam}: missing {missing} unexpected {extra}")
             direction = fam.split("_")[0]
@@ -1344,7 +1370,9 @@ def main(argv: list[str] | None = None) -> None:
     generate(logs, args.seeds, args.scenario)
     scores = run_and_score(logs, Path(args.out) / "results")
     print(format_table(scores))
-    print("\nwrong logs (up to 3 per scenario)\n" + explain_wrong(logs, Path(args.out) / "results"))
+    results = Path(args.out) / "results"
+    print("\naccuracy by log format and adversarial extra\n" + accuracy_by_log_shape(logs, results))
+    print("\nwrong logs (up to 3 per scenario)\n" + explain_wrong(logs, results))
 
 
 if __name__ == "__main__":

@@ -99,6 +99,7 @@ class Config:
     truth_margin: float = 0.1  # assert a rule's outcome only this far (relative) from its threshold
     truth_busy_margin: float = 0.05  # busy labels only this far inside low_busy_max / high_busy_min
     truth_periodic_share: float = 0.85  # design share of periodic segments to assert `periodic`
+    truth_min_occurrences: int = 5  # held-out truth: a series asserts `periodic` from this many
 
     def hash(self) -> str:
         """Short stable digest of the settings that change results."""
