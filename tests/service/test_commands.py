@@ -86,3 +86,24 @@ def test_lookup_needs_exactly_one_source(store_file):
     both = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP, "--store", str(store_file),
                                        "--server", "http://127.0.0.1:9"])
     assert neither.exit_code == both.exit_code == 2
+
+
+def test_lookup_reads_what_a_batch_run_stored(tmp_path, log_factory):
+    """`mosaic run` fills the store's lookup tables; lookup (and the API) read them."""
+    from mosaic.cli import main
+
+    corpus = tmp_path / "logs"
+    corpus.mkdir()
+    (corpus / "a.darshan").write_bytes(log_factory(write_bytes=2e8, job_id=61, uid=6060))
+    (corpus / "b.darshan").write_bytes(log_factory(write_bytes=3e8, job_id=62, uid=6060,
+                                                   write_window=(90.0, 99.0)))
+    run = CliRunner().invoke(main, ["run", str(corpus), "--out", str(tmp_path / "out"),
+                                    "--workers", "0", "--quiet"])
+    assert run.exit_code == 0, run.output
+    found = CliRunner().invoke(lookup, ["--uid", "6060", "--app", APP,
+                                        "--store", str(tmp_path / "out" / "store.sqlite")])
+    assert found.exit_code == 0, found.output
+    answer = json.loads(found.output)
+    assert answer["runs"] == 2 and answer["representative"] == "b.darshan"  # the heavier run
+    assert answer["categories"] == ["read_insignificant", "write_on_end",
+                                    "metadata_insignificant_load"]
