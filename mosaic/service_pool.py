@@ -68,7 +68,7 @@ def categorize_to_json(data: bytes, file: str, config: Config) -> Answer:
 
 
 def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
-    """Worker entry point: the SPEC 4 object, or an evicted one; never raises on a bad log."""
+    """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
     if os.environ.get(TEST_HOOKS_ENV):
         _test_hooks(data)
     try:
