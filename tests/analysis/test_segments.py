@@ -123,3 +123,23 @@ def test_busy_time_thresholds(busy, extra):
 
 def test_no_labels_when_the_verdict_is_not_periodic():
     assert segments.labels({"periodic": False, "magnitude_period": None}, CFG) == []
+
+
+def test_period_is_the_recurrence_interval_when_other_operations_cut_the_segments():
+    # a 1 GB data file every 1000 s, each followed 300 s later by a 1 MB index file
+    data = series(8, period=1000, duration=60, nbytes=1e9)
+    index = series(8, period=1000, duration=1, nbytes=1e6, start=300)
+    order = np.argsort(np.concatenate([data[0], index[0]]))
+    ops = [col[order] for col in joined(data, index)]
+    result = meanshift_periodicity(*ops, CFG)
+    assert result["periodic"] is True
+    dominant = result["operations"][0]
+    assert dominant["period"] == 1000 and dominant["occurrences"] == 8
+    # SPEC's busy fraction: operation over segment (data file to its index file)
+    assert dominant["busy_fraction"] == pytest.approx(60 / 300)
+
+
+def test_one_long_pause_does_not_stretch_the_period():
+    # 10 checkpoints every 100 s, a 2,000 s wait, 10 more every 100 s
+    result = meanshift_periodicity(*joined(series(10), series(10, start=2900)), CFG)
+    assert [(op["period"], op["occurrences"]) for op in result["operations"]] == [(100, 19)]
