@@ -143,3 +143,16 @@ def test_one_long_pause_does_not_stretch_the_period():
     # 10 checkpoints every 100 s, a 2,000 s wait, 10 more every 100 s
     result = meanshift_periodicity(*joined(series(10), series(10, start=2900)), CFG)
     assert [(op["period"], op["occurrences"]) for op in result["operations"]] == [(100, 19)]
+
+
+def test_period_counts_only_operations_of_the_same_volume():
+    # small writes every 100 s for 12,500 s, a 100x larger one 25 s after every 24th
+    hourly = series(125, period=100, duration=5, nbytes=1e8)
+    daily = series(5, period=2400, duration=20, nbytes=1e10, start=2325)
+    order = np.argsort(np.concatenate([hourly[0], daily[0]]))
+    result = meanshift_periodicity(*[col[order] for col in joined(hourly, daily)], CFG)
+    assert result["periodic"] is True
+    dominant = result["operations"][0]
+    assert (dominant["bytes_per_occurrence"], dominant["occurrences"]) == (1e10, 5)
+    assert dominant["period"] == 2400  # its segments last 75 s: SPEC's mean would say 75
+    assert dominant["busy_fraction"] == pytest.approx(20 / 75)
