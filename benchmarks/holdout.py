@@ -155,7 +155,7 @@ def periodic_claim(series_counts: list[int], other_ops: int, config: Config) -> 
     return True if regular >= config.truth_periodic_share * total else None
 
 
-# --------------------------------------------------------------------------- truth from SPEC's rules
+# ------------------------------------------------------------------------- truth from SPEC's rules
 
 
 def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
@@ -795,7 +795,8 @@ def one_off_phases(rng, config) -> Design:
     snapshot, duration = loguniform(rng, 2e8, 5e10), rng.uniform(0.01, 0.08) * run_time
     phase(records, rng, "write", 0.1 * run_time, snapshot, duration, ranks, layout,
           "/scratch/out/snap0.h5")
-    phase(records, rng, "write", 0.98 * run_time - 1.3 * duration, snapshot, duration, ranks, layout,
+    last = 0.98 * run_time - 1.3 * duration  # rank desync stretches the phase by 30 %
+    phase(records, rng, "write", last, snapshot, duration, ranks, layout,
           "/scratch/out/snap1.h5")
     return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
                   dict(run_time=run_time, ranks=ranks, layout=layout))
@@ -855,7 +856,8 @@ def long_run_days(rng, config) -> Design:
 def short_run_subsecond(rng, config) -> Design:
     """Seconds-long run writing every fraction of a second (gaps kept above SPEC's merge gap)."""
     period, busy = rng.uniform(0.1, 0.9), rng.uniform(0.1, 0.5)
-    run_time = min(rng.uniform(10, 60), (1 - busy) * period / (4 * config.neighbor_gap_runtime_fraction))
+    gap_limit = (1 - busy) * period / (4 * config.neighbor_gap_runtime_fraction)
+    run_time = min(rng.uniform(10, 60), gap_limit)
     count = int((run_time - period) / period)
     ranks = int(loguniform(rng, 1, 64))
     size = max(loguniform(rng, 1e6, 2e7), 1.5e8 / count)
