@@ -243,15 +243,18 @@ def _periodicity_score(spectrum, samples: int, period_bins: float, config: Confi
     little whatever the sample count.
     """
     kernel = config.fft_score_smoothing * period_bins  # kernel width in samples
-    size = samples if kernel <= _SCORE_KERNEL_STEPS else int(round(samples * _SCORE_KERNEL_STEPS
-                                                                    / kernel))
+    if kernel > _SCORE_KERNEL_STEPS:  # a coarser grid of a size the FFT handles fast
+        samples_needed = int(np.ceil(samples * _SCORE_KERNEL_STEPS / kernel))
+        size = min(scipy.fft.next_fast_len(samples_needed, real=True), samples)
+    else:
+        size = samples
     lag = int(round(period_bins * size / samples))
     if lag <= 0 or lag >= size - 1:
         return 0.0, 0.0
     sigma = config.fft_score_smoothing * lag
     kept = size // 2 + 1
     gain = np.exp(-2 * (np.pi * sigma * np.arange(kept) / size) ** 2)
-    smooth = np.fft.irfft(spectrum[:kept] * gain, n=size)
+    smooth = scipy.fft.irfft(spectrum[:kept] * gain, n=size)
     a, b = smooth[:-lag] - smooth[:-lag].mean(), smooth[lag:] - smooth[lag:].mean()
     norm = np.sqrt(np.dot(a, a) * np.dot(b, b))
     if not norm > 0:
