@@ -486,7 +486,7 @@ def checkpoint_design(rng, config, jitter=0.0, size_spread=0.0, **fixed) -> Desi
     period = fixed.get("period") or loguniform(rng, 5, 7200)
     busy = fixed.get("busy") or rng.uniform(0.05, 0.9)
     layout = fixed.get("layout") or str(rng.choice(["shared", "per_rank"]))
-    size = loguniform(rng, 2e8, 5e10)
+    size = fixed.get("size") or loguniform(rng, 2e8, 5e10)
     sizes = size * rng.uniform(1 - size_spread, 1 + size_spread, count)
     records, run_time, write = checkpoint_run(rng, config, ranks, count, period, busy, sizes,
                                               layout, jitter)
@@ -1056,6 +1056,27 @@ def dxt_random_small_requests(rng, config) -> Design:
                   dict(ranks=ranks, run_time=run_time), posix_only=False)
 
 
+def periodic_near_100mb(rng, config) -> Design:
+    """Periodic checkpoints whose whole volume is 80 MB (insignificant) or 130 MB."""
+    count = int(rng.integers(6, 15))
+    total = 0.8e8 if rng.random() < 0.5 else 1.3e8
+    design = checkpoint_design(rng, config, count=count, size=total / count)
+    design.params["total"] = total
+    return design
+
+
+def seek_heavy_reader(rng, config) -> Design:
+    """One rank opens a big file once and seeks thousands of times (SPEC 3.7: with the open)."""
+    run_time = loguniform(rng, 60, 20000)
+    seeks = int(loguniform(rng, 100, 50000))
+    records = Records()
+    start = rng.uniform(0.05, 0.5) * run_time
+    records.add("/scratch/data/index.bin", 0, read=(start, start + 0.3 * run_time, 5e9),
+                seeks=seeks, open_window=(start - 0.01, start - 0.005))
+    return Design(run_time, 1, records, NOT_PERIODIC, NOT_PERIODIC,
+                  dict(run_time=run_time, seeks=seeks))
+
+
 # Scenarios whose truth states what an analyst expects where SPEC 3.4's own
 # rule is known to disagree (see benchmarks/README.md, "Held-out accuracy"):
 # they measure the method, not the implementation, so CI leaves them out.
@@ -1071,7 +1092,8 @@ SCENARIOS: dict[str, Callable[[np.random.Generator, Config], Design]] = {
         one_off_phases, metadata_storm_start, metadata_bursts, long_run_days,
         short_run_subsecond, month_run, zero_length_ops, overlap_many_ranks,
         serialized_rank_writes, ckpt_two_files, hourly_daily_one_direction, metadata_dense,
-        few_size_varying_ckpts, high_busy_ckpt, paused_series, dxt_random_small_requests)
+        few_size_varying_ckpts, high_busy_ckpt, paused_series, dxt_random_small_requests,
+        periodic_near_100mb, seek_heavy_reader)
 }
 
 
