@@ -128,7 +128,8 @@ def _dominant_period(values: np.ndarray, bin_width: float, config: Config) -> di
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
     dominant = fundamentals[np.argmax(z[fundamentals])]
     frequency = _refine(amplitude, z, dominant, config) / (oversampling * window)
-    score, significance = _periodicity_score(spectrum[::oversampling], values.size,
+    score, significance = _periodicity_score(spectrum[::oversampling], _active_bins(values),
+                                             values.size,
                                              1.0 / (frequency * bin_width), config)
     label, confidence = _confidence(z[fundamentals], score)
     return {"period": 1.0 / frequency, "frequency": frequency, "confidence": confidence,
@@ -228,7 +229,8 @@ def _interpolated_peak(amplitude: np.ndarray, k: int) -> float:
     return k + float(np.clip(0.5 * (left - right) / curvature, -0.5, 0.5))
 
 
-def _periodicity_score(spectrum, samples: int, period_bins: float, config: Config):
+def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: float,
+                       config: Config):
     """Correlation of the smoothed signal with itself one period later, in [0, 1],
     and its significance (Fisher z in standard deviations).
 
@@ -237,7 +239,9 @@ def _periodicity_score(spectrum, samples: int, period_bins: float, config: Confi
     applied in the frequency domain) keeps bursts that arrive a little
     early or late overlapping, so jittered periods still score high. With
     few periods in the window even random bursts correlate by chance, which
-    the significance accounts for. The smoothed signal has no detail finer
+    the significance accounts for; only the span that holds substantial I/O
+    (``active_bins``) carries evidence, so the long quiet rest of a run
+    cannot make a few early bursts look significant. The smoothed signal has no detail finer
     than the kernel, so it is rebuilt on a coarser grid (a truncated
     inverse FFT) with a fixed number of steps per period: the score costs
     little whatever the sample count.
@@ -261,7 +265,7 @@ def _periodicity_score(spectrum, samples: int, period_bins: float, config: Confi
         return 0.0, 0.0
     r = float(np.clip(np.dot(a, b) / norm, 0.0, 1.0))
     # Smoothed noise decorrelates after about 2 sqrt(pi) sigma samples
-    independent = (size - lag) / max(2 * np.sqrt(np.pi) * sigma, 1.0)
+    independent = (active_bins * size / samples - lag) / max(2 * np.sqrt(np.pi) * sigma, 1.0)
     significance = np.arctanh(min(r, _MAX_CORRELATION)) * np.sqrt(max(independent - 3, 0.0))
     return r, float(significance)
 
@@ -289,6 +293,11 @@ def _busy_fraction(values: np.ndarray, period_bins: float | None = None) -> floa
     busy_bins = np.minimum(values[busy] / np.median(values[busy]), 1.0).sum()
     if period_bins is None:
         return float(busy_bins / values.size)
-    first, last = np.flatnonzero(busy)[[0, -1]]
-    periods = np.floor((last + 1 - first) / period_bins) + 1
+    periods = np.floor(_active_bins(values) / period_bins) + 1
     return float(min(busy_bins / (periods * period_bins), 1.0))
+
+
+def _active_bins(values: np.ndarray) -> int:
+    """Bins from the first to the last one above the mean bandwidth (substantial I/O)."""
+    busy = np.flatnonzero(values > values.mean())
+    return int(busy[-1] + 1 - busy[0]) if busy.size else 0

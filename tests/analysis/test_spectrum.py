@@ -229,6 +229,17 @@ def test_smoothing_keeps_jittered_bursts_correlated():
     assert 0 < detect(case, CONFIG.replace(fft_score_smoothing=0.0))["score"] < 1  # no smoothing
 
 
+def test_a_few_early_bursts_in_a_long_quiet_run_are_not_significant():
+    # three reads ~1250 s apart, then 16,000 s of nothing: well correlated at
+    # the lag, but with one period's worth of evidence
+    starts = np.array([100.0, 1381.0, 2600.0])
+    result = detect((starts, starts + 30, np.full(3, 5e7), 19_000.0))
+    assert result["score"] > 0.5 and result["significance"] == 0.0
+    assert not result["periodic"]
+    starts = 100 + np.arange(15) * 1250.0  # the same spacing all run long
+    assert_period(detect((starts, starts + 30, np.full(15, 5e7), 19_000.0)), 1250.0, 0.01)
+
+
 def test_three_rival_frequencies_are_not_periodic():
     t = np.arange(0, 600, 0.5)
     rate = 3 + sum(np.cos(2 * np.pi * t / p) for p in (6.0, 10.0, 15.0))  # no two in an integer ratio
