@@ -13,7 +13,9 @@ scores the results with :func:`mosaic.synth.evaluate.evaluate`:
   easily fooled;
 - ``heldout``: the catalog's periodic scenarios under new names (new random
   draws) plus a second random-burst set, to check thresholds chosen on the
-  others.
+  others;
+- ``holdout``: the independent generator written from SPEC alone
+  (``benchmarks.holdout``), ``--seeds`` / 4 seeds.
 
 Every valid log is scored (not only group representatives). Prints one
 Markdown table: trace accuracy and the two periodicity families per corpus.
@@ -53,6 +55,8 @@ def write_corpora(out: Path, seeds: int, year_logs: int) -> dict[str, Path]:
     from mosaic.synth.catalog import SCENARIOS
     from mosaic.synth.corpus import write_scenarios
     from mosaic.synth.year import generate_year
+
+    from benchmarks.holdout import generate
     periodic = tuple(dataclasses.replace(s, name=f"{s.name}_heldout")
                      for s in SCENARIOS if s.periodic)
     makers = {
@@ -61,6 +65,7 @@ def write_corpora(out: Path, seeds: int, year_logs: int) -> dict[str, Path]:
         "random": lambda path: write_scenarios(path, RANDOM_SEEDS, scenarios=random_bursts(11, "a")),
         "heldout": lambda path: write_scenarios(
             path, max(seeds // 2, 1), scenarios=periodic + random_bursts(12, "b")),
+        "holdout": lambda path: generate(path, max(seeds // 4, 1)),
     }
     corpora = {}
     for name, make in makers.items():

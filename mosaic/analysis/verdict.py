@@ -31,6 +31,16 @@ def _fft_significant(fft: dict, config: Config) -> bool:
             and fft.get("significance", 0.0) >= config.verdict_fft_min_significance)
 
 
+def _meanshift_vetted(ms: bool, fft: dict, config: Config) -> bool:
+    """Mean shift, unless the FFT sees no repetition at all at any period.
+
+    Mean shift's clusters form by chance among many random segments; the
+    FFT's score there stays near zero, while every series mean shift finds
+    for real repeats at the FFT's period too.
+    """
+    return ms and fft.get("score", 0.0) >= config.fft_min_score
+
+
 RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
     "meanshift": lambda ms, fft, config: ms,
     "fft": lambda ms, fft, config: bool(fft.get("periodic")),
@@ -39,6 +49,8 @@ RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
     "meanshift_or_confident_fft": lambda ms, fft, config: ms or _fft_confident(fft, config),
     "meanshift_or_scored_fft": lambda ms, fft, config: ms or _fft_scored(fft, config),
     "meanshift_or_significant_fft": lambda ms, fft, config: ms or _fft_significant(fft, config),
+    "vetted_meanshift_or_significant_fft": lambda ms, fft, config: (
+        _meanshift_vetted(ms, fft, config) or _fft_significant(fft, config)),
 }
 
 

@@ -39,6 +39,7 @@ def verdict(meanshift, fft_result, rule, **changes):
     ("meanshift_or_confident_fft", (True, True, True, False)),
     ("meanshift_or_scored_fft", (True, True, True, False)),
     ("meanshift_or_significant_fft", (True, True, True, False)),
+    ("vetted_meanshift_or_significant_fft", (True, True, True, False)),
 ])
 def test_rule_truth_tables(rule, expected):
     got = tuple(verdict(ms, fft(periodic=f), rule)["periodic"]
@@ -50,7 +51,7 @@ def test_rule_truth_tables(rule, expected):
 def test_every_rule_is_tested():
     assert set(RULES) == {"meanshift", "fft", "both", "meanshift_or_fft",
                           "meanshift_or_confident_fft", "meanshift_or_scored_fft",
-                          "meanshift_or_significant_fft"}
+                          "meanshift_or_significant_fft", "vetted_meanshift_or_significant_fft"}
 
 
 def test_magnitude_and_busy_time_come_from_meanshift_dominant_operation():
@@ -106,6 +107,15 @@ def test_gated_rules_keep_meanshift_verdicts():
     for rule in ("meanshift_or_confident_fft", "meanshift_or_scored_fft",
                  "meanshift_or_significant_fft"):
         assert verdict(MEANSHIFT, weak, rule)["source"] == "both"
+
+
+def test_vetted_rule_drops_meanshift_when_the_fft_sees_no_repetition():
+    rule = "vetted_meanshift_or_significant_fft"
+    aperiodic = fft(periodic=False, score=0.29, significance=0.0)
+    assert not verdict(MEANSHIFT, aperiodic, rule, fft_min_score=0.3)["periodic"]
+    assert verdict(MEANSHIFT, fft(periodic=False, score=0.3), rule, fft_min_score=0.3)["periodic"]
+    assert verdict(NO_MEANSHIFT, fft(significance=5.0), rule,
+                   verdict_fft_min_significance=5.0)["source"] == "fft"
 
 
 def test_unknown_rule_is_an_error():
