@@ -87,6 +87,7 @@ INVALID_TEMPLATE = Scenario("year_invalid", ranks=RANKS, run_time=RUN,
                             phases=(Phase("write", 0.5, 0.3, LARGE, shared=True),))
 # Share of each eviction reason among invalid logs.
 INVALID_MIX = dict(zip(INVALID_REASONS, (0.15, 0.20, 0.15, 0.05, 0.15, 0.30)))
+UIDS = (1_000, 60_000)
 APPS = ("lmp", "nek5000", "namd2", "gmx_mpi", "cesm.exe", "wrf.exe", "enzo", "chroma",
         "python", "vasp_std", "milc", "qmcpack", "nwchem", "amber", "cp2k.popt", "a.out")
 
@@ -144,6 +145,12 @@ def _runs_per_group(rng: np.random.Generator, valid: int, groups: int, cap: int,
     return 1 if groups < UNIQUE_SHARE * valid - 1 else int(rng.integers(1, 4))
 
 
+def _identity(rng: np.random.Generator) -> Identity:
+    uid = int(rng.integers(*UIDS))
+    app = APPS[int(rng.integers(len(APPS)))]
+    return Identity(uid, f"u{uid}", f"/u/sciteam/u{uid}/bin/{app}")
+
+
 def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config | None = None,
                   archive_share: float = 0.05) -> YearSummary:
     """Write ``count`` logs under ``out/2019/MM/DD/`` plus ``out/truth.jsonl``.
@@ -164,10 +171,9 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
     summary, valid, id_cache = YearSummary(), 0, {}
     began, began_cpu = time.perf_counter(), time.process_time()
     job_id, broken = 1_000_000, None
+    taken: set[str] = set()  # group keys in use: two groups must not share one (~3 MB a year)
     while summary.logs < count:
-        uid = int(rng.integers(1_000, 60_000))
-        app = APPS[int(rng.integers(len(APPS)))]
-        who = Identity(uid, f"u{uid}", f"/u/sciteam/u{uid}/bin/{app}")
+        who = _identity(rng)
         if summary.invalid < INVALID_SHARE * (summary.logs + 1):  # keep the share on target
             reason = reasons[rng.choice(len(reasons), p=reason_p)]
             if broken is None or rng.random() < FRESH_INVALID:
@@ -186,6 +192,9 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
                 scenario = dataclasses.replace(scenario, partial=True)
             n_runs = min(_runs_per_group(rng, valid, summary.groups, cap, runs_weight),
                          count - summary.logs)
+            while who.group in taken:
+                who = _identity(rng)
+            taken.add(who.group)
             summary.groups += 1
             template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}",
                                 config)
@@ -202,7 +211,7 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
         for r, scale in enumerate(scales):
             start = YEAR_START + int(rng.integers(0, YEAR_SECONDS - int(run_time) - 1))
             job_id += 1
-            job = make_job(uid, job_id, start, run_time, nprocs, f"{who.exe} -i in.{r}", fmt,
+            job = make_job(who.uid, job_id, start, run_time, nprocs, f"{who.exe} -i in.{r}", fmt,
                            scenario.partial)
             data, families = template.run(scale, fmt, job, rng, id_cache, level=FAST_ZLIB)
             day = datetime.fromtimestamp(start, timezone.utc)
