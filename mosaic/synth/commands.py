@@ -22,7 +22,7 @@ def synth() -> None:
 
 
 @synth.command()
-@click.argument("out", type=click.Path(file_okay=False))
+@click.argument("out", type=click.Path(file_okay=False), required=False)
 @click.option("--seeds", default=3, show_default=True, type=click.IntRange(1, 1000),
               help="Variants of each scenario (ranks, volumes, periods, run times, formats).")
 @click.option("--only", multiple=True, metavar="NAME",
@@ -36,6 +36,8 @@ def scenarios(out, seeds, only, list_only) -> None:
     if list_only:
         click.echo("\n".join(s.name for s in SCENARIOS))
         return
+    if out is None:
+        raise click.UsageError("Missing argument 'OUT' (or use --list).")
     unknown = sorted(set(only) - set(BY_NAME))
     if unknown:
         raise click.BadParameter(f"unknown scenario(s): {', '.join(unknown)}", param_hint="--only")

@@ -154,3 +154,10 @@ def test_catalog_covers_every_category_and_reason():
 def test_unknown_scenario_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["synth", "scenarios", str(tmp_path), "--only", "nope"])
     assert result.exit_code == 2 and "nope" in result.output
+    assert CliRunner().invoke(main, ["synth", "scenarios"]).exit_code == 2
+
+
+def test_list_scenarios():
+    result = CliRunner().invoke(main, ["synth", "scenarios", "--list"])
+    assert result.exit_code == 0
+    assert result.output.split() == [s.name for s in SCENARIOS]
