@@ -61,7 +61,7 @@ class Config:
     fft_oversampling: int = 2  # spectrum points per frequency bin (zero padding)
     verdict_fft_min_score: float = 0.8  # "meanshift_or_scored_fft": FFT alone needs this score
     verdict_fft_min_significance: float = 5.0  # "meanshift_or_significant_fft": FFT alone needs this
-    verdict_rule: str = "meanshift_or_significant_fft"  # measured best: docs/periodicity.md
+    verdict_rule: str = "vetted_meanshift_or_significant_fft"  # measured best: docs/periodicity.md
 
     # --- temporality (SPEC 3.6) ---
     significant_bytes: float = 1e8
