@@ -38,6 +38,7 @@ class Config:
     # --- mean-shift periodicity (SPEC 3.4) ---
     meanshift_bandwidth: float = math.log(1.25)
     min_periodic_segments: int = 3
+    periodic_regular_share: float = 0.5  # share of a periodic cluster's gaps alike (segments._recurs)
     periodic_segment_share: float = 0.75
     period_second_max: float = 30.0
     period_minute_max: float = 30 * 60.0
@@ -61,7 +62,7 @@ class Config:
     fft_oversampling: int = 2  # spectrum points per frequency bin (zero padding)
     verdict_fft_min_score: float = 0.8  # "meanshift_or_scored_fft": FFT alone needs this score
     verdict_fft_min_significance: float = 5.0  # "meanshift_or_significant_fft": FFT alone needs this
-    verdict_rule: str = "vetted_meanshift_or_significant_fft"  # measured best: docs/periodicity.md
+    verdict_rule: str = "meanshift_or_significant_fft"  # measured best: docs/periodicity.md
 
     # --- temporality (SPEC 3.6) ---
     significant_bytes: float = 1e8

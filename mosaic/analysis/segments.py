@@ -91,6 +91,7 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
     clustered = ids >= 0
     sizes = np.bincount(ids[clustered], minlength=1)
     periodic_ids = np.flatnonzero(sizes >= config.min_periodic_segments)
+    periodic_ids = periodic_ids[[_recurs(starts[ids == i], config) for i in periodic_ids]]
     in_periodic = np.isin(ids, periodic_ids)
     share = float(in_periodic.sum() / count) if count else 0.0
     operations = _operations(ids, periodic_ids, starts, ends, durations, seg_bytes, config)
@@ -100,6 +101,26 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
         "operations": operations,
         "segments": {"durations": durations, "bytes": seg_bytes, "cluster": ids},
     }
+
+
+def _recurs(member_starts: np.ndarray, config: Config) -> bool:
+    """A periodic operation comes back at a steady pace, not at random times.
+
+    Mean shift also groups comparable segments that merely happen to exist:
+    among many writes of one size at random times, some spacings are alike
+    by chance, and enough such clusters fill the 75 % share. Their members
+    are scattered over the run, so the gaps between consecutive members are
+    as varied as random arrival times, while most gaps of a real series are
+    alike (a pause or a missed occurrence changes only one). "Alike" is the
+    clustering's own tolerance: within one bandwidth of the median gap in
+    log scale; a cluster recurs when at least ``periodic_regular_share`` of
+    its gaps are.
+    """
+    gaps = np.diff(member_starts)
+    if not (gaps > 0).all():
+        return False
+    alike = np.abs(np.log(gaps / np.median(gaps))) <= config.meanshift_bandwidth
+    return bool(alike.mean() >= config.periodic_regular_share)
 
 
 def _operations(ids, periodic_ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:

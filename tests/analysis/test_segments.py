@@ -156,3 +156,39 @@ def test_period_counts_only_operations_of_the_same_volume():
     assert (dominant["bytes_per_occurrence"], dominant["occurrences"]) == (1e10, 5)
     assert dominant["period"] == 2400  # its segments last 75 s: SPEC's mean would say 75
     assert dominant["busy_fraction"] == pytest.approx(20 / 75)
+
+
+# --- recurrence: a periodic cluster's members come back at a steady pace ---
+
+def test_recurrence_share_threshold_both_sides():
+    # gaps 100, 100, 100, 300: median 100, three of four alike -> share 0.75
+    starts = np.array([0.0, 100, 200, 300, 600])
+    assert segments._recurs(starts, CFG.replace(periodic_regular_share=0.75))
+    assert not segments._recurs(starts, CFG.replace(periodic_regular_share=0.76))
+
+
+def test_alike_means_within_one_bandwidth_of_the_median_gap():
+    # gaps 100, 100, 125 (ratio exactly 1.25 = one bandwidth) and 100, 100, 126
+    bandwidth_edge = np.array([0.0, 100, 200, 325])
+    just_beyond = np.array([0.0, 100, 200, 326])
+    strict = CFG.replace(periodic_regular_share=1.0)
+    assert segments._recurs(bandwidth_edge, strict)
+    assert not segments._recurs(just_beyond, strict)
+
+
+def test_equal_writes_at_random_times_are_not_periodic():
+    """Chance clusters of comparable segments (SPEC 3.4's flat kernel) are not a period."""
+    rng = np.random.default_rng(7)
+    starts = np.cumsum(rng.exponential(120.0, 143))
+    ends = starts + 2.0
+    nbytes = np.full(143, 24.6e6)
+    spec_literal = meanshift_periodicity(starts, ends, nbytes,
+                                         CFG.replace(periodic_regular_share=0.0))
+    assert spec_literal["periodic"]  # the rule as written is fooled
+    assert not meanshift_periodicity(starts, ends, nbytes, CFG)["periodic"]
+
+
+def test_a_series_with_one_long_pause_still_recurs():
+    starts = np.concatenate([100.0 * np.arange(6), 2000 + 100.0 * np.arange(6)])
+    result = meanshift_periodicity(starts, starts + 10, np.full(12, 1e9), CFG)
+    assert result["periodic"]
