@@ -27,7 +27,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -113,26 +112,13 @@ def tree_cpu_seconds(root: psutil.Process) -> float:
     return total
 
 
-class TreeCPU:
-    """Largest CPU total seen over this process's descendants, sampled in a thread.
+class TreeCPU(TreeMemory):
+    """Largest CPU total (``peak``, seconds) seen over this process's descendants.
 
     dispynode is stopped by SIGTERM without reaping its job processes, so
     ``os.times()`` after the run loses their CPU; the last samples before the
-    teardown do not.
+    teardown do not. TreeMemory's sampling thread, another quantity.
     """
-
-    def __init__(self) -> None:
-        self.peak = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def __enter__(self) -> "TreeCPU":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def _sample(self) -> None:
         me = psutil.Process()
@@ -190,7 +176,7 @@ def paper_comparison(summary: dict) -> list[tuple[str, float, float]]:
     rows = [("logs", funnel["logs"], PAPER["funnel"]["logs"]),
             ("evicted share", funnel["evicted_total"] / funnel["logs"],
              PAPER["funnel"]["evicted_share"]),
-            ("unique (groups / logs)", funnel["groups"] / funnel["logs"],
+            ("unique (groups / valid logs)", funnel["groups"] / funnel["valid"],
              PAPER["funnel"]["unique_share"]),
             ("categorized", funnel["categorized"], PAPER["funnel"]["categorized"])]
     for view in ("single_run", "all_runs"):

@@ -153,7 +153,7 @@ def _job_dict(log: DarshanLog) -> dict:
 
 
 class _NameFilter:
-    """SPEC 2's file filter, with prefixes prepared once for fast C-level matching.
+    """SPEC 2's file filter over an array of paths, in numpy's C string routines.
 
     A path is under a prefix when it equals it or continues with ``/`` after
     it (``/scratch`` does not hold ``/scratch2``).
@@ -163,31 +163,32 @@ class _NameFilter:
         self.keep_listed = bool(config.mounts)
         listed = config.mounts or config.excluded_prefixes
         stripped = [p.rstrip("/") for p in listed]
-        self.exact = frozenset(stripped)
-        self.dirs = tuple(p + "/" for p in stripped)
+        self.exact = np.array(stripped, dtype=np.dtypes.StringDType())
+        self.dirs = [p + "/" for p in stripped]
 
-    def __call__(self, path: str) -> bool:
-        listed = path in self.exact or path.startswith(self.dirs)
+    def keep(self, paths: np.ndarray) -> np.ndarray:
+        """Keep mask of `paths` (a StringDType array)."""
+        listed = np.isin(paths, self.exact)
+        for prefix in self.dirs:
+            listed |= np.strings.startswith(paths, prefix)
         if self.keep_listed:
             return listed
-        pseudo = path.startswith("<") and path.endswith(">")  # <STDOUT>, <STDERR>, ...
-        return not (listed or pseudo)
+        pseudo = np.strings.startswith(paths, "<") & np.strings.endswith(paths, ">")
+        return ~(listed | pseudo)  # <STDOUT>, <STDERR>, ... are not files
 
 
-def _filter_path(log: DarshanLog, rid: int) -> str:
-    """The path the mount filter sees; 2.x names are suffixes, so prefix their mount."""
-    name = log.names.get(rid, "")
-    if log.record_mounts and log.record_mounts.get(rid):
-        return log.record_mounts[rid].rstrip("/") + "/" + name.lstrip("/")
-    return name
+def _filter_paths(log: DarshanLog, rids: list[int]) -> np.ndarray:
+    """The paths the mount filter sees; 2.x names are suffixes, so prefix their mount."""
+    names, mounts = log.names, log.record_mounts or {}
+    paths = [mounts[rid].rstrip("/") + "/" + names.get(rid, "").lstrip("/") if mounts.get(rid)
+             else names.get(rid, "") for rid in rids]
+    return np.array(paths, dtype=np.dtypes.StringDType())
 
 
 def _name_filter(log: DarshanLog, ids: np.ndarray, config: Config) -> np.ndarray:
     """Per-row keep mask; the string test runs once per distinct file id."""
     unique, inverse = np.unique(ids, return_inverse=True)
-    keep_name = _NameFilter(config)
-    keep = np.fromiter((keep_name(_filter_path(log, i)) for i in unique.tolist()),
-                       dtype=bool, count=len(unique))
+    keep = _NameFilter(config).keep(_filter_paths(log, unique.tolist()))
     return keep[inverse.ravel()]
 
 

@@ -159,9 +159,14 @@ def _dispy_compute(task, refs, config):
 
 
 def preload() -> None:
-    """Import what the tasks need (numpy, the reader, the analysis) ahead of any job."""
+    """Import what the tasks need (numpy, the reader, the analysis) ahead of any job.
+
+    scikit-learn too: the analysis imports it lazily, and a batch's forked
+    child that imported it (~2 s) would lose it on exit, once per batch.
+    """
     importlib.import_module("mosaic.corpus.pipeline")
     importlib.import_module("mosaic.analysis.categorize")
+    importlib.import_module("sklearn.cluster")
 
 
 # ----- parent side -----
