@@ -4,12 +4,12 @@ Mean shift and the FFT detector fail differently: mean shift needs merged
 operations of comparable size and spacing, the FFT needs enough periods and
 a clean spectrum. ``config.verdict_rule`` says how their verdicts combine;
 its default is the rule measured most accurate on the ground-truth corpora
-(docs/periodicity.md has the table): mean shift unless the FFT sees no
-repetition at all, or the FFT alone when its periodicity is far beyond
-chance. Mean shift misses interleaved series and bursts merged by their
-short gaps, and finds chance clusters among random same-size writes; the
-FFT alone is fooled now and then by random bursts, at a significance real
-series exceed by far.
+(docs/periodicity.md has the tables): mean shift, or the FFT alone when its
+periodicity is far beyond chance. Mean shift misses interleaved series and
+bursts merged by their short gaps; the FFT alone is fooled now and then by
+random bursts, at a significance real series exceed by far. (Mean shift's
+own chance clusters among random same-size writes are rejected inside
+mean shift, by the recurrence check of ``segments._recurs``.)
 """
 
 from __future__ import annotations

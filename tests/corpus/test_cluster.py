@@ -41,7 +41,8 @@ def done_count(out: Path) -> int:
         return 0
 
 
-def wait_for(condition, timeout=60.0, what="condition"):
+def wait_for(condition, timeout=180.0, what="condition"):
+    """Generous: a loaded 2-core CI machine starts dispynode and its workers slowly."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -59,7 +60,7 @@ def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
     crasher = next(t for t in expected if t["valid"] and not t["heaviest"])
     hanger = next(t for t in expected if not t["valid"])
     monkeypatch.setenv(TEST_FAULT_ENV, f"abort:{crasher['file']},hang:{hanger['file']}")
-    run([year_corpus], tmp_path, small_config.replace(trace_timeout_seconds=2.0), workers=2)
+    run([year_corpus], tmp_path, small_config.replace(trace_timeout_seconds=6.0), workers=2)
 
     evicted = {e["file"]: e for e in lines(tmp_path, "evicted.jsonl")}
     assert evicted[crasher["file"]]["reason"] == "worker_crash"
