@@ -29,6 +29,7 @@ class Config:
     # --- record cleaning (SPEC 3.1) ---
     clock_slack_seconds: float = 1.0  # timestamps may exceed run time by max(this,
     clock_slack_fraction: float = 0.01  # this * run time) before the record is dropped
+    max_run_time_seconds: float = 400 * 86400.0  # longer runs are bad_job (bogus end times)
 
     # --- merging (SPEC 3.3) ---
     minor_rate_fraction: float = 0.01  # ops slower than this * median rate skip merging

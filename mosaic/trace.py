@@ -103,6 +103,10 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     operations of files traced by DXT_POSIX with their DXT segments.
     """
     job = log.job
+    if job.run_time > config.max_run_time_seconds:
+        # A bogus end time would size per-second arrays in the analysis.
+        raise LogError("bad_job", f"run time {job.run_time:.0f} s exceeds "
+                                  f"max_run_time_seconds {config.max_run_time_seconds:.0f}")
     if job.partial and config.strict:
         raise LogError("partial", "a module ran out of record memory (--strict)")
     slack = max(config.clock_slack_seconds, config.clock_slack_fraction * job.run_time)

@@ -230,6 +230,18 @@ def test_start_time_out_of_range_is_a_bad_job():
     assert err.value.reason == "bad_job"
 
 
+@pytest.mark.parametrize("run_time, evicted", [(100.0, False), (100.5, True)])
+def test_run_time_beyond_the_limit_is_a_bad_job(run_time, evicted):
+    log = make_log([(1, 0, 1, 0, 10, 0, {})], job=job(run_time=run_time))
+    config = Config(max_run_time_seconds=100.0)
+    if not evicted:
+        assert build_trace(log, "f", config).run_time == run_time
+        return
+    with pytest.raises(LogError) as err:
+        build_trace(log, "f", config)
+    assert err.value.reason == "bad_job" and "max_run_time_seconds" in err.value.detail
+
+
 def test_read_trace_on_a_real_log(shared_logs):
     path = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.4.1.darshan")
     trace = read_trace(path, Config())

@@ -37,7 +37,8 @@ VALIDATE = "mosaic.corpus.pipeline:validate_log"
 CATEGORIZE = "mosaic.corpus.pipeline:categorize_log"
 # Settings that change how fast results come, never what they are.
 EXECUTION_ONLY = ("batch_size", "jobs_in_flight_per_cpu", "node_pulse_seconds",
-                  "node_start_timeout_seconds", "dispy_port")
+                  "node_start_timeout_seconds", "dispy_port", "service_max_request_bytes",
+                  "service_latency_buckets")
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 
 
