@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 import pebble
 
-from mosaic.analysis.categorize import categorize_trace, evicted_result
+from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
 from mosaic.config import Config
-from mosaic.darshan.formats import LogError
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
@@ -71,12 +70,7 @@ def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
     """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
     if os.environ.get(TEST_HOOKS_ENV):
         _test_hooks(data)
-    try:
-        return categorize_trace(trace_from_bytes(data, file, config), config)
-    except LogError as error:
-        return evicted_result(file, error.reason, error.detail)
-    except Exception as error:  # noqa: BLE001 - odd bytes must not fail the request with a 500
-        return evicted_result(file, "unreadable", f"{type(error).__name__}: {error}")
+    return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 
 
 def _test_hooks(data: bytes) -> None:

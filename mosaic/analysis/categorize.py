@@ -14,6 +14,7 @@ most directions of a year of logs are insignificant.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -146,20 +147,26 @@ def evicted_result(file, reason: str, detail: str = "") -> dict:
     return {"file": str(file), "status": "evicted", "reason": reason, "detail": detail}
 
 
-def categorize_file(path, config: Config) -> dict:
-    """Read and categorize one log; never raises on a bad log.
+def guarded(file, work: Callable[[], dict]) -> dict:
+    """``work()``, or the eviction of ``file``: a bad log never escapes as an exception.
 
     A :class:`~mosaic.darshan.formats.LogError` keeps its reason; any other
     exception (a reader or analysis bug met on odd bytes) becomes
     ``unreadable`` with the exception as detail, so one log cannot stop a
-    batch of hundreds of thousands.
+    batch of hundreds of thousands, nor fail a service request with a 500.
     """
     from mosaic.darshan.formats import LogError
-    from mosaic.trace import read_trace
 
     try:
-        return categorize_trace(read_trace(path, config), config)
+        return work()
     except LogError as error:
-        return evicted_result(path, error.reason, error.detail)
+        return evicted_result(file, error.reason, error.detail)
     except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
-        return evicted_result(path, "unreadable", f"{type(error).__name__}: {error}")
+        return evicted_result(file, "unreadable", f"{type(error).__name__}: {error}")
+
+
+def categorize_file(path, config: Config) -> dict:
+    """Read and categorize one log; never raises on a bad log (see :func:`guarded`)."""
+    from mosaic.trace import read_trace
+
+    return guarded(path, lambda: categorize_trace(read_trace(path, config), config))

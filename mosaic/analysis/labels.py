@@ -20,9 +20,3 @@ FAMILIES = {
 
 ALL_LABELS = tuple(label for labels in FAMILIES.values() for label in labels)
 
-
-def family_of(label: str) -> str:
-    for family, labels in FAMILIES.items():
-        if label in labels:
-            return family
-    raise KeyError(label)

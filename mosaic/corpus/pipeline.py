@@ -64,21 +64,17 @@ def _trace(ref: LogRef, config: Config):
 
 
 def _guarded(ref: LogRef, work) -> dict:
-    """`work()`, or an eviction: one bad log must never stop a batch."""
-    try:
-        return work()
-    except LogError as error:
-        return evicted(ref, error.reason, error.detail)
-    except Exception as error:  # noqa: BLE001 - reader or analysis bug met on odd bytes
-        return evicted(ref, "unreadable", f"{type(error).__name__}: {error}")
+    """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch)."""
+    from mosaic.analysis.categorize import guarded
+
+    result = guarded(ref.name, work)
+    return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result
 
 
 def validate_log(ref: LogRef, config: Config) -> dict:
     """The compact facts of one log that deduplication and the funnel need."""
     def work() -> dict:
-        trace = _trace(ref, config)
-        if trace.partial and config.strict:
-            return evicted(ref, "partial", "a module ran out of record memory (--strict)")
+        trace = _trace(ref, config)  # a partial log under --strict raises LogError("partial")
         job = trace.job
         return {"file": ref.name, "location": ref.location, "archive": ref.archive,
                 "status": "ok", "group_key": trace.group_key(config.group_by),
