@@ -15,6 +15,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,16 @@ class Config:
     truth_periodic_share: float = 0.85  # design share of periodic segments to assert `periodic`
     truth_min_occurrences: int = 5  # held-out truth: a series asserts `periodic` from this many
 
+    # How work is spread and served, not what it computes: left out of hash().
+    EXECUTION_ONLY: ClassVar[tuple[str, ...]] = (
+        "batch_size", "jobs_in_flight_per_cpu", "node_pulse_seconds",
+        "node_start_timeout_seconds", "dispy_port", "service_max_request_bytes",
+        "service_latency_buckets")
+
     def hash(self) -> str:
-        """Short stable digest of the settings that change results."""
-        payload = json.dumps(self.to_dict(), sort_keys=True)
+        """Short stable digest of the settings that change results (stored results' tag)."""
+        settings = {k: v for k, v in self.to_dict().items() if k not in self.EXECUTION_ONLY}
+        payload = json.dumps(settings, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict:

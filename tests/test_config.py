@@ -26,3 +26,8 @@ def test_lists_become_tuples_so_config_stays_hashable(tmp_path):
     cfg = Config.from_toml(path)
     assert cfg.mounts == ("/scratch",)
     assert hash(cfg)
+
+
+def test_execution_settings_do_not_change_the_results_hash():
+    assert Config(batch_size=7, dispy_port=9800).hash() == Config().hash()
+    assert Config(significant_bytes=2e8).hash() != Config().hash()

@@ -36,17 +36,7 @@ from mosaic.darshan.formats import LogError
 
 VALIDATE = "mosaic.corpus.pipeline:validate_log"
 CATEGORIZE = "mosaic.corpus.pipeline:categorize_log"
-# Settings that change how fast results come, never what they are.
-EXECUTION_ONLY = ("batch_size", "jobs_in_flight_per_cpu", "node_pulse_seconds",
-                  "node_start_timeout_seconds", "dispy_port", "service_max_request_bytes",
-                  "service_latency_buckets")
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
-
-
-def results_hash(config: Config) -> str:
-    """Hash of the settings that change results (the store's validity tag)."""
-    defaults = Config()
-    return config.replace(**{name: getattr(defaults, name) for name in EXECUTION_ONLY}).hash()
 
 
 # ----- per-log tasks (run on workers) -----
@@ -108,7 +98,7 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
     clock = time.perf_counter()
     counts = ScanCounts()
     with Store(out / "store.sqlite") as store, make_engine(config, workers, nodes) as engine:
-        store.begin_run(results_hash(config))
+        store.begin_run(config.hash())
         timings["start"] = _lap(clock)
         total = count_log_files(inputs) if _show_progress(quiet) else None
         refs = scan(inputs, counts, ship_bytes)

@@ -7,7 +7,7 @@ import pytest
 
 from corpus.outputs import comparable, lines, truth
 from mosaic.corpus import pipeline
-from mosaic.corpus.pipeline import results_hash, run, stability_shares
+from mosaic.corpus.pipeline import run, stability_shares
 from mosaic.corpus.scan import scan
 
 
@@ -109,6 +109,6 @@ def test_rerun_redoes_nothing_and_a_changed_config_redoes_everything(
     assert calls == Counter()  # batch size is not a result setting
     assert comparable(tmp_path)["traces"] == comparable(reference_run)["traces"]
     changed = small_config.replace(significant_bytes=2e8)
-    assert results_hash(changed) != results_hash(small_config)
+    assert changed.hash() != small_config.hash()
     run([year_corpus], tmp_path, changed, workers=0)
     assert calls == first
