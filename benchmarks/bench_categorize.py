@@ -28,7 +28,7 @@ from mosaic.analysis import segments
 from mosaic.analysis.categorize import analyze, result
 from mosaic.config import Config
 from mosaic.corpus.scan import scan
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 from mosaic.trace import read_trace
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"

@@ -80,7 +80,7 @@ def score_rules(corpus: Path, results: Path) -> dict[str, dict]:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.analysis.verdict import RULES
     from mosaic.config import Config
-    from mosaic.darshan.formats import LogError
+    from mosaic.errors import LogError
     from mosaic.synth.evaluate import evaluate
     from mosaic.trace import read_trace
     base = Config()

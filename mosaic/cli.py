@@ -13,24 +13,7 @@ import sys
 
 import click
 
-from mosaic.config import Config
-
-
-def _config(config_file: str | None, **overrides) -> Config:
-    cfg = Config.from_toml(config_file) if config_file else Config()
-    overrides = {k: v for k, v in overrides.items() if v is not None}
-    return cfg.replace(**overrides) if overrides else cfg
-
-
-config_option = click.option(
-    "--config", "config_file", type=click.Path(exists=True, dir_okay=False),
-    help="TOML file overriding thresholds of mosaic.config.Config.")
-mount_option = click.option(
-    "--mount", "mounts", multiple=True, metavar="PREFIX",
-    help="Keep only files under this prefix (repeatable). Default: all files "
-         "except Darshan pseudo-files and /proc, /sys, /dev.")
-strict_option = click.option(
-    "--strict", is_flag=True, default=None, help="Evict partial logs instead of flagging them.")
+from mosaic.options import config_option, load_config, mount_option, strict_option
 
 
 class LazyGroup(click.Group):
@@ -83,7 +66,7 @@ def categorize(files, config_file, mounts, strict) -> None:
     """
     from mosaic.analysis.categorize import categorize_file
 
-    cfg = _config(config_file, mounts=mounts or None, strict=strict)
+    cfg = load_config(config_file, mounts=mounts or None, strict=strict)
     for path in files:
         sys.stdout.write(json.dumps(categorize_file(path, cfg)) + "\n")
 

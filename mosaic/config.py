@@ -1,120 +1,171 @@
-"""Every threshold of SPEC.md in one place.
+"""Every threshold of SPEC.md in one place, validated when built.
 
-All defaults live here and nowhere else; a TOML file passed with ``--config``
-overrides any subset of them (same names, flat keys or grouped in tables whose
-names are ignored). The hash of the effective configuration tags stored
-results so that a changed threshold invalidates them.
+All defaults live here and nowhere else. Fields are grouped in four sections:
+
+* ``method``: what is computed (SPEC 2-3.8); only these enter :meth:`Config.hash`,
+  the tag that invalidates stored results when a threshold changes;
+* ``execution``: how the batch is spread and bounded (SPEC 5);
+* ``service``: the scheduler API (``mosaic serve``);
+* ``truth``: the ground-truth generators (``mosaic synth``).
+
+A TOML file passed with ``--config`` overrides any subset: flat keys, or keys
+inside a table named after their section (``[method]``, ``[execution]``, ...).
+An unknown key, a key under the wrong table, a value of the wrong type, a
+choice not offered or a value out of range stops at construction with the
+key, the value and what is allowed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
 import tomllib
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Literal
+
+SECTIONS = ("method", "execution", "service", "truth")
+
+
+def _field(section: str, default, *, lo=None, hi=None, lo_open=False, hi_open=False):
+    """A dataclass field tagged with its section and its allowed range."""
+    kw = ({"default_factory": lambda: default} if isinstance(default, list) else
+          {"default": default})
+    return dataclasses.field(**kw, metadata={
+        "section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open})
+
+
+def method(default, **bounds):
+    return _field("method", default, **bounds)
+
+
+def execution(default, **bounds):
+    return _field("execution", default, **bounds)
+
+
+def service(default, **bounds):
+    return _field("service", default, **bounds)
+
+
+def truth(default, **bounds):
+    return _field("truth", default, **bounds)
+
+
+POSITIVE = {"lo": 0.0, "lo_open": True}
+NON_NEGATIVE = {"lo": 0.0}
+SHARE = {"lo": 0.0, "hi": 1.0}
+
+VerdictRule = Literal[
+    "meanshift", "fft", "both", "meanshift_or_fft", "meanshift_or_confident_fft",
+    "meanshift_or_scored_fft", "meanshift_or_significant_fft",
+    "vetted_meanshift_or_significant_fft"]
 
 
 @dataclass(frozen=True)
 class Config:
+    # ===== method: what is computed (SPEC 2-3.8) =====
     # --- input filtering (SPEC 2) ---
-    mounts: tuple[str, ...] = ()  # keep only files under these prefixes; () = all
-    excluded_prefixes: tuple[str, ...] = ("/proc", "/sys", "/dev")
-    strict: bool = False  # evict partial logs instead of flagging them
-    group_by: str = "app"  # "app" (first token of the command line) or "cmdline"
-    all_runs: bool = False  # categorize every valid run, not just representatives
+    mounts: tuple[str, ...] = method(())  # keep only files under these prefixes; () = all
+    excluded_prefixes: tuple[str, ...] = method(("/proc", "/sys", "/dev"))
+    strict: bool = method(False)  # evict partial logs instead of flagging them
+    group_by: Literal["app", "cmdline"] = method("app")  # first token of the command line, or all of it
+    all_runs: bool = method(False)  # categorize every valid run, not just representatives
 
     # --- record cleaning (SPEC 3.1) ---
-    clock_slack_seconds: float = 1.0  # timestamps may exceed run time by max(this,
-    clock_slack_fraction: float = 0.01  # this * run time) before the record is dropped
-    max_run_time_seconds: float = 400 * 86400.0  # longer runs are bad_job (bogus end times)
+    clock_slack_seconds: float = method(1.0, **NON_NEGATIVE)  # timestamps may exceed run time by max(this,
+    clock_slack_fraction: float = method(0.01, **NON_NEGATIVE)  # this * run time) before the record is dropped
+    max_run_time_seconds: float = method(400 * 86400.0, **POSITIVE)  # longer runs are bad_job (bogus end times)
 
     # --- merging (SPEC 3.3) ---
-    minor_rate_fraction: float = 0.01  # ops slower than this * median rate skip merging
-    neighbor_gap_runtime_fraction: float = 0.001  # gap < 0.1 % of run time
-    neighbor_gap_duration_fraction: float = 0.01  # gap < 1 % of merged duration
+    minor_rate_fraction: float = method(0.01, **SHARE)  # ops slower than this * median rate skip merging
+    neighbor_gap_runtime_fraction: float = method(0.001, **SHARE)  # gap < 0.1 % of run time
+    neighbor_gap_duration_fraction: float = method(0.01, **SHARE)  # gap < 1 % of merged duration
 
     # --- mean-shift periodicity (SPEC 3.4) ---
-    meanshift_bandwidth: float = math.log(1.25)
-    min_periodic_segments: int = 3
-    periodic_regular_share: float = 0.5  # share of a periodic cluster's gaps alike (segments._recurs)
-    periodic_segment_share: float = 0.75
-    period_second_max: float = 30.0
-    period_minute_max: float = 30 * 60.0
-    period_hour_max: float = 12 * 3600.0
-    low_busy_max: float = 0.25
-    high_busy_min: float = 0.75
-    meanshift_min_duration: float = 1e-6  # floors before log(): Darshan's clock resolution
-    meanshift_min_bytes: float = 1.0  # and one byte, so log() of a zero stays finite
+    meanshift_bandwidth: float = method(math.log(1.25), **POSITIVE)
+    min_periodic_segments: int = method(3, lo=2)
+    periodic_regular_share: float = method(0.5, **SHARE)  # share of a periodic cluster's gaps alike (segments._recurs)
+    periodic_segment_share: float = method(0.75, **SHARE)
+    min_period_seconds: float = method(1.0, **NON_NEGATIVE)  # closer repeats are request cadence (SPEC 3.4, 3.5)
+    period_second_max: float = method(30.0, **POSITIVE)
+    period_minute_max: float = method(30 * 60.0, **POSITIVE)
+    period_hour_max: float = method(12 * 3600.0, **POSITIVE)
+    low_busy_max: float = method(0.25, **SHARE)
+    high_busy_min: float = method(0.75, **SHARE)
+    meanshift_min_duration: float = method(1e-6, **POSITIVE)  # floors before log(): Darshan's clock resolution
+    meanshift_min_bytes: float = method(1.0, **POSITIVE)  # and one byte, so log() of a zero stays finite
 
     # --- FFT periodicity (SPEC 3.5) ---
-    fft_max_samples: int = 1 << 16
-    fft_z_threshold: float = 3.0
-    fft_peak_fraction: float = 0.8
-    fft_min_periods: float = 3.0
-    fft_min_score: float = 0.3
-    fft_min_samples: int = 1 << 10  # enough frequency range when operations are long
-    fft_bins_per_operation: float = 4.0  # bins across the shortest operation
-    fft_min_bin_seconds: float = 0.1  # no finer (FTIO's 10 Hz): bins keep short bursts anyway
-    fft_score_smoothing: float = 0.1  # score smooths over this share of the period
-    fft_min_significance: float = 2.5  # score must beat chance by this many sigmas
-    fft_oversampling: int = 2  # spectrum points per frequency bin (zero padding)
-    verdict_fft_min_score: float = 0.8  # "meanshift_or_scored_fft": FFT alone needs this score
-    verdict_fft_min_significance: float = 5.0  # "meanshift_or_significant_fft": FFT alone needs this
-    verdict_rule: str = "meanshift_or_significant_fft"  # measured best: docs/periodicity.md
+    fft_max_samples: int = method(1 << 16, lo=1)
+    fft_z_threshold: float = method(3.0, **NON_NEGATIVE)
+    fft_peak_fraction: float = method(0.8, **SHARE)
+    fft_min_periods: float = method(3.0, lo=1.0)
+    fft_min_score: float = method(0.3, **SHARE)
+    fft_min_samples: int = method(1 << 10, lo=1)  # enough frequency range when operations are long
+    fft_bins_per_operation: float = method(4.0, **POSITIVE)  # bins across the shortest operation
+    fft_min_bin_seconds: float = method(0.1, **NON_NEGATIVE)  # no finer (FTIO's 10 Hz): bins keep short bursts anyway
+    fft_score_smoothing: float = method(0.1, **SHARE)  # score smooths over this share of the period
+    fft_min_significance: float = method(2.5, **NON_NEGATIVE)  # score must beat chance by this many sigmas
+    fft_oversampling: int = method(2, lo=1)  # spectrum points per frequency bin (zero padding)
+    verdict_fft_min_score: float = method(0.8, **SHARE)  # "meanshift_or_scored_fft": FFT alone needs this score
+    verdict_fft_min_significance: float = method(5.0, **NON_NEGATIVE)  # "meanshift_or_significant_fft": FFT alone needs this
+    verdict_rule: VerdictRule = method("meanshift_or_significant_fft")  # measured best: docs/periodicity.md
 
     # --- temporality (SPEC 3.6) ---
-    significant_bytes: float = 1e8
-    chunk_dominance: float = 2.0  # on_start / on_end
-    chunk_minor_divisor: float = 5.0  # after_start / before_end
-    chunk_middle_ratio: float = 4.0  # after_start_before_end / on_start_and_end
-    steady_cv: float = 0.25
+    significant_bytes: float = method(1e8, **NON_NEGATIVE)
+    chunk_dominance: float = method(2.0, **POSITIVE)  # on_start / on_end
+    chunk_minor_divisor: float = method(5.0, **POSITIVE)  # after_start / before_end
+    chunk_middle_ratio: float = method(4.0, **POSITIVE)  # after_start_before_end / on_start_and_end
+    steady_cv: float = method(0.25, **NON_NEGATIVE)
 
     # --- metadata (SPEC 3.7) ---
-    metadata_high_spike: int = 250  # a second with MORE than this many requests
-    metadata_spike_level: int = 50  # a second with at least this many is a spike
-    metadata_min_spikes: int = 5
-    metadata_density_mean: float = 50.0
+    metadata_high_spike: int = method(250, lo=0)  # a second with MORE than this many requests
+    metadata_spike_level: int = method(50, lo=1)  # a second with at least this many is a spike
+    metadata_min_spikes: int = method(5, lo=1)
+    metadata_density_mean: float = method(50.0, **NON_NEGATIVE)
 
     # --- corpus statistics and figures (SPEC 3.8, 6) ---
-    correlation_min_probability: float = 0.6  # noteworthy when P(B | A) >= this
-    correlation_min_support: float = 0.01  # ... and A and B together on >= this share
-    heatmap_display_min: float = 0.01  # heatmaps show only cells above this (paper Fig. 5)
-    stability_histogram_bins: int = 10  # bins over [0, 1] of per-application stability
+    correlation_min_probability: float = method(0.6, **SHARE)  # noteworthy when P(B | A) >= this
+    correlation_min_support: float = method(0.01, **SHARE)  # ... and A and B together on >= this share
+    heatmap_display_min: float = method(0.01, **SHARE)  # heatmaps show only cells above this (paper Fig. 5)
+    stability_histogram_bins: int = method(10, lo=1)  # bins over [0, 1] of per-application stability
 
-    # --- execution (SPEC 5) ---
-    trace_timeout_seconds: float = 60.0
-    batch_size: int = 256
-    jobs_in_flight_per_cpu: int = 2  # dispy jobs queued per node CPU (bounds parent memory)
-    node_pulse_seconds: float = 1.0  # a node silent for 5 pulses is dead; its jobs move on
-    node_start_timeout_seconds: float = 60.0  # wait this long for dispy nodes to join
-    dispy_port: int = 9700  # dispynode's -p (dispy's default); a local node picks a free one
+    # ===== execution: how the batch is spread and bounded (SPEC 5) =====
+    trace_timeout_seconds: float = execution(60.0, **POSITIVE)
+    batch_size: int = execution(256, lo=1)
+    jobs_in_flight_per_cpu: int = execution(2, lo=1)  # dispy jobs queued per node CPU (bounds parent memory)
+    node_pulse_seconds: float = execution(1.0, **POSITIVE)  # a node silent for 5 pulses is dead; its jobs move on
+    node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join
+    dispy_port: int = execution(9700, lo=1, hi=65534)  # dispynode's -p (dispy's default); a local node picks a free one
 
-    # --- scheduler service (mosaic serve) ---
-    service_max_request_bytes: int = 64 << 20  # larger bodies get 413, checked while reading
-    service_latency_buckets: tuple[float, ...] = (  # /metrics histogram bounds, seconds
-        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0)
+    # ===== service: the scheduler API (mosaic serve) =====
+    service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
+    service_latency_buckets: tuple[float, ...] = service((  # /metrics histogram bounds, seconds
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0))
 
-    # --- synthetic ground truth (mosaic synth) ---
-    truth_margin: float = 0.1  # assert a rule's outcome only this far (relative) from its threshold
-    truth_busy_margin: float = 0.05  # busy labels only this far inside low_busy_max / high_busy_min
-    truth_periodic_share: float = 0.85  # design share of periodic segments to assert `periodic`
-    truth_min_occurrences: int = 5  # held-out truth: a series asserts `periodic` from this many
+    # ===== truth: the ground-truth generators (mosaic synth) =====
+    truth_margin: float = truth(0.1, **SHARE)  # assert a rule's outcome only this far (relative) from its threshold
+    truth_busy_margin: float = truth(0.05, **SHARE)  # busy labels only this far inside low_busy_max / high_busy_min
+    truth_periodic_share: float = truth(0.85, **SHARE)  # design share of periodic segments to assert `periodic`
+    truth_min_occurrences: int = truth(5, lo=1)  # held-out truth: a series asserts `periodic` from this many
 
-    # How work is spread and served, not what it computes: left out of hash().
-    EXECUTION_ONLY: ClassVar[tuple[str, ...]] = (
-        "batch_size", "jobs_in_flight_per_cpu", "node_pulse_seconds",
-        "node_start_timeout_seconds", "dispy_port", "service_max_request_bytes",
-        "service_latency_buckets")
+    def __post_init__(self):
+        hints = _type_hints()
+        for f in dataclasses.fields(self):
+            _check(f, hints[f.name], getattr(self, f.name))
 
     def hash(self) -> str:
-        """Short stable digest of the settings that change results (stored results' tag)."""
-        settings = {k: v for k, v in self.to_dict().items() if k not in self.EXECUTION_ONLY}
-        payload = json.dumps(settings, sort_keys=True)
+        """Short stable digest of the ``method`` section (stored results' tag)."""
+        payload = json.dumps(self.section("method"), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def section(self, name: str) -> dict:
+        """The settings of one section, as plain JSON-ready values."""
+        return {k: v for k, v in self.to_dict().items() if SECTION_OF[k] == name}
 
     def to_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v
@@ -132,14 +183,63 @@ class Config:
         flat: dict = {}
         for key, value in data.items():
             if isinstance(value, dict):
+                if key not in SECTIONS:
+                    raise ValueError(f"{path}: unknown table [{key}]; "
+                                     f"tables are {', '.join(SECTIONS)}")
+                misplaced = sorted(k for k in value if SECTION_OF.get(k, key) != key)
+                if misplaced:
+                    raise ValueError(f"{path}: {', '.join(misplaced)} not in [{key}] "
+                                     f"(belongs in [{SECTION_OF[misplaced[0]]}])")
                 flat.update(value)
             else:
                 flat[key] = value
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(flat) - known)
+        unknown = sorted(set(flat) - set(SECTION_OF))
         if unknown:
             raise ValueError(f"unknown configuration keys in {path}: {', '.join(unknown)}")
         return (base or cls()).replace(**flat)
 
 
+@functools.cache
+def _type_hints() -> dict:
+    return typing.get_type_hints(Config)
+
+
+def _check(f: dataclasses.Field, hint, value) -> None:
+    """Raise ValueError naming the key, the value and what is allowed."""
+    name = f.name
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            raise ValueError(f"{name} = {value!r}: choose from {', '.join(map(repr, allowed))}")
+        return
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        if not isinstance(value, tuple) or not all(_is(item, v) for v in value):
+            raise ValueError(f"{name} = {value!r}: expected a list of {item.__name__}")
+        return
+    if not _is(hint, value):
+        raise ValueError(f"{name} = {value!r}: expected {hint.__name__}")
+    meta = f.metadata
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if hint in (int, float) and (
+            (lo is not None and (value < lo or (meta["lo_open"] and value == lo)))
+            or (hi is not None and (value > hi or (meta["hi_open"] and value == hi)))
+            or (isinstance(value, float) and not math.isfinite(value))):
+        left = "(" if meta["lo_open"] else "["
+        right = ")" if meta["hi_open"] else "]"
+        span = f"{left}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{right}"
+        raise ValueError(f"{name} = {value!r}: must be a finite number in {span}")
+
+
+def _is(kind, value) -> bool:
+    """Strict type check: a bool is not a number, an int is a valid float."""
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+SECTION_OF = {f.name: f.metadata["section"] for f in dataclasses.fields(Config)}
 DEFAULT = Config()

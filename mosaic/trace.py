@@ -17,7 +17,8 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
-from mosaic.darshan.formats import DarshanLog, LogError
+from mosaic.darshan.formats import DarshanLog
+from mosaic.errors import LogError
 from mosaic.darshan.reader import read_log
 
 READ, WRITE = 0, 1

@@ -150,12 +150,12 @@ def evicted_result(file, reason: str, detail: str = "") -> dict:
 def guarded(file, work: Callable[[], dict]) -> dict:
     """``work()``, or the eviction of ``file``: a bad log never escapes as an exception.
 
-    A :class:`~mosaic.darshan.formats.LogError` keeps its reason; any other
+    A :class:`~mosaic.errors.LogError` keeps its reason; any other
     exception (a reader or analysis bug met on odd bytes) becomes
     ``unreadable`` with the exception as detail, so one log cannot stop a
     batch of hundreds of thousands, nor fail a service request with a 500.
     """
-    from mosaic.darshan.formats import LogError
+    from mosaic.errors import LogError
 
     try:
         return work()

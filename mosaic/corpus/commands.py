@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from mosaic.cli import _config, config_option, mount_option, strict_option
+from mosaic.options import load_config, config_option, mount_option, strict_option
 
 
 @click.command()
@@ -39,11 +39,11 @@ def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout
 
     Rerunning the same command resumes where an interrupted run stopped.
     """
-    from mosaic.corpus.engine import EngineError
+    from mosaic.errors import EngineError
     from mosaic.corpus.pipeline import one_screen
     from mosaic.corpus.pipeline import run as run_pipeline
 
-    config = _config(config_file, mounts=mounts or None, strict=strict, all_runs=all_runs,
+    config = load_config(config_file, mounts=mounts or None, strict=strict, all_runs=all_runs,
                      group_by=group_by, trace_timeout_seconds=timeout)
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
     workers = _workers(workers)

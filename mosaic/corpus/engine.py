@@ -49,16 +49,13 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, Pipe
 
+from mosaic.errors import EngineError
 from mosaic.config import Config
 from mosaic.corpus.scan import LogRef
 
 TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.02  # how often the parent looks for finished jobs
-
-
-class EngineError(RuntimeError):
-    """The cluster could not be started or reached."""
 
 
 def evicted(ref: LogRef, reason: str, detail: str) -> dict:

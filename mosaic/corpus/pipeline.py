@@ -32,7 +32,7 @@ from mosaic.corpus import dedup
 from mosaic.corpus.engine import evicted, make_engine
 from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, scan
 from mosaic.corpus.store import Store
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 
 VALIDATE = "mosaic.corpus.pipeline:validate_log"
 CATEGORIZE = "mosaic.corpus.pipeline:categorize_log"

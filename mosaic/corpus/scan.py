@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from mosaic.darshan.archive import is_archive_name, is_log_name, iter_archive
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ import os
 import tarfile
 from collections.abc import Iterator
 
-from mosaic.darshan.formats import MAX_LOG_BYTES, LogError
+from mosaic.darshan.formats import MAX_LOG_BYTES
+from mosaic.errors import LogError
 
 LOG_SUFFIXES = (".darshan", ".darshan.gz", ".darshan.bz2")
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")

@@ -176,15 +176,6 @@ def record_dtype(module_id: int, version: int, big_endian: bool = False) -> np.d
                      ("counters", e + "i8", (n_c,)), ("fcounters", e + "f8", (n_f,))])
 
 
-class LogError(Exception):
-    """A log that cannot be used; ``reason`` is one of SPEC 3.1's eviction reasons."""
-
-    def __init__(self, reason: str, detail: str = ""):
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
-
-
 @dataclass
 class Job:
     uid: int

@@ -13,7 +13,8 @@ import struct
 import numpy as np
 
 from mosaic.darshan import formats as F
-from mosaic.darshan.formats import DarshanLog, Job, LogError, ModuleRecords
+from mosaic.darshan.formats import DarshanLog, Job, ModuleRecords
+from mosaic.errors import LogError
 from mosaic.darshan.reader import parse_metadata, validate_job
 
 TARGET_VERSION = 4  # POSIX module version the records are converted to

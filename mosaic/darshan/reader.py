@@ -17,7 +17,8 @@ import numpy as np
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.archive import read_bytes
-from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, LogError, ModuleRecords
+from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
+from mosaic.errors import LogError
 
 GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
 # Compressed bytes handed to a decompressor at a time: small first (per-rank

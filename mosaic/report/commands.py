@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mosaic.cli import _config, config_option
+from mosaic.options import load_config, config_option
 
 
 @click.command()
@@ -23,7 +23,7 @@ def figures(out: Path, config_file: str | None) -> None:
     from mosaic.report.figures import render_figures
     from mosaic.report.markdown import write_report
 
-    cfg = _config(config_file)
+    cfg = load_config(config_file)
     drawn = render_figures(out, cfg)
     report = write_report(out, cfg)
     click.echo(f"{sum(data is not None for data in drawn.values())} figures in {out / 'figures'}, "
@@ -43,11 +43,11 @@ def plot(file: Path, output: Path | None, config_file: str | None) -> None:
     metadata requests per second against the spike thresholds.
     """
     from mosaic.analysis.categorize import analyze
-    from mosaic.darshan.formats import LogError
+    from mosaic.errors import LogError
     from mosaic.report.timeline import plot_timeline
     from mosaic.trace import read_trace
 
-    cfg = _config(config_file)
+    cfg = load_config(config_file)
     output = output or Path(f"{file.name}.timeline.png")
     try:
         analysis = analyze(read_trace(file, cfg), cfg)

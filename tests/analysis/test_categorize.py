@@ -12,7 +12,7 @@ from mosaic.analysis import categorize as categorize_module
 from mosaic.analysis.categorize import analyze, categorize_file, categorize_trace, evicted_result
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, Trace
 
 CFG = Config()

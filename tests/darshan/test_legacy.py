@@ -11,7 +11,7 @@ from handmade import legacy_log  # noqa: E402
 
 from mosaic.config import Config  # noqa: E402
 from mosaic.darshan import formats as F  # noqa: E402
-from mosaic.darshan.formats import LogError  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
 from mosaic.darshan.reader import read_log  # noqa: E402
 from mosaic.trace import build_trace  # noqa: E402
 

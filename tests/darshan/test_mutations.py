@@ -21,7 +21,7 @@ from handmade import dxt_record, legacy_log, posix_v4, record, v3_log  # noqa: E
 
 from mosaic.config import Config  # noqa: E402
 from mosaic.darshan import reader  # noqa: E402
-from mosaic.darshan.formats import LogError  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
 from mosaic.trace import build_trace  # noqa: E402
 
 REASONS = {"unreadable", "truncated", "corrupt_stream", "unsupported_version", "bad_job",

@@ -15,7 +15,7 @@ from handmade import (  # noqa: E402
 
 from mosaic.darshan import formats as F  # noqa: E402
 from mosaic.darshan import reader  # noqa: E402
-from mosaic.darshan.formats import LogError  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
 from mosaic.darshan.reader import inflate, read_log  # noqa: E402
 
 NAMES = {11: "/scratch/a.dat", 22: "/scratch/b.dat", 33: "<STDOUT>"}

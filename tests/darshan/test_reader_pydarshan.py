@@ -28,7 +28,7 @@ from helpers import pydarshan_example_logs, real_logs
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 from mosaic.darshan.reader import read_log
 from mosaic.trace import build_trace
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from mosaic.cli import main
 from mosaic.config import Config
 from mosaic.darshan import formats as F
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 from mosaic.synth.catalog import BY_NAME, SCENARIOS
 from mosaic.synth.corpus import Template, write_scenarios
 from mosaic.synth.logs import INVALID_REASONS, Format, darshan_log, invalid_log, make_job, write

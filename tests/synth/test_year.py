@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from mosaic.cli import main
-from mosaic.darshan.formats import LogError
+from mosaic.errors import LogError
 from mosaic.synth.year import generate_year
 
 
