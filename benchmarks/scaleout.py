@@ -34,7 +34,7 @@ import psutil
 from benchmarks.year import corpus, default_dir, scan_seconds, tree_cpu_seconds
 from mosaic.config import Config
 from mosaic.corpus.engine import dispynode_command, preload, stop_process_group
-from mosaic.corpus.pipeline import run
+from mosaic.corpus.pipeline import WORKER_PRELOAD, run
 from mosaic.corpus.store import Store
 
 STORE_WRITES = ("mark_seen", "save_facts", "save_groups", "save_results")
@@ -157,7 +157,7 @@ def main() -> None:
     runs = []
     empty = work / "empty"
     empty.mkdir(parents=True, exist_ok=True)
-    preload()  # the in-process baseline must not pay the imports a node's setup pays once
+    preload(WORKER_PRELOAD)  # the in-process baseline must not pay the imports a node's setup pays once
     try:
         scanned, scan_s = scan_seconds(root)
         print(f"{scanned:,} logs; scan alone {scan_s:.1f} s ({scanned / scan_s:,.0f} logs/s)")

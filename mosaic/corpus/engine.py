@@ -1,4 +1,9 @@
-"""Run a per-log task over batches of logs: dispy across cores and nodes, or in-process.
+"""Run a per-item task over batches: dispy across cores and nodes, or in-process.
+
+A generic batch runner: the caller gives a :class:`Task` (the function to
+apply to each item and the result of an item given up on, both module-level
+so they pickle by reference) and the modules a node imports ahead of any
+job. The engine knows nothing of what the items are.
 
 Why it looks like this (SPEC 5):
 
@@ -49,41 +54,42 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, Pipe
 
-from mosaic.errors import EngineError
+from dataclasses import dataclass
+from typing import Any
+
 from mosaic.config import Config
-from mosaic.corpus.scan import LogRef
+from mosaic.errors import EngineError, Reason
 
 TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.02  # how often the parent looks for finished jobs
 
 
-def evicted(ref: LogRef, reason: str, detail: str) -> dict:
-    """Result of a log the engine had to give up on (same keys as a task's eviction)."""
-    return {"file": ref.name, "location": ref.location, "archive": ref.archive,
-            "status": "evicted", "reason": reason, "detail": detail}
+@dataclass(frozen=True)
+class Task:
+    """What a batch does to each item: ``work(item, config) -> dict``, and
+    ``give_up(item, reason, detail) -> dict``, the result of an item whose
+    worker crashed or timed out. Module-level functions: they travel by name."""
+
+    work: Callable[[Any, Config], dict]
+    give_up: Callable[[Any, str, str], dict]
 
 
 # ----- worker side -----
 
-def run_batch(task: str, refs: list[LogRef], config: Config, isolate: bool) -> list[dict]:
-    """Apply `task` ("module:function" taking (LogRef, Config) -> dict) to each log.
-
-    With `isolate`, the work runs in a supervised child process (see module doc).
-    """
-    module, name = task.split(":")
-    func = getattr(importlib.import_module(module), name)
+def run_batch(task: Task, items: list, config: Config, isolate: bool) -> list[dict]:
+    """Apply `task` to each item; with `isolate`, in a supervised child process (module doc)."""
     if not isolate:
-        return [_call(func, ref, config) for ref in refs]
+        return [_call(task, item, config) for item in items]
     results: list[dict] = []
-    while len(results) < len(refs):
-        results.extend(_supervise(func, refs[len(results):], config))
+    while len(results) < len(items):
+        results.extend(_supervise(task, items[len(results):], config))
     return results
 
 
-def _call(func: Callable, ref: LogRef, config: Config) -> dict:
-    _test_fault(ref.name)
-    return func(ref, config)
+def _call(task: Task, item, config: Config) -> dict:
+    _test_fault(str(getattr(item, "name", item)))
+    return task.work(item, config)
 
 
 def _test_fault(name: str) -> None:
@@ -100,37 +106,38 @@ def _test_fault(name: str) -> None:
                     time.sleep(3600)
 
 
-def _supervise(func: Callable, refs: list[LogRef], config: Config) -> list[dict]:
-    """Results of a prefix of `refs`: all of them, or up to and including a culprit."""
+def _supervise(task: Task, items: list, config: Config) -> list[dict]:
+    """Results of a prefix of `items`: all of them, or up to and including a culprit."""
     reader, writer = Pipe(duplex=False)
     pid = os.fork()
     if pid == 0:  # child: work, report, never return into the caller's stack
         reader.close()
         try:
-            for ref in refs:
-                writer.send(_call(func, ref, config))
+            for item in items:
+                writer.send(_call(task, item, config))
         finally:
             os._exit(0)
     writer.close()
     try:
-        return _collect(reader, pid, refs, config.trace_timeout_seconds)
+        return _collect(reader, pid, task, items, config.trace_timeout_seconds)
     finally:
         reader.close()
 
 
-def _collect(reader: Connection, pid: int, refs: list[LogRef], timeout: float) -> list[dict]:
+def _collect(reader: Connection, pid: int, task: Task, items: list,
+             timeout: float) -> list[dict]:
     results = []
-    for ref in refs:
+    for item in items:
         if not reader.poll(timeout):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            results.append(evicted(ref, "timeout", f"no result after {timeout:g} s"))
+            results.append(task.give_up(item, Reason.TIMEOUT, f"no result after {timeout:g} s"))
             return results
         try:
             results.append(reader.recv())
         except EOFError:
             _, status = os.waitpid(pid, 0)
-            results.append(evicted(ref, "worker_crash", _describe_exit(status)))
+            results.append(task.give_up(item, Reason.WORKER_CRASH, _describe_exit(status)))
             return results
     os.waitpid(pid, 0)
     return results
@@ -142,28 +149,24 @@ def _describe_exit(status: int) -> str:
     return f"worker exited with status {os.waitstatus_to_exitcode(status)}"
 
 
-def _dispy_setup():
+def _dispy_setup(modules):
     """Runs once per node process: the heavy imports every job then inherits."""
     global _mosaic_engine
     import mosaic.corpus.engine as _mosaic_engine
-    _mosaic_engine.preload()
+    _mosaic_engine.preload(modules)
     return 0
 
 
-def _dispy_compute(task, refs, config):
+def _dispy_compute(task, items, config):
     """The dispy job: one batch (shipped to nodes as source, hence self-contained)."""
-    return _mosaic_engine.run_batch(task, refs, config, True)  # noqa: F821 (set by setup)
+    return _mosaic_engine.run_batch(task, items, config, True)  # noqa: F821 (set by setup)
 
 
-def preload() -> None:
-    """Import what the tasks need (numpy, the reader, the analysis) ahead of any job.
-
-    scikit-learn too: the analysis imports it lazily, and a batch's forked
-    child that imported it (~2 s) would lose it on exit, once per batch.
-    """
-    importlib.import_module("mosaic.corpus.pipeline")
-    importlib.import_module("mosaic.analysis.categorize")
-    importlib.import_module("sklearn.cluster")
+def preload(modules: Iterable[str]) -> None:
+    """Import `modules` ahead of any job: a batch's forked child that imported
+    them itself (scikit-learn: ~2 s) would lose them on exit, once per batch."""
+    for module in modules:
+        importlib.import_module(module)
 
 
 # ----- parent side -----
@@ -174,7 +177,7 @@ class InProcessEngine:
     No isolation: a crashing log takes the process down, and no time limit applies.
     """
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, preload: Iterable[str] = ()) -> None:
         self.config = config
 
     def __enter__(self) -> "InProcessEngine":
@@ -186,7 +189,7 @@ class InProcessEngine:
     def cpus(self) -> int:
         return 1
 
-    def map(self, task: str, batches: Iterable[list[LogRef]]) -> Iterator[list[dict]]:
+    def map(self, task: Task, batches: Iterable[list]) -> Iterator[list[dict]]:
         for batch in batches:
             yield run_batch(task, batch, self.config, isolate=False)
 
@@ -196,13 +199,16 @@ class DispyEngine:
 
     `nodes` lists "HOST" or "HOST:PORT" (PORT = the node's ``-p``, default
     ``config.dispy_port``); None starts a local node with `workers` CPUs on
-    the loopback address and stops it at the end, even on Ctrl-C.
+    the loopback address and stops it at the end, even on Ctrl-C. Each node
+    imports `preload` once, ahead of any job.
     """
 
-    def __init__(self, config: Config, nodes: list[str] | None = None, workers: int = 1) -> None:
+    def __init__(self, config: Config, nodes: list[str] | None = None, workers: int = 1,
+                 preload: Iterable[str] = ()) -> None:
         self.config = config
         self.nodes = nodes
         self.workers = workers
+        self.preload = tuple(preload)
         self._stack = contextlib.ExitStack()
         self._cluster = None
 
@@ -231,8 +237,10 @@ class DispyEngine:
             node_addrs = [_node_address(node, port) for node in self.nodes]
             loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
             host = LOOPBACK if loopback else None
+        allocations = [dispy.NodeAllocate(addr, node_port, setup_args=(self.preload,))
+                       for addr, node_port in node_addrs]
         self._cluster = dispy.JobCluster(
-            _dispy_compute, nodes=node_addrs, host=host, dispy_port=port,
+            _dispy_compute, nodes=allocations, host=host, dispy_port=port,
             setup=_dispy_setup, depends=[], pulse_interval=self.config.node_pulse_seconds,
             reentrant=True, loglevel=logging.ERROR,
             recover_file=os.path.join(workdir, "recover"))
@@ -256,12 +264,12 @@ class DispyEngine:
     def cpus(self) -> int:
         return sum(node.cpus for node in self._cluster.status().nodes)
 
-    def map(self, task: str, batches: Iterable[list[LogRef]]) -> Iterator[list[dict]]:
+    def map(self, task: Task, batches: Iterable[list]) -> Iterator[list[dict]]:
         """Results of each batch, in completion order."""
         import dispy
 
         batches = iter(batches)
-        retries: deque[list[LogRef]] = deque()
+        retries: deque[list] = deque()
         inflight: list = []  # (job, batch)
         exhausted = False
         while True:
@@ -288,7 +296,7 @@ class DispyEngine:
                     half = len(batch) // 2
                     retries.extend([batch[:half], batch[half:]])
                 else:
-                    yield [evicted(batch[0], "worker_crash", _job_failure(job))]
+                    yield [task.give_up(batch[0], Reason.WORKER_CRASH, _job_failure(job))]
             inflight = still
 
 
@@ -382,8 +390,9 @@ def stop_process_group(process: subprocess.Popen, grace_seconds: float = 5.0) ->
     process.wait()
 
 
-def make_engine(config: Config, workers: int, nodes: list[str] | None):
+def make_engine(config: Config, workers: int, nodes: list[str] | None,
+                preload: Iterable[str] = ()):
     """In-process for `workers == 0` without nodes, else dispy."""
     if workers == 0 and not nodes:
         return InProcessEngine(config)
-    return DispyEngine(config, nodes=nodes, workers=max(1, workers))
+    return DispyEngine(config, nodes=nodes, workers=max(1, workers), preload=preload)

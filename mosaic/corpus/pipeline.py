@@ -29,17 +29,24 @@ from pathlib import Path
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
-from mosaic.corpus.engine import evicted, make_engine
+from mosaic.corpus.engine import Task, make_engine
 from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, scan
 from mosaic.corpus.store import Store
 from mosaic.errors import LogError
 
-VALIDATE = "mosaic.corpus.pipeline:validate_log"
-CATEGORIZE = "mosaic.corpus.pipeline:categorize_log"
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
+# What a worker imports once, ahead of any job: this module (the tasks), the
+# analysis, and scikit-learn, which the analysis imports lazily (~2 s).
+WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", "sklearn.cluster")
 
 
 # ----- per-log tasks (run on workers) -----
+
+def evicted(ref: LogRef, reason: str, detail: str) -> dict:
+    """Result of a log given up on (same keys as a task's eviction)."""
+    return {"file": ref.name, "location": ref.location, "archive": ref.archive,
+            "status": "evicted", "reason": reason, "detail": detail}
+
 
 def _trace(ref: LogRef, config: Config):
     from mosaic.trace import read_trace, trace_from_bytes
@@ -82,6 +89,10 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
     return _guarded(ref, lambda: categorize_trace(_trace(ref, config), config))
 
 
+VALIDATE = Task(validate_log, evicted)
+CATEGORIZE = Task(categorize_log, evicted)
+
+
 # ----- orchestration (parent) -----
 
 def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1,
@@ -97,7 +108,7 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     counts = ScanCounts()
-    with Store(out / "store.sqlite") as store, make_engine(config, workers, nodes) as engine:
+    with Store(out / "store.sqlite") as store, make_engine(config, workers, nodes, WORKER_PRELOAD) as engine:
         store.begin_run(config.hash())
         timings["start"] = _lap(clock)
         total = count_log_files(inputs) if _show_progress(quiet) else None

@@ -7,8 +7,8 @@ import dispy
 import pytest
 
 from mosaic.config import Config
-from mosaic.corpus.engine import TEST_FAULT_ENV, DispyEngine, run_batch
-from mosaic.corpus.pipeline import balanced_batch_size
+from mosaic.corpus.engine import TEST_FAULT_ENV, DispyEngine, Task, run_batch
+from mosaic.corpus.pipeline import balanced_batch_size, evicted
 from mosaic.corpus.scan import LogRef
 
 
@@ -21,9 +21,12 @@ def echo_task(ref, config):
     return {"file": ref.name, "status": "ok"}
 
 
+ECHO = Task(echo_task, evicted)
+
+
 def test_supervised_batch_isolates_a_crash_and_a_hang(monkeypatch):
     monkeypatch.setenv(TEST_FAULT_ENV, "abort:b.darshan,hang:d.darshan")
-    results = run_batch(f"{__name__}:echo_task", refs("a.darshan", "b.darshan", "c.darshan",
+    results = run_batch(ECHO, refs("a.darshan", "b.darshan", "c.darshan",
                                                         "d.darshan", "e.darshan"),
                         Config(trace_timeout_seconds=0.5), isolate=True)
     assert [(r["file"], r["status"], r.get("reason")) for r in results] == [
@@ -55,7 +58,7 @@ class FakeCluster:
 def test_a_job_that_dies_is_bisected_down_to_its_culprit():
     engine = DispyEngine(Config())
     engine._cluster = FakeCluster(culprit="c")
-    results = [r for batch in engine.map("task", [refs("a", "b", "c", "d"), refs("e")])
+    results = [r for batch in engine.map(ECHO, [refs("a", "b", "c", "d"), refs("e")])
                for r in batch]
     assert sorted((r["file"], r["status"]) for r in results) == [
         ("a", "ok"), ("b", "ok"), ("c", "evicted"), ("d", "ok"), ("e", "ok")]
