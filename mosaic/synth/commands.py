@@ -17,7 +17,8 @@ def synth() -> None:
     \b
     mosaic synth scenarios OUT --seeds 5     every scenario of the catalog x 5 seeds
     mosaic synth year OUT --count 3000       a Blue-Waters-like year (dated folders)
-    Both write OUT/truth.jsonl; score a run with `mosaic eval RESULTS --truth OUT/truth.jsonl`.
+    mosaic synth heavy OUT --count 100       heavy logs (512-16,384 ranks, thousands of records)
+    All write OUT/truth.jsonl; score a run with `mosaic eval RESULTS --truth OUT/truth.jsonl`.
     """
 
 
@@ -61,6 +62,18 @@ def year(out, count, seed, archive_share) -> None:
     click.echo(f"{summary['logs']} logs ({summary['invalid']} invalid, {summary['groups']} "
                f"applications) in {summary['seconds']:.1f} s "
                f"({summary['logs_per_second']:.0f} logs/s) -> {out}")
+
+
+@synth.command()
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--count", default=100, show_default=True, type=click.IntRange(1),
+              help="Number of logs (the heavy scenarios take turns).")
+@click.option("--seed", default=0, show_default=True, type=int)
+def heavy(out, count, seed) -> None:
+    """Write COUNT heavy logs under OUT/<scenario>/ and OUT/truth.jsonl."""
+    from mosaic.synth.heavy import generate_heavy
+
+    click.echo(f"{generate_heavy(out, count, seed)} heavy logs and truth.jsonl written to {out}")
 
 
 @click.command("eval")

@@ -84,7 +84,8 @@ class Template:
         """Bytes of one run and its expected families ({} for an invalid log)."""
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
-            self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache)
+            self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache,
+                                          self.scenario.dxt)
         log = scaled(self._logs[key], job, scale)
         if self.scenario.invalid:
             return invalid_log(self.scenario.invalid, log, fmt, rng, level), {}

@@ -85,11 +85,11 @@ def make_job(uid: int, job_id: int, start: int, run_time: float, nprocs: int, cm
 
 
 def darshan_log(job: F.Job, table: FileTable, fmt: Format,
-                id_cache: dict[str, int] | None = None) -> F.DarshanLog:
-    """The DarshanLog of ``table`` with the module versions of ``fmt``."""
+                id_cache: dict[str, int] | None = None, dxt: bool = False) -> F.DarshanLog:
+    """The DarshanLog of ``table`` with the module versions of ``fmt`` (DXT: 3.x only)."""
     # 2.x: POSIX v4 only carries the canonical values; the 2.x writer keeps what 2.x has.
     versions = {F.POSIX: 4} if fmt.legacy else {F.POSIX: fmt.posix, F.STDIO: fmt.stdio}
-    return to_darshan_log(job, table, versions, id_cache)
+    return to_darshan_log(job, table, versions, id_cache, dxt and not fmt.legacy)
 
 
 def write(log: F.DarshanLog, fmt: Format, level: int = ZLIB_LEVEL) -> bytes:
@@ -109,7 +109,11 @@ def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
             counters[:, cidx[name]] = np.floor(counters[:, cidx[name]] * scale)
         modules[mid] = F.ModuleRecords(mid, mod.version, mod.ids, mod.ranks, counters,
                                        mod.fcounters)
-    return F.DarshanLog(job, log.names, modules, present_modules=log.present_modules)
+    dxt = log.dxt_posix
+    if dxt is not None:
+        dxt = dataclasses.replace(dxt, lengths=np.floor(dxt.lengths * scale).astype(np.int64))
+    return F.DarshanLog(job, log.names, modules, dxt_posix=dxt,
+                        present_modules=log.present_modules)
 
 
 def _region_span(data: bytes, fmt: Format, module: int) -> tuple[int, int]:

@@ -18,6 +18,7 @@ from mosaic.darshan.writer import darshan_hash
 
 TIME_FIELDS = ("open_start", "open_end", "read_start", "read_end",
                "write_start", "write_end", "close_start", "close_end")
+DXT_REQUESTS = 4  # traced requests per record and direction in logs with DXT
 COUNT_FIELDS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
 
 FILE_DTYPE = np.dtype([("name", "i8"), ("rank", "i8"), ("module", "i8")]
@@ -64,9 +65,32 @@ def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int)
                            counters, fcounters)
 
 
+def dxt_segments(rows: np.ndarray, ids: np.ndarray,
+                 requests: int = DXT_REQUESTS) -> F.DxtSegments:
+    """DXT_POSIX segments of the POSIX rows: per direction moved, ``requests`` equal
+    back-to-back requests tiling [start, end] (so bytes spread as the record says).
+    """
+    parts = []
+    for is_write, column, prefix in ((False, "bytes_read", "read"),
+                                     (True, "bytes_written", "write")):
+        sel = rows[(rows["module"] == F.POSIX) & (rows[column] > 0)]
+        share = np.arange(requests) / requests
+        width = (sel[f"{prefix}_end"] - sel[f"{prefix}_start"])[:, None]
+        starts = sel[f"{prefix}_start"][:, None] + width * share
+        lengths = np.repeat((sel[column] // requests)[:, None], requests, axis=1)
+        lengths[:, 0] += sel[column] - lengths.sum(axis=1)
+        parts.append((np.repeat(ids[sel["name"]], requests), np.repeat(sel["rank"], requests),
+                      np.full(lengths.size, is_write), (np.cumsum(lengths, 1) - lengths).ravel(),
+                      lengths.ravel(), starts.ravel(), (starts + width / requests).ravel()))
+    return F.DxtSegments(*(np.concatenate(column) for column in zip(*parts)))
+
+
 def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int],
-                   id_cache: dict[str, int] | None = None) -> F.DarshanLog:
-    """The DarshanLog holding ``table``'s rows; modules without a version are left out."""
+                   id_cache: dict[str, int] | None = None, dxt: bool = False) -> F.DarshanLog:
+    """The DarshanLog holding ``table``'s rows; modules without a version are left out.
+
+    ``dxt``: add DXT_POSIX segments of every POSIX record (:func:`dxt_segments`).
+    """
     rows = table.table()
     ids = path_ids(table.paths, id_cache)
     modules = {}
@@ -77,7 +101,9 @@ def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int]
     used = np.unique(np.concatenate([rows["name"][rows["module"] == m] for m in modules])
                      if modules else np.zeros(0, np.int64))
     names = {int(ids[i]): table.paths[i] for i in used}
-    return F.DarshanLog(job, names, modules, present_modules=tuple(sorted(modules)))
+    segments = dxt_segments(rows, ids) if dxt and F.POSIX in modules else None
+    return F.DarshanLog(job, names, modules, dxt_posix=segments,
+                        present_modules=tuple(sorted(modules)))
 
 
 def path_ids(paths: list[str], cache: dict[str, int] | None = None) -> np.ndarray:

@@ -58,6 +58,7 @@ class Phase:
     volume: float | Range  # bytes, all ranks together
     shared: bool = False  # one rank -1 record (else one file per rank)
     requests: float | Range = 64  # read / write calls per record (a counter only)
+    writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Periodic:
     jitter: float = 0.0  # each gap is period x (1 + U(-jitter, jitter))
     offset: float | Range = 0.5  # first burst after this many periods
     shared: bool = True
+    writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ class Scenario:
     runs: float | Range = 1  # runs of one (user, application); exactly one heaviest
     invalid: str | None = None  # SPEC 3.1 eviction reason this log must get
     partial: bool = False
+    dxt: bool = False  # the 3.x logs also carry DXT_POSIX segments of every POSIX record
     note: str = ""
 
 
@@ -175,14 +178,15 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
         volume = ph.volume * s.volume
         _data_files(table, rng, f"{root}/{ph.direction}_phase{i}", ph.direction, t0, t1,
-                    volume, ranks, ph.shared, ph.requests, run_time)
+                    volume, ranks, ph.shared, ph.requests, run_time, ph.writers)
         design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
         for k, t0 in enumerate(times):
             t1 = min(t0 + p.busy * p.period, run_time)
             _data_files(table, rng, f"{root}/{p.direction}_series{j}/step{k:05d}", p.direction,
-                        t0, t1, p.burst_bytes, ranks, p.shared, BURST_REQUESTS, run_time)
+                        t0, t1, p.burst_bytes, ranks, p.shared, BURST_REQUESTS, run_time,
+                        p.writers)
             design.append((p.direction, t0, t1, p.burst_bytes, component,
                            p.period, p.jitter, len(times)))
     for j, irr in enumerate(s.irregular):
@@ -206,27 +210,38 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
 
 def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1: float,
                 volume: float, ranks: int, shared: bool, requests: float,
-                run_time: float) -> None:
-    """One shared record, or one record per rank staggered a little inside [t0, t1]."""
-    n = 1 if shared else ranks
-    names = np.array([table.name(f"{stem}.h5")] if shared else
-                     [table.name(f"{stem}/rank{r:05d}.dat") for r in range(ranks)])
+                run_time: float, writers: float = 0) -> None:
+    """Records of one phase or burst, staggered a little inside [t0, t1].
+
+    A shared file is one rank -1 record, or (``writers`` > 0) one record per
+    writing rank, as Darshan keeps a shared file that is not reduced at
+    exit (aggregators spread over the ranks); else one file per rank.
+    """
+    per_rank = shared and writers > 0
+    n = (min(int(writers), ranks) if per_rank else 1) if shared else ranks
+    if shared:
+        names = np.full(n, table.name(f"{stem}.h5"))
+    else:
+        names = np.array([table.name(f"{stem}/rank{r:05d}.dat") for r in range(ranks)])
     span = t1 - t0
-    starts = t0 + (0.0 if shared else rng.uniform(0, RANK_STAGGER, n) * span)
-    ends = t1 - (0.0 if shared else rng.uniform(0, RANK_STAGGER, n) * span)
+    staggered = per_rank or not shared
+    starts = t0 + (rng.uniform(0, RANK_STAGGER, n) * span if staggered else 0.0)
+    ends = t1 - (rng.uniform(0, RANK_STAGGER, n) * span if staggered else 0.0)
     per_record = np.full(n, int(volume) // n, np.int64)
     per_record[0] += int(volume) - per_record.sum()
     open_start = np.maximum(starts - OPEN_DURATION, 0.0)
     prefix = "read" if direction == READ else "write"
+    opens = ranks if shared and not per_rank else 1
     columns = {
-        "opens": ranks if shared else 1,
-        "reads" if direction == READ else "writes": int(requests) * (ranks if shared else 1),
+        "opens": opens,
+        "reads" if direction == READ else "writes": int(requests) * opens,
         f"bytes_{'read' if direction == READ else 'written'}": per_record,
         f"{prefix}_start": starts, f"{prefix}_end": ends,
         "open_start": open_start, "open_end": np.minimum(open_start + OPEN_DURATION / 2, starts),
         "close_start": ends, "close_end": np.minimum(ends + OPEN_DURATION, run_time),
     }
-    table.add(names, -1 if shared else np.arange(ranks), **columns)
+    writer_ranks = np.linspace(0, ranks - 1, n).astype(np.int64) if per_rank else -1
+    table.add(names, writer_ranks if shared else np.arange(ranks), **columns)
 
 
 def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int,
