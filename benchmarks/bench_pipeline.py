@@ -1,6 +1,7 @@
 """Throughput and memory of `mosaic run` on the year-profile corpus, 1 and 2 workers side by side.
 
     .venv/bin/python -m benchmarks.bench_pipeline [--sizes 10000 100000] [--workers 1 2]
+    .venv/bin/python -m benchmarks.bench_pipeline --isolation [--sizes 2000]
 
 For each corpus size, generates (once, not timed) a Blue-Waters-like year with
 ``mosaic.synth.year.generate_year`` under ``--data`` and runs the whole
@@ -34,7 +35,8 @@ import psutil
 from mosaic.config import Config
 from mosaic.corpus import dedup
 from mosaic.corpus.dedup import Run
-from mosaic.corpus.pipeline import run, validate_log
+from mosaic.corpus.engine import run_batch
+from mosaic.corpus.pipeline import VALIDATE, run, validate_log
 from mosaic.corpus.scan import scan
 from mosaic.synth.year import generate_year
 
@@ -120,13 +122,60 @@ def validation_cpu_rate(root: Path, config: Config) -> float:
     return len(facts) / (time.process_time() - started)
 
 
+def isolation_overhead(root: Path, config: Config, batch: int = 256) -> dict[str, float]:
+    """Wall seconds to validate every log of `root` with one worker: in this process,
+    in the engine's supervised child (one fork per batch, results over a pipe), and
+    in a pebble process pool (one scheduled task per log, as the service does)."""
+    import pebble
+
+    refs = list(scan([root]))
+    task = VALIDATE
+    run_batch(task, refs[:batch], config, isolate=False)  # imports and caches warm
+    started = time.perf_counter()
+    run_batch(task, refs, config, isolate=False)
+    seconds = {"in process": time.perf_counter() - started}
+    started = time.perf_counter()
+    for i in range(0, len(refs), batch):
+        run_batch(task, refs[i:i + batch], config, isolate=True)
+    seconds["engine: fork per batch"] = time.perf_counter() - started
+    with pebble.ProcessPool(max_workers=1) as pool:
+        pool.schedule(validate_log, (refs[0], config)).result()  # worker started and warm
+        started = time.perf_counter()
+        for ref in refs:
+            pool.schedule(validate_log, (ref, config),
+                          timeout=config.trace_timeout_seconds).result()
+        seconds["pebble: task per log"] = time.perf_counter() - started
+        started = time.perf_counter()
+        futures = [pool.schedule(validate_log, (ref, config),
+                                 timeout=config.trace_timeout_seconds) for ref in refs]
+        for future in futures:
+            future.result()
+        seconds["pebble: all queued"] = time.perf_counter() - started
+    return {"logs": len(refs), **seconds}
+
+
+def print_isolation(root: Path, config: Config) -> None:
+    figures = isolation_overhead(root, config)
+    logs, base = figures.pop("logs"), figures["in process"]
+    print(f"{logs} logs, validation, one worker: wall s, per-log overhead over in-process")
+    for name, seconds in figures.items():
+        print(f"  {name:<24} {seconds:7.2f} s  {(seconds - base) / logs * 1e3:+7.3f} ms/log "
+              f"(x{seconds / base:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "mosaic-bench")
+    parser.add_argument("--isolation", action="store_true",
+                        help="per-log overhead of the engine's supervision against pebble")
     args = parser.parse_args()
     config = Config()
+    if args.isolation:
+        for size in args.sizes:
+            print_isolation(corpus(args.data, size), config)
+        return
     header = (f"{'logs':>7} {'workers':>7} {'total s':>8} {'logs/s':>7} "
               f"{'valid+dedup logs/s/worker':>26} {'categorize s':>12} {'start s':>7} "
               f"{'peak tree RSS MB':>16} {'parent MB':>9} {'load':>5} {'logs/CPU s':>10}")
