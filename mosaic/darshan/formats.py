@@ -70,6 +70,35 @@ def dxt_segment_dtype(big_endian: bool = False) -> np.dtype:
                      ("start", e + "f8"), ("end", e + "f8")])
 
 
+# HEATMAP (darshan-heatmap-log-format.h): a variable-size record per
+# (instrumented API, rank): a fixed header, then nbins write-byte bins, then
+# nbins read-byte bins (int64). The two pointer slots are the runtime's bin
+# pointers, meaningless in a log.
+HEATMAP_VERSIONS = (1,)
+# The record id of each API's heatmap is the Darshan hash of its name (what
+# pydarshan hard-codes); used when a log lacks the name record.
+HEATMAP_API_IDS = {
+    16592106915301738621: "heatmap:POSIX", 3989511027826779520: "heatmap:STDIO",
+    3668870418325792824: "heatmap:MPIIO", 1597927878319380788: "heatmap:DFS",
+    4131494093108637317: "heatmap:DAOS",
+}
+
+
+@cache
+def heatmap_header_dtype(big_endian: bool = False) -> np.dtype:
+    e = ">" if big_endian else "<"
+    return np.dtype([("id", e + "u8"), ("rank", e + "i8"), ("bin_seconds", e + "f8"),
+                     ("nbins", e + "i8"), ("write_pointer", e + "u8"),
+                     ("read_pointer", e + "u8")])
+
+
+def ragged_index(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Indices ``starts[i] + 0 .. counts[i] - 1`` for every i, concatenated."""
+    counts = np.asarray(counts, np.int64)
+    within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(np.asarray(starts, np.int64), counts) + within
+
+
 # Darshan 2.x (darshan-log-format.h of 2.x): the first 4,096 bytes of the
 # (decompressed) file hold the job struct, the command line and the mount
 # table; fixed-size file records follow.
@@ -222,12 +251,38 @@ class DxtSegments:
 
 
 @dataclass
+class HeatmapRecords:
+    """HEATMAP records, one row per (API, rank), columnar.
+
+    Each record keeps its own bin count, so the bins of all records are
+    concatenated: record i's bins are ``[offsets[i], offsets[i] + nbins[i])``
+    of ``write_bins`` and ``read_bins`` (bytes per bin from job start).
+    """
+    ids: np.ndarray  # uint64 record id (names the API)
+    ranks: np.ndarray  # int64
+    apis: np.ndarray  # str: "heatmap:POSIX", "heatmap:STDIO", "heatmap:MPIIO", ... ("" unknown)
+    bin_seconds: np.ndarray  # float64 width of each bin
+    nbins: np.ndarray  # int64
+    write_bins: np.ndarray  # int64, concatenated over records
+    read_bins: np.ndarray  # int64
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.cumsum(self.nbins) - self.nbins
+
+    def record_of_bin(self) -> np.ndarray:
+        """Row index of each concatenated bin."""
+        return np.repeat(np.arange(len(self.nbins)), self.nbins)
+
+
+@dataclass
 class DarshanLog:
     """Everything the reader extracts from one log."""
     job: Job
     names: dict[int, str]
     modules: dict[int, ModuleRecords]  # by current module id (POSIX, MPIIO, STDIO)
     dxt_posix: DxtSegments | None = None
+    heatmaps: HeatmapRecords | None = None
     present_modules: tuple[int, ...] = ()  # current ids of every module with data
     partial_modules: tuple[int, ...] = ()  # current ids whose partial bit is set
     # Darshan 2.x only: a record's name is just the path's last characters;

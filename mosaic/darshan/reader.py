@@ -191,7 +191,14 @@ def _read_v3(data: bytes) -> DarshanLog:
         if ver not in F.DXT_VERSIONS:
             raise LogError("unsupported_version", f"DXT_POSIX version {ver}")
         dxt = parse_dxt(budget.inflate(view[off:off + n], hdr.comp), hdr.endian == ">")
-    return DarshanLog(job=job, names=names, modules=modules, dxt_posix=dxt,
+    heatmaps = None
+    if F.HEATMAP in hdr.modules:
+        off, n, ver = hdr.modules[F.HEATMAP]
+        if ver not in F.HEATMAP_VERSIONS:
+            raise LogError("unsupported_version", f"HEATMAP version {ver}")
+        heatmaps = parse_heatmap(budget.inflate(view[off:off + n], hdr.comp),
+                                 hdr.endian == ">", names)
+    return DarshanLog(job=job, names=names, modules=modules, dxt_posix=dxt, heatmaps=heatmaps,
                       present_modules=tuple(sorted(hdr.modules)),
                       partial_modules=tuple(sorted(hdr.partial_modules)))
 
@@ -324,3 +331,55 @@ def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
                        offsets=seg["offset"].astype(np.int64),
                        lengths=seg["length"].astype(np.int64),
                        starts=seg["start"].astype(np.float64), ends=seg["end"].astype(np.float64))
+
+
+def parse_heatmap(raw: bytes, big_endian: bool, names: dict[int, str]) -> F.HeatmapRecords:
+    """Variable-size HEATMAP records; the API of each comes from its name record.
+
+    Records of one log normally share one bin count: then the region is one
+    structured array. Otherwise headers are walked one by one and the bins
+    gathered in one step.
+    """
+    head_t = F.heatmap_header_dtype(big_endian)
+    heads, starts = _heatmap_heads(raw, head_t)
+    words = np.frombuffer(raw, head_t["nbins"], count=len(raw) // 8)
+    nbins = heads["nbins"].astype(np.int64)
+    write_at = F.ragged_index(starts // 8, nbins)
+    bins = words[np.concatenate([write_at, write_at + np.repeat(nbins, nbins)])]
+    widths = heads["bin_seconds"].astype(np.float64)
+    if not (np.isfinite(widths) & (widths > 0)).all():
+        raise LogError("corrupt_stream", "HEATMAP bin width not a positive number")
+    ids = heads["id"].astype(np.uint64)
+    unique, inverse = np.unique(ids, return_inverse=True)
+    apis = np.array([names.get(i) or F.HEATMAP_API_IDS.get(i, "") for i in unique.tolist()]
+                    + [""], dtype=str)[inverse.ravel()] if len(ids) else np.zeros(0, str)
+    split = len(write_at)
+    return F.HeatmapRecords(ids=ids, ranks=heads["rank"].astype(np.int64), apis=apis,
+                            bin_seconds=widths, nbins=nbins,
+                            write_bins=bins[:split].astype(np.int64),
+                            read_bins=bins[split:].astype(np.int64))
+
+
+def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Record headers and the byte offset of each record's bins."""
+    n, size = len(raw), head_t.itemsize
+    nbins_at = head_t.fields["nbins"][1]
+    if n >= size:  # the runtime's case: every record has the first record's bin count
+        first = int(np.frombuffer(raw, head_t, count=1)["nbins"][0])
+        if first >= 0 and n % (size + 16 * first) == 0:
+            whole = np.dtype(head_t.descr + [("bins", head_t["nbins"], (2 * first,))])
+            heads = np.frombuffer(raw, whole)
+            if (heads["nbins"] == first).all():
+                return heads, np.arange(len(heads), dtype=np.int64) * whole.itemsize + size
+    e = ">" if head_t["nbins"].byteorder == ">" else "<"
+    offsets, pos = [], 0
+    while pos < n:
+        if pos + size > n:
+            raise LogError("corrupt_stream", "HEATMAP record header cut short")
+        nbins = struct.unpack_from(e + "q", raw, pos + nbins_at)[0]
+        if nbins < 0 or pos + size + 16 * nbins > n:
+            raise LogError("corrupt_stream", "HEATMAP bin count exceeds the region")
+        offsets.append(pos)
+        pos += size + 16 * nbins
+    heads = np.frombuffer(b"".join(raw[o:o + size] for o in offsets), head_t)
+    return heads, np.array(offsets, np.int64) + size

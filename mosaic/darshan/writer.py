@@ -35,6 +35,8 @@ COMPRESSIONS = {"zlib": 0, "bzip2": 1, "none": 2}
 ZLIB_LEVEL = 6  # the runtime's default: reproduces its bytes
 JOB_REGION_MAX = 4096  # darshan-util reads at most this much of the job region
 DXT_POSIX_VERSION = F.DXT_VERSIONS[-1]
+HEATMAP_VERSION = F.HEATMAP_VERSIONS[-1]
+HEATMAP_FORMATS = ("3.21", "3.41")  # formats of Darshan >= 3.3, which has the module
 
 # Module versions each writable format may carry (DARSHAN-FORMAT.md table).
 ALLOWED_MODULE_VERSIONS = {
@@ -186,6 +188,49 @@ def _dxt_parts(dxt: F.DxtSegments, n_streams: int, big_endian: bool) -> list[byt
     return [b"".join(v) for _, v in sorted(records.items())]
 
 
+def heatmap_records(apis: Sequence[str], ranks: Sequence[int], bin_seconds: Sequence[float],
+                    write_bins: Sequence[Sequence[int]],
+                    read_bins: Sequence[Sequence[int]]) -> F.HeatmapRecords:
+    """HEATMAP records from one row per (API, rank); ``apis`` like ``"heatmap:POSIX"``.
+
+    Row i has ``len(write_bins[i])`` bins (``read_bins[i]`` as many).
+    """
+    nbins = np.array([len(w) for w in write_bins], np.int64)
+    if [len(r) for r in read_bins] != nbins.tolist():
+        raise ValueError("each record needs as many read bins as write bins")
+
+    def flat(rows):
+        return np.concatenate([np.asarray(r, np.int64) for r in rows] + [np.zeros(0, np.int64)])
+
+    return F.HeatmapRecords(ids=darshan_hash(list(apis)), ranks=np.asarray(ranks, np.int64),
+                            apis=np.asarray(apis, str),
+                            bin_seconds=np.asarray(bin_seconds, np.float64), nbins=nbins,
+                            write_bins=flat(write_bins), read_bins=flat(read_bins))
+
+
+def _heatmap_parts(hm: F.HeatmapRecords, n_streams: int, big_endian: bool) -> list[bytes]:
+    """HEATMAP: per record its header, its write bins, then its read bins, as int64 words."""
+    head_words = F.heatmap_header_dtype().itemsize // 8
+    nbins = np.asarray(hm.nbins, np.int64)
+    streams = _rank_streams(np.asarray(hm.ranks), n_streams)
+    order = np.concatenate(streams)
+    sizes = head_words + 2 * nbins[order]
+    starts = np.cumsum(sizes) - sizes  # in words, records in stream order
+    words = np.zeros(int(sizes.sum()), ">i8" if big_endian else "<i8")
+    words[starts] = hm.ids[order].astype(np.uint64).view(np.int64)
+    words[starts + 1] = hm.ranks[order]
+    words[starts + 2] = np.asarray(hm.bin_seconds, np.float64)[order].view(np.int64)
+    words[starts + 3] = nbins[order]
+    at = F.ragged_index(hm.offsets[order], nbins[order])
+    write_at = F.ragged_index(starts + head_words, nbins[order])
+    words[write_at] = hm.write_bins[at]
+    words[write_at + np.repeat(nbins[order], nbins[order])] = hm.read_bins[at]
+    ends = np.cumsum([len(s) for s in streams])
+    cut = np.append(starts, len(words))[np.concatenate([[0], ends])] * 8
+    raw = words.tobytes()
+    return [raw[a:b] for a, b in zip(cut[:-1], cut[1:])]
+
+
 def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False,
               compression: str = "zlib", streams_per_region: int = 1,
               partial: bool | None = None, level: int = ZLIB_LEVEL) -> bytes:
@@ -193,8 +238,9 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
 
     ``log.modules`` holds POSIX / MPI-IO / STDIO records with the module
     versions to write (checked against ``version``); ``log.dxt_posix``
-    optional DXT segments. ``log.job.start`` / ``end`` are epoch seconds
-    (whole seconds except for 3.41). Each record id needs a name in
+    optional DXT segments; ``log.heatmaps`` optional HEATMAP records (formats
+    3.21 and 3.41; their API names join the name records). ``log.job.start``
+    / ``end`` are epoch seconds (whole seconds except for 3.41). Each record id needs a name in
     ``log.names``. ``streams_per_region`` > 1 splits names and records (by
     rank) into that many compressed streams. ``partial`` (default:
     ``log.job.partial``) sets the partial bit of the first module written.
@@ -223,11 +269,19 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
         regions.append((F.stored_module_id(version, F.DXT_POSIX), DXT_POSIX_VERSION,
                         _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian),
                                   compression, level)))
+    all_names = dict(log.names)
+    if log.heatmaps is not None and len(log.heatmaps.ids):
+        if version not in HEATMAP_FORMATS:
+            raise ValueError(f"module HEATMAP does not exist in format {version}")
+        all_names.update(zip(log.heatmaps.ids.tolist(), log.heatmaps.apis.tolist()))
+        regions.append((F.stored_module_id(version, F.HEATMAP), HEATMAP_VERSION,
+                        _compress(_heatmap_parts(log.heatmaps, streams_per_region, big_endian),
+                                  compression, level)))
     regions.sort()
 
     job = _compress([_job_region(log.job, version, e)], compression, level)
-    names = _compress(_name_parts(log.names, streams_per_region, e), compression, level) \
-        if log.names else b""
+    names = _compress(_name_parts(all_names, streams_per_region, e), compression, level) \
+        if all_names else b""
     offset = header_size + len(job)
     name_map = (offset if names else 0, len(names))
     offset += len(names)

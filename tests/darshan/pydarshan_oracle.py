@@ -35,6 +35,11 @@ def dump(path: str) -> dict:
                 segs += [(r["id"], r["rank"], is_write, s["offset"], s["length"],
                           s["start_time"], s["end_time"]) for s in r[key]]
         out["dxt"] = segs
+    if "HEATMAP" in report.data["modules"]:
+        # (API, rank, bin width, write bins, read bins), API as pydarshan names it.
+        out["heatmaps"] = [(api, rank, h._bin_width_seconds, h._data["write"][rank],
+                            h._data["read"][rank])
+                           for api, h in report.heatmaps.items() for rank in sorted(h._ranks)]
     return out
 
 

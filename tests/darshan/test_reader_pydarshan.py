@@ -177,3 +177,25 @@ def test_dxt_segments_equal_pydarshan(oracle):
         assert ours == sorted(ref["dxt"]), path
         compared += 1
     assert compared >= 15
+
+
+def test_heatmaps_equal_pydarshan(oracle):
+    """Every HEATMAP record (API, rank, bin width, bins) of every real log."""
+    compared = 0
+    for path in ALL_LOGS:
+        ref, log = oracle[path], _read(path)
+        if log is None or "heatmaps" not in ref:
+            assert log is None or log.heatmaps is None, path
+            continue
+        h = log.heatmaps
+        at = h.offsets
+        ours = sorted((api.removeprefix("heatmap:"), rank, width,
+                       h.write_bins[a:a + n].tolist(), h.read_bins[a:a + n].tolist())
+                      for api, rank, width, a, n in zip(h.apis.tolist(), h.ranks.tolist(),
+                                                        h.bin_seconds.tolist(), at.tolist(),
+                                                        h.nbins.tolist()))
+        want = sorted((api, rank, width, w.tolist(), r.tolist())
+                      for api, rank, width, w, r in ref["heatmaps"])
+        assert ours == want, path
+        compared += 1
+    assert compared == 42
