@@ -3,8 +3,7 @@
 Each `plot_*` function writes NAME.png and NAME.svg into a folder and returns
 the data it drew (a DataFrame, or a dict for the stability histogram), so
 tests check the figure's numbers against summary.json without comparing
-pixels. Colors: seaborn's "colorblind" palette for categories and the
-perceptually uniform, colour-vision-deficiency-safe "cividis" map for heatmaps.
+pixels. Palettes, fonts and saving are shared with the timeline in `style`.
 """
 
 from __future__ import annotations
@@ -12,43 +11,31 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.ticker import MaxNLocator
+from scipy.cluster.hierarchy import leaves_list, linkage
+from scipy.spatial.distance import squareform
 
-matplotlib.use("Agg")  # files only; never needs a display
+from mosaic.config import Config
+from mosaic.corpus.stats import VIEWS
+from mosaic.report import tables
+from mosaic.report.style import (CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure,
+                                 save_png_svg, themed)
+from mosaic.report.tables import VIEW_NAMES, display_name
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from scipy.cluster.hierarchy import leaves_list, linkage  # noqa: E402
-from scipy.spatial.distance import squareform  # noqa: E402
-
-from mosaic.config import Config  # noqa: E402
-from mosaic.corpus.stats import VIEWS  # noqa: E402
-from mosaic.report import tables  # noqa: E402
-from mosaic.report.tables import VIEW_NAMES, display_name  # noqa: E402
-
-PALETTE = sns.color_palette("colorblind")
 VIEW_COLORS = dict(zip(VIEW_NAMES.values(), PALETTE))
-HEATMAP_CMAP = "cividis"
+CORPUS_STYLE = "white"
 
 
-def save(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
-    """Write NAME.png and NAME.svg, then free the figure (many figures per run)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
-    for path in paths:
-        fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
-    return paths
-
-
+@themed(CORPUS_STYLE)
 def plot_funnel(summary: dict, out_dir: Path) -> pd.DataFrame:
     """Pre-processing funnel (paper Fig. 3): how many logs survive each step."""
     table = tables.funnel_table(summary)
     kind_colors = {"input": PALETTE[7], "evicted": PALETTE[3], "kept": PALETTE[0]}
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(table) + 1.5))
+    fig = new_figure(figsize=(8, 0.45 * len(table) + 1.5))
+    ax = fig.subplots()
     bars = ax.barh(table["stage"], table["logs"], color=[kind_colors[k] for k in table["kind"]])
     ax.bar_label(bars, labels=[f"{n:,.0f} ({s:.1%})" for n, s in zip(table["logs"], table["share"])],
                  padding=3)
@@ -59,22 +46,23 @@ def plot_funnel(summary: dict, out_dir: Path) -> pd.DataFrame:
     ax.set_title(f"Pre-processing funnel ({funnel.get('skipped_files', 0):,} non-log files skipped, "
                  f"{funnel.get('partial', 0):,} partial logs kept)")
     sns.despine(fig)
-    save(fig, out_dir, "funnel")
+    save_png_svg(fig, out_dir, "funnel")
     return table
 
 
+@themed(CORPUS_STYLE)
 def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> pd.DataFrame:
     """One panel per group (read / write / metadata): share of traces per category and view."""
     groups = list(dict.fromkeys(table["group"]))
     categories = table.groupby("group", sort=False)["category"].nunique().max()
-    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 0.55 * categories + 1.8),
-                             squeeze=False)
+    fig = new_figure(figsize=(6 * len(groups), 0.55 * categories + 1.8))
+    axes = fig.subplots(1, len(groups), squeeze=False)
     for ax, group in zip(axes[0], groups):
         data = table[table["group"] == group].assign(percent=lambda t: 100 * t["share"])
         sns.barplot(data=data, x="percent", y="category", hue="view", palette=VIEW_COLORS,
                     ax=ax, orient="h")
         for container in ax.containers:
-            ax.bar_label(container, fmt="%.1f%%", padding=2, fontsize=8)
+            ax.bar_label(container, fmt="%.1f%%", padding=2, fontsize=NOTE_FONT)
         ax.set_xlim(0, 115)  # 100 % plus room for the labels
         ax.set_xlabel("share of traces (%)")
         ax.set_ylabel("")
@@ -86,7 +74,7 @@ def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> 
     # One legend under the panels, where no bar can hide it.
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="upper center",
                bbox_to_anchor=(0.5, 0), ncol=len(VIEW_NAMES), frameon=False)
-    save(fig, out_dir, name)
+    save_png_svg(fig, out_dir, name)
     return table
 
 
@@ -135,14 +123,16 @@ def related_order(jaccard: pd.DataFrame) -> list[str]:
     return [jaccard.index[i] for i in leaves_list(tree)]
 
 
+@themed(CORPUS_STYLE)
 def _heatmap(shown: pd.DataFrame, title: str, colorbar: str, xlabel: str, ylabel: str,
              out_dir: Path, name: str) -> None:
     side = 0.42 * max(shown.shape) + 3.5
-    fig, ax = plt.subplots(figsize=(side + 1.5, side))
+    fig = new_figure(figsize=(side + 1.5, side))
+    ax = fig.subplots()
     if shown.notna().to_numpy().any():
         sns.heatmap(100 * shown, mask=shown.isna(), annot=True, fmt=".0f", cmap=HEATMAP_CMAP,
                     vmin=0, vmax=100, square=True, linewidths=0.5, linecolor="white",
-                    annot_kws={"fontsize": 7}, cbar_kws={"label": colorbar, "shrink": 0.6},
+                    annot_kws={"fontsize": CELL_FONT}, cbar_kws={"label": colorbar, "shrink": 0.6},
                     xticklabels=[display_name(c) for c in shown.columns],
                     yticklabels=[display_name(r) for r in shown.index], ax=ax)
         ax.set_xlabel(xlabel)
@@ -152,7 +142,7 @@ def _heatmap(shown: pd.DataFrame, title: str, colorbar: str, xlabel: str, ylabel
                 ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
     ax.set_title(title)
-    save(fig, out_dir, name)
+    save_png_svg(fig, out_dir, name)
 
 
 def _visible(matrix: pd.DataFrame, config: Config) -> pd.DataFrame:
@@ -202,6 +192,7 @@ def plot_conditional(summary: dict, view: str, out_dir: Path, config: Config) ->
     return shown
 
 
+@themed(CORPUS_STYLE)
 def plot_stability(summary: dict, out_dir: Path) -> dict | None:
     """Per-application stability with --all-runs: share of runs categorized like the representative."""
     stability = summary.get("stability")
@@ -209,7 +200,8 @@ def plot_stability(summary: dict, out_dir: Path) -> dict | None:
         return None
     edges = 100 * np.asarray(stability["histogram"]["edges"])
     counts = np.asarray(stability["histogram"]["counts"])
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = new_figure(figsize=(7, 4))
+    ax = fig.subplots()
     ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=PALETTE[0],
            edgecolor="white")
     for value, name, style, color in ((stability["mean"], "mean", "--", PALETTE[3]),
@@ -224,7 +216,7 @@ def plot_stability(summary: dict, out_dir: Path) -> dict | None:
     if stability["count"]:
         ax.legend(loc="upper left")
     sns.despine(fig)
-    save(fig, out_dir, "stability")
+    save_png_svg(fig, out_dir, "stability")
     return stability
 
 
@@ -233,7 +225,6 @@ def render_figures(out: Path, config: Config | None = None) -> dict:
     config = config or Config()
     summary = json.loads((Path(out) / "summary.json").read_text())
     figures_dir = Path(out) / "figures"
-    sns.set_theme(style="white", context="notebook")
     drawn = {"funnel": plot_funnel(summary, figures_dir),
              "periodicity": plot_periodicity(summary, figures_dir),
              "temporality": plot_temporality(summary, figures_dir),

@@ -13,20 +13,15 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.ticker import EngFormatter
 
-matplotlib.use("Agg")  # files only; never needs a display
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.ticker import EngFormatter  # noqa: E402
-
-from mosaic.analysis import spectrum  # noqa: E402
-from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis  # noqa: E402
-from mosaic.config import Config  # noqa: E402
-from mosaic.report.figures import PALETTE  # noqa: E402
-from mosaic.report.tables import display_name  # noqa: E402
+from mosaic.analysis import spectrum
+from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis
+from mosaic.config import Config
+from mosaic.report.style import (ASIDE_FONT, NOTE_FONT, PALETTE, SUPTITLE_FONT, TIMELINE_DPI,
+                                 TITLE_FONT, new_figure, save, themed)
+from mosaic.report.tables import display_name
 
 # (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
 TIME_UNITS = (("h", 3600.0), ("min", 60.0), ("s", 1.0))
@@ -89,7 +84,7 @@ def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
         m_times, m_level = concurrency(minor_ops["start"], minor_ops["end"], minor_ops["ranks"])
         ax.step(m_times / scale, m_level, where="post", color=MINOR_COLOR,
                 label=f"{_count(int(minor.sum()), 'minor operation')} (not merged)")
-    ax.legend(loc="best", fontsize=8)
+    ax.legend(loc="best", fontsize=NOTE_FONT)
     return {"times": times, "ranks": level, "minor": int(minor.sum())}
 
 
@@ -118,7 +113,7 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
                        edgecolor="white", linewidth=0.5, label=label)
     ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
     if len(merged):
-        ax.legend(loc="best", fontsize=8, framealpha=0.9)
+        ax.legend(loc="best", fontsize=NOTE_FONT, framealpha=0.9)
     return {"starts": merged.starts, "ends": merged.ends, "bytes": merged.bytes,
             "periodic_operations": operations}
 
@@ -127,7 +122,7 @@ def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float
     edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
     bars = ax.bar(edges[:-1], direction.chunks, width=np.diff(edges), align="edge",
                   color=PALETTE[0], edgecolor="white")
-    ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=8)
+    ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=NOTE_FONT)
     ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
     if not direction.chunks.any():
         ax.set_yticks([0])
@@ -156,9 +151,9 @@ def _spectrum_panel(ax, direction: DirectionAnalysis, run_time: float, config: C
         ax.axvline(fft["frequency"], color=PALETTE[3], linestyle="--",
                    label=f"peak: period {fft['period']:.4g} s ({verdict}, "
                          f"confidence {fft['confidence_label']}, score {fft['score']:.2f})")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=NOTE_FONT)
     elif not direction.significant:
-        ax.set_title("(insignificant: FFT not run)", fontsize=9)
+        ax.set_title("(insignificant: FFT not run)", fontsize=ASIDE_FONT)
     return {"frequencies": freqs, "power": power, "peak_frequency": (fft or {}).get("frequency")}
 
 
@@ -182,17 +177,17 @@ def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) ->
     ax.set_yscale("symlog", linthresh=1.0)
     ax.set_ylim(0, max(per_second.max(initial=0.0), config.metadata_high_spike) * 2)
     ax.set_ylabel("metadata requests / s")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=NOTE_FONT)
     return {"requests_per_second": per_second}
 
 
+@themed("ticks")
 def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     """Draw one trace's timeline into `path` (PNG or SVG by suffix); return its data."""
     trace = analysis.trace
     run_time = trace.run_time
     unit, scale = time_unit(run_time)
-    sns.set_theme(style="ticks", context="notebook")
-    fig = plt.figure(figsize=(15, 16))
+    fig = new_figure(figsize=(15, 16))
     grid = fig.add_gridspec(5, 2, height_ratios=[1, 1, 0.8, 0.9, 0.9], hspace=0.45, wspace=0.18)
     data: dict = {"time_unit": unit}
     time_axes = []
@@ -200,7 +195,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
         raw = fig.add_subplot(grid[0, column])
         merged = fig.add_subplot(grid[1, column], sharex=raw)
         chunks = fig.add_subplot(grid[2, column], sharex=raw)
-        raw.set_title(_direction_title(direction), fontsize=10)
+        raw.set_title(_direction_title(direction), fontsize=TITLE_FONT)
         data[direction.name] = {**_raw_panel(raw, direction, scale),
                                 **_merged_panel(merged, direction, scale),
                                 **_chunk_panel(chunks, direction, run_time, scale),
@@ -217,9 +212,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     job = trace.job
     fig.suptitle(f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {job.get('nprocs', '?')} "
                  f"ranks, run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} "
-                 f"timing\n{', '.join(map(display_name, analysis.metadata_labels))}", fontsize=11, y=0.95)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
+                 f"timing\n{', '.join(map(display_name, analysis.metadata_labels))}",
+                 fontsize=SUPTITLE_FONT, y=0.95)
+    save(fig, [Path(path)], TIMELINE_DPI)
     return data

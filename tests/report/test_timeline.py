@@ -9,30 +9,12 @@ from mosaic.analysis.categorize import analyze
 from mosaic.cli import main
 from mosaic.config import Config
 from mosaic.report.timeline import concurrency, plot_timeline, time_unit
-from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, Trace
-
-RUN_TIME = 1000.0
-
-
-def checkpointing_trace() -> Trace:
-    """One 200 MB read over [0, 100] s; 10 writes of 1 GB by 8 ranks, 20 s long, every 100 s
-    from t = 50 s; 300 opens at t = 10 s."""
-    ops = np.zeros(11, OPS_DTYPE)
-    ops[0] = (0.0, 100.0, 2e8, 4, READ)
-    starts = 50.0 + 100.0 * np.arange(10)
-    ops["start"][1:], ops["end"][1:] = starts, starts + 20.0
-    ops["bytes"][1:], ops["ranks"][1:], ops["direction"][1:] = 1e9, 8, WRITE
-    meta = np.zeros(1, META_DTYPE)
-    meta[0] = (300, 0, 10.0, 10.0, 0.0, 0.0)
-    job = {"uid": 1, "job_id": "1", "exe": "/bin/ckpt", "application": "/bin/ckpt", "nprocs": 8,
-           "start": "2019-01-01T00:00:00Z", "run_time": RUN_TIME}
-    return Trace(file="ckpt.darshan", job=job, ops=ops, meta=meta)
 
 
 @pytest.fixture(scope="module")
-def drawn(tmp_path_factory):
+def drawn(tmp_path_factory, trace_factory):
     config = Config()
-    analysis = analyze(checkpointing_trace(), config)
+    analysis = analyze(trace_factory(), config)
     path = tmp_path_factory.mktemp("timeline") / "ckpt.png"
     return analysis, plot_timeline(analysis, config, path), path
 
