@@ -41,6 +41,19 @@ META_DTYPE = np.dtype([
 
 
 @dataclass
+class HeatmapSignal:
+    """Bytes moved per time bin from job start, one series per direction.
+
+    Summed over ranks and over the POSIX and STDIO heatmaps (never MPI-IO,
+    whose traffic POSIX already counts). The FFT detector's second signal
+    (SPEC 3.5); it changes no byte total, temporality or metadata.
+    """
+    bin_seconds: float
+    read: np.ndarray  # float64 bytes per bin
+    write: np.ndarray  # float64, as many bins as read
+
+
+@dataclass
 class Trace:
     file: str
     job: dict  # uid, job_id, exe, application, nprocs, start (ISO), run_time, version
@@ -49,6 +62,7 @@ class Trace:
     partial: bool = False
     dropped_records: int = 0
     has_dxt: bool = False
+    heatmap: HeatmapSignal | None = None  # None: no POSIX or STDIO heatmap records
     info: dict = field(default_factory=dict)  # free-form reader facts (modules, format)
 
     @property
@@ -77,6 +91,7 @@ def group_key(job: dict, group_by: str = "app") -> str:
 # --------------------------------------------------------------------------- building
 
 TRACE_MODULES = (F.POSIX, F.STDIO)  # MPI-IO traffic already appears in POSIX (SPEC 2)
+HEATMAP_APIS = ("heatmap:POSIX", "heatmap:STDIO")  # the same rule for heatmaps (SPEC 3.5)
 # Canonical timestamps checked by record cleaning, as (start, end) pairs.
 TIMESTAMPS = ("open_start", "open_end", "read_start", "read_end",
               "write_start", "write_end", "close_start", "close_end")
@@ -124,6 +139,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     return Trace(
         file=file, job=_job_dict(log), ops=_assemble(ops), meta=_meta_rows(fields, kept),
         partial=job.partial, dropped_records=dropped, has_dxt=len(dxt_files) > 0,
+        heatmap=heatmap_signal(log.heatmaps),
         info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
               "format": job.version, "dxt": len(dxt_files) > 0,
               "dropped_segments": dropped_segments},
@@ -260,3 +276,32 @@ def _dxt_operations(log: DarshanLog, config: Config, lo: float,
     direction = np.where(dxt.is_write[sel], WRITE, READ)
     ranks = np.ones(len(direction), np.int64)  # a segment is one rank's request
     return (dxt.starts[sel], dxt.ends[sel], dxt.lengths[sel], ranks, direction), files, dropped
+
+
+def heatmap_signal(heatmaps: F.HeatmapRecords | None) -> HeatmapSignal | None:
+    """The POSIX and STDIO heatmap records summed into one series per direction.
+
+    Records with different bin widths are put on the coarsest width (the
+    runtime's widths are power-of-two multiples of each other, so a finer bin
+    falls whole into one coarse bin: the one holding its centre). A record
+    with a negative bin is corrupt and left out, like a record with negative
+    bytes (SPEC 3.1).
+    """
+    if heatmaps is None:
+        return None
+    row = heatmaps.record_of_bin()
+    negative = (heatmaps.write_bins < 0) | (heatmaps.read_bins < 0)
+    corrupt = np.bincount(row, weights=negative, minlength=len(heatmaps.nbins)) > 0
+    used = np.isin(heatmaps.apis, HEATMAP_APIS) & ~corrupt
+    if not used.any():
+        return None
+    widths = heatmaps.bin_seconds
+    coarse = float(widths[used].max())
+    sel = used[row]
+    within = np.arange(len(row)) - np.repeat(heatmaps.offsets, heatmaps.nbins)
+    target = np.floor((within[sel] + 0.5) * (widths[row[sel]] / coarse)).astype(np.int64)
+    size = int(target.max()) + 1 if len(target) else 0
+    return HeatmapSignal(
+        bin_seconds=coarse,
+        read=np.bincount(target, weights=heatmaps.read_bins[sel], minlength=size),
+        write=np.bincount(target, weights=heatmaps.write_bins[sel], minlength=size))

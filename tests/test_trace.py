@@ -11,6 +11,7 @@ from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
 from mosaic.errors import LogError
 from mosaic.darshan.reader import read_log
+from mosaic.darshan.writer import heatmap_records, write_log
 from mosaic.trace import (
     META_DTYPE, OPS_DTYPE, READ, WRITE, build_trace, read_trace, trace_from_bytes,
 )
@@ -283,3 +284,80 @@ def test_trace_from_bytes_and_from_an_archive_member(shared_logs, tmp_path):
     assert in_memory.file == "m.darshan" and member.file == f"{archive}/logs/m.darshan"
     for other in (in_memory, member):
         assert np.array_equal(other.ops, direct.ops) and other.job == direct.job
+
+
+# --------------------------------------------------------------------------- heatmap
+
+# (API, rank, bin width, write bins, read bins)
+HEATMAP_ROWS = [("heatmap:POSIX", 0, 0.1, [1, 2, 3, 4], [0, 0, 0, 5]),
+                ("heatmap:POSIX", 1, 0.1, [10, 0, 0, 0], [0, 0, 0, 0]),
+                ("heatmap:STDIO", 0, 0.2, [100, 200], [7, 0]),
+                ("heatmap:MPIIO", 0, 0.2, [1000, 1000], [1000, 1000])]
+
+
+def heatmap_log(rows):
+    return make_log([(1, 0, 1, 0, 10, 20, dict(read_start=1.0, read_end=2.0, write_start=3.0,
+                                                 write_end=4.0))],
+                    heatmaps=heatmap_records(*zip(*rows)))
+
+
+def test_heatmap_sums_posix_and_stdio_on_the_coarser_bins():
+    signal = build_trace(heatmap_log(HEATMAP_ROWS), "f", Config()).heatmap
+    # POSIX 0.1 s bins pair up into 0.2 s bins: rank 0 [1+2, 3+4], rank 1 [10, 0];
+    # STDIO adds [100, 200]; MPI-IO (the same traffic as POSIX) is left out.
+    assert signal.bin_seconds == 0.2
+    assert signal.write.dtype == np.float64 and signal.write.tolist() == [113.0, 207.0]
+    assert signal.read.tolist() == [7.0, 5.0]
+
+
+def test_heatmap_of_equal_widths_is_a_plain_sum_and_odd_bins_keep_their_tail():
+    rows = [("heatmap:POSIX", 0, 0.4, [1, 2, 3], [0, 0, 0]),
+            ("heatmap:STDIO", 2, 0.1, [1, 1, 1, 1, 1], [0, 0, 0, 0, 9])]
+    signal = build_trace(heatmap_log(rows), "f", Config()).heatmap
+    # STDIO's five 0.1 s bins: four fall into [0, 0.4), the fifth into [0.4, 0.8).
+    assert signal.bin_seconds == 0.4
+    assert signal.write.tolist() == [5.0, 3.0, 3.0] and signal.read.tolist() == [0.0, 9.0, 0.0]
+
+
+@pytest.mark.parametrize("rows", [
+    [],  # no HEATMAP module
+    [HEATMAP_ROWS[3]],  # MPI-IO only
+    [("heatmap:DFS", 0, 0.1, [5], [5])],  # DFS only
+    [("heatmap:POSIX", 0, 0.1, [5, -1], [0, 0])],  # the only record is corrupt
+])
+def test_no_posix_or_stdio_heatmap_is_none(rows):
+    log = heatmap_log(rows) if rows else make_log([(1, 0, 1, 0, 10, 0, {})])
+    assert build_trace(log, "f", Config()).heatmap is None
+
+
+def test_record_with_a_negative_bin_is_left_out():
+    rows = HEATMAP_ROWS[:1] + [("heatmap:POSIX", 1, 0.1, [99, 99], [0, -1])]
+    assert build_trace(heatmap_log(rows), "f", Config()).heatmap.write.tolist() == [1, 2, 3, 4]
+
+
+def test_heatmap_changes_nothing_else():
+    with_map = build_trace(heatmap_log(HEATMAP_ROWS), "f", Config())
+    without = build_trace(replace(heatmap_log(HEATMAP_ROWS), heatmaps=None), "f", Config())
+    assert np.array_equal(with_map.ops, without.ops) and np.array_equal(with_map.meta, without.meta)
+    assert with_map.job == without.job and with_map.info == without.info
+    assert without.heatmap is None
+
+
+@pytest.mark.parametrize("version", ["3.21", "3.41"])
+def test_heatmap_through_a_written_log(version):
+    log = heatmap_log(HEATMAP_ROWS)
+    log.job = job(version=version)
+    trace = trace_from_bytes(write_log(log, version, streams_per_region=2), "f", Config())
+    assert trace.heatmap.bin_seconds == 0.2
+    assert trace.heatmap.write.tolist() == [113.0, 207.0]
+
+
+def test_heatmap_of_real_logs(shared_logs):
+    """mpi-io-test 3.4.1: one 0.1 s bin; POSIX moved 64 MiB each way, STDIO wrote 322 bytes
+    (pydarshan's heatmaps); MPI-IO's 64 MiB are not added again."""
+    path = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.4.1.darshan")
+    signal = read_trace(path, Config()).heatmap
+    assert signal.bin_seconds == 0.1
+    assert signal.write.tolist() == [(64 << 20) + 322] and signal.read.tolist() == [64 << 20]
+    older = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.2.1.darshan")
+    assert read_trace(older, Config()).heatmap is None  # before Darshan 3.3
