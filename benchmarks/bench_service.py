@@ -33,7 +33,7 @@ import numpy as np
 import psutil
 
 from mosaic.config import Config
-from mosaic.service_pool import WORKER_FAILURES, categorize_bytes
+from mosaic.service.pool import WORKER_FAILURES, categorize_bytes
 from mosaic.synth.year import generate_year
 
 MAX_LOG_BYTES = 100_000

@@ -25,8 +25,8 @@ class LazyGroup(click.Group):
         "eval": "mosaic.synth.commands:evaluate",
         "figures": "mosaic.report.commands:figures",
         "plot": "mosaic.report.commands:plot",
-        "serve": "mosaic.service:serve",
-        "lookup": "mosaic.service:lookup",
+        "serve": "mosaic.service.commands:serve",
+        "lookup": "mosaic.service.commands:lookup",
     }
 
     def list_commands(self, ctx):

@@ -13,17 +13,22 @@ HTTP service can read while a batch run writes):
   valid run and its group). A batch run fills them at its end; the service
   adds single results with :meth:`Store.record`.
 
-Public API (used by ``mosaic/service.py``)::
+Public API (used by ``mosaic/service/``)::
 
     store = Store("OUT/store.sqlite")
     store.application(uid, app)  -> dict | None
     store.job(job_id)            -> list[dict]
     store.record(result)         # one SPEC 4 trace object posted by a scheduler
+
+File names are kept byte-exact: a name that is not UTF-8 (a ``surrogateescape``
+str, as ``os.scandir`` returns it) is stored as a BLOB of its bytes and read
+back as the same str. Such names sort after every UTF-8 name.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -58,6 +63,36 @@ FACT_COLUMNS = ("file", "location", "archive", "status", "reason", "detail", "gr
                 "partial", "dropped_records")
 
 
+def _value(value):
+    """SQLite binds str as strict UTF-8: a non-UTF-8 name goes in as its bytes."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return os.fsencode(value)
+    return value
+
+
+def _params(values) -> tuple:
+    return tuple(map(_value, values))
+
+
+class Row(tuple):
+    """A result row by index or by column name; BLOBs (non-UTF-8 names) come back as str."""
+
+    def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> "Row":
+        row = super().__new__(cls, (os.fsdecode(v) if isinstance(v, bytes) else v
+                                    for v in values))
+        row.columns = {column[0]: i for i, column in enumerate(cursor.description)}
+        return row
+
+    def __getitem__(self, key):
+        return super().__getitem__(self.columns[key] if isinstance(key, str) else key)
+
+    def keys(self) -> list[str]:
+        return list(self.columns)
+
+
 class Store:
     """One SQLite file; safe to share between threads (one lock) and processes (WAL)."""
 
@@ -65,12 +100,12 @@ class Store:
         self.path = Path(path)
         self._db = sqlite3.connect(self.path, timeout=busy_timeout_seconds,
                                    check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
+        self._db.row_factory = Row
         # Streams read through their own connection: a WAL snapshot unaffected
         # by the writes the caller makes while consuming them.
         self._reader = sqlite3.connect(self.path, timeout=busy_timeout_seconds,
                                        check_same_thread=False, isolation_level=None)
-        self._reader.row_factory = sqlite3.Row
+        self._reader.row_factory = Row
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -96,15 +131,15 @@ class Store:
                 if rows is None:
                     self._db.execute(sql)
                 else:
-                    self._db.executemany(sql, rows)
+                    self._db.executemany(sql, map(_params, rows))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
 
-    def _rows(self, sql: str, args: tuple = ()) -> Iterator[sqlite3.Row]:
+    def _rows(self, sql: str, args: tuple = ()) -> Iterator[Row]:
         """Stream rows from the reader connection."""
-        yield from self._reader.execute(sql, args)
+        yield from self._reader.execute(sql, _params(args))
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -127,7 +162,7 @@ class Store:
         self._write("UPDATE logs SET seen = ? WHERE file = ?", [(self.run_id, f) for f in files])
         marks = ",".join("?" * len(files))
         return {row[0] for row in self._db.execute(
-            f"SELECT file FROM logs WHERE file IN ({marks})", files)}
+            f"SELECT file FROM logs WHERE file IN ({marks})", _params(files))}
 
     def save_facts(self, facts: Iterable[dict]) -> None:
         """Validation facts of one batch (see pipeline.validate_log for the keys)."""
@@ -150,10 +185,11 @@ class Store:
             for group in groups:
                 self._db.execute("UPDATE logs SET runs = ?, representative = (file = ?) "
                                  "WHERE group_key = ? AND seen = ? AND status = 'ok'",
-                                 (group.runs, group.representative, group.key, self.run_id))
+                                 _params((group.runs, group.representative, group.key,
+                                          self.run_id)))
             self._db.execute("COMMIT")
 
-    def to_categorize(self, all_runs: bool) -> Iterator[sqlite3.Row]:
+    def to_categorize(self, all_runs: bool) -> Iterator[Row]:
         """(file, location, archive) still to categorize, archive members together."""
         which = "" if all_runs else "AND l.representative = 1"
         yield from self._rows(
@@ -168,7 +204,7 @@ class Store:
                 for r in results]
         self._write("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
 
-    def categorized(self, all_runs: bool) -> Iterator[sqlite3.Row]:
+    def categorized(self, all_runs: bool) -> Iterator[Row]:
         """Categorized traces of this run sorted by file, with their group facts."""
         which = "" if all_runs else "AND l.representative = 1"
         yield from self._rows(
@@ -176,14 +212,14 @@ class Store:
             "FROM results r JOIN logs l USING (file) "
             f"WHERE l.seen = ? AND r.status = 'ok' {which} ORDER BY l.file", (self.run_id,))
 
-    def categories_by_group(self) -> Iterator[sqlite3.Row]:
+    def categories_by_group(self) -> Iterator[Row]:
         """(group_key, representative, categories) of categorized runs, by group."""
         yield from self._rows(
             "SELECT l.group_key, l.representative, r.categories FROM results r "
             "JOIN logs l USING (file) WHERE l.seen = ? AND r.status = 'ok' "
             "ORDER BY l.group_key", (self.run_id,))
 
-    def evicted(self) -> Iterator[sqlite3.Row]:
+    def evicted(self) -> Iterator[Row]:
         """(file, reason, detail, stage) of every log of this run evicted, by file."""
         yield from self._rows(
             "SELECT l.file, coalesce(r.reason, l.reason) AS reason, "
@@ -257,16 +293,16 @@ class Store:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?",
-                                         (run.file,)).fetchone()
+                                         _params((run.file,))).fetchone()
                 self._db.execute("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
-                                 (run.file, str(job["job_id"]), key, categories))
+                                 _params((run.file, str(job["job_id"]), key, categories)))
                 row = self._db.execute("SELECT * FROM applications WHERE group_key = ?",
                                        (key,)).fetchone()
                 if row is None:
                     self._db.execute(
                         "INSERT INTO applications VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                        (key, job["uid"], job["application"], job.get("start"), run.file,
-                         run.total_bytes, run.run_time, categories))
+                        _params((key, job["uid"], job["application"], job.get("start"),
+                                 run.file, run.total_bytes, run.run_time, categories)))
                 else:
                     current = Run(row["representative"], key, row["total_bytes"], row["run_time"])
                     heavier = heaviness(run) < heaviness(current)
@@ -278,7 +314,7 @@ class Store:
                         self._db.execute(
                             "UPDATE applications SET representative = ?, total_bytes = ?, "
                             "run_time = ?, categories = ? WHERE group_key = ?",
-                            (run.file, run.total_bytes, run.run_time, categories, key))
+                            _params((run.file, run.total_bytes, run.run_time, categories, key)))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -290,7 +326,7 @@ def _total_bytes(result: dict) -> float:
         result.get("write", {}).get("bytes", 0))
 
 
-def _application(row: sqlite3.Row) -> dict:
+def _application(row: Row) -> dict:
     return {"group_key": row["group_key"], "uid": row["uid"], "application": row["application"],
             "categories": json.loads(row["categories"]) if row["categories"] else None,
             "runs": row["runs"], "last_seen": row["last_seen"],

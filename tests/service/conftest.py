@@ -16,7 +16,7 @@ import pytest
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, write_log
-from mosaic.service_pool import TEST_HOOKS_ENV
+from mosaic.service.pool import TEST_HOOKS_ENV
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
 TOKEN = "s3cret-token-for-tests"

@@ -10,7 +10,7 @@ import pytest
 
 from mosaic.analysis.categorize import categorize_file, categorize_trace
 from mosaic.config import Config
-from mosaic.service_pool import CRASH_MARKER, HANG_MARKER
+from mosaic.service.pool import CRASH_MARKER, HANG_MARKER
 from mosaic.trace import trace_from_bytes
 
 # make_log()'s defaults, by hand: 200 MB (>= 1e8) written in [1, 5] s of a

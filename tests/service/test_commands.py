@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
 from mosaic.corpus.store import Store
-from mosaic.service import is_loopback, lookup, serve
+from mosaic.service.commands import lookup, serve
+from mosaic.service.security import is_loopback
 from mosaic.trace import trace_from_bytes
 
 APP = "/apps/lmp"

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from mosaic import service_pool
+from mosaic.service import pool as service_pool
 from mosaic.config import Config
 from mosaic.analysis.categorize import evicted_result
-from mosaic.service_pool import WorkerPool, categorize_bytes, categorize_to_json, encode
+from mosaic.service.pool import WorkerPool, categorize_bytes, categorize_to_json, encode
 
 
 def test_encode_keeps_a_finite_result():

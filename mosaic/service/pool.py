@@ -29,16 +29,17 @@ import pebble
 
 from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
 from mosaic.config import Config
+from mosaic.errors import Reason
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
-WORKER_FAILURES = ("timeout", "worker_crash")  # evictions that say nothing about the log
+WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say nothing about the log
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds and
 # its first periodic trace does not pay for the imports mean shift makes lazily.
-PRELOAD = ["mosaic.service_pool", "sklearn.cluster", "scipy.spatial"]
+PRELOAD = ["mosaic.service.pool", "sklearn.cluster", "scipy.spatial"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def encode(result: dict) -> Answer:
     try:
         body = json.dumps(result, allow_nan=False).encode()
     except ValueError:
-        result = evicted_result(result["file"], "unreadable",
+        result = evicted_result(result["file"], Reason.UNREADABLE,
                                 "result holds a non-finite number (analysis defect)")
         body = json.dumps(result).encode()
     return Answer(result["status"], result.get("reason", ""), body)
@@ -107,10 +108,10 @@ class WorkerPool:
             return await asyncio.wrap_future(future)
         except TimeoutError:
             detail = f"no result within {timeout:g} s"
-            reason = "timeout"
+            reason = Reason.TIMEOUT
         except pebble.ProcessExpired as error:
             detail = f"worker process died (exit code {error.exitcode})"
-            reason = "worker_crash"
+            reason = Reason.WORKER_CRASH
         LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
         return encode(evicted_result(file, reason, detail))
 

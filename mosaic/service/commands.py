@@ -1,49 +1,30 @@
-"""`mosaic serve` and `mosaic lookup`: the scheduler-facing service (SPEC 1).
+"""`mosaic serve` and `mosaic lookup`: the click commands of the service.
 
-This module only parses options; the API lives in :mod:`mosaic.service_app`
-and the worker processes in :mod:`mosaic.service_pool`, imported when a
-command runs so that `mosaic --help` stays fast.
-
-Security rule: the server binds to loopback by default; any other address
-requires ``--token-file`` (clients then send ``Authorization: Bearer
-TOKEN``), because the API categorizes whatever bytes it is sent.
+Heavy modules (uvicorn, FastAPI, the worker pool, httpx) are imported when a
+command runs, so that `mosaic --help` stays fast.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import sys
 
 import click
 
-from mosaic.config import Config
+from mosaic.options import load_config
+from mosaic.service.errors import UNKNOWN_APPLICATION
+from mosaic.service.security import is_loopback, read_token
 
-LOOPBACK_NAMES = ("localhost",)
-UNKNOWN_APPLICATION = "unknown_application"  # the API's 404 error for an unknown group
 DEFAULT_PORT = 8420
 
 
-def is_loopback(host: str) -> bool:
-    """True for loopback literals and ``localhost``; a host name could resolve anywhere."""
-    if host in LOOPBACK_NAMES:
-        return True
+def token_from(path: str | None, option: str) -> str | None:
+    """The token of ``path``; a bad token file stops the command with a usage error."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def read_token(path: str | None) -> str | None:
-    """The bearer token in ``path`` (surrounding whitespace ignored); an empty file is an error."""
-    if path is None:
-        return None
-    with open(path, encoding="utf-8") as fh:
-        token = fh.read().strip()
-    if not token:
-        raise click.BadParameter(f"{path} holds no token", param_hint="--token-file")
-    return token
+        return read_token(path)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint=option) from None
 
 
 token_file_option = click.option(
@@ -70,16 +51,17 @@ def serve(store_path, host, port, workers, token_file, config_file) -> None:
     GET  /v1/jobs/JOB_ID
     GET  /healthz, /metrics, /docs (OpenAPI)
     """
-    token = read_token(token_file)
+    token = token_from(token_file, "--token-file")
     if token is None and not is_loopback(host):
         raise click.UsageError(f"binding {host} (not loopback) requires --token-file")
+    config = load_config(config_file)
     import uvicorn
 
-    from mosaic.service_app import ServiceSettings, create_app
+    from mosaic.service.app import ServiceSettings, create_app
+    from mosaic.service.security import Tokens
 
-    config = Config.from_toml(config_file) if config_file else Config()
     settings = ServiceSettings(store=store_path, config=config,
-                               workers=workers or os.cpu_count() or 1, token=token)
+                               workers=workers or os.cpu_count() or 1, tokens=Tokens(token))
     uvicorn.run(create_app(settings), host=host, port=port, access_log=False,
                 log_level="info")
 
@@ -108,7 +90,7 @@ def lookup(uid, application, store_path, server, token_file) -> None:
     else:
         import httpx
 
-        token = read_token(token_file)
+        token = token_from(token_file, "--token-file")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
             response = httpx.get(f"{server.rstrip('/')}/v1/applications",

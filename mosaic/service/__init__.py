@@ -1,0 +1,16 @@
+"""The scheduler-facing service: ``mosaic serve`` and ``mosaic lookup`` (SPEC 1).
+
+Modules, in the order a request meets them:
+
+* :mod:`~mosaic.service.commands`: the click commands (options, token files);
+* :mod:`~mosaic.service.security`: loopback rule, token files, bearer check;
+* :mod:`~mosaic.service.app`: the FastAPI application factory (lifespan, middleware);
+* :mod:`~mosaic.service.routes`: the endpoints, reaching the store and pool through
+  ``app.state``;
+* :mod:`~mosaic.service.pool`: categorization in pebble worker processes;
+* :mod:`~mosaic.service.errors`: the one JSON error shape and its OpenAPI entries;
+* :mod:`~mosaic.service.metrics`: Prometheus counters of one app.
+
+Nothing here is imported by ``mosaic --help``: the CLI loads
+``mosaic.service.commands`` only when a service command runs.
+"""

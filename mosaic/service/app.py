@@ -1,0 +1,57 @@
+"""The FastAPI application behind ``mosaic serve``: one store, one worker pool.
+
+Routes live in :mod:`mosaic.service.routes` and reach what they need through
+``app.state`` (``config``, ``store``, ``pool``, ``metrics``), set here.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from mosaic.config import Config
+from mosaic.corpus.store import Store
+from mosaic.service.guard import GuardMiddleware
+from mosaic.service.handlers import install_handlers
+from mosaic.service.metrics import Metrics
+from mosaic.service.pool import WorkerPool
+from mosaic.service.routes import router
+from mosaic.service.security import Tokens
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    store: str  # SQLite results store (mosaic.corpus.store)
+    config: Config
+    workers: int  # categorization processes
+    tokens: Tokens = Tokens()
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI):
+    """Open the store and start (and warm) the workers before answering."""
+    settings: ServiceSettings = app.state.settings
+    app.state.store = Store(settings.store)
+    app.state.pool = WorkerPool(settings.workers, settings.config)
+    try:
+        await app.state.pool.warm_up()
+        yield
+    finally:
+        app.state.pool.close()
+        app.state.store.close()
+
+
+def create_app(settings: ServiceSettings) -> FastAPI:
+    """The API over ``settings.store`` (store and pool are opened at startup)."""
+    app = FastAPI(title="MOSAIC scheduler service", version="1",
+                  summary="I/O categories of HPC jobs from their Darshan logs",
+                  lifespan=lifespan)
+    app.state.settings = settings
+    app.state.config = settings.config
+    app.state.metrics = Metrics(settings.config)
+    app.add_middleware(GuardMiddleware, tokens=settings.tokens, metrics=app.state.metrics)
+    install_handlers(app)
+    app.include_router(router)
+    return app
