@@ -15,7 +15,7 @@ scores the results with :func:`mosaic.synth.evaluate.evaluate`:
   draws) plus a second random-burst set, to check thresholds chosen on the
   others;
 - ``holdout``: the independent generator written from SPEC alone
-  (``benchmarks.holdout``), ``--seeds`` / 4 seeds.
+  (``mosaic.holdout``), ``--seeds`` / 4 seeds.
 
 Every valid log is scored (not only group representatives). Prints one
 Markdown table: trace accuracy and the two periodicity families per corpus.
@@ -52,11 +52,10 @@ def random_bursts(rng_seed: int, tag: str):
 
 
 def write_corpora(out: Path, seeds: int, year_logs: int) -> dict[str, Path]:
+    from mosaic.holdout.writing import generate
     from mosaic.synth.catalog import SCENARIOS
     from mosaic.synth.corpus import write_scenarios
     from mosaic.synth.year import generate_year
-
-    from benchmarks.holdout import generate
     periodic = tuple(dataclasses.replace(s, name=f"{s.name}_heldout")
                      for s in SCENARIOS if s.periodic)
     makers = {

@@ -2,24 +2,26 @@
 
 One log per scenario (seed 0) in every format the generator mixes; the
 scenarios that probe known limits of SPEC 3.4's rule are left out (they are
-reported by ``python -m benchmarks.holdout``, not gated).
+reported by ``python -m mosaic.holdout``, not gated).
 """
 
 import json
 
 import pytest
 
-from benchmarks import holdout as H
 from mosaic.analysis.labels import FAMILIES
+from mosaic.holdout.command import run_and_score
+from mosaic.holdout.scenarios import SCENARIOS, SPEC_LIMIT_PROBES
+from mosaic.holdout.writing import generate
 
-GATED = [name for name in H.SCENARIOS if name not in H.SPEC_LIMIT_PROBES]
+GATED = [name for name in SCENARIOS if name not in SPEC_LIMIT_PROBES]
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     root = tmp_path_factory.mktemp("holdout")
-    truth = H.generate(root / "logs", 1, GATED)
-    return truth, H.run_and_score(root / "logs", root / "results")
+    truth = generate(root / "logs", 1, GATED)
+    return truth, run_and_score(root / "logs", root / "results")
 
 
 def test_every_gated_scenario_is_written_with_truth_for_every_family(scored):

@@ -8,19 +8,22 @@ claim) is pinned here on both sides of its threshold.
 import numpy as np
 import pytest
 
-from benchmarks import holdout as H
 from mosaic.config import Config
+from mosaic.holdout.design import NOT_PERIODIC, Design, Records, periodic_claim
+from mosaic.holdout.scenarios import series_truth
+from mosaic.holdout.truth import (chunk_bytes, magnitude, metadata_family, requests_per_second,
+                                  significance, temporality_rules, truth_families)
 
 CONFIG = Config()
 
 
 def test_chunk_bytes_spreads_long_ops_and_keeps_instants_whole():
-    q = H.chunk_bytes([0.0, 20.0, 80.0], [50.0, 30.0, 80.0], [100.0, 10.0, 10.0], 100.0)
+    q = chunk_bytes([0.0, 20.0, 80.0], [50.0, 30.0, 80.0], [100.0, 10.0, 10.0], 100.0)
     np.testing.assert_allclose(q, [55.0, 55.0, 0.0, 10.0])
 
 
 def test_instant_at_the_run_end_counts_in_the_last_quarter():
-    np.testing.assert_allclose(H.chunk_bytes([100.0], [100.0], [7.0], 100.0), [0, 0, 0, 7])
+    np.testing.assert_allclose(chunk_bytes([100.0], [100.0], [7.0], 100.0), [0, 0, 0, 7])
 
 
 @pytest.mark.parametrize("q, expected", [
@@ -36,33 +39,33 @@ def test_instant_at_the_run_end_counts_in_the_last_quarter():
                        "on_start_and_end": False, "steady": False, "unclassified": True}),
 ])
 def test_temporality_rules_with_margin(q, expected):
-    rules = H.temporality_rules(np.array(q, float), CONFIG)
+    rules = temporality_rules(np.array(q, float), CONFIG)
     assert {k: rules[k] for k in expected} == expected
 
 
 def test_significance_has_a_margin_around_100_mb():
-    assert H.significance(1.3e8, CONFIG) is True
-    assert H.significance(0.8e8, CONFIG) is False
-    assert H.significance(1.05e8, CONFIG) is None
-    assert H.significance(0.0, CONFIG) is False
+    assert significance(1.3e8, CONFIG) is True
+    assert significance(0.8e8, CONFIG) is False
+    assert significance(1.05e8, CONFIG) is None
+    assert significance(0.0, CONFIG) is False
 
 
 def test_requests_per_second_spreads_windows_and_honours_unrecorded_closes():
     table = {"opens": np.array([4.0, 2.0]), "seeks": np.array([0.0, 0.0]),
              "open_start": np.array([0.5, 4.0]), "open_end": np.array([2.5, 0.0]),
              "close_start": np.array([3.2, 0.0]), "close_end": np.array([3.2, 0.0])}
-    np.testing.assert_allclose(H.requests_per_second(table, 5.0), [1, 2, 1, 4, 2])
+    np.testing.assert_allclose(requests_per_second(table, 5.0), [1, 2, 1, 4, 2])
 
 
 def test_metadata_family_both_sides():
     five_spikes = np.array([60.0] * 5)
-    assert H.metadata_family(five_spikes, 5.0, CONFIG) == {
+    assert metadata_family(five_spikes, 5.0, CONFIG) == {
         "must": ["metadata_multiple_spikes", "metadata_high_density"],
         "must_not": ["metadata_high_spike", "metadata_insignificant_load"]}
     # 50 per second is on the spike level: nothing about spikes is asserted.
-    at_level = H.metadata_family(np.array([50.0] * 5), 5.0, CONFIG)
+    at_level = metadata_family(np.array([50.0] * 5), 5.0, CONFIG)
     assert "metadata_multiple_spikes" not in at_level["must"] + at_level["must_not"]
-    quiet = H.metadata_family(np.array([300.0, 1.0, 1.0, 1.0]), 400.0, CONFIG)
+    quiet = metadata_family(np.array([300.0, 1.0, 1.0, 1.0]), 400.0, CONFIG)
     assert quiet == {"must": ["metadata_high_spike"],
                      "must_not": ["metadata_multiple_spikes", "metadata_high_density",
                                   "metadata_insignificant_load"]}
@@ -72,29 +75,29 @@ def test_metadata_family_both_sides():
     (20.0, "periodic_second"), (29.0, None), (35.0, "periodic_minute"),
     (1700.0, None), (3600.0, "periodic_hour"), (86400.0, "periodic_day_or_more")])
 def test_magnitude(period, expected):
-    assert H.magnitude(period, CONFIG) == expected
+    assert magnitude(period, CONFIG) == expected
 
 
 @pytest.mark.parametrize("counts, others, expected", [
     ([10], 0, True), ([4], 0, None), ([], 1, False), ([], 3, None), ([10], 2, None),
     ([20], 1, True), ([10, 10], 0, True)])
 def test_periodic_claim(counts, others, expected):
-    assert H.periodic_claim(counts, others, CONFIG) is expected
+    assert periodic_claim(counts, others, CONFIG) is expected
 
 
 def test_series_truth_measures_busy_on_merged_spans():
     spans = np.array([[0.0, 10.0], [100.0, 110.0], [200.0, 230.0]])
-    s = H.series_truth(spans, 3e9)
+    s = series_truth(spans, 3e9)
     assert s.period == pytest.approx(100.0)
     assert s.busy == pytest.approx((0.1 + 0.1 + 0.3) / 3)
 
 
 def test_filtered_files_leave_the_truth():
-    records = H.Records()
+    records = Records()
     records.add("<STDOUT>", 0, write=(1.0, 2.0, 5e8), stdio=True)
     records.add("/proc/self/status", 0, read=(1.0, 2.0, 5e8))
     records.add("/scratch/a", 0, write=(1.0, 2.0, 2e8))
-    design = H.Design(10.0, 1, records, H.NOT_PERIODIC, H.NOT_PERIODIC, {})
-    families = H.truth_families(design, CONFIG)
+    design = Design(10.0, 1, records, NOT_PERIODIC, NOT_PERIODIC, {})
+    families = truth_families(design, CONFIG)
     assert families["read_temporality"]["must"] == ["read_insignificant"]
     assert "write_on_start" in families["write_temporality"]["must"]

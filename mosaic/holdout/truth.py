@@ -1,0 +1,246 @@
+"""Truth from SPEC's rules (3.3-3.7) applied to the records written, with margins."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mosaic.analysis.labels import FAMILIES, METADATA, PERIODICITY, TEMPORALITY
+from mosaic.config import Config
+from mosaic.holdout.design import MAGNITUDES, Design, Periodicity, Records
+
+
+def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
+    """SPEC 3.6: bytes per quarter of the run, each op's bytes spread over its interval."""
+    starts, ends, nbytes = (np.asarray(v, float) for v in (starts, ends, nbytes))
+    edges = run_time * np.arange(5) / 4
+    duration = ends - starts
+    instant = duration <= 0
+    overlap = np.clip(np.minimum(ends[:, None], edges[None, 1:])
+                      - np.maximum(starts[:, None], edges[None, :-1]), 0, None)
+    spread = nbytes[:, None] * overlap / np.where(instant, 1.0, duration)[:, None]
+    quarter = np.clip((4 * starts // run_time).astype(int), 0, 3)
+    spread[instant] = 0.0
+    spread[instant, quarter[instant]] = nbytes[instant]
+    return spread.sum(axis=0)
+
+
+class Verdicts:
+    """Three-valued rule outcomes with a relative margin around each threshold."""
+
+    def __init__(self, margin: float, dust: float):
+        self.margin = margin
+        self.dust = dust  # absolute slack for float noise
+
+    def greater(self, a: float, b: float) -> bool | None:
+        if a > b * (1 + self.margin) + self.dust:
+            return True
+        if a < b * (1 - self.margin) - self.dust:
+            return False
+        return None
+
+    def less(self, a: float, b: float) -> bool | None:
+        return self.greater(b, a)
+
+    def cv_below(self, values, threshold: float) -> bool | None:
+        values = np.asarray(values, float)
+        mean = values.mean()
+        if mean <= self.dust:
+            return None
+        cv = values.std() / mean
+        if cv < threshold * (1 - self.margin):
+            return True
+        if cv > threshold * (1 + self.margin):
+            return False
+        return None
+
+
+def both(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return True if (a and b) else None
+
+
+def temporality_rules(q: np.ndarray, config: Config) -> dict[str, bool | None]:
+    """SPEC 3.6's seven rules, each True / False / None (too close to call)."""
+    v = Verdicts(config.truth_margin, 1e-6 * max(q.sum(), 1.0))
+    d, k, r, cv = (config.chunk_dominance, config.chunk_minor_divisor,
+                   config.chunk_middle_ratio, config.steady_cv)
+    rules = {
+        "on_start": v.greater(q[0], d * (q[1] + q[2] + q[3])),
+        "on_end": v.greater(q[3], d * (q[0] + q[1] + q[2])),
+        "after_start": both(v.less(q[0], (q[1] + q[2] + q[3]) / k), v.cv_below(q[1:], cv)),
+        "before_end": both(v.less(q[3], (q[0] + q[1] + q[2]) / k), v.cv_below(q[:3], cv)),
+        "after_start_before_end": v.greater(q[1] + q[2], r * (q[0] + q[3])),
+        "on_start_and_end": both(v.greater(q[0] + q[3], r * (q[1] + q[2])),
+                                 v.cv_below(q[[0, 3]], cv)),
+        "steady": v.cv_below(q, cv),
+    }
+    if all(x is False for x in rules.values()):
+        rules["unclassified"] = True
+    elif any(rules.values()):
+        rules["unclassified"] = False
+    else:
+        rules["unclassified"] = None
+    return rules
+
+
+def significance(total: float, config: Config) -> bool | None:
+    return Verdicts(config.truth_margin, 0.0).greater(total, config.significant_bytes) \
+        if total > 0 else False
+
+
+def magnitude(period: float, config: Config) -> str | None:
+    """SPEC 3.4's period magnitude, None within the margin of a boundary."""
+    bounds = [config.period_second_max, config.period_minute_max, config.period_hour_max]
+    m = config.truth_margin
+    for bound in bounds:
+        if bound * (1 - m) <= period <= bound * (1 + m):
+            return None
+    return MAGNITUDES[sum(period > b for b in bounds)]
+
+
+def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]:
+    if design.claim is None:
+        return [], []
+    if design.claim is False:
+        return [], list(PERIODICITY)
+    must, must_not = ["periodic"], []
+    dominant = max(design.series, key=lambda s: s.total_bytes)
+    size = magnitude(dominant.period, config)
+    if size is not None:
+        must.append(size)
+        must_not += [x for x in MAGNITUDES if x != size]
+    if dominant.busy is not None:
+        m = config.truth_busy_margin
+        low, high = config.low_busy_max, config.high_busy_min
+        if dominant.busy <= low - m:
+            must.append("periodic_low_busy_time")
+            must_not.append("periodic_high_busy_time")
+        elif dominant.busy >= high + m:
+            must.append("periodic_high_busy_time")
+            must_not.append("periodic_low_busy_time")
+        elif low + m <= dominant.busy <= high - m:
+            must_not += ["periodic_low_busy_time", "periodic_high_busy_time"]
+    return must, must_not
+
+
+def direction_truth(ops: dict, run_time: float, design: Periodicity,
+                    config: Config) -> tuple[dict, dict]:
+    """(temporality family, periodicity family) of one direction, unprefixed."""
+    total = float(ops["bytes"].sum())
+    significant = significance(total, config)
+    if significant is None:
+        return {"must": [], "must_not": []}, {"must": [], "must_not": []}
+    if not significant:
+        return ({"must": ["insignificant"], "must_not": list(TEMPORALITY[:-1])},
+                {"must": [], "must_not": list(PERIODICITY)})
+    rules = temporality_rules(chunk_bytes(ops["start"], ops["end"], ops["bytes"], run_time),
+                              config)
+    temporal = {"must": [k for k, x in rules.items() if x is True],
+                "must_not": ["insignificant"] + [k for k, x in rules.items() if x is False]}
+    must, must_not = periodicity_family(design, config)
+    return temporal, {"must": must, "must_not": must_not}
+
+
+def requests_per_second(table: dict, run_time: float) -> np.ndarray:
+    """SPEC 3.7's requests per 1-second bin, by the cumulative request count at each edge.
+
+    C(t), the requests issued before t, is piecewise linear for a spread window
+    and a step for an instant; bin k holds C(k + 1) - C(k).
+    """
+    bins = max(int(math.ceil(run_time)), 1)
+    open_end = np.where(table["open_end"] == 0, table["open_start"], table["open_end"])
+    closed = (table["close_start"] != 0) | (table["close_end"] != 0)
+    close_start = np.where(table["close_start"] == 0, table["close_end"], table["close_start"])
+    close_end = np.where(table["close_end"] == 0, table["close_start"], table["close_end"])
+    lo = np.concatenate([table["open_start"], close_start[closed]])
+    hi = np.concatenate([open_end, close_end[closed]])
+    count = np.concatenate([table["opens"] + table["seeks"], table["opens"][closed]])
+    lo, hi = np.clip(lo, 0, bins), np.clip(hi, 0, bins)
+    instant = hi <= lo
+    density = count[~instant] / (hi - lo)[~instant]
+    cumulative = _before(lo[instant], count[instant], bins) \
+        + _ramps_before(lo[~instant], density, bins) - _ramps_before(hi[~instant], density, bins)
+    cumulative[-1] = count.sum()  # everything clipped into the run is counted
+    return np.diff(cumulative)
+
+
+def _before(at, weight, bins: int) -> np.ndarray:
+    """Sum of weights with ``at`` strictly before each integer edge 0..bins."""
+    first_edge_after = np.floor(at).astype(np.int64) + 1
+    counts = np.bincount(first_edge_after, weights=weight, minlength=bins + 2).astype(float)
+    return np.cumsum(counts)[:bins + 1]
+
+
+def _ramps_before(at, slope, bins: int) -> np.ndarray:
+    """Sum over ramps starting at ``at`` of slope * (edge - at), for at < edge."""
+    return np.arange(bins + 1) * _before(at, slope, bins) - _before(at, slope * at, bins)
+
+
+def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> dict:
+    v = Verdicts(config.truth_margin, 0.0)
+    m = config.truth_margin
+    level = config.metadata_spike_level
+    high = v.greater(per_second.max(initial=0.0), config.metadata_high_spike)
+    surely = int((per_second >= level * (1 + m)).sum())
+    maybe = int((per_second >= level * (1 - m)).sum())
+    spikes = True if surely >= config.metadata_min_spikes else (
+        False if maybe < config.metadata_min_spikes else None)
+    mean = per_second.sum() / run_time
+    density = both(spikes, v.greater(mean, config.metadata_density_mean) if mean > 0 else False)
+    outcome = {"metadata_high_spike": high, "metadata_multiple_spikes": spikes,
+               "metadata_high_density": density}
+    if all(x is False for x in outcome.values()):
+        outcome["metadata_insignificant_load"] = True
+    elif any(outcome.values()):
+        outcome["metadata_insignificant_load"] = False
+    return {"must": [k for k, x in outcome.items() if x is True],
+            "must_not": [k for k, x in outcome.items() if x is False]}
+
+
+def kept_rows(table: dict, config: Config) -> np.ndarray:
+    """SPEC 2's default filter: no pseudo-files, nothing under /proc, /sys, /dev."""
+    paths = table["path"].astype(str)
+    pseudo = np.char.startswith(paths, "<") & np.char.endswith(paths, ">")
+    system = np.zeros(len(paths), bool)
+    for prefix in config.excluded_prefixes:
+        system |= np.char.startswith(paths, prefix + "/")
+    return ~(pseudo | system)
+
+
+def operations(records: Records, table: dict, keep: np.ndarray) -> dict[str, dict]:
+    """SPEC 3.3 step 1: per direction, one op per record with bytes, DXT segments instead."""
+    dxt_paths = {s["path"] for s in records.dxt}
+    from_records = keep & ~np.isin(table["path"], list(dxt_paths))
+    out = {}
+    for name, counter in (("read", "bytes_read"), ("write", "bytes_written")):
+        sel = from_records & (table[counter] > 0)
+        segs = [s for s in records.dxt if s["is_write"] == (name == "write")]
+        out[name] = {
+            "start": np.concatenate([table[f"{name}_start"][sel]] + [s["starts"] for s in segs]),
+            "end": np.concatenate([table[f"{name}_end"][sel]] + [s["ends"] for s in segs]),
+            "bytes": np.concatenate([table[counter][sel]] + [s["lengths"] for s in segs]),
+        }
+    return out
+
+
+def truth_families(design: Design, config: Config) -> dict:
+    table = design.records.table()
+    keep = kept_rows(table, config)
+    ops = operations(design.records, table, keep)
+    families = {}
+    for name in ("read", "write"):
+        temporal, periodic = direction_truth(ops[name], design.run_time,
+                                             getattr(design, name), config)
+        families[f"{name}_temporality"] = {k: [f"{name}_{x}" for x in v]
+                                           for k, v in temporal.items()}
+        families[f"{name}_periodicity"] = {k: [f"{name}_{x}" for x in v]
+                                           for k, v in periodic.items()}
+    kept = {k: v[keep] for k, v in table.items()}
+    families["metadata"] = metadata_family(requests_per_second(kept, design.run_time),
+                                           design.run_time, config)
+    assert set(families) == set(FAMILIES)
+    assert set(families["metadata"]["must"]) <= set(METADATA)
+    return families
