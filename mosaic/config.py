@@ -141,6 +141,8 @@ class Config:
     node_pulse_seconds: float = execution(1.0, **POSITIVE)  # a node silent for 5 pulses is dead; its jobs move on
     node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join
     dispy_port: int = execution(9700, lo=1, hi=65534)  # dispynode's -p (dispy's default); a local node picks a free one
+    node_lost_timeout_seconds: float = execution(120.0, **POSITIVE)  # no live dispy node this long: the run stops (resumable)
+    worker_memory_bytes: int = execution(1 << 30, lo=1 << 20)  # address space a batch worker may add (RLIMIT_AS); past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
