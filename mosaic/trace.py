@@ -115,7 +115,8 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     """SPEC 3.3 step 1 operations and SPEC 3.7 metadata rows of one log, cleaned.
 
     Filters records by name (SPEC 2), drops records that fail SPEC 3.1's
-    checks (counted in ``dropped_records``), and replaces the POSIX
+    checks (counted in ``dropped_records``), lets MPI-IO records stand in
+    for those a partial POSIX module lost (SPEC 2), and replaces the POSIX
     operations of files traced by DXT_POSIX with their DXT segments.
     """
     job = log.job
@@ -129,7 +130,8 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     lo, hi = -slack, job.run_time + slack
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, config, lo, hi)
 
-    ids, ranks, fields, is_posix = _file_records(log)
+    stand_ins = _mpiio_stand_ins(log)
+    ids, ranks, fields, is_posix = _file_records(log, stand_ins)
     kept = _name_filter(log, ids, config)
     valid = _valid_records(fields, lo, hi)
     dropped = int((kept & ~valid).sum())
@@ -142,22 +144,53 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
         heatmap=heatmap_signal(log.heatmaps),
         info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
               "format": job.version, "dxt": len(dxt_files) > 0,
-              "dropped_segments": dropped_segments},
+              "dropped_segments": dropped_segments,
+              "mpiio_stand_ins": 0 if stand_ins is None else len(stand_ins.ids)},
     )
 
 
-def _file_records(log: DarshanLog):
-    """POSIX and STDIO records as one table: ids, ranks, canonical fields, is-POSIX mask."""
+def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
+    """POSIX, STDIO and MPI-IO stand-in records as one table.
+
+    Returns ids, ranks, canonical fields, and the mask of POSIX-layer rows
+    (POSIX records and their stand-ins, which DXT_POSIX segments replace).
+    """
     mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
+    if stand_ins is not None:
+        mods.append(stand_ins)
     if not mods:
         empty = np.zeros(0)
         return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
             {n: empty for n in CANONICAL_FIELDS}, np.zeros(0, bool)
     canon = [m.canonical() for m in mods]
     fields = {n: np.concatenate([c[n] for c in canon]) for n in CANONICAL_FIELDS}
-    is_posix = np.concatenate([np.full(len(m.ids), m.module == F.POSIX) for m in mods])
+    is_posix = np.concatenate([np.full(len(m.ids), m.module != F.STDIO) for m in mods])
     return (np.concatenate([m.ids for m in mods]), np.concatenate([m.ranks for m in mods]),
             fields, is_posix)
+
+
+def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
+    """MPI-IO records standing in for the POSIX records a partial POSIX module lost (SPEC 2).
+
+    An MPI-IO record stands in when no POSIX record has its (file, rank) and
+    no POSIX record of rank -1 (which covers every rank) has its file. Its
+    canonical fields carry bytes, read/write start and end, opens and
+    open/close times; MPI-IO has no seeks (0).
+    """
+    mpiio = log.modules.get(F.MPIIO)
+    if F.POSIX not in log.partial_modules or mpiio is None:
+        return None
+    key = np.dtype([("id", "u8"), ("rank", "i8")])
+    posix = log.modules.get(F.POSIX)
+    ids = posix.ids if posix is not None else np.zeros(0, np.uint64)
+    ranks = posix.ranks if posix is not None else np.zeros(0, np.int64)
+    have = np.zeros(len(ids), key)
+    have["id"], have["rank"] = ids, ranks
+    wanted = np.zeros(len(mpiio.ids), key)
+    wanted["id"], wanted["rank"] = mpiio.ids, mpiio.ranks
+    lost = ~np.isin(wanted, have) & ~np.isin(mpiio.ids, ids[ranks == -1])
+    return F.ModuleRecords(F.MPIIO, mpiio.version, mpiio.ids[lost], mpiio.ranks[lost],
+                           mpiio.counters[lost], mpiio.fcounters[lost])
 
 
 def _job_dict(log: DarshanLog) -> dict:

@@ -361,3 +361,94 @@ def test_heatmap_of_real_logs(shared_logs):
     assert signal.write.tolist() == [(64 << 20) + 322] and signal.read.tolist() == [64 << 20]
     older = next(p for p in shared_logs if p.name == "mpi-io-test-x86_64-3.2.1.darshan")
     assert read_trace(older, Config()).heatmap is None  # before Darshan 3.3
+
+
+# --------------------------------------------------------------------------- partial POSIX
+
+def mpiio(rows):
+    """MPI-IO v3 records; rows: (id, rank, indep opens, coll opens, bytes read, written, times)."""
+    c, f = np.zeros((len(rows), 51), np.int64), np.zeros((len(rows), 17))
+    for i, (_, _, indep, coll, nread, nwritten, times) in enumerate(rows):
+        c[i, [0, 1, 14, 15]] = indep, coll, nread, nwritten
+        c[i, 10] = 7  # MPIIO_SYNCS: not a seek
+        for name, t in times.items():
+            f[i, POSIX_F[name]] = t
+    return ModuleRecords(F.MPIIO, 3, np.array([r[0] for r in rows], np.uint64),
+                         np.array([r[1] for r in rows], np.int64), c, f)
+
+
+W = dict(open_start=1.0, open_end=1.5, write_start=2.0, write_end=3.0,
+         close_start=3.5, close_end=4.0)
+# POSIX has file 1 at rank 0 and file 6 shared (rank -1); 5 seeks each.
+POSIX_KEPT = [(1, 0, 1, 5, 0, 10, W), (6, -1, 1, 5, 0, 20, W)]
+MPIIO_ROWS = [(1, 0, 1, 0, 0, 1000, W),  # (file 1, rank 0) has its POSIX record
+              (1, 3, 0, 2, 0, 3000, dict(W, write_start=10.0, write_end=20.0)),  # rank 3 lost
+              (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),  # no POSIX -1
+              (6, 2, 1, 0, 0, 5000, W),  # file 6's rank -1 POSIX record covers rank 2
+              (6, -1, 0, 8, 0, 6000, W),  # ... and rank -1
+              (2, 5, 1, 1, 700, 0, dict(W, read_start=50.0, read_end=60.0))]  # no POSIX at all
+
+
+def partial_log(partial=(F.POSIX,)):
+    log = make_log(POSIX_KEPT, partial_modules=partial, job=job(partial=bool(partial)))
+    log.modules[F.MPIIO] = mpiio(MPIIO_ROWS)
+    return log
+
+
+def test_mpiio_stands_in_for_records_a_partial_posix_module_lost():
+    trace = build_trace(partial_log(), "f", Config())
+    assert trace.info["mpiio_stand_ins"] == 3
+    assert ops_list(trace) == [(READ, 50.0, 60.0, 700.0, 1),
+                               (WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8),
+                               (WRITE, 10.0, 20.0, 3000.0, 1), (WRITE, 30.0, 40.0, 4000.0, 8)]
+    # Metadata: opens are independent + collective opens, seeks 0 (MPI-IO has none).
+    rows = sorted(zip(trace.meta["opens"].tolist(), trace.meta["seeks"].tolist()))
+    assert rows == [(1.0, 5.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (8.0, 0.0)]
+
+
+@pytest.mark.parametrize("partial", [(), (F.STDIO,), (F.DXT_POSIX,)])
+def test_mpiio_is_ignored_unless_posix_is_partial(partial):
+    trace = build_trace(partial_log(partial), "f", Config())
+    assert ops_list(trace) == [(WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8)]
+    assert trace.info["mpiio_stand_ins"] == 0 and len(trace.meta) == 2
+
+
+def test_stand_ins_are_filtered_and_cleaned_like_posix_records():
+    log = partial_log()
+    log.modules[F.MPIIO] = mpiio([(3, 0, 1, 0, 0, 99, W),  # <STDOUT>: not a file
+                                  (2, 0, 1, 0, 0, 99, dict(W, write_end=1.0))])  # inverted
+    trace = build_trace(log, "f", Config())
+    assert trace.info["mpiio_stand_ins"] == 2 and trace.dropped_records == 1
+    assert ops_list(trace) == [(WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8)]
+
+
+def test_stand_in_of_a_dxt_traced_file_gives_way_to_its_segments():
+    log = partial_log()
+    log.dxt_posix = dxt([(2, 5, False, 700, 55.0, 56.0)])
+    trace = build_trace(log, "f", Config())
+    assert [o for o in ops_list(trace) if o[0] == READ] == [(READ, 55.0, 56.0, 700.0, 1)]
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.21", "3.41"])
+def test_stand_ins_through_a_written_log(version):
+    log = partial_log()
+    log.job = job(version=version, partial=True)
+    trace = trace_from_bytes(write_log(log, version, partial=True), "f", Config())
+    assert trace.partial and trace.info["mpiio_stand_ins"] == 3
+    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 20.0, 700.0, 3000.0, 4000.0]
+    unmarked = trace_from_bytes(write_log(log, version, partial=False), "f", Config())
+    assert sorted(unmarked.ops["bytes"].tolist()) == [10.0, 20.0]
+
+
+def test_real_partial_log_recovers_the_lost_writes(shared_logs):
+    """imbalanced-io: rank 0's POSIX records of two shared files were lost; their
+    MPI-IO records hold 26.6 GB written between 277 s and 948 s."""
+    path = next(p for p in shared_logs if p.name == "imbalanced-io.darshan")
+    trace = read_trace(path, Config())
+    assert trace.partial and trace.info["mpiio_stand_ins"] == 2
+    writes = trace.direction(WRITE)
+    lost = writes[writes["ranks"] == trace.job["nprocs"]][:2]
+    assert lost["bytes"].tolist() == [1_486_659_348.0, 25_098_793_816.0]
+    assert lost["start"][0] == pytest.approx(276.78, abs=0.01)
+    assert lost["end"][1] == pytest.approx(947.81, abs=0.01)
+    assert writes["bytes"].sum() == 79_525_075_654.0

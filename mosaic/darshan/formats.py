@@ -174,21 +174,31 @@ CANONICAL_FCOUNTERS = (
 
 _POSIX_F_V3 = dict(open_start=0, read_start=1, write_start=2, close_start=3,
                    open_end=4, read_end=5, write_end=6, close_end=7)
+# Formats 3.00 (POSIX, MPI-IO v1) keep one open and one close timestamp: start == end.
+_V1_F = dict(open_start=0, open_end=0, read_start=1, write_start=2,
+             read_end=3, write_end=4, close_start=5, close_end=5)
+# MPI-IO v1-v3: INDEP_OPENS 0, COLL_OPENS 1, then INDEP / COLL / SPLIT / NB
+# reads and writes 2-9, ..., BYTES_READ 14, BYTES_WRITTEN 15.
+_MPIIO_C = dict(opens=(0, 1), reads=(2, 4, 6, 8), writes=(3, 5, 7, 9), seeks=(),
+                bytes_read=14, bytes_written=15)
 _STDIO_F = dict(open_start=3, close_start=4, write_start=5, read_start=6,
                 open_end=7, close_end=8, write_end=9, read_end=10)
 
 # (module, version) -> (canonical counter -> index, canonical fcounter -> index)
-CANONICAL_INDEX: dict[tuple[int, int], tuple[dict[str, int], dict[str, int]]] = {
+# A counter index may be a tuple of indices whose counters add up (MPI-IO
+# counts independent and collective calls apart; it has no seeks: ()).
+CANONICAL_INDEX: dict[tuple[int, int], tuple[dict[str, int | tuple[int, ...]], dict[str, int]]] = {
     (POSIX, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=13, bytes_written=14),
-                 # v1 has one open and one close timestamp: start == end.
-                 dict(open_start=0, open_end=0, read_start=1, write_start=2,
-                      read_end=3, write_end=4, close_start=5, close_end=5)),
+                 _V1_F),
     (POSIX, 2): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10),
                  _POSIX_F_V3),
     (POSIX, 3): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10),
                  _POSIX_F_V3),
     (POSIX, 4): (dict(opens=0, reads=3, writes=4, seeks=5, bytes_read=14, bytes_written=15),
                  _POSIX_F_V3),
+    (MPIIO, 1): (_MPIIO_C, _V1_F),
+    (MPIIO, 2): (_MPIIO_C, _V1_F),
+    (MPIIO, 3): (_MPIIO_C, _POSIX_F_V3),
     (STDIO, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=6, bytes_written=5),
                  _STDIO_F),
     (STDIO, 2): (dict(opens=0, reads=2, writes=3, seeks=4, bytes_read=7, bytes_written=6),
@@ -233,7 +243,8 @@ class ModuleRecords:
     def canonical(self) -> dict[str, np.ndarray]:
         """Canonical counters and fcounters of this module version, by name."""
         cidx, fidx = CANONICAL_INDEX[(self.module, self.version)]
-        out = {name: self.counters[:, i] for name, i in cidx.items()}
+        out = {name: self.counters[:, list(i)].sum(axis=1) if isinstance(i, tuple)
+               else self.counters[:, i] for name, i in cidx.items()}
         out.update({name: self.fcounters[:, i] for name, i in fidx.items()})
         return out
 
