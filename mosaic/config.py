@@ -141,11 +141,16 @@ class Config:
     node_pulse_seconds: float = execution(1.0, **POSITIVE)  # a node silent for 5 pulses is dead; its jobs move on
     node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join
     dispy_port: int = execution(9700, lo=1, hi=65534)  # dispynode's -p (dispy's default); a local node picks a free one
+    meanshift_implementation: Literal["numpy", "sklearn"] = execution("numpy")  # same labels; numpy skips sklearn's ~9 ms per fit
     node_lost_timeout_seconds: float = execution(120.0, **POSITIVE)  # no live dispy node this long: the run stops (resumable)
     worker_memory_bytes: int = execution(1 << 30, lo=1 << 20)  # address space a batch worker may add (RLIMIT_AS); past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
+    service_max_header_bytes: int = service(64 << 10, lo=1024)  # a larger request head gets 431 before auth
+    service_request_timeout_seconds: float = service(10.0, **POSITIVE)  # head, then body, must arrive within this
+    service_max_connections: int = service(1000, lo=1)  # past it the oldest connection awaiting a request is dropped
+    service_spool_bytes: int = service(1 << 20, lo=0)  # bodies above this stream to a temp file, not memory
     service_latency_buckets: tuple[float, ...] = service((  # /metrics histogram bounds, seconds
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0))
 

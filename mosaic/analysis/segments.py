@@ -5,20 +5,22 @@ next, so a periodic operation shows as segments of comparable duration and
 bytes. Comparable means a *relative* difference, hence clustering on
 ``log(duration)``, ``log(bytes)`` with a bandwidth of ``log(1.25)``.
 
-scikit-learn's ``MeanShift`` is the slowest step of a trace (each seed is a
-Python loop of neighbor queries), so it runs only when a period is possible
-at all, and it is seeded the way ``bin_seeding=True`` seeds it (one seed per
-occupied grid cell of bandwidth size) but only from cells a periodic cluster
-could use (see :func:`cluster`), with the seeds computed here: a few seeds
-instead of one per segment, and no warning when every point sits in its own
-cell. Its Cython pairwise backend is switched off: for the few points per
-query here its thread-pool setup cost ~25 ms a call.
+Mean shift is the slowest step of a trace, so it runs only when a period is
+possible at all, and it is seeded the way ``bin_seeding=True`` seeds it (one
+seed per occupied grid cell of bandwidth size) but only from cells a periodic
+cluster could use (see :func:`cluster`): a few seeds instead of one per
+segment. It runs in numpy (:mod:`mosaic.analysis.meanshift`, scikit-learn's
+labels without its ~9 ms fixed cost per fit); ``meanshift_implementation =
+"sklearn"`` calls scikit-learn's ``MeanShift`` itself, with its Cython
+pairwise backend off (for the few points per query here its thread-pool setup
+cost ~25 ms a call).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from mosaic.analysis.meanshift import mean_shift_labels
 from mosaic.config import Config
 
 NO_CLUSTER = -1
@@ -56,8 +58,6 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     called at all (every id stays NO_CLUSTER).
     """
     from scipy.spatial import cKDTree
-    from sklearn import config_context
-    from sklearn.cluster import MeanShift
 
     features = np.column_stack([np.log(np.maximum(durations, config.meanshift_min_duration)),
                                 np.log(np.maximum(nbytes, config.meanshift_min_bytes))])
@@ -67,6 +67,16 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     if crowded.sum() < max(config.periodic_segment_share * len(features), 1):
         return np.full(len(features), NO_CLUSTER, dtype=np.int64)
     seeds = np.unique(np.round(features[crowded] / bandwidth), axis=0) * bandwidth
+    if config.meanshift_implementation == "numpy":
+        return mean_shift_labels(features, seeds, bandwidth)
+    return _sklearn_labels(features, seeds, bandwidth)
+
+
+def _sklearn_labels(features: np.ndarray, seeds: np.ndarray, bandwidth: float) -> np.ndarray:
+    """scikit-learn's labels: the reference :mod:`mosaic.analysis.meanshift` reproduces."""
+    from sklearn import config_context
+    from sklearn.cluster import MeanShift
+
     with config_context(assume_finite=True, skip_parameter_validation=True,
                         enable_cython_pairwise_dist=False):
         model = MeanShift(bandwidth=bandwidth, seeds=seeds, cluster_all=False).fit(features)

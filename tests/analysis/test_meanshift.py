@@ -1,0 +1,103 @@
+"""The numpy mean shift gives scikit-learn's labels (the reference), ties and edges included."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.cluster import MeanShift
+
+from mosaic.analysis.meanshift import mean_shift_labels
+
+BANDWIDTH = math.log(1.25)
+
+
+def reference(points, seeds, bandwidth):
+    model = MeanShift(bandwidth=bandwidth, seeds=seeds, cluster_all=False).fit(points)
+    return model.labels_.tolist()
+
+
+def grid_seeds(points, bandwidth):
+    """Seeds as segments.cluster makes them (one per occupied grid cell)."""
+    return np.unique(np.round(points / bandwidth), axis=0) * bandwidth
+
+
+def check(points, seeds=None, bandwidth=BANDWIDTH):
+    points = np.asarray(points, dtype=float).reshape(-1, 2)
+    seeds = grid_seeds(points, bandwidth) if seeds is None else np.asarray(seeds, dtype=float)
+    try:
+        expected = reference(points, seeds, bandwidth)
+    except ValueError:  # no point within reach of any seed
+        with pytest.raises(ValueError):
+            mean_shift_labels(points, seeds, bandwidth)
+        return
+    assert mean_shift_labels(points, seeds, bandwidth).tolist() == expected
+
+
+# Integer points with bandwidth 1 or 5: exact distances, so ties between modes,
+# points at exactly one bandwidth (3-4-5 triangles) and duplicates are common.
+lattice = st.lists(st.tuples(st.integers(-6, 6), st.integers(-6, 6)), min_size=1, max_size=40)
+reals = st.lists(st.tuples(st.floats(-3, 3), st.floats(-3, 3)), min_size=1, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lattice, st.sampled_from([1.0, 2.0, 5.0]), st.booleans())
+def test_lattice_points_match_sklearn(points, bandwidth, own_seeds):
+    seeds = np.array(points, dtype=float) if own_seeds else None
+    check(points, seeds, bandwidth)
+
+
+@settings(max_examples=100, deadline=None)
+@given(reals)
+def test_real_points_match_sklearn(points):
+    check(points)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-5, 5), min_size=1, max_size=50), st.floats(-1, 1), st.floats(-2, 2))
+def test_collinear_points_match_sklearn(xs, slope, offset):
+    check([(x, slope * x + offset) for x in xs])
+
+
+def test_one_point_is_its_own_cluster():
+    check([(3.0, 4.0)])
+    assert mean_shift_labels([[3.0, 4.0]], [[3.0, 4.0]], 1.0).tolist() == [0]
+
+
+def test_point_at_exactly_one_bandwidth_is_in_reach():
+    points = [(0.0, 0.0), (3.0, 4.0)]  # 5 apart
+    assert mean_shift_labels(points, [(0.0, 0.0)], 5.0).tolist() == reference(points, [(0.0, 0.0)], 5.0)
+    # the seed at (0, 0) reaches both and moves to their mean; both are 2.5 from it: one cluster
+    assert mean_shift_labels(points, [(0.0, 0.0)], 5.0).tolist() == [0, 0]
+
+
+def test_two_equal_modes_are_ordered_by_coordinates():
+    points = [(0.0, 0.0), (0.0, 0.1), (10.0, 0.0), (10.0, 0.1)]
+    assert mean_shift_labels(points, points, 1.0).tolist() == [1, 1, 0, 0] == reference(points, points, 1.0)
+
+
+def test_duplicates_and_many_points_match_sklearn():
+    rng = np.random.default_rng(7)
+    points = np.round(rng.normal(size=(3000, 2)) * 4) / 2  # thousands of points, many duplicates
+    check(points, bandwidth=1.0)
+
+
+def test_seed_out_of_reach_is_dropped_and_none_in_reach_raises():
+    points = [(0.0, 0.0), (0.5, 0.0)]
+    assert mean_shift_labels(points, [(0.0, 0.0), (50.0, 50.0)], 1.0).tolist() == [0, 0]
+    with pytest.raises(ValueError):
+        mean_shift_labels(points, [(50.0, 50.0)], 1.0)
+
+
+def test_both_implementations_give_one_periodicity():
+    from mosaic.analysis.segments import meanshift_periodicity
+    from mosaic.config import Config
+
+    rng = np.random.default_rng(3)
+    starts = np.sort(np.concatenate([100.0 * np.arange(40), rng.uniform(0, 4000, 30)]))
+    nbytes = np.where(np.isin(starts, 100.0 * np.arange(40)), 1e9, rng.uniform(1e6, 1e9, len(starts)))
+    results = [meanshift_periodicity(starts, starts + 5, nbytes, Config(meanshift_implementation=name))
+               for name in ("numpy", "sklearn")]
+    assert results[0]["segments"]["cluster"].tolist() == results[1]["segments"]["cluster"].tolist()
+    assert results[0]["operations"] == results[1]["operations"] and results[0]["operations"]
