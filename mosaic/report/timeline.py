@@ -3,8 +3,10 @@
 Per direction, top to bottom: ranks doing I/O over time before merging
 (minor operations, left out of merging, outlined), the merged operations
 with the segments of each periodic operation, the bytes of the four
-quarter chunks, and the FFT power spectrum with the detected peak. At the
-bottom: metadata requests per second with the two spike thresholds.
+quarter chunks, the bytes per HEATMAP bin when the log has one (Darshan
+3.3+), and the FFT power spectrum of the signal the detector used, with
+the detected peak. At the bottom: metadata requests per second with the
+two spike thresholds.
 Everything is drawn from the same numbers that gave the trace its labels.
 """
 
@@ -28,6 +30,7 @@ TIME_UNITS = (("h", 3600.0), ("min", 60.0), ("s", 1.0))
 RAW_COLOR, MINOR_COLOR, MERGED_COLOR = PALETTE[0], PALETTE[3], PALETTE[7]
 CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]  # cycled past 7 periodic operations
 LEGEND_OPERATIONS = 4  # periodic operations named in the legend, dominant first
+FFT_SIGNALS = {"operations": "the operations' bandwidth", "heatmap": "the HEATMAP bins"}
 
 
 def time_unit(run_time: float) -> tuple[str, float]:
@@ -131,19 +134,42 @@ def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float
     return {"chunks": direction.chunks}
 
 
-def _spectrum_panel(ax, direction: DirectionAnalysis, run_time: float, config: Config) -> dict:
+def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> dict:
+    """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT."""
+    values = getattr(heatmap, direction.name)
+    edges = np.arange(len(values) + 1) * heatmap.bin_seconds
+    ax.stairs(values, edges / scale, fill=True, color=PALETTE[2], edgecolor=PALETTE[2],
+              linewidth=0.8, label=f"HEATMAP: {_bytes(values.sum())} in "
+                                   f"{_count(len(values), 'bin')} of {heatmap.bin_seconds:g} s")
+    ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
+    ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * 1.2)
+    ax.set_ylabel(f"bytes per {heatmap.bin_seconds:g} s bin")
+    ax.legend(loc="upper right", fontsize=NOTE_FONT)
+    return {"heatmap_edges": edges, "heatmap_bytes": values}
+
+
+def fft_signal(direction: DirectionAnalysis, heatmap, run_time: float,
+               config: Config) -> tuple[str, float, np.ndarray]:
+    """(name, bin width, bytes/s per bin) of the signal the FFT result came from (SPEC 3.5)."""
+    if (direction.fft or {}).get("signal") == "heatmap" and heatmap is not None:
+        return "heatmap", heatmap.bin_seconds, getattr(heatmap, direction.name) / heatmap.bin_seconds
     ops = direction.ops
-    if not len(ops):
+    return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"],
+                                                    run_time, config)
+
+
+def _spectrum_panel(ax, direction: DirectionAnalysis, heatmap, run_time: float,
+                    config: Config) -> dict:
+    if not len(direction.ops):
         _no_operations(ax)
         return {}
-    bin_width, values = spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"],
-                                                  run_time, config)
+    signal, bin_width, values = fft_signal(direction, heatmap, run_time, config)
     freqs, power = spectrum.power_spectrum(values, bin_width)
     freqs, power = freqs[1:], power[1:]  # the DC bin is zero by construction
     ax.plot(freqs, power / max(power.max(initial=0.0), np.finfo(float).tiny), color=PALETTE[0],
             linewidth=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("frequency (Hz)")
+    ax.set_xlabel(f"frequency (Hz), spectrum of {FFT_SIGNALS[signal]}")
     ax.set_ylabel("power (share of max)")
     fft = direction.fft
     if fft and fft.get("frequency"):
@@ -154,7 +180,8 @@ def _spectrum_panel(ax, direction: DirectionAnalysis, run_time: float, config: C
         ax.legend(loc="upper right", fontsize=NOTE_FONT)
     elif not direction.significant:
         ax.set_title("(insignificant: FFT not run)", fontsize=ASIDE_FONT)
-    return {"frequencies": freqs, "power": power, "peak_frequency": (fft or {}).get("frequency")}
+    return {"fft_signal": signal, "frequencies": freqs, "power": power,
+            "peak_frequency": (fft or {}).get("frequency")}
 
 
 def _direction_title(direction: DirectionAnalysis) -> str:
@@ -187,22 +214,27 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     trace = analysis.trace
     run_time = trace.run_time
     unit, scale = time_unit(run_time)
-    fig = new_figure(figsize=(15, 16))
-    grid = fig.add_gridspec(5, 2, height_ratios=[1, 1, 0.8, 0.9, 0.9], hspace=0.45, wspace=0.18)
+    heatmap = trace.heatmap
+    # Rows: raw, merged, chunks, [heatmap], spectrum, metadata.
+    heights = [1, 1, 0.8] + ([0.8] if heatmap is not None else []) + [0.9, 0.9]
+    fig = new_figure(figsize=(15, 16 + 3.2 * (len(heights) - 5)))
+    grid = fig.add_gridspec(len(heights), 2, height_ratios=heights, hspace=0.45, wspace=0.18)
     data: dict = {"time_unit": unit}
     time_axes = []
     for column, direction in enumerate((analysis.read, analysis.write)):
         raw = fig.add_subplot(grid[0, column])
-        merged = fig.add_subplot(grid[1, column], sharex=raw)
-        chunks = fig.add_subplot(grid[2, column], sharex=raw)
+        panels = [raw] + [fig.add_subplot(grid[row, column], sharex=raw)
+                          for row in range(1, len(heights) - 2)]
         raw.set_title(_direction_title(direction), fontsize=TITLE_FONT)
         data[direction.name] = {**_raw_panel(raw, direction, scale),
-                                **_merged_panel(merged, direction, scale),
-                                **_chunk_panel(chunks, direction, run_time, scale),
-                                **_spectrum_panel(fig.add_subplot(grid[3, column]), direction,
-                                                  run_time, config)}
-        time_axes += [raw, merged, chunks]
-    meta_ax = fig.add_subplot(grid[4, :])
+                                **_merged_panel(panels[1], direction, scale),
+                                **_chunk_panel(panels[2], direction, run_time, scale),
+                                **(_heatmap_panel(panels[3], heatmap, direction, scale)
+                                   if heatmap is not None else {}),
+                                **_spectrum_panel(fig.add_subplot(grid[-2, column]), direction,
+                                                  heatmap, run_time, config)}
+        time_axes += panels
+    meta_ax = fig.add_subplot(grid[-1, :])
     data.update(_metadata_panel(meta_ax, analysis.requests_per_second, scale, config))
     for ax in time_axes + [meta_ax]:
         ax.set_xlim(0, run_time / scale)

@@ -8,7 +8,8 @@ from helpers import SHARED_LOGS
 from mosaic.analysis.categorize import analyze
 from mosaic.cli import main
 from mosaic.config import Config
-from mosaic.report.timeline import concurrency, plot_timeline, time_unit
+from mosaic.report.timeline import concurrency, fft_signal, plot_timeline, time_unit
+from mosaic.trace import HeatmapSignal, read_trace
 
 
 @pytest.fixture(scope="module")
@@ -17,6 +18,32 @@ def drawn(tmp_path_factory, trace_factory):
     analysis = analyze(trace_factory(), config)
     path = tmp_path_factory.mktemp("timeline") / "ckpt.png"
     return analysis, plot_timeline(analysis, config, path), path
+
+
+def checkpoint_heatmap() -> HeatmapSignal:
+    """The checkpointing trace's bytes in 100 bins of 10 s: 200 MB read over bins 0-9, each 1 GB
+    write over [50 + 100 k, 70 + 100 k] s in bins 5 + 10 k and 6 + 10 k."""
+    read, write = np.zeros(100), np.zeros(100)
+    read[:10] = 2e7
+    write[5::10] = write[6::10] = 5e8
+    return HeatmapSignal(bin_seconds=10.0, read=read, write=write)
+
+
+@pytest.fixture(scope="module")
+def drawn_with_heatmap(tmp_path_factory, trace_factory):
+    """The same trace with a HEATMAP, and the write FFT said to come from it."""
+    config = Config()
+    trace = trace_factory()
+    trace.heatmap = checkpoint_heatmap()
+    analysis = analyze(trace, config)
+    analysis.write.fft["signal"] = "heatmap"
+    path = tmp_path_factory.mktemp("timeline") / "ckpt_heatmap.png"
+    return analysis, plot_timeline(analysis, config, path), path
+
+
+def png_size(path) -> tuple[int, int]:
+    header = path.read_bytes()[16:24]  # IHDR width, height
+    return int.from_bytes(header[:4], "big"), int.from_bytes(header[4:], "big")
 
 
 def test_image_is_written(drawn):
@@ -50,6 +77,49 @@ def test_ranks_over_time_and_metadata(drawn):
     assert data["requests_per_second"][10] == 300
     assert data["requests_per_second"].sum() == 300
     assert data["time_unit"] == "min"
+
+
+def test_heatmap_panel_draws_the_bins_on_the_run_time_axis(drawn, drawn_with_heatmap):
+    _, data, path = drawn_with_heatmap
+    for name, total in (("read", 2e8), ("write", 1e10)):
+        np.testing.assert_array_equal(data[name]["heatmap_edges"], 10.0 * np.arange(101))
+        assert data[name]["heatmap_bytes"].sum() == total
+    assert data["write"]["heatmap_bytes"][[4, 5, 6, 7]].tolist() == [0, 5e8, 5e8, 0]
+    assert "heatmap_bytes" not in drawn[1]["write"]  # no HEATMAP, no panel
+    width, height = png_size(path)
+    assert width == pytest.approx(png_size(drawn[2])[0], abs=20)
+    assert height > png_size(drawn[2])[1] + 200  # one more row of panels
+
+
+def test_spectrum_is_of_the_signal_the_fft_used(drawn, drawn_with_heatmap):
+    analysis, data, _ = drawn_with_heatmap
+    assert data["write"]["fft_signal"] == "heatmap"
+    assert data["read"]["fft_signal"] == drawn[1]["write"]["fft_signal"] == "operations"
+    # 100 bins of 10 s: frequencies k / 1000 Hz; the checkpoints every 100 s peak at k = 10.
+    np.testing.assert_allclose(data["write"]["frequencies"], np.arange(1, 51) / 1000.0)
+    assert data["write"]["frequencies"][np.argmax(data["write"]["power"])] == pytest.approx(0.01)
+    name, bin_width, values = fft_signal(analysis.write, analysis.trace.heatmap,
+                                        analysis.trace.run_time, Config())
+    assert (name, bin_width, values[5], values[4]) == ("heatmap", 10.0, 5e7, 0.0)  # bytes/s
+
+
+def test_heatmap_of_a_real_log_matches_pydarshan(tmp_path):
+    """A DLIO (deep learning) job, Darshan 3.4: per-file timing shows one block of reads, the
+    HEATMAP its epochs. The panel's bins are pydarshan's POSIX + STDIO heatmaps, bin by bin."""
+    log = SHARED_LOGS / "dlio_logs" / \
+        "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan"
+    if not log.is_file():
+        pytest.skip("shared logs not present")
+    darshan = pytest.importorskip("darshan")
+    config = Config()
+    data = plot_timeline(analyze(read_trace(log, config), config), config, tmp_path / "dlio.png")
+    report = darshan.DarshanReport(str(log), read_all=True)
+    for name in ("read", "write"):
+        frames = [report.heatmaps[api].to_df(ops=[name]) for api in ("POSIX", "STDIO")]
+        expected = sum(frame.to_numpy().sum(axis=0) for frame in frames)
+        np.testing.assert_array_equal(data[name]["heatmap_bytes"], expected)
+        assert frames[0].columns[-1].right == pytest.approx(data[name]["heatmap_edges"][-1])
+    assert len(data["read"]["heatmap_bytes"]) == 170 and data["read"]["heatmap_edges"][1] == 0.8
 
 
 def test_concurrency_by_hand():
