@@ -144,6 +144,8 @@ class Config:
     meanshift_implementation: Literal["numpy", "sklearn"] = execution("numpy")  # same labels; numpy skips sklearn's ~9 ms per fit
     node_lost_timeout_seconds: float = execution(120.0, **POSITIVE)  # no live dispy node this long: the run stops (resumable)
     worker_memory_bytes: int = execution(1 << 30, lo=1 << 20)  # address space a batch worker may add (RLIMIT_AS); past it: too_large
+    max_log_bytes: int = execution(1 << 30, lo=1)  # a log file or archive member as stored; larger: too_large, never read
+    max_inflated_bytes: int = execution(1 << 30, lo=1)  # one log's decompressed data, all regions; past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
