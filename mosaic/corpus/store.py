@@ -18,6 +18,7 @@ Public API (used by ``mosaic/service/``)::
     store = Store("OUT/store.sqlite")
     store.application(uid, app)  -> dict | None
     store.job(job_id)            -> list[dict]
+    store.job_uids(job_id)       -> set[int]
     store.record(result)         # one SPEC 4 trace object posted by a scheduler
 
 File names are kept byte-exact: a name that is not UTF-8 (a ``surrogateescape``
@@ -277,6 +278,13 @@ class Store:
                  "categories": json.loads(row["own"]) if row["own"] else None,
                  "application": _application(row) if row["runs"] is not None else None}
                 for row in rows]
+
+    def job_uids(self, job_id: str) -> set[int]:
+        """The uids of the runs stored under ``job_id`` (a scheduler job has one owner)."""
+        with self._lock:
+            rows = self._db.execute("SELECT DISTINCT group_key FROM jobs WHERE job_id = ?",
+                                    (str(job_id),)).fetchall()
+        return {int(row[0].split(":", 1)[0]) for row in rows}
 
     def record(self, result: dict) -> None:
         """Store one categorized trace (SPEC 4 object) posted after a job ended.

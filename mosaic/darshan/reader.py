@@ -38,7 +38,7 @@ def read_log(source: str | os.PathLike | bytes, name: str = "") -> DarshanLog:
     try:
         data = source if isinstance(source, bytes | bytearray) else read_bytes(os.fspath(source))
         return _read_bytes(bytes(data))
-    except LogError:
+    except (LogError, MemoryError):  # MemoryError: past a worker's limit, too_large for the caller
         raise
     except Exception as exc:  # last line of defence: a defect must not escape as a crash
         label = name or (source if not isinstance(source, bytes | bytearray) else "bytes")

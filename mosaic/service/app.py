@@ -1,11 +1,16 @@
 """The FastAPI application behind ``mosaic serve``: one store, one worker pool.
 
 Routes live in :mod:`mosaic.service.routes` and reach what they need through
-``app.state`` (``config``, ``store``, ``pool``, ``metrics``), set here.
+``app.state`` (``settings``, ``config``, ``store``, ``pool``, ``metrics``, ``spool``:
+a private folder for large bodies, ``store_writes``: a lock that makes a store
+write and the check before it one step), set here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import shutil
+import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -35,12 +40,15 @@ async def lifespan(app: FastAPI):
     settings: ServiceSettings = app.state.settings
     app.state.store = Store(settings.store)
     app.state.pool = WorkerPool(settings.workers, settings.config)
+    app.state.spool = tempfile.mkdtemp(prefix="mosaic-serve-")  # mode 700
+    app.state.store_writes = asyncio.Lock()
     try:
         await app.state.pool.warm_up()
         yield
     finally:
         app.state.pool.close()
         app.state.store.close()
+        shutil.rmtree(app.state.spool, ignore_errors=True)
 
 
 def create_app(settings: ServiceSettings) -> FastAPI:

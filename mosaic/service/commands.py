@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 
 import click
@@ -40,9 +41,12 @@ token_file_option = click.option(
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Categorization processes [default: number of CPUs].")
 @token_file_option
+@click.option("--write-token-file", type=click.Path(exists=True, dir_okay=False),
+              help="File holding the token that may record in the store (?store=true) "
+                   "[default: the --token-file token; neither: the store is read-only].")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML file overriding thresholds of mosaic.config.Config.")
-def serve(store_path, host, port, workers, token_file, config_file) -> None:
+def serve(store_path, host, port, workers, token_file, write_token_file, config_file) -> None:
     """Serve categories to schedulers over HTTP (FastAPI + uvicorn).
 
     \b
@@ -52,18 +56,29 @@ def serve(store_path, host, port, workers, token_file, config_file) -> None:
     GET  /healthz, /metrics, /docs (OpenAPI)
     """
     token = token_from(token_file, "--token-file")
+    write_token = token_from(write_token_file, "--write-token-file") or token
     if token is None and not is_loopback(host):
         raise click.UsageError(f"binding {host} (not loopback) requires --token-file")
     config = load_config(config_file)
     import uvicorn
 
     from mosaic.service.app import ServiceSettings, create_app
+    from mosaic.service.protocol import protocol_class
     from mosaic.service.security import Tokens
 
     settings = ServiceSettings(store=store_path, config=config,
-                               workers=workers or os.cpu_count() or 1, tokens=Tokens(token))
+                               workers=workers or os.cpu_count() or 1,
+                               tokens=Tokens(token, write_token))
+    raise_open_files_limit()
     uvicorn.run(create_app(settings), host=host, port=port, access_log=False,
-                log_level="info")
+                log_level="info", http=protocol_class(config),
+                h11_max_incomplete_event_size=config.service_max_header_bytes)
+
+
+def raise_open_files_limit() -> None:
+    """Use the hard limit of open files: each connection holds one until dropped."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 @click.command()

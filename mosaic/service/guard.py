@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import hmac
 import time
 
 from mosaic.service.handlers import error_response
-from mosaic.service.security import OPEN_PATHS, Tokens, bearer
+from mosaic.service.security import OPEN_PATHS, Tokens
 
 
 class GuardMiddleware:
-    """Bearer-token check and request metrics, as plain ASGI (cheap per request)."""
+    """Bearer-token check and request metrics, as plain ASGI (cheap per request).
+
+    The request's write permission is left in ``scope["state"]["may_write"]``
+    (``request.state.may_write`` in a route): recording in the store needs it.
+    """
 
     def __init__(self, app, tokens: Tokens, metrics):
         self.app = app
-        self.read = tokens.read.encode() if tokens.read else None
+        self.tokens = tokens
         self.metrics = metrics
 
     async def __call__(self, scope, receive, send):
@@ -29,7 +32,9 @@ class GuardMiddleware:
             await send(message)
 
         try:
-            if self._authorized(scope):
+            may_read, may_write = self.tokens.access(scope)
+            scope.setdefault("state", {})["may_write"] = may_write
+            if may_read or scope["path"] in OPEN_PATHS:
                 await self.app(scope, receive, send_and_note)
             else:
                 response = error_response(401, "unauthorized", "missing or wrong bearer token")
@@ -37,8 +42,3 @@ class GuardMiddleware:
                 await response(scope, receive, send_and_note)
         finally:
             self.metrics.observe(scope, status[0], time.perf_counter() - began)
-
-    def _authorized(self, scope) -> bool:
-        if self.read is None or scope["path"] in OPEN_PATHS:
-            return True
-        return hmac.compare_digest(bearer(scope), self.read)

@@ -7,6 +7,11 @@ each task its own timeout and notices a dead worker; it replaces only the
 worker that died or hung, so the other requests in flight keep their worker
 and their answer.
 
+Each worker's address space may grow by ``Config.worker_memory_bytes`` at
+most (RLIMIT_AS, set as it starts, the bound ``mosaic run`` uses too): a log
+that would need more is evicted ``too_large`` at the allocation that crosses
+it, instead of pinning gigabytes until its timeout.
+
 Test-only hook: when the environment variable ``MOSAIC_SERVICE_TEST_HOOKS``
 is set in the server's environment, a posted body containing ``CRASH_MARKER``
 makes its worker abort (as a segfault would) and one containing
@@ -17,18 +22,23 @@ the tests can prove the server survives both.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import pebble
 
 from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
 from mosaic.config import Config
+from mosaic.darshan import formats as F
+from mosaic.darshan.reader import BZIP2_MAGIC, GZIP_MAGIC, inflate
 from mosaic.errors import Reason
 from mosaic.trace import trace_from_bytes
 
@@ -37,6 +47,8 @@ WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say no
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
+UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
+UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds and
 # its first periodic trace does not pay for the imports mean shift makes lazily.
 PRELOAD = ["mosaic.service.pool", "sklearn.cluster", "scipy.spatial"]
@@ -62,15 +74,39 @@ def encode(result: dict) -> Answer:
     return Answer(result["status"], result.get("reason", ""), body)
 
 
-def categorize_to_json(data: bytes, file: str, config: Config) -> Answer:
-    """Worker entry point: categorize and encode, off the event loop."""
-    return encode(categorize_bytes(data, file, config))
+def categorize_posted(source: bytes | str, config: Config) -> Answer:
+    """Worker entry point: a posted log's bytes (or the file they were spooled to),
+    named by the hash of the log without its outer gzip/bzip2 layer (re-compressing
+    a log does not make it another run), categorized and encoded off the event loop."""
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    file = posted_name(data)
+
+    def work() -> dict:
+        nonlocal file
+        log = unwrapped(data)
+        if log is not data:
+            file = posted_name(log)
+        return categorize_trace(trace_from_bytes(log, file, config), config)
+
+    if os.environ.get(TEST_HOOKS_ENV):
+        _test_hooks(data)
+    return encode(guarded(file, work))
+
+
+def unwrapped(data: bytes) -> bytes:
+    """The log inside a gzip or bzip2 wrapper (capped as the reader caps it), else ``data``."""
+    for magic, comp in ((GZIP_MAGIC, F.COMP_ZLIB), (BZIP2_MAGIC, F.COMP_BZIP2)):
+        if data.startswith(magic):
+            return inflate(data, comp, F.MAX_INFLATED_BYTES, gzip=True)
+    return data
+
+
+def posted_name(log: bytes) -> str:
+    return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
 
 
 def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
     """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
-    if os.environ.get(TEST_HOOKS_ENV):
-        _test_hooks(data)
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 
 
@@ -81,9 +117,15 @@ def _test_hooks(data: bytes) -> None:
         threading.Event().wait()
 
 
-def _worker_init() -> None:
-    """Workers leave Ctrl-C to the server, which stops them itself."""
+def _worker_init(memory_bytes: int) -> None:
+    """Bound the worker's address space; leave Ctrl-C to the server, which stops workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    limit = mapped + memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS,
+                       (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
 
 
 class WorkerPool:
@@ -97,13 +139,14 @@ class WorkerPool:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)
         self._pool = pebble.ProcessPool(max_workers=workers, initializer=_worker_init,
+                                        initargs=(config.worker_memory_bytes,),
                                         context=context)
 
-    async def categorize(self, data: bytes, file: str) -> Answer:
-        """Categorize one log's bytes; a crash or a hang of its worker evicts it."""
+    async def categorize(self, source: bytes | str) -> Answer:
+        """Categorize one posted log (bytes, or a spooled file's path); a crash or a
+        hang of its worker evicts it."""
         timeout = self.config.trace_timeout_seconds
-        future = self._pool.schedule(categorize_to_json, (data, file, self.config),
-                                     timeout=timeout)
+        future = self._pool.schedule(categorize_posted, (source, self.config), timeout=timeout)
         try:
             return await asyncio.wrap_future(future)
         except TimeoutError:
@@ -112,6 +155,7 @@ class WorkerPool:
         except pebble.ProcessExpired as error:
             detail = f"worker process died (exit code {error.exitcode})"
             reason = Reason.WORKER_CRASH
+        file = posted_name(source) if isinstance(source, bytes) else f"posted/{Path(source).name}"
         LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
         return encode(evicted_result(file, reason, detail))
 
@@ -121,7 +165,7 @@ class WorkerPool:
         Called before the server reports ready, so that readiness means "can
         categorize now", not "will in a few seconds".
         """
-        answer = await self.categorize(b"", "warm-up")
+        answer = await self.categorize(b"")
         if answer.reason in WORKER_FAILURES:
             raise RuntimeError(f"categorization workers do not work: {answer.body.decode()}")
 

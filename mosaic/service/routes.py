@@ -14,8 +14,9 @@ the client: logs arrive as bytes and are named by their content hash.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import tempfile
+from pathlib import Path as FilePath
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
@@ -32,8 +33,6 @@ from mosaic.service.pool import WorkerPool
 GZIP_MAGIC = b"\x1f\x8b"
 IDENTITY_ENCODINGS = ("", "identity")
 GZIP_ENCODINGS = ("gzip", "x-gzip")
-UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
-UPLOAD_HASH_CHARS = 32
 MAX_JOB_ID_CHARS = 256
 MAX_APP_CHARS = 4096
 
@@ -52,18 +51,59 @@ def get_metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
-async def read_limited_body(request: Request, limit: int) -> bytes | Response:
-    """The body, or a 413 as soon as it grows past ``limit`` (never buffered whole first)."""
+async def receive_body(request: Request, limit: int, spool_bytes: int,
+                       folder: str) -> bytes | FilePath | Response:
+    """The body: in memory up to ``spool_bytes``, else streamed to a file in ``folder``
+    (its path; the caller deletes it), so a burst of large uploads never sits in the
+    server's memory; a 413 as soon as it grows past ``limit``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return error_response(413, "too_large", f"body of {declared} bytes exceeds {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return error_response(413, "too_large", f"body exceeds {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    chunks, size, spool, complete = [], 0, None, False
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                break
+            if spool is None and size > spool_bytes:
+                spool = tempfile.NamedTemporaryFile(dir=folder, prefix="body-", delete=False)
+                spool.writelines(chunks)
+            if spool is None:
+                chunks.append(chunk)
+            else:
+                spool.write(chunk)
+        complete = size <= limit
+    finally:
+        if spool is not None:
+            spool.close()
+            if not complete:
+                discard(FilePath(spool.name))
+    if not complete:
+        return error_response(413, "too_large", f"body exceeds {limit} bytes")
+    return b"".join(chunks) if spool is None else FilePath(spool.name)
+
+
+def discard(path: FilePath | None) -> None:
+    if path:
+        path.unlink(missing_ok=True)
+
+
+def leading_bytes(body: bytes | FilePath, count: int) -> bytes:
+    if isinstance(body, bytes):
+        return body[:count]
+    with open(body, "rb") as fh:
+        return fh.read(count)
+
+
+def record(results: Store, result: dict) -> Response | None:
+    """Record a categorized posted log, unless its job id belongs to another uid (409)."""
+    job = result["job"]
+    owners = results.job_uids(job["job_id"]) - {job["uid"]}
+    if owners:
+        return error_response(409, "job_conflict", f"job {job['job_id']} is stored under "
+                              "another uid; a log cannot join another user's job")
+    results.record(result)
+    return None
 
 
 @router.post("/v1/categorize", openapi_extra={"requestBody": {
@@ -71,7 +111,10 @@ async def read_limited_body(request: Request, limit: int) -> bytes | Response:
         "schema": {"type": "string", "format": "binary"}}}}},
     responses={200: {"description": "The SPEC 4 trace object"},
                400: error_doc("Body not in its Content-Encoding"),
-               401: error_doc("Missing or wrong bearer token"),
+               401: error_doc("Missing or wrong bearer token (store=true: the write token)"),
+               403: error_doc("store=true on a server without a write token"),
+               408: error_doc("Request head or body not received in time"),
+               409: error_doc("store=true: the job id is stored under another uid"),
                413: error_doc("Body above the size limit"),
                415: error_doc("Unsupported Content-Encoding"),
                422: error_doc("The log was evicted (reason says why), or an invalid query",
@@ -83,25 +126,45 @@ async def categorize(request: Request,
                      results: Store = Depends(get_store),
                      metrics: Metrics = Depends(get_metrics)):
     """Categorize one Darshan log posted as the request body."""
+    if store and not request.state.may_write:
+        return write_refused(request)
     encoding = request.headers.get("content-encoding", "").strip().lower()
     if encoding not in IDENTITY_ENCODINGS + GZIP_ENCODINGS:
         return error_response(415, "unsupported_encoding",
                               f"Content-Encoding {encoding!r}: use gzip or none")
-    body = await read_limited_body(request, request.app.state.config.service_max_request_bytes)
+    state = request.app.state
+    body = await receive_body(request, state.config.service_max_request_bytes,
+                              state.config.service_spool_bytes, state.spool)
     if isinstance(body, Response):
         return body
-    if encoding in GZIP_ENCODINGS and not body.startswith(GZIP_MAGIC):
-        return error_response(400, "bad_encoding", "Content-Encoding is gzip but the "
-                              "body is not gzip data")
-    # The reader inflates gzip itself, with its own cap on the inflated size.
-    name = UPLOAD_PREFIX + hashlib.sha256(body).hexdigest()[:UPLOAD_HASH_CHARS]
-    answer = await pool.categorize(body, name)
+    try:
+        if encoding in GZIP_ENCODINGS and leading_bytes(body, 2) != GZIP_MAGIC:
+            return error_response(400, "bad_encoding", "Content-Encoding is gzip but the "
+                                  "body is not gzip data")
+        # The worker inflates gzip itself, within its own memory limit.
+        answer = await pool.categorize(body if isinstance(body, bytes) else str(body))
+    finally:
+        discard(body if isinstance(body, FilePath) else None)
     if answer.status != "ok":
         metrics.evictions.labels(answer.reason).inc()
         return Response(answer.body, 422, media_type=JSON)
     if store:
-        await run_in_threadpool(results.record, json.loads(answer.body))
+        async with state.store_writes:
+            refused = await run_in_threadpool(record, results, json.loads(answer.body))
+        if refused is not None:
+            return refused
     return Response(answer.body, media_type=JSON)
+
+
+def write_refused(request: Request) -> Response:
+    """401 when a write token exists but was not given; 403 when the server has none."""
+    if request.app.state.settings.tokens.write is None:
+        return error_response(403, "store_read_only", "this server records nothing: start "
+                              "it with --write-token-file (or --token-file) to allow it")
+    response = error_response(401, "unauthorized", "recording in the store (store=true) "
+                              "needs the write token")
+    response.headers["WWW-Authenticate"] = "Bearer"
+    return response
 
 
 @router.get("/v1/applications", responses={404: error_doc("Unknown (uid, app)"), 422: INVALID})

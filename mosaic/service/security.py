@@ -8,6 +8,7 @@ compared in constant time; the ``Bearer`` scheme name is case-insensitive
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import os
 import stat
@@ -27,20 +28,49 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MIN_TOKEN_CHARS = 16
+
+
 def read_token(path: str | None) -> str | None:
-    """The bearer token in ``path`` (surrounding whitespace ignored); an empty file is an error."""
+    """The bearer token in ``path`` (surrounding whitespace ignored), or None without a path.
+
+    Refused with a ValueError that says why: a file others may read (the token
+    would not be secret), a file that is not UTF-8 text, an empty or short token.
+    """
     if path is None:
         return None
-    with open(path, encoding="utf-8") as fh:
-        token = fh.read().strip()
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        raise ValueError(f"{path} may be read by group or others (mode {mode:03o}); "
+                         f"run: chmod 600 {path}")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            token = fh.read().strip()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text") from None
     if not token:
         raise ValueError(f"{path} holds no token")
+    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
+        raise ValueError(f"the token in {path} must be at least {MIN_TOKEN_CHARS} characters "
+                         "without spaces (e.g. from `openssl rand -hex 32`)")
     return token
 
 
 @dataclass(frozen=True)
 class Tokens:
-    read: str | None = None  # required on every endpoint but /healthz when set
+    """Bearer tokens of a server: ``read`` opens every endpoint but /healthz (None: open
+    on loopback); ``write`` is needed to record in the store (None: nobody may)."""
+
+    read: str | None = None
+    write: str | None = None
+
+    def access(self, scope) -> tuple[bool, bool]:
+        """(may read, may write) for the request of ``scope``, in constant time."""
+        given = bearer(scope)
+        may_write = self.write is not None and hmac.compare_digest(given, self.write.encode())
+        may_read = (self.read is None or may_write
+                    or hmac.compare_digest(given, self.read.encode()))
+        return may_read, may_write
 
 
 def bearer(scope) -> bytes:

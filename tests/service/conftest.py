@@ -29,6 +29,13 @@ UID, JOB_ID, APP = 4242, 777, "/apps/lmp"
 RUN_TIME = 100.0
 
 
+def write_secret(path: Path, text: str) -> Path:
+    """A token file only its owner may read (mosaic serve refuses others)."""
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -61,7 +68,7 @@ def launch(tmp: Path, token: str | None, hooks: bool = False) -> Server:
     args = [str(MOSAIC), "serve", "--store", str(tmp / "store.sqlite"), "--port", str(port),
             "--workers", "2", "--config", str(config)]
     if token:
-        (tmp / "token").write_text(token + "\n")
+        write_secret(tmp / "token", token + "\n")
         args += ["--token-file", str(tmp / "token")]
     env = dict(os.environ)
     env.pop(TEST_HOOKS_ENV, None)
@@ -147,6 +154,11 @@ def make_log(write_bytes: float = 2e8, write_window=(1.0, 5.0), job_id: int = JO
     log = F.DarshanLog(job, dict(zip(ids.tolist(), paths)), {F.POSIX: posix},
                        present_modules=(F.POSIX,))
     return write_log(log, "3.41", compression=compression)
+
+
+@pytest.fixture(name="write_secret")
+def write_secret_fixture():
+    return write_secret
 
 
 @pytest.fixture(scope="session")

@@ -24,12 +24,12 @@ def test_is_loopback(host, expected):
     assert is_loopback(host) is expected
 
 
-def test_non_loopback_host_requires_a_token_file(tmp_path):
+def test_non_loopback_host_requires_a_token_file(tmp_path, write_secret):
     result = CliRunner().invoke(serve, ["--store", str(tmp_path / "s.sqlite"),
                                         "--host", "0.0.0.0"])
     assert result.exit_code == 2
     assert "requires --token-file" in result.output
-    (tmp_path / "empty").write_text("\n")
+    write_secret(tmp_path / "empty", "\n")
     result = CliRunner().invoke(serve, ["--store", str(tmp_path / "s.sqlite"),
                                         "--host", "0.0.0.0", "--token-file",
                                         str(tmp_path / "empty")])
@@ -59,10 +59,10 @@ def test_lookup_in_a_store(store_file):
     assert json.loads(missing.output)["error"] == "unknown_application"
 
 
-def test_lookup_through_a_server(server, log_bytes, tmp_path):
+def test_lookup_through_a_server(server, log_bytes, tmp_path, write_secret):
     with server.client() as client:
         client.post("/v1/categorize", params={"store": "true"}, content=log_bytes)
-    (tmp_path / "token").write_text(server.token)
+    write_secret(tmp_path / "token", server.token)
     args = ["--uid", "4242", "--app", APP, "--server", server.url]
     found = CliRunner().invoke(lookup, args + ["--token-file", str(tmp_path / "token")])
     assert found.exit_code == 0, found.output

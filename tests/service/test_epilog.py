@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 
+
 EPILOG = Path(__file__).resolve().parents[2] / "cluster" / "slurm-epilog.sh"
 
 
@@ -23,7 +24,7 @@ def run_epilog(env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_epilog_posts_only_the_jobs_logs(server, log_factory, tmp_path):
+def test_epilog_posts_only_the_jobs_logs(server, log_factory, tmp_path, write_secret):
     folder = today_folder(tmp_path)
     (folder / "alice_lmp_id31337_3-14-1234-99_1.darshan").write_bytes(
         log_factory(job_id=31337, uid=31))
@@ -31,7 +32,7 @@ def test_epilog_posts_only_the_jobs_logs(server, log_factory, tmp_path):
         log_factory(job_id=313370, uid=31))
     (folder / "bob_lmp_id31337_3-14-1234-97_1.darshan").write_bytes(  # another user
         log_factory(job_id=31337, uid=32))
-    (tmp_path / "token").write_text(server.token + "\n")
+    write_secret(tmp_path / "token", server.token + "\n")
     done = run_epilog({"SLURM_JOB_ID": "31337", "SLURM_JOB_USER": "alice",
                        "DARSHAN_LOGDIR": str(tmp_path), "MOSAIC_URL": server.url,
                        "MOSAIC_TOKEN_FILE": str(tmp_path / "token")})

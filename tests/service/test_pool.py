@@ -10,7 +10,7 @@ import pytest
 from mosaic.service import pool as service_pool
 from mosaic.config import Config
 from mosaic.analysis.categorize import evicted_result
-from mosaic.service.pool import WorkerPool, categorize_bytes, categorize_to_json, encode
+from mosaic.service.pool import WorkerPool, categorize_bytes, categorize_posted, encode
 
 
 def test_encode_keeps_a_finite_result():
@@ -27,7 +27,7 @@ def test_encode_evicts_a_result_with_nan_or_infinity():
 
 
 def test_a_good_log_is_categorized(log_bytes):
-    answer = categorize_to_json(log_bytes, "posted/x", Config())
+    answer = categorize_posted(log_bytes, Config())
     assert answer.status == "ok"
     assert json.loads(answer.body)["categories"] == [
         "read_insignificant", "write_on_start", "metadata_insignificant_load"]
@@ -53,8 +53,8 @@ def test_an_unexpected_exception_becomes_unreadable(log_bytes, monkeypatch):
 def test_warm_up_fails_only_when_workers_fail(reason, starts):
     pool = WorkerPool.__new__(WorkerPool)  # no processes: the answer is faked
 
-    async def fake_categorize(data, file):
-        return encode(evicted_result(file, reason, "empty file"))
+    async def fake_categorize(source):
+        return encode(evicted_result("warm-up", reason, "empty file"))
 
     pool.categorize = fake_categorize
     if starts:
