@@ -86,9 +86,11 @@ def _sklearn_labels(features: np.ndarray, seeds: np.ndarray, bandwidth: float) -
 def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
     """Periodic operations of one direction's start-sorted merged operations.
 
-    Returns ``periodic`` (segments in clusters of at least
-    ``min_periodic_segments`` make up at least ``periodic_segment_share`` of
-    all segments), ``share`` (that fraction, 0 when :func:`cluster` skipped
+    Returns ``periodic`` (segments in periodic clusters make up at least
+    ``periodic_segment_share`` of all segments; a periodic cluster has at
+    least ``min_periodic_segments`` segments, recurs at a steady pace and has
+    a period of at least ``min_period_seconds``: faster repeats are requests
+    inside one I/O phase, SPEC 3.4), ``share`` (that fraction, 0 when :func:`cluster` skipped
     scikit-learn because no period was possible), ``operations`` (one dict per
     periodic cluster, most bytes first) and ``segments`` (per-segment
     ``durations``, ``bytes``, ``cluster``).
@@ -100,11 +102,12 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
            else np.full(count, NO_CLUSTER, dtype=np.int64))
     clustered = ids >= 0
     sizes = np.bincount(ids[clustered], minlength=1)
-    periodic_ids = np.flatnonzero(sizes >= config.min_periodic_segments)
-    periodic_ids = periodic_ids[[_recurs(starts[ids == i], config) for i in periodic_ids]]
-    in_periodic = np.isin(ids, periodic_ids)
+    candidate_ids = np.flatnonzero(sizes >= config.min_periodic_segments)
+    operations = [op for op in _operations(ids, candidate_ids, starts, ends, durations, seg_bytes, config)
+                  if op["period"] >= config.min_period_seconds
+                  and _recurs(starts[ids == op["cluster"]], config)]
+    in_periodic = np.isin(ids, [op["cluster"] for op in operations])
     share = float(in_periodic.sum() / count) if count else 0.0
-    operations = _operations(ids, periodic_ids, starts, ends, durations, seg_bytes, config)
     return {
         "periodic": bool(count and in_periodic.sum() >= config.periodic_segment_share * count),
         "share": share,
@@ -133,8 +136,8 @@ def _recurs(member_starts: np.ndarray, config: Config) -> bool:
     return bool(alike.mean() >= config.periodic_regular_share)
 
 
-def _operations(ids, periodic_ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
-    """SPEC 3.4 figures per periodic cluster, sorted by total bytes (dominant first).
+def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
+    """SPEC 3.4 figures per cluster, sorted by total bytes (dominant first).
 
     The period is the median interval between consecutive operations of the
     cluster's volume (bytes within one bandwidth of the cluster's, in the
@@ -154,7 +157,7 @@ def _operations(ids, periodic_ids, starts, ends, durations, seg_bytes, config: C
     operations = []
     busy = (ends - starts) / np.where(durations > 0, durations, np.inf)
     log_bytes = np.log(np.maximum(seg_bytes, config.meanshift_min_bytes))
-    for cluster_id in periodic_ids:
+    for cluster_id in cluster_ids:
         members = ids == cluster_id
         same_volume = np.abs(log_bytes - log_bytes[members].mean()) <= config.meanshift_bandwidth
         operations.append({

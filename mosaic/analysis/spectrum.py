@@ -104,6 +104,7 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     result.update(found, busy_fraction=_busy_fraction(values, found["period"] / bin_width))
     result["periodic"] = bool(result["confidence_label"] != NONE
                               and bin_width * values.size / found["period"] >= config.fft_min_periods
+                              and found["period"] >= config.min_period_seconds
                               and result["score"] >= config.fft_min_score
                               and result["significance"] >= config.fft_min_significance)
     return result
@@ -122,7 +123,7 @@ def _dominant_period(values: np.ndarray, bin_width: float, config: Config) -> di
                               n=oversampling * values.size)
     amplitude = np.abs(spectrum)
     z = _zscores(amplitude)
-    candidates = _candidates(z, config)
+    candidates = _candidates(z, _highest_bin(window, z.size, config), config)
     if not candidates.size:
         return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
@@ -149,7 +150,21 @@ def _zscores(amplitude: np.ndarray) -> np.ndarray:
     return z
 
 
-def _candidates(z: np.ndarray, config: Config) -> np.ndarray:
+def _highest_bin(window: float, size: int, config: Config) -> int:
+    """Last oversampled bin that may hold a period of at least ``min_period_seconds``.
+
+    Faster repeats are the cadence of requests inside one I/O phase (SPEC 3.4,
+    3.5), not an application's period. A peak's bin is up to one frequency
+    bin (``fft_oversampling`` grid points) off its refined frequency, so the
+    cut keeps that margin and the refined period decides at the edge.
+    """
+    if config.min_period_seconds <= 0:
+        return size - 1
+    edge = int(np.floor(config.fft_oversampling * window / config.min_period_seconds))
+    return min(edge + config.fft_oversampling, size - 1)
+
+
+def _candidates(z: np.ndarray, highest: int, config: Config) -> np.ndarray:
     """Outlier peaks close to the strongest outlier, in rising frequency.
 
     Only local maxima count, and peaks within one frequency bin of each
@@ -158,13 +173,16 @@ def _candidates(z: np.ndarray, config: Config) -> np.ndarray:
     close peaks, which are not rival frequencies. The strongest of such a
     group stands for it. Frequencies with fewer than ``config.fft_min_periods``
     periods in the window are no candidates: the envelope of I/O confined to
-    part of the run peaks there and would otherwise mask a real period.
+    part of the run peaks there and would otherwise mask a real period. Nor
+    are frequencies above ``highest`` (periods under ``min_period_seconds``),
+    which then set no bar for the others either.
     """
     lowest = int(np.ceil(config.fft_min_periods * config.fft_oversampling))
     peak = np.zeros(z.size, dtype=bool)
     peak[1:-1] = (z[1:-1] >= z[:-2]) & (z[1:-1] > z[2:])
     peak[:lowest] = False
-    top = z[lowest:].max(initial=0.0)
+    peak[highest + 1:] = False
+    top = z[lowest:highest + 1].max(initial=0.0)
     found = np.flatnonzero(peak & (z > config.fft_z_threshold) & (z >= config.fft_peak_fraction * top))
     if not found.size:
         return found

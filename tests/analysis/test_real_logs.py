@@ -38,3 +38,11 @@ def test_real_log_gives_a_consistent_result(path):
         part = result[direction]
         assert sum(part["chunks_bytes"]) == pytest.approx(part["bytes"], rel=1e-9, abs=1e-6)
         assert part["merged_operations"] <= part["operations"] - part["minor_operations"]
+
+
+def test_requests_every_84ms_in_one_phase_are_not_a_period(shared_logs):
+    """mpi_io_test_with_dxt: 128 serialized 16 MiB writes every 84 ms in one 10 s phase (SPEC 3.4)."""
+    (path,) = [p for p in shared_logs if p.parent.name.startswith("mpi_io_test_with_dxt")]
+    result = categorize_file(path, Config())
+    assert not any(c.startswith("write_periodic") for c in result["categories"])
+    assert result["write"]["periodicity"]["verdict"]["periodic"] is False

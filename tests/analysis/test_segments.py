@@ -192,3 +192,18 @@ def test_a_series_with_one_long_pause_still_recurs():
     starts = np.concatenate([100.0 * np.arange(6), 2000 + 100.0 * np.arange(6)])
     result = meanshift_periodicity(starts, starts + 10, np.full(12, 1e9), CFG)
     assert result["periodic"]
+
+
+@pytest.mark.parametrize("period, periodic", [(1.0, True), (0.99, False), (84e-3, False)])
+def test_a_period_under_min_period_seconds_is_request_cadence(period, periodic):
+    result = meanshift_periodicity(*series(20, period=period, duration=period / 10), CFG)
+    assert result["periodic"] is periodic
+    assert [op["period"] for op in result["operations"]] == ([period] if periodic else [])
+    assert result["share"] == (1.0 if periodic else 0.0)
+    assert result["segments"]["cluster"].max() == 0  # still one cluster, just not a periodic one
+
+
+def test_min_period_seconds_is_a_setting():
+    case = series(20, period=0.5, duration=0.05)
+    assert meanshift_periodicity(*case, CFG.replace(min_period_seconds=0.5))["periodic"]
+    assert not meanshift_periodicity(*case, CFG.replace(min_period_seconds=0.51))["periodic"]

@@ -269,3 +269,19 @@ def test_result_is_json_serializable():
     assert json.loads(json.dumps(result)) == result
     assert set(result) >= {"periodic", "period", "frequency", "confidence", "confidence_label",
                            "score", "candidates", "busy_fraction", "bin_width", "samples"}
+
+
+def test_a_period_under_min_period_seconds_is_rejected_at_the_edge():
+    case = bursts(2.0, 40, 0.2)
+    period = detect(case)["period"]
+    assert detect(case, CONFIG.replace(min_period_seconds=period))["periodic"]
+    result = detect(case, CONFIG.replace(min_period_seconds=period * 1.01))
+    assert not result["periodic"]
+    assert result["period"] == period  # found, but too fast
+
+
+def test_sub_second_cadence_is_not_a_period_but_a_slower_one_still_is():
+    assert not detect(bursts(0.084, 120, 0.02))["periodic"]  # 84 ms requests in one phase
+    fast = bursts(0.084, 12, 0.02)
+    slow = tuple(np.concatenate([fast[i] + 30.0 * k for k in range(10)]) for i in range(3))
+    assert_period(detect((*slow, 300.0)), 30.0, 0.01)  # 12-request phases every 30 s
