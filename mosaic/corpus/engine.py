@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import logging
 import os
 import shutil
@@ -52,12 +53,13 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from multiprocessing.connection import Connection, Pipe
-
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
 from mosaic.config import Config
+from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
+from mosaic.corpus.reaper import stop_process_group
 from mosaic.errors import EngineError, Reason
 
 TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
@@ -113,6 +115,7 @@ def _supervise(task: Task, items: list, config: Config) -> list[dict]:
     if pid == 0:  # child: work, report, never return into the caller's stack
         reader.close()
         try:
+            limit_memory(config.worker_memory_bytes)
             for item in items:
                 writer.send(_call(task, item, config))
         finally:
@@ -141,6 +144,18 @@ def _collect(reader: Connection, pid: int, task: Task, items: list,
             return results
     os.waitpid(pid, 0)
     return results
+
+
+def limit_memory(extra_bytes: int) -> None:
+    """Cap this process's address space at its current size plus `extra_bytes`
+    (RLIMIT_AS): past it, allocations fail with MemoryError instead of the
+    machine swapping. Relative, because a worker forked from a warm node
+    already maps numpy, scipy and scikit-learn."""
+    import resource
+
+    with open("/proc/self/statm") as fh:
+        current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (current + extra_bytes, resource.RLIM_INFINITY))
 
 
 def _describe_exit(status: int) -> str:
@@ -233,6 +248,7 @@ class DispyEngine:
             self._stack.enter_context(_local_node(self.workers, port, workdir, self.config))
             host, node_addrs = LOOPBACK, [(LOOPBACK, port + 1)]
         else:
+            self._stack.enter_context(_reaped(workdir, [], subprocess.DEVNULL))
             port = self.config.dispy_port
             node_addrs = [_node_address(node, port) for node in self.nodes]
             loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
@@ -272,8 +288,17 @@ class DispyEngine:
         retries: deque[list] = deque()
         inflight: list = []  # (job, batch)
         exhausted = False
+        last_alive = time.monotonic()
         while True:
-            window = max(1, self.cpus()) * self.config.jobs_in_flight_per_cpu
+            cpus = self.cpus()
+            if cpus:
+                last_alive = time.monotonic()
+            elif time.monotonic() - last_alive > self.config.node_lost_timeout_seconds:
+                raise EngineError(
+                    f"no live dispy node for {self.config.node_lost_timeout_seconds:g} s "
+                    f"(nodes: {self.nodes or 'local'}); finished work is in the store: "
+                    "rerun the same command to resume")
+            window = max(1, cpus) * self.config.jobs_in_flight_per_cpu
             while len(inflight) < window and (retries or not exhausted):
                 batch = retries.popleft() if retries else next(batches, None)
                 if batch is None:
@@ -340,27 +365,26 @@ def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str
 
 
 @contextlib.contextmanager
+def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen]:
+    """`command` (if any) under a reaper that stops it and removes `workdir` when
+    this run ends, even by SIGKILL (see mosaic/corpus/reaper.py)."""
+    reaper = subprocess.Popen([sys.executable, "-m", "mosaic.corpus.reaper", workdir, "--",
+                               *command], stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield reaper
+    finally:
+        stop_process_group(reaper, grace_seconds=2 * REAPER_GRACE_SECONDS)
+
+
+@contextlib.contextmanager
 def _local_node(cpus: int, port: int, workdir: str, config: Config) -> Iterator[None]:
     """A private dispynode on the loopback, stopped (with its job processes) on exit."""
-    log = open(os.path.join(workdir, "dispynode.log"), "wb")
-    node = subprocess.Popen(dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")),
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=_die_with_parent)
-    try:
+    with open(os.path.join(workdir, "dispynode.log"), "wb") as log, _reaped(
+            workdir, dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")),
+            log) as node:
         _wait_for_port(node, port + 1, config.node_start_timeout_seconds, log.name)
         yield
-    finally:
-        stop_process_group(node)
-        log.close()
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGTERM the node if `mosaic run` dies (even by SIGKILL): no orphan daemons."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _wait_for_port(node: subprocess.Popen, port: int, timeout: float, log: str) -> None:
@@ -377,22 +401,44 @@ def _wait_for_port(node: subprocess.Popen, port: int, timeout: float, log: str) 
         time.sleep(POLL_SECONDS * 5)
 
 
-def stop_process_group(process: subprocess.Popen, grace_seconds: float = 5.0) -> None:
-    """SIGTERM a process started with start_new_session, then SIGKILL its group."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(grace_seconds)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+class LazyEngine:
+    """Starts the real engine on the first batch: a run with nothing to do
+    (a rerun of a finished output folder) starts no dispy node."""
+
+    def __init__(self, start: Callable[[], Any]) -> None:
+        self._start = start
+        self._engine = None
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> "LazyEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    @property
+    def started(self) -> bool:
+        return self._engine is not None
+
+    def _started(self):
+        if self._engine is None:
+            self._engine = self._stack.enter_context(self._start())
+        return self._engine
+
+    def cpus(self) -> int:
+        return self._started().cpus()
+
+    def map(self, task: Task, batches: Iterable[list]) -> Iterator[list[dict]]:
+        batches = iter(batches)
+        first = next(batches, None)
+        if first is not None:
+            yield from self._started().map(task, itertools.chain([first], batches))
 
 
 def make_engine(config: Config, workers: int, nodes: list[str] | None,
-                preload: Iterable[str] = ()):
-    """In-process for `workers == 0` without nodes, else dispy."""
+                preload: Iterable[str] = ()) -> LazyEngine:
+    """In-process for `workers == 0` without nodes, else dispy; started on first use."""
     if workers == 0 and not nodes:
-        return InProcessEngine(config)
-    return DispyEngine(config, nodes=nodes, workers=max(1, workers), preload=preload)
+        return LazyEngine(lambda: InProcessEngine(config))
+    return LazyEngine(lambda: DispyEngine(config, nodes=nodes, workers=max(1, workers),
+                                          preload=preload))

@@ -18,8 +18,11 @@ not in memory.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -30,11 +33,12 @@ from pathlib import Path
 from mosaic.config import Config
 from mosaic.corpus import dedup
 from mosaic.corpus.engine import Task, make_engine
-from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, scan
+from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
 from mosaic.corpus.store import Store
-from mosaic.errors import LogError
+from mosaic.errors import EngineError, LogError
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
+LOCK_FILE = ".mosaic-run.lock"
 # What a worker imports once, ahead of any job: this module (the tasks), the
 # analysis, and scikit-learn, which the analysis imports lazily (~2 s).
 WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", "sklearn.cluster")
@@ -45,6 +49,7 @@ WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", "sklea
 def evicted(ref: LogRef, reason: str, detail: str) -> dict:
     """Result of a log given up on (same keys as a task's eviction)."""
     return {"file": ref.name, "location": ref.location, "archive": ref.archive,
+            "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
             "status": "evicted", "reason": reason, "detail": detail}
 
 
@@ -61,7 +66,10 @@ def _trace(ref: LogRef, config: Config):
 
 
 def _guarded(ref: LogRef, work) -> dict:
-    """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch)."""
+    """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
+
+    A MemoryError is the worker's memory bound (engine.limit_memory): ``too_large``.
+    """
     from mosaic.analysis.categorize import guarded
 
     result = guarded(ref.name, work)
@@ -74,6 +82,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
         trace = _trace(ref, config)  # a partial log under --strict raises LogError("partial")
         job = trace.job
         return {"file": ref.name, "location": ref.location, "archive": ref.archive,
+                "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
                 "status": "ok", "group_key": trace.group_key(config.group_by),
                 "uid": int(job["uid"]), "job_id": str(job["job_id"]),
                 "application": job["application"], "start": job.get("start"),
@@ -102,37 +111,68 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
     Rerunning the same command resumes: logs already validated or
     categorized under the same results hash are not processed again.
     """
-    inputs = [str(path) for path in inputs]
+    inputs = [os.fspath(path) for path in inputs]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     counts = ScanCounts()
-    with Store(out / "store.sqlite") as store, make_engine(config, workers, nodes, WORKER_PRELOAD) as engine:
+    with _locked(out), Store(out / "store.sqlite") as store, \
+            make_engine(config, workers, nodes, WORKER_PRELOAD) as engine:
         store.begin_run(config.hash())
         timings["start"] = _lap(clock)
         total = count_log_files(inputs) if _show_progress(quiet) else None
-        refs = scan(inputs, counts, ship_bytes)
+        refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
         _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size)),
-                store.save_facts, "validate", total, quiet)
+                store.save_facts, "validate", total, quiet, counts)
+        store.save_archives(counts.archives_read)
         timings["scan_validate"] = _lap(clock, timings)
         store.save_groups(dedup.groups(store.runs_by_group()))
         timings["dedup"] = _lap(clock, timings)
-        done = store.funnel_counts()
-        total = done["valid" if config.all_runs else "groups"] - done["categorized"]
-        size = balanced_batch_size(total, engine.cpus() * config.jobs_in_flight_per_cpu,
-                                   config.batch_size)
-        targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes), size)
-        _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
+        _categorize(store, engine, config, ship_bytes, quiet)
+        while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
+            pass  # stand-ins for representatives evicted during categorization
         timings["categorize"] = _lap(clock, timings)
         summary = write_outputs(store, out, config, counts, timings)
         store.publish()
         timings["write"] = _lap(clock, timings)
+    timings["engine_started"] = engine.started
     timings["total"] = time.perf_counter() - clock
     timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
     timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
     _write_json(out / "summary.json", summary)
     return summary
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold OUT's lock file for the run: a second run on the same folder is refused
+    (two writers would each publish a part of the corpus). The kernel drops the
+    lock when the process ends, however it ends."""
+    with open(out / LOCK_FILE, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise EngineError(f"{out} is in use by another mosaic run ({holder}); "
+                              "wait for it to end or choose another --out") from None
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()}\n")
+        lock.flush()
+        yield
+
+
+def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: bool) -> int:
+    """Categorize the logs still to do (representatives, or every valid run); how many."""
+    total = sum(1 for _ in store.to_categorize(config.all_runs))
+    if total:
+        size = balanced_batch_size(total, engine.cpus() * config.jobs_in_flight_per_cpu,
+                                   config.batch_size)
+        targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes,
+                                            config.max_log_bytes), size)
+        _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
+    return total
 
 
 def _lap(clock: float, timings: dict | None = None) -> float:
@@ -153,15 +193,18 @@ def balanced_batch_size(total: int, slots: int, cap: int) -> int:
 
 
 def _new_batches(refs: Iterable[LogRef], store: Store, size: int) -> Iterator[list[LogRef]]:
-    """Batches of scanned logs not yet validated under this results hash."""
+    """Batches of scanned logs not yet validated, from these very files, under this
+    results hash."""
     for batch in _batches(refs, size):
-        done = store.mark_seen([ref.name for ref in batch])
+        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None)))
+                                for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]
         if fresh:
             yield fresh
 
 
-def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool) -> Iterator[LogRef]:
+def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool,
+                     max_bytes: int) -> Iterator[LogRef]:
     """Logs to categorize; members of one archive are read in one pass over it."""
     from mosaic.darshan.archive import iter_archive
 
@@ -169,15 +212,16 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool) -> Iterator
     for archive, members in itertools.groupby(rows, key=lambda row: row["archive"]):
         if archive is None:
             for row in members:
-                yield LogRef(row["file"], row["location"],
-                             _read_file(row["location"]) if ship_bytes else None)
+                data, error = read_regular(row["location"], max_bytes) if ship_bytes else (
+                    None, None)
+                yield LogRef(row["file"], row["location"], data, error=error)
             continue
         wanted = {row["location"][len(archive) + 1:]: row["file"] for row in members}
         try:
-            for member, data in iter_archive(archive):
+            for member, data, error in iter_archive(archive, max_bytes):
                 if member in wanted:
                     name = wanted.pop(member)
-                    yield LogRef(name, f"{archive}/{member}", data, archive=archive)
+                    yield LogRef(name, f"{archive}/{member}", data, error, archive=archive)
         except LogError as error:
             detail = error.detail
         else:
@@ -187,26 +231,25 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool) -> Iterator
                          error=("unreadable", detail))
 
 
-def _read_file(path: str) -> bytes | None:
-    try:
-        return Path(path).read_bytes()
-    except OSError:
-        return None
-
-
 def _show_progress(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
 def _stream(results: Iterator[list[dict]], save, stage: str, total: int | None,
-            quiet: bool) -> None:
-    """Save each batch of results as it arrives; show progress on a terminal."""
+            quiet: bool, counts: ScanCounts | None = None) -> None:
+    """Save each batch of results as it arrives; show progress on a terminal.
+
+    With the scan's `counts`, the total grows by the archive members met so far
+    (`total` counts plain log files only: counting members means reading archives).
+    """
     from tqdm import tqdm
 
     evictions = 0
     with tqdm(total=total, desc=stage, unit="log", disable=not _show_progress(quiet),
               dynamic_ncols=True) as bar:
         for batch in results:
+            if counts is not None and total is not None:
+                bar.total = total + counts.members
             save(batch)
             evictions += sum(result["status"] != "ok" for result in batch)
             bar.update(len(batch))
@@ -242,7 +285,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
             evicted_at["categorize" if row["stage"] == "categorize" else "validate"][
                 row["reason"]] += 1
     funnel = {"files_seen": counts.files_seen, "skipped_files": counts.skipped_files,
-              "logs": counts.logs, "evicted": dict(sorted(evicted_at["validate"].items())),
+              "skipped": dict(sorted(counts.skipped.items())), "logs": counts.logs, "evicted": dict(sorted(evicted_at["validate"].items())),
               "evicted_total": sum(evicted_at["validate"].values())}
     funnel.update(store.funnel_counts())
     funnel["categorize_evicted"] = dict(sorted(evicted_at["categorize"].items()))

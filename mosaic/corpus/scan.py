@@ -6,17 +6,32 @@ the input folder; ``ARCHIVE/MEMBER`` inside an archive), where a worker reads
 it, and, for archive members, its bytes: archives are read once, in order, by
 the parent (random access into a ``.tar.gz`` would decompress the archive
 again for every member).
+
+The file system is not trusted to hold still or be a tree. Names are kept
+byte-exact (Python's ``surrogateescape`` str: ``os.fsencode(name)`` gives the
+bytes back). Each folder is walked once, whatever the symlinks pointing at it
+(loops, links to a sibling folder); a folder or file that vanishes mid-scan,
+a FIFO or a device (never opened: opening a FIFO blocks) are counted in
+:attr:`ScanCounts.skipped` with the reason, not raised.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
+from mosaic.config import DEFAULT
 from mosaic.darshan.archive import is_archive_name, is_log_name, iter_archive
-from mosaic.errors import LogError
+from mosaic.errors import LogError, Reason
+
+# Reasons a path is skipped by the scan (keys of ScanCounts.skipped).
+NOT_REGULAR = "not_a_regular_file"  # FIFO, socket, device
+VANISHED = "vanished"  # removed between listing and looking at it, or a dangling link
+UNREADABLE_PATH = "unreadable_path"  # permission denied, a link loop on a file name
+REPEATED_FOLDER = "repeated_folder"  # reached again through a symlink (loops, siblings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +41,7 @@ class LogRef:
     data: bytes | None = None  # the log's bytes when shipped with the job
     error: tuple[str, str] | None = None  # (reason, detail) known without reading it
     archive: str | None = None  # absolute path of the archive holding this log
+    stamp: tuple[int, int] | None = None  # (size, mtime_ns) of the file, or of its archive
 
 
 @dataclass
@@ -34,81 +50,180 @@ class ScanCounts:
     skipped_files: int = 0  # neither a log nor an archive
     logs: int = 0
     archives: int = 0
+    members: int = 0  # logs inside archives (included in `logs`)
+    skipped: Counter = field(default_factory=Counter)  # reason -> paths skipped
+    archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, logs)
+
+
+# An earlier run's knowledge of an archive: (location, size, mtime_ns) -> its logs'
+# count if they are all validated already (the archive is then not read), else None.
+Reuse = Callable[[str, int, int], "int | None"]
 
 
 def scan(inputs: Iterable[str | os.PathLike], counts: ScanCounts | None = None,
-         ship_bytes: bool = False) -> Iterator[LogRef]:
+         ship_bytes: bool = False, max_bytes: int = DEFAULT.max_log_bytes,
+         reuse: Reuse | None = None) -> Iterator[LogRef]:
     """Every log under `inputs`, in a deterministic order (sorted names per folder).
 
-    With several input folders, names are prefixed with the folder's own name
-    so that ``a/x.darshan`` and ``b/x.darshan`` stay distinct. `counts` is
-    filled as the stream is consumed. `ship_bytes` reads plain files too (for
-    nodes without a shared file system).
+    With several input folders, names are prefixed with the shortest tail of
+    each folder's path that tells them apart (``a/x.darshan``, ``b/x.darshan``;
+    ``d1/logs/x.darshan``, ``d2/logs/x.darshan``). `counts` is filled as the
+    stream is consumed. `ship_bytes` reads plain files too (for nodes without
+    a shared file system), never past `max_bytes`: a larger file is evicted
+    ``too_large`` from its size alone. An archive `reuse` knows is counted, not read.
     """
     counts = counts if counts is not None else ScanCounts()
     inputs = [os.fspath(path) for path in inputs]
-    folders = [path for path in inputs if os.path.isdir(path)]
+    prefixes = folder_prefixes([path for path in inputs if os.path.isdir(path)])
+    visited: set[tuple[int, int]] = set()
     for path in inputs:
-        if os.path.isdir(path):
-            prefix = os.path.basename(os.path.normpath(path)) + "/" if len(folders) > 1 else ""
-            for full, rel in _walk(path):
-                yield from _refs(full, prefix + rel, counts, ship_bytes)
-        else:
-            yield from _refs(path, path, counts, ship_bytes)
+        if path in prefixes:
+            for full, rel, info in _walk(path, counts, visited):
+                yield from _refs(full, prefixes[path] + rel, info, counts, ship_bytes, max_bytes,
+                                 reuse)
+        elif (info := _stat(path, counts)) is not None:
+            yield from _refs(os.path.abspath(path), path, info, counts, ship_bytes, max_bytes,
+                             reuse)
+
+
+def folder_prefixes(folders: list[str]) -> dict[str, str]:
+    """Name prefix of each input folder: "" for one folder, else the fewest trailing
+    path components that keep every folder's prefix distinct."""
+    if len(folders) < 2:
+        return {folder: "" for folder in folders}
+    parts = {folder: os.path.abspath(folder).strip(os.sep).split(os.sep) for folder in folders}
+    distinct = {tuple(p) for p in parts.values()}  # the same folder twice is walked once
+    longest = max(map(len, distinct))
+    depth = next(k for k in range(1, longest + 1)
+                 if len({tuple(p[-k:]) for p in distinct}) == len(distinct))
+    return {folder: "/".join(p[-depth:]) + "/" for folder, p in parts.items()}
 
 
 def count_log_files(inputs: Iterable[str | os.PathLike]) -> int:
-    """Plain log files under `inputs`, by name only: a cheap total for a progress bar
-    (members of archives are not counted: that would mean reading the archives)."""
-    paths = [os.fspath(path) for path in inputs]
-    names = itertools.chain.from_iterable(
-        (rel for _, rel in _walk(path)) if os.path.isdir(path) else [path] for path in paths)
-    return sum(map(is_log_name, names))
+    """Plain log files under `inputs`, by name only: a cheap first total for a
+    progress bar (the pipeline adds archive members as the scan reaches them)."""
+    counts, visited = ScanCounts(), set()
+    total = 0
+    for path in map(os.fspath, inputs):
+        if os.path.isdir(path):
+            total += sum(is_log_name(rel) for _, rel, _ in _walk(path, counts, visited))
+        else:
+            total += is_log_name(path)
+    return total
 
 
-def _walk(root: str) -> Iterator[tuple[str, str]]:
-    """(absolute path, path relative to root) of every file, sorted, depth first."""
+def _stat(path: str, counts: ScanCounts) -> os.stat_result | None:
+    """`path`'s stat (following links), or None with the reason counted."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        counts.skipped[VANISHED] += 1
+    except OSError:
+        counts.skipped[UNREADABLE_PATH] += 1
+    return None
+
+
+def _walk(root: str, counts: ScanCounts,
+          visited: set[tuple[int, int]]) -> Iterator[tuple[str, str, os.stat_result]]:
+    """(absolute path, path relative to root, stat) of every file, sorted, depth first;
+    each folder (by device and inode) once."""
     stack = [root]
     while stack:
         folder = stack.pop()
-        with os.scandir(folder) as entries:
-            entries = sorted(entries, key=lambda entry: entry.name)
+        info = _stat(folder, counts)
+        if info is None:
+            continue
+        if (info.st_dev, info.st_ino) in visited:
+            counts.skipped[REPEATED_FOLDER] += 1
+            continue
+        visited.add((info.st_dev, info.st_ino))
+        try:
+            with os.scandir(folder) as entries:
+                entries = sorted(entries, key=lambda entry: entry.name)
+        except FileNotFoundError:
+            counts.skipped[VANISHED] += 1
+            continue
+        except OSError:
+            counts.skipped[UNREADABLE_PATH] += 1
+            continue
         subfolders = []
         for entry in entries:
-            if entry.is_dir(follow_symlinks=True):
+            info = _stat(entry.path, counts)
+            if info is None:
+                continue
+            if stat.S_ISDIR(info.st_mode):
                 subfolders.append(entry.path)
             else:
-                yield os.path.abspath(entry.path), os.path.relpath(entry.path, root)
+                yield os.path.abspath(entry.path), os.path.relpath(entry.path, root), info
         stack.extend(reversed(subfolders))
 
 
-def _refs(path: str, name: str, counts: ScanCounts, ship_bytes: bool) -> Iterator[LogRef]:
+def _refs(path: str, name: str, info: os.stat_result, counts: ScanCounts, ship_bytes: bool,
+          max_bytes: int, reuse: Reuse | None) -> Iterator[LogRef]:
+    if not stat.S_ISREG(info.st_mode):
+        counts.skipped[NOT_REGULAR] += 1
+        return
     counts.files_seen += 1
     location = os.path.abspath(path)
+    stamp = (info.st_size, info.st_mtime_ns)
     if is_log_name(path):
         counts.logs += 1
-        yield LogRef(name, location, _read(location) if ship_bytes else None)
+        if ship_bytes:
+            data, error = read_regular(location, max_bytes)
+            yield LogRef(name, location, data, error=error, stamp=stamp)
+        else:
+            yield LogRef(name, location, stamp=stamp)
     elif is_archive_name(path):
         counts.archives += 1
-        yield from _archive_refs(location, name, counts)
+        known = reuse(location, *stamp) if reuse is not None else None
+        if known is None:
+            yield from _archive_refs(location, name, stamp, counts, max_bytes)
+        else:
+            counts.logs += known
+            counts.members += known
     else:
         counts.skipped_files += 1
 
 
-def _read(path: str) -> bytes | None:
+def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]:
+    """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)).
+
+    Opened without blocking and checked after opening (a FIFO swapped in after
+    the scan looked must not hang the run); never reads past `max_bytes`.
+    """
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None  # the worker reports why when it tries the path itself
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, (Reason.UNREADABLE, f"no such file: {path}")
+    except OSError as error:
+        return None, (Reason.UNREADABLE, f"cannot open {path}: {error.strerror}")
+    with open(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, (Reason.UNREADABLE, f"not a regular file: {path}")
+        if info.st_size > max_bytes:
+            return None, (Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        return None, (Reason.TOO_LARGE, f"grew past the limit of {max_bytes} bytes")
+    return data, None
 
 
-def _archive_refs(location: str, name: str, counts: ScanCounts) -> Iterator[LogRef]:
-    """Members of one archive; a damaged archive is reported as one evicted entry."""
+def _archive_refs(location: str, name: str, stamp: tuple[int, int], counts: ScanCounts,
+                  max_bytes: int) -> Iterator[LogRef]:
+    """Members of one archive; a damaged archive is reported as one evicted entry.
+    Once every member is out, the archive goes to `counts.archives_read`."""
+    logs = 0
     try:
-        for member, data in iter_archive(location):
+        for member, data, error in iter_archive(location, max_bytes):
             counts.logs += 1
-            yield LogRef(f"{name}/{member}", f"{location}/{member}", data, archive=location)
+            counts.members += 1
+            logs += 1
+            yield LogRef(f"{name}/{member}", f"{location}/{member}", data, error,
+                         archive=location, stamp=stamp)
     except LogError as error:
         counts.logs += 1
-        yield LogRef(name, location, error=(error.reason, error.detail))
+        counts.members += 1
+        logs += 1
+        yield LogRef(name, location, error=(error.reason, error.detail), stamp=stamp)
+    counts.archives_read.append((location, *stamp, logs))

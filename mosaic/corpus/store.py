@@ -38,15 +38,19 @@ from pathlib import Path
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.trace import group_key as job_group_key
 
+RESUME_SCHEMA = "2"  # version of the resume tables; a store of another version starts them over
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS logs (
-    file TEXT PRIMARY KEY, location TEXT, archive TEXT, seen INTEGER,
+    file TEXT PRIMARY KEY, location TEXT, archive TEXT, size INTEGER, mtime_ns INTEGER,
+    seen INTEGER,
     status TEXT, reason TEXT, detail TEXT,
     group_key TEXT, uid INTEGER, job_id TEXT, application TEXT, start TEXT,
     total_bytes REAL, run_time REAL, partial INTEGER, dropped_records INTEGER,
     runs INTEGER, representative INTEGER);
 CREATE INDEX IF NOT EXISTS logs_by_group ON logs (group_key);
+CREATE TABLE IF NOT EXISTS archives (
+    location TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, logs INTEGER);
 CREATE TABLE IF NOT EXISTS results (
     file TEXT PRIMARY KEY, status TEXT, reason TEXT, detail TEXT,
     categories TEXT, result TEXT);
@@ -59,7 +63,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
 """
 
-FACT_COLUMNS = ("file", "location", "archive", "status", "reason", "detail", "group_key",
+RESUME_TABLES = ("logs", "results", "archives")
+FACT_COLUMNS = ("file", "location", "archive", "size", "mtime_ns", "status", "reason", "detail", "group_key",
                 "uid", "job_id", "application", "start", "total_bytes", "run_time",
                 "partial", "dropped_records")
 
@@ -112,6 +117,11 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
             self._db.executescript(SCHEMA)
+            if self._meta("resume_schema") != RESUME_SCHEMA:  # older layout: redo, never misread
+                self._db.executescript("".join(f"DROP TABLE {t};" for t in RESUME_TABLES))
+                self._db.executescript(SCHEMA)
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('resume_schema', ?)",
+                                 (RESUME_SCHEMA,))
         self.run_id = 0
 
     def close(self) -> None:
@@ -151,24 +161,46 @@ class Store:
     def begin_run(self, results_hash: str) -> int:
         """Start a run: drop results of another configuration; return the run id."""
         if self._meta("results_hash") != results_hash:
-            self._write("DELETE FROM logs")
-            self._write("DELETE FROM results")
+            for table in RESUME_TABLES:
+                self._write(f"DELETE FROM {table}")
         self.run_id = int(self._meta("run") or 0) + 1
         self._write("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                     [("results_hash", results_hash), ("run", str(self.run_id))])
         return self.run_id
 
-    def mark_seen(self, files: list[str]) -> set[str]:
-        """Flag `files` as part of this run; return those already validated."""
-        self._write("UPDATE logs SET seen = ? WHERE file = ?", [(self.run_id, f) for f in files])
-        marks = ",".join("?" * len(files))
+    def mark_seen(self, logs: list[tuple]) -> set[str]:
+        """Flag logs (file, location, size, mtime_ns) as part of this run when already
+        validated from the same file (same place, size and modification time);
+        return their names. Any other log is validated again."""
+        self._write("UPDATE logs SET seen = ? WHERE file = ? AND location = ? AND size IS ? "
+                    "AND mtime_ns IS ?", [(self.run_id, *log) for log in logs])
+        marks = ",".join("?" * len(logs))
         return {row[0] for row in self._db.execute(
-            f"SELECT file FROM logs WHERE file IN ({marks})", _params(files))}
+            f"SELECT file FROM logs WHERE seen = ? AND file IN ({marks})",
+            _params((self.run_id, *(log[0] for log in logs))))}
+
+    def reuse_archive(self, location: str, size: int, mtime_ns: int) -> int | None:
+        """Logs of an archive validated whole by an earlier run and unchanged since,
+        flagged as part of this run (None: read it again)."""
+        row = self._db.execute("SELECT logs FROM archives WHERE location = ? AND size = ? "
+                               "AND mtime_ns = ?", _params((location, size, mtime_ns))).fetchone()
+        if row is None:
+            return None
+        self._write("UPDATE logs SET seen = ? WHERE archive = ? OR location = ?",
+                    [(self.run_id, location, location)])
+        return row[0]
+
+    def save_archives(self, archives: Iterable[tuple]) -> None:
+        """(location, size, mtime_ns, logs) of archives whose every log is now validated."""
+        self._write("INSERT OR REPLACE INTO archives VALUES (?, ?, ?, ?)", archives)
 
     def save_facts(self, facts: Iterable[dict]) -> None:
-        """Validation facts of one batch (see pipeline.validate_log for the keys)."""
+        """Validation facts of one batch (see pipeline.validate_log for the keys); a log
+        validated again loses its former categorization."""
+        facts = list(facts)
         columns = ",".join(FACT_COLUMNS)
         rows = [tuple(fact.get(c) for c in FACT_COLUMNS) + (self.run_id,) for fact in facts]
+        self._write("DELETE FROM results WHERE file = ?", [(fact["file"],) for fact in facts])
         self._write(f"INSERT OR REPLACE INTO logs ({columns}, seen) "
                     f"VALUES ({','.join('?' * (len(FACT_COLUMNS) + 1))})", rows)
 
@@ -197,6 +229,26 @@ class Store:
             "SELECT l.file, l.location, l.archive FROM logs l LEFT JOIN results r USING (file) "
             f"WHERE l.seen = ? AND l.status = 'ok' {which} AND r.file IS NULL "
             "ORDER BY l.archive, l.file", (self.run_id,))
+
+    def promote_stand_ins(self) -> int:
+        """Groups whose representative was evicted during categorization: the next-
+        heaviest valid run not evicted stands in. Returns how many groups changed."""
+        keys = [row[0] for row in self._db.execute(
+            "SELECT l.group_key FROM logs l JOIN results r USING (file) WHERE l.seen = ? "
+            "AND l.representative = 1 AND r.status = 'evicted'", (self.run_id,)).fetchall()]
+        promoted = 0
+        for key in keys:
+            row = self._db.execute(
+                "SELECT l.file FROM logs l LEFT JOIN results r USING (file) WHERE "
+                "l.group_key = ? AND l.seen = ? AND l.status = 'ok' AND "
+                "coalesce(r.status, 'ok') = 'ok' "
+                "ORDER BY l.total_bytes DESC, l.run_time DESC, l.file LIMIT 1",
+                _params((key, self.run_id))).fetchone()
+            if row is not None:
+                self._write("UPDATE logs SET representative = (file = ?) WHERE group_key = ? "
+                            "AND seen = ? AND status = 'ok'", [(row[0], key, self.run_id)])
+                promoted += 1
+        return promoted
 
     def save_results(self, results: Iterable[dict]) -> None:
         """Categorization results (SPEC 4 objects, or evicted ones) of one batch."""
@@ -231,14 +283,22 @@ class Store:
             (self.run_id,))
 
     def funnel_counts(self) -> dict:
-        """Counts of this run: valid, partial, groups, categorized."""
+        """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
+        whose heavier runs were evicted during categorization)."""
         row = self._db.execute(
             "SELECT count(*), coalesce(sum(partial), 0), count(DISTINCT group_key) "
             "FROM logs WHERE seen = ? AND status = 'ok'", (self.run_id,)).fetchone()
         categorized = self._db.execute(
             "SELECT count(*) FROM results r JOIN logs l USING (file) "
             "WHERE l.seen = ? AND r.status = 'ok'", (self.run_id,)).fetchone()[0]
-        return {"valid": row[0], "partial": row[1], "groups": row[2], "categorized": categorized}
+        stand_ins = self._db.execute(
+            "SELECT count(*) FROM logs l WHERE l.seen = ? AND l.representative = 1 AND EXISTS ("
+            "SELECT 1 FROM logs m JOIN results r ON r.file = m.file AND r.status = 'evicted' "
+            "WHERE m.group_key = l.group_key AND m.seen = l.seen AND m.status = 'ok' AND "
+            "(-m.total_bytes, -m.run_time, m.file) < (-l.total_bytes, -l.run_time, l.file))",
+            (self.run_id,)).fetchone()[0]
+        return {"valid": row[0], "partial": row[1], "groups": row[2], "categorized": categorized,
+                "stand_ins": stand_ins}
 
     def publish(self) -> None:
         """Fill the lookup tables from this run's groups and results."""

@@ -7,6 +7,7 @@ import pytest
 
 from corpus.outputs import comparable, lines, truth
 from mosaic.corpus import pipeline
+from mosaic.corpus.engine import Task
 from mosaic.corpus.pipeline import run, stability_shares
 from mosaic.corpus.scan import scan
 
@@ -97,10 +98,10 @@ def test_strict_evicts_partial_logs(shared_logs, small_config, tmp_path):
 def test_rerun_redoes_nothing_and_a_changed_config_redoes_everything(
         year_corpus, reference_run, small_config, tmp_path, monkeypatch):
     calls = Counter()
-    for name in ("validate_log", "categorize_log"):
-        original = getattr(pipeline, name)
-        monkeypatch.setattr(pipeline, name, lambda ref, config, _f=original, _n=name: (
-            calls.update([_n]), _f(ref, config))[1])
+    for name in ("VALIDATE", "CATEGORIZE"):
+        task = getattr(pipeline, name)
+        monkeypatch.setattr(pipeline, name, Task(lambda ref, config, _f=task.work, _n=name: (
+            calls.update([_n]), _f(ref, config))[1], task.give_up))
     run([year_corpus], tmp_path, small_config, workers=0)
     first = dict(calls)
     assert comparable(tmp_path) == comparable(reference_run)

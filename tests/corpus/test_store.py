@@ -1,5 +1,6 @@
 """Results store: scheduler lookups, posted results, configuration invalidation, WAL readers."""
 
+import os
 import threading
 
 import pytest
@@ -53,11 +54,77 @@ def test_job_lookup_returns_own_and_group_categories(store):
     assert hit["application"]["categories"] == ["read_on_end"]
 
 
-def facts(file, status="ok", key="1:app", total=1.0, run_time=1.0):
-    return {"file": file, "location": f"/data/{file}", "status": status, "group_key": key,
+def facts(file, status="ok", key="1:app", total=1.0, run_time=1.0, size=10, mtime_ns=5):
+    return {"file": file, "location": f"/data/{file}", "size": size, "mtime_ns": mtime_ns,
+            "status": status, "group_key": key,
             "uid": 1, "job_id": file, "application": "app", "total_bytes": total,
             "run_time": run_time, "partial": 0, "dropped_records": 0,
             "reason": None if status == "ok" else "bad_job"}
+
+
+def seen(file, size=10, mtime_ns=5):
+    return (file, f"/data/{file}", size, mtime_ns)
+
+
+def test_a_log_is_validated_again_when_its_size_or_mtime_changed(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        store.save_facts([facts("a"), facts("b"), facts("c")])
+        store.save_results([{"file": "b", "status": "ok", "categories": []}])
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        assert store.mark_seen([seen("a"), seen("b", size=11), seen("c", mtime_ns=6)]) == {"a"}
+        store.save_facts([facts("b", size=11)])  # validated again: its old result goes
+        assert store.funnel_counts()["categorized"] == 0
+
+
+def test_an_unchanged_archive_validated_whole_is_reused(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        store.save_facts([{**facts("day.tar/a"), "archive": "/d/day.tar"},
+                          {**facts("day.tar/b"), "archive": "/d/day.tar"}])
+        store.save_archives([("/d/day.tar", 100, 7, 2)])
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        assert store.reuse_archive("/d/day.tar", 100, 8) is None  # touched since
+        assert store.reuse_archive("/d/other.tar", 100, 7) is None
+        assert store.reuse_archive("/d/day.tar", 100, 7) == 2
+        assert store.funnel_counts()["valid"] == 2  # both logs are part of this run
+
+
+def test_non_utf8_names_round_trip_byte_exact(tmp_path):
+    name = os.fsdecode(b"caf\xe9-\xff.darshan")
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        store.save_facts([facts(name, status="evicted") | {"detail": f"no such file: {name}"},
+                          facts("plain")])
+        store.save_groups([Group("1:app", 1, "plain")])
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        assert store.mark_seen([seen(name), seen("plain")]) == {name, "plain"}
+        [row] = store.evicted()
+        assert os.fsencode(row["file"]) == b"caf\xe9-\xff.darshan"
+        assert row["detail"] == f"no such file: {name}"
+
+
+def test_next_heaviest_run_stands_in_for_an_evicted_representative(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.begin_run("h")
+        store.save_facts([facts("a", total=9.0), facts("b", total=5.0, run_time=2.0),
+                          facts("c", total=5.0, run_time=1.0), facts("d", total=1.0),
+                          facts("z", key="2:other")])
+        store.save_groups([Group("1:app", 4, "a"), Group("2:other", 1, "z")])
+        store.save_results([{"file": "a", "status": "evicted", "reason": "timeout"},
+                            {"file": "z", "status": "evicted", "reason": "worker_crash"}])
+        assert store.promote_stand_ins() == 1  # "2:other" has no other run
+        assert [r["file"] for r in store.to_categorize(all_runs=False)] == ["b"]  # longer run
+        store.save_results([{"file": "b", "status": "evicted", "reason": "timeout"}])
+        assert store.promote_stand_ins() == 1
+        assert [r["file"] for r in store.to_categorize(all_runs=False)] == ["c"]
+        store.save_results([{"file": "c", "status": "ok", "categories": ["x"]}])
+        assert store.promote_stand_ins() == 0
+        assert store.funnel_counts()["stand_ins"] == 1
+        assert store.funnel_counts()["categorized"] == 1
 
 
 def test_same_configuration_resumes_and_another_one_invalidates(tmp_path):
@@ -67,10 +134,10 @@ def test_same_configuration_resumes_and_another_one_invalidates(tmp_path):
         store.save_results([{"file": "x", "status": "ok", "categories": ["read_steady"]}])
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("hash-1")
-        assert store.mark_seen(["x", "y", "z"]) == {"x", "y"}
+        assert store.mark_seen([seen("x"), seen("y"), seen("z")]) == {"x", "y"}
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("hash-2")
-        assert store.mark_seen(["x", "y"]) == set()
+        assert store.mark_seen([seen("x"), seen("y")]) == set()
         assert list(store.categorized(all_runs=True)) == []
 
 
@@ -80,11 +147,12 @@ def test_only_logs_seen_in_this_run_are_reported(tmp_path):
         store.save_facts([facts("old")])
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        store.mark_seen(["new"])
+        store.mark_seen([seen("new")])
         store.save_facts([facts("new", total=5.0)])
         store.save_groups([Group("1:app", 1, "new")])
         assert [run.file for run in store.runs_by_group()] == ["new"]
-        assert store.funnel_counts() == {"valid": 1, "partial": 0, "groups": 1, "categorized": 0}
+        assert store.funnel_counts() == {"valid": 1, "partial": 0, "groups": 1, "categorized": 0,
+                                         "stand_ins": 0}
         assert [row["file"] for row in store.to_categorize(all_runs=False)] == ["new"]
 
 
