@@ -1,105 +1,125 @@
-"""Per-trace cost of read + categorize, in one process (SPEC 3.3-3.7, issue 4).
+"""Per-trace cost of read + categorize against reading alone (issue 13 item 3).
 
-    .venv/bin/python -m benchmarks.bench_categorize [CORPUS ...] [--limit N]
+    .venv/bin/python -m benchmarks.bench_categorize [CORPUS ...] [--limit N] [--heavy N]
 
-Default corpus: the real logs in ../shared/darshan-logs. Each log is read
-(``mosaic.trace.read_trace``) and categorized (``categorize_trace``) once,
-after one warm-up pass that pays the one-off imports (scikit-learn); the
-per-trace times give the median, p99 and traces/s on one core (target:
-median <= 2 ms, >= 300 traces/s). Times are CPU time of this process
-(``time.process_time``): the project machine is shared, and wall time would
-count the moments other jobs hold the core; the wall-clock rate is printed
-beside it. Side by side, on the same significant
-directions, our mean-shift call is timed against scikit-learn's defaults
-(one seed per segment, the Cython pairwise backend), the baseline a plain
-``MeanShift(bandwidth).fit`` would cost.
+Default corpus: ``--heavy N`` (default 30) heavy logs written by
+``mosaic.synth.heavy`` into a temporary folder (512 to 16,384 ranks, hundreds
+to thousands of records), plus the real logs in ../shared/darshan-logs. For
+each log, one core, CPU time of this process (the machine is shared; wall
+time would count other jobs): ``read_log`` alone, then the whole path
+(``read_log`` + ``build_trace`` + ``analyze`` + ``result``), side by side on
+the same log, after one warm-up pass. Printed: median and p99 of each, the
+per-log ratio whole / ``read_log`` (target: at most 3x), and the split by
+stage (read, trace, merging, mean shift, FFT, temporality, metadata), each
+stage timed alone on the trace's own operations. ``--sklearn`` also times
+the mean-shift stage with ``meanshift_implementation = "sklearn"``.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from mosaic.analysis import segments
+from mosaic.analysis import merging, metadata, segments, spectrum, temporality
 from mosaic.analysis.categorize import analyze, result
 from mosaic.config import Config
 from mosaic.corpus.scan import scan
+from mosaic.darshan.reader import read_log
 from mosaic.errors import LogError
-from mosaic.trace import read_trace
+from mosaic.trace import DIRECTIONS, build_trace
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+STAGES = ("read", "trace", "merging", "mean shift", "FFT", "temporality", "metadata")
 
 
-def time_corpus(locations: list[str], config: Config):
-    """Per-trace (read, categorize) seconds, and the significant directions met."""
-    read_times, categorize_times, directions, evicted = [], [], [], 0
+def _timed(work):
+    start = time.process_time()
+    value = work()
+    return value, time.process_time() - start
+
+
+def stage_times(trace, config: Config) -> dict[str, float]:
+    """Seconds of each analysis stage on one trace (significant directions only, as analyze)."""
+    spent = dict.fromkeys(STAGES[2:], 0.0)
+    for code in DIRECTIONS:
+        ops = trace.direction(code)
+        starts, ends, nbytes = ops["start"], ops["end"], ops["bytes"]
+        merged, spent["merging"] = _timed(
+            lambda: merging.merge(starts, ends, nbytes, ops["ranks"], trace.run_time, config))
+        spent["temporality"] += _timed(lambda: temporality.chunk_bytes(starts, ends, nbytes,
+                                                                       trace.run_time))[1]
+        if nbytes.sum() >= config.significant_bytes:
+            spent["mean shift"] += _timed(lambda: segments.meanshift_periodicity(
+                merged.starts, merged.ends, merged.bytes, config))[1]
+            spent["FFT"] += _timed(lambda: spectrum.fft_periodicity(starts, ends, nbytes,
+                                                                    trace.run_time, config))[1]
+    spent["metadata"] = _timed(lambda: metadata.labels(
+        metadata.requests_per_second(trace.meta, trace.run_time), trace.run_time, config))[1]
+    return spent
+
+
+def measure(locations: list[str], config: Config) -> dict[str, np.ndarray]:
+    """Per-log seconds: read_log alone, the whole path, and each stage."""
+    rows = []
     for location in locations:
-        t0 = time.process_time()
         try:
-            trace = read_trace(location, config)
+            _, alone = _timed(lambda: read_log(location))
+            log, read = _timed(lambda: read_log(location))
+            trace, build = _timed(lambda: build_trace(log, location, config))
         except LogError:
-            evicted += 1
             continue
-        t1 = time.process_time()
-        analysis = analyze(trace, config)
-        result(analysis, config)
-        t2 = time.process_time()
-        read_times.append(t1 - t0)
-        categorize_times.append(t2 - t1)
-        directions += [d.meanshift["segments"] for d in (analysis.read, analysis.write)
-                       if d.significant and len(d.meanshift["segments"]["durations"])
-                       >= config.min_periodic_segments]
-    return np.array(read_times), np.array(categorize_times), directions, evicted
+        _, categorize = _timed(lambda: result(analyze(trace, config), config))
+        rows.append({"read_log": alone, "whole": read + build + categorize, "read": read,
+                     "trace": build, "records": int(len(trace.ops)),
+                     **stage_times(trace, config)})
+    return {key: np.array([row[key] for row in rows]) for key in rows[0]} if rows else {}
 
 
-def time_meanshift(directions: list[dict], config: Config) -> tuple[float, float]:
-    """Mean ms per direction: our seeded call vs scikit-learn's defaults."""
-    from sklearn.cluster import MeanShift
+def heavy_corpus(count: int, folder: Path) -> list[str]:
+    from mosaic.synth.heavy import generate_heavy
 
-    ours = default = 0.0
-    for seg in directions:
-        t0 = time.process_time()
-        segments.cluster(seg["durations"], seg["bytes"], config)
-        t1 = time.process_time()
-        features = np.column_stack([np.log(np.maximum(seg["durations"], config.meanshift_min_duration)),
-                                    np.log(np.maximum(seg["bytes"], config.meanshift_min_bytes))])
-        MeanShift(bandwidth=config.meanshift_bandwidth).fit(features)
-        t2 = time.process_time()
-        ours, default = ours + t1 - t0, default + t2 - t1
-    count = max(len(directions), 1)
-    return 1e3 * ours / count, 1e3 * default / count
+    generate_heavy(folder, count, seed=13)
+    return [ref.location for ref in scan([str(folder)])]
+
+
+def report(name: str, times: dict[str, np.ndarray]) -> None:
+    if not times:
+        print(f"{name}: no categorized log")
+        return
+    ms = {key: 1e3 * value for key, value in times.items()}
+    ratio = times["whole"] / times["read_log"]
+    print(f"{name}: {len(ratio)} logs, records per trace median {np.median(times['records']):.0f}, "
+          f"max {times['records'].max()}")
+    for key in ("read_log", "whole"):
+        print(f"  {key:12s} median {np.median(ms[key]):8.2f} ms   p99 {np.percentile(ms[key], 99):8.2f} ms")
+    print(f"  whole / read_log per log: median {np.median(ratio):.2f}x, p99 {np.percentile(ratio, 99):.2f}x,"
+          f" total {times['whole'].sum() / times['read_log'].sum():.2f}x (target <= 3x)")
+    total = sum(times[stage].sum() for stage in STAGES)
+    print("  split: " + ", ".join(f"{stage} {times[stage].sum() / total:.0%}" for stage in STAGES))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", nargs="*", default=[str(DEFAULT_CORPUS)])
-    parser.add_argument("--limit", type=int, default=None, help="at most this many logs")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many logs per corpus")
+    parser.add_argument("--heavy", type=int, default=30, help="heavy logs to write (0: none)")
+    parser.add_argument("--sklearn", action="store_true", help="also time scikit-learn's mean shift")
     args = parser.parse_args()
-    config = Config()
-    refs = [ref.location for ref in scan(args.corpus)][: args.limit]
-    time_corpus(refs[:20], config)  # warm-up: imports, caches
-    wall = time.perf_counter()
-    reads, categorizes, directions, evicted = time_corpus(refs, config)
-    wall = time.perf_counter() - wall
-    totals = reads + categorizes
-    print(f"corpus: {', '.join(args.corpus)}: {len(refs)} logs, {len(totals)} categorized, "
-          f"{evicted} evicted, {len(directions)} directions clustered")
-    for name, values in (("read", reads), ("categorize", categorizes), ("read+categorize", totals)):
-        print(f"  {name:16s} median {1e3 * np.median(values):7.3f} ms   "
-              f"p99 {1e3 * np.percentile(values, 99):8.3f} ms   mean {1e3 * values.mean():7.3f} ms")
-    print(f"  throughput       {len(totals) / totals.sum():7.0f} traces/s on one core, CPU time "
-          f"(target >= 300; median target <= 2 ms); wall clock {len(refs) / wall:.0f} logs/s "
-          f"with evictions")
-    if directions:
-        ours, default = time_meanshift(directions, config)
-        print(f"  mean shift per clustered direction: ours {ours:.2f} ms, scikit-learn defaults "
-              f"{default:.2f} ms ({default / ours:.1f}x)")
-    print(f"  median share of categorize in read+categorize: "
-          f"{statistics.median(categorizes / totals):.0%}")
+    configs = {"numpy": Config()}
+    if args.sklearn:
+        configs["sklearn"] = Config(meanshift_implementation="sklearn")
+    with tempfile.TemporaryDirectory() as folder:
+        corpora = {"heavy (mosaic.synth.heavy)": heavy_corpus(args.heavy, Path(folder))} if args.heavy else {}
+        corpora.update({", ".join(args.corpus): [ref.location for ref in scan(args.corpus)]})
+        for name, locations in corpora.items():
+            locations = locations[: args.limit]
+            for label, config in configs.items():
+                measure(locations[:5], config)  # warm-up: imports, caches
+                report(f"{name} [mean shift: {label}]", measure(locations, config))
 
 
 if __name__ == "__main__":
