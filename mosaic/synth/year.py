@@ -2,9 +2,11 @@
 
 Proportions follow what the MOSAIC paper reports for Blue Waters 2019: about
 a third of the logs unusable, few distinct (user, application) pairs among
-the valid ones (many runs each, heavy-tailed), most applications moving too
-little data to matter in either direction, a few per cent periodic writers,
-metadata spikes common, and the format mix of the era (mostly Darshan 3.1).
+the valid ones (12.5 runs each on average, from 1 to hundreds), the label
+shares of Tables II-III and Fig. 4 both per application (single run) and per
+execution (all runs), and the format mix of the era (mostly Darshan 3.1).
+Log sizes are heavy-tailed: most logs hold a handful of records, a tail of
+file-per-process jobs thousands.
 
 Memory stays flat in the number of logs: one group's template is alive at a
 time, and archived days are packed at the end from their staging folders.
@@ -32,8 +34,8 @@ from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenari
 
 YEAR_SECONDS = 365 * 86_400
 INVALID_SHARE = 0.32
-UNIQUE_SHARE = 0.08  # groups / valid logs
-RUNS_TAIL = 1.2  # Pareto exponent of runs per group (heavy tail)
+RUNS_PER_GROUP = 12.5  # valid logs / groups: the paper's 8 % unique
+RUNS_SPREAD = 0.5  # sigma of the log-normal spread of a group's runs around its row's mean
 MAX_GROUP_SHARE = 0.04  # no group holds more than this share of the corpus
 TEST_RUN_SHARE, TEST_RUN_SCALE = 0.08, 1e-3
 PARTIAL_SHARE = 0.01  # groups whose runs ran out of Darshan record memory (flagged, still valid)
@@ -41,47 +43,66 @@ FRESH_INVALID = 0.1  # chance that a broken log gets new records rather than reu
 FAST_ZLIB = 1  # zlib level: any level is a valid log; 1 is several times faster than 6
 ID_CACHE_LIMIT = 20_000  # record ids remembered across logs (library paths recur)
 RANKS = Range(1, 32, integer=True)
-WIDE = Range(64, 2048, integer=True)  # the few wide jobs (file per process: many records)
+WIDE = Range(512, 2048, integer=True)  # the tail: file per process, thousands of records
+# (their opens alone make metadata spikes: whatever labels they give are in the truth)
 TINY = Range(1e4, 3e7)
 LARGE = Range(3e8, 1e11)
 RUN = Range(300, 36_000)
 
-# (share of applications, runs weight, scenario): the year's application behaviours.
-# Shares follow the paper's single-run view (reads: 85 % insignificant, 9 % on
-# start, 2 % steady; writes: 87 % insignificant, 8 % on end, 3 % steady; 2 %
-# periodic writers); the runs weight makes applications that move data run
-# more often, as the paper's all-runs view shows (heavy I/O dominates executions).
+# Metadata loads (SPEC 3.7 thresholds 250 / 50 req/s): each gives exactly its labels.
+SPIKES = MetadataLoad(0.05, 0.5, Range(700, 2000), repeat=Range(6, 12, integer=True),
+                      spacing=Range(5, 60, integer=True))  # high spike + multiple spikes
+ONE_SPIKE = MetadataLoad(Range(0.1, 0.9, log=False), 0.5, Range(700, 2000))  # high spike only
+DENSE = MetadataLoad(0.0, 0.0, Range(75, 150))  # high density + multiple spikes, no high spike
+
+# (single-run %, all-runs %, scenario): one row per label combination. A row
+# is chosen for that share of the groups (single run: the paper's Tables
+# II-III), and its groups run RUNS_PER_GROUP x all / single times on average,
+# so that it holds the all-runs share of executions (Tables II-III, Fig. 4:
+# metadata high spike 60 %, multiple spikes 45.9 %, high density 13 %).
+# Reads: insignificant 85 / 27, on start 9 / 38, steady 2 / 30, other 4 / 5;
+# writes: insignificant 87 / 47, on end 8 / 14, steady 3 / 37 (the periodic
+# writers' bursts fill every quarter), other 2 / 2; periodic writes 2 / 8.
 PROFILES = (
-    (0.47, 0.25, Scenario("year_tiny", ranks=Range(1, 512, integer=True), run_time=RUN,
+    (75.0, 7.1, Scenario("year_tiny", ranks=RANKS, run_time=RUN,
                          phases=(Phase("write", Range(0, 0.8, log=False), 0.1, TINY,
                                        shared=COIN),))),
-    (0.15, 0.25, Scenario("year_tiny_metadata_spikes", ranks=FEW_RANKS, run_time=RUN,
-                         phases=(Phase("write", 0.9, 0.05, TINY, shared=True),),
-                         metadata=(MetadataLoad(0.05, 0.5, Range(140, 420),
-                                                repeat=Range(6, 30, integer=True),
-                                                spacing=Range(5, 60, integer=True)),))),
-    (0.01, 0.25, Scenario("year_tiny_wide", ranks=WIDE, run_time=RUN,
-                         phases=(Phase("read", 0.0, 0.05, TINY),
-                                 Phase("write", 0.95, 0.05, TINY, shared=True)))),
-    (0.03, 0.25, Scenario("year_tiny_metadata_density", ranks=FEW_RANKS, run_time=RUN,
-                         metadata=(MetadataLoad(0.0, 0.0, Range(60, 300)),))),
-    (0.07, 5.0, Scenario("year_read_on_start", ranks=RANKS, run_time=RUN,
+    (3.0, 7.9, Scenario("year_tiny_metadata_spikes", ranks=FEW_RANKS, run_time=RUN,
+                        phases=(Phase("write", 0.9, 0.05, TINY, shared=True),),
+                        metadata=(SPIKES,))),
+    (3.0, 23.8, Scenario("year_read_on_start", ranks=RANKS, run_time=RUN,
                          phases=(Phase("read", 0.0, 0.1, LARGE, shared=COIN),
-                                 Phase("write", 0.95, 0.05, TINY, shared=True)))),
-    (0.04, 5.0, Scenario("year_read_start_write_end", ranks=RANKS, run_time=RUN,
+                                 Phase("write", 0.95, 0.05, TINY, shared=True)),
+                         metadata=(SPIKES,))),
+    (0.5, 1.2, Scenario("year_read_on_start_wide", ranks=WIDE, run_time=RUN,
+                        phases=(Phase("read", 0.0, 0.1, LARGE),
+                                Phase("write", 0.95, 0.05, TINY, shared=True)))),
+    (0.5, 1.0, Scenario("year_read_on_start_dense", ranks=FEW_RANKS, run_time=RUN,
+                        phases=(Phase("read", 0.0, 0.1, LARGE, shared=True),),
+                        metadata=(DENSE,))),
+    (5.0, 12.0, Scenario("year_read_start_write_end", ranks=FEW_RANKS, run_time=RUN,
                          phases=(Phase("read", 0.0, 0.08, LARGE, shared=True),
-                                 Phase("write", 0.9, 0.1, LARGE, shared=COIN)))),
-    (0.02, 5.0, Scenario("year_read_steady", ranks=RANKS, run_time=RUN,
-                         phases=(Phase("read", 0.0, 1.0, LARGE),))),
-    (0.04, 4.0, Scenario("year_write_on_end", ranks=RANKS, run_time=RUN,
-                         phases=(Phase("write", 0.88, 0.12, LARGE, shared=COIN),))),
-    (0.03, 5.0, Scenario("year_write_steady", ranks=RANKS, run_time=RUN,
-                         phases=(Phase("write", 0.0, 1.0, LARGE),))),
-    (0.03, 5.0, Scenario("year_periodic_writer", ranks=RANKS, run_time=None,
-                         phases=(Phase("read", 0.0, 0.02, TINY, shared=True),),
-                         periodic=(Periodic("write", Range(120, 1500), Range(0.03, 0.5),
-                                            Range(1e8, 2e10), Range(6, 20, integer=True),
-                                            jitter=0.05, shared=True),))),
+                                 Phase("write", 0.9, 0.1, LARGE, shared=COIN)),
+                         metadata=(DENSE,))),
+    (0.8, 25.0, Scenario("year_read_write_steady", ranks=RANKS, run_time=RUN,
+                         phases=(Phase("read", 0.0, 1.0, LARGE), Phase("write", 0.0, 1.0, LARGE)),
+                         metadata=(ONE_SPIKE,))),
+    (0.2, 4.0, Scenario("year_read_write_steady_quiet", ranks=RANKS, run_time=RUN,
+                        phases=(Phase("read", 0.0, 1.0, LARGE),
+                                Phase("write", 0.0, 1.0, LARGE)))),
+    (1.0, 1.0, Scenario("year_read_steady", ranks=RANKS, run_time=RUN,
+                        phases=(Phase("read", 0.0, 1.0, LARGE),))),
+    (2.0, 8.0, Scenario("year_periodic_writer", ranks=RANKS, run_time=None,
+                        phases=(Phase("read", 0.0, 0.02, TINY, shared=True),),
+                        periodic=(Periodic("write", Range(120, 1500), Range(0.03, 0.5),
+                                           Range(1e8, 2e10), Range(24, 48, integer=True),
+                                           jitter=0.05, shared=True),))),
+    (3.0, 2.0, Scenario("year_write_on_end", ranks=RANKS, run_time=RUN,
+                        phases=(Phase("write", 0.88, 0.12, LARGE, shared=COIN),))),
+    (4.0, 5.0, Scenario("year_read_middle", ranks=RANKS, run_time=RUN,
+                        phases=(Phase("read", 0.3, 0.4, LARGE, shared=COIN),))),
+    (2.0, 2.0, Scenario("year_write_middle", ranks=RANKS, run_time=RUN,
+                        phases=(Phase("write", 0.3, 0.4, LARGE, shared=COIN),))),
 )
 INVALID_TEMPLATE = Scenario("year_invalid", ranks=RANKS, run_time=RUN,
                             phases=(Phase("write", 0.5, 0.3, LARGE, shared=True),))
@@ -137,12 +158,20 @@ class _Writer:
             shutil.rmtree(staging)
 
 
-def _runs_per_group(rng: np.random.Generator, valid: int, groups: int, cap: int,
-                    weight: float) -> int:
-    """Heavy-tailed runs per group, steered so groups / valid logs stays near UNIQUE_SHARE."""
-    if groups > UNIQUE_SHARE * max(valid, 1) + 1:
-        return int(min(np.ceil(rng.pareto(RUNS_TAIL) * 8 * weight + 1), cap))
-    return 1 if groups < UNIQUE_SHARE * valid - 1 else int(rng.integers(1, 4))
+def next_profile(chosen: np.ndarray, single: np.ndarray) -> int:
+    """The row furthest below its share of the groups so far (deterministic apportionment):
+    even a small year holds every row near its share."""
+    return int(np.argmax(single * (chosen.sum() + 1) - chosen))
+
+
+def group_runs(rng: np.random.Generator, owed: float, cap: int) -> int:
+    """Runs of one group: 1 plus a log-normal spread of the runs its row still owes.
+
+    ``owed``: the row's mean runs x its groups so far, minus the runs it got;
+    paying what is owed keeps even a small year's all-runs shares on target.
+    """
+    spread = np.exp(RUNS_SPREAD * rng.standard_normal() - RUNS_SPREAD ** 2 / 2)
+    return int(min(1 + np.floor(max(owed - 1, 0) * spread + rng.random()), cap))
 
 
 def _identity(rng: np.random.Generator) -> Identity:
@@ -164,11 +193,12 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
     rng = np.random.default_rng(seed)
     archive_days = set(np.flatnonzero(rng.random(365) < archive_share).tolist())
     writer = _Writer(out, archive_days)
-    weights = np.array([w for w, _, _ in PROFILES])
-    weights /= weights.sum()
+    single = np.array([row[0] for row in PROFILES]) / 100
+    mean_runs = RUNS_PER_GROUP * np.array([row[1] for row in PROFILES]) / 100 / single
+    chosen, runs_given = np.zeros(len(PROFILES)), np.zeros(len(PROFILES))
     reasons, reason_p = list(INVALID_MIX), np.array(list(INVALID_MIX.values()))
     cap = max(int(MAX_GROUP_SHARE * count), 1)
-    summary, valid, id_cache = YearSummary(), 0, {}
+    summary, id_cache = YearSummary(), {}
     began, began_cpu = time.perf_counter(), time.process_time()
     job_id, broken = 1_000_000, None
     taken: set[str] = set()  # group keys in use: two groups must not share one (~3 MB a year)
@@ -186,12 +216,14 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
             broken.scenario, template, n_runs = scenario, broken, 1
             described = {**broken_params, "name": scenario.name, "invalid": reason}
         else:
-            _, runs_weight, profile = PROFILES[rng.choice(len(PROFILES), p=weights)]
-            scenario = resolve(profile, rng)
+            row = next_profile(chosen, single)
+            chosen[row] += 1
+            scenario = resolve(PROFILES[row][2], rng)
             if rng.random() < PARTIAL_SHARE:
                 scenario = dataclasses.replace(scenario, partial=True)
-            n_runs = min(_runs_per_group(rng, valid, summary.groups, cap, runs_weight),
-                         count - summary.logs)
+            owed = mean_runs[row] * chosen[row] - runs_given[row]
+            n_runs = min(group_runs(rng, owed, cap), count - summary.logs)
+            runs_given[row] += n_runs
             while who.group in taken:
                 who = _identity(rng)
             taken.add(who.group)
@@ -225,8 +257,6 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
             summary.logs += 1
         if scenario.invalid:
             summary.invalid += n_runs
-        else:
-            valid += n_runs
     writer.close()
     summary.seconds = time.perf_counter() - began
     summary.cpu_seconds = time.process_time() - began_cpu

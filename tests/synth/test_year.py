@@ -4,12 +4,14 @@ import json
 import tarfile
 from collections import Counter, defaultdict
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from mosaic.cli import main
 from mosaic.errors import LogError
-from mosaic.synth.year import generate_year
+from mosaic.synth.year import (PROFILES, RUNS_PER_GROUP, generate_year, group_runs,
+                               next_profile)
 
 
 def reader():
@@ -42,7 +44,9 @@ def test_groups_are_few_heavy_tailed_with_one_heaviest(year):
     runs = defaultdict(list)
     for t in valid:
         runs[t["group"]].append(t)
-    assert 0.05 <= len(runs) / len(valid) <= 0.11
+    # 8 % on a large year; 2,000 logs cap a group at 80 runs (MAX_GROUP_SHARE), fewer
+    # than the steady readers' mean (391), so groups are a little more numerous.
+    assert 0.05 <= len(runs) / len(valid) <= 0.13
     sizes = sorted((len(r) for r in runs.values()), reverse=True)
     assert sizes[0] >= 10 * sizes[len(sizes) // 2]  # heavy tail
     for group in runs.values():
@@ -77,6 +81,36 @@ def test_category_proportions_like_the_paper(year):
     spikes = sum(bool({"metadata_high_spike", "metadata_multiple_spikes"}
                       & set(t["families"]["metadata"]["must"])) for t in apps) / len(apps)
     assert spikes >= 0.1
+
+
+def test_rows_are_dealt_in_proportion_to_their_single_run_share():
+    single, chosen, order = np.array([0.75, 0.25]), np.zeros(2), []
+    for _ in range(8):
+        row = next_profile(chosen, single)  # ties go to the first row
+        chosen[row] += 1
+        order.append(row)
+    assert order == [0, 0, 1, 0, 0, 0, 1, 0] and chosen.tolist() == [6, 2]
+
+
+def test_runs_pay_what_the_row_owes_within_the_cap():
+    rng = np.random.default_rng(0)
+    assert {group_runs(rng, owed, 100) for owed in (-50.0, 0.0, 1.0)} == {1}  # runs once
+    assert group_runs(rng, 10_000.0, 7) == 7
+    draws = [group_runs(rng, 41.0, 10_000) for _ in range(4000)]
+    assert abs(np.mean(draws) - 41) < 1.0 and max(draws) > 2 * 41  # unbiased, spread out
+
+
+def test_profile_rows_add_up_to_the_paper_tables():
+    single = {row[2].name: row[0] for row in PROFILES}
+    every = {row[2].name: row[1] for row in PROFILES}
+    assert sum(single.values()) == pytest.approx(100) and sum(every.values()) == pytest.approx(100)
+    steady_readers = ("year_read_write_steady", "year_read_write_steady_quiet",
+                      "year_read_steady")
+    assert sum(every[n] for n in steady_readers) == pytest.approx(30)  # Table III, all runs
+    assert sum(single[n] for n in steady_readers) == pytest.approx(2)  # Table III, single run
+    assert every["year_periodic_writer"] == 8 and single["year_periodic_writer"] == 2  # Table II
+    assert RUNS_PER_GROUP * every["year_read_write_steady"] / single["year_read_write_steady"] \
+        == pytest.approx(390.625)
 
 
 def test_format_mix_and_sizes(year):
