@@ -114,6 +114,16 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
                          Phase("write", 0.9, 0.1, BIG, shared=COIN))),
         Scenario("partial_log", ranks=RANKS, run_time=RUN, partial=True,
                  phases=(Phase("write", 0.85, 0.15, BIG, shared=COIN),)),
+        # DXT request cadence (SPEC 3.4 min_period_seconds): one input phase whose traced
+        # requests come every 0.1-0.5 s is no period.
+        Scenario("read_dxt_request_cadence", ranks=FEW_RANKS, run_time=Range(60, 120),
+                 dxt=Range(48, 120, integer=True), dxt_busy=0.5,
+                 phases=(Phase("read", 0.0, 0.2, BIG, shared=True),)),
+        # Partial POSIX module (SPEC 2): the big files' POSIX records were lost, only MPI-IO
+        # records keep them; without the stand-ins the writes look insignificant.
+        Scenario("partial_posix_lost_files", ranks=FEW_RANKS, run_time=RUN, partial=True,
+                 phases=(Phase("write", 0.0, 0.1, SMALL, shared=True),
+                         Phase("write", 0.85, 0.15, BIG, shared=COIN, lost=True))),
     ] + [Scenario(f"invalid_{reason}", ranks=FEW_RANKS, run_time=RUN, invalid=reason,
                   phases=(Phase("write", 0.5, 0.3, BIG, shared=True),))
          for reason in INVALID_REASONS]

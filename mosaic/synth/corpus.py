@@ -76,7 +76,8 @@ class Template:
         if legacy not in self._facts:
             b = self.built
             self._facts[legacy] = truth.facts(self.rows, b.table.paths, b.design,
-                                              b.run_time, self.config, legacy)
+                                              b.run_time, self.config, legacy,
+                                              self.scenario.partial)
         return truth.families(self._facts[legacy], self.config, scale)
 
     def run(self, scale: float, fmt: Format, job: F.Job, rng: np.random.Generator,
@@ -85,7 +86,7 @@ class Template:
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
             self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache,
-                                          self.scenario.dxt)
+                                          int(self.scenario.dxt), self.scenario.dxt_busy)
         log = scaled(self._logs[key], job, scale)
         if self.scenario.invalid:
             return invalid_log(self.scenario.invalid, log, fmt, rng, level), {}

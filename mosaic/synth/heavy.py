@@ -19,6 +19,7 @@ from mosaic.config import Config
 from mosaic.synth.catalog import BIG
 from mosaic.synth.corpus import generate_runs, identity, scenario_rng
 from mosaic.synth.logs import YEAR_START
+from mosaic.synth.records import DXT_REQUESTS
 from mosaic.synth.scenarios import Irregular, Periodic, Phase, Range, Scenario, resolve
 
 HEAVY_UID_BASE = 40_000  # one user per log: one group each
@@ -67,7 +68,8 @@ def generate_heavy(out: str | Path, count: int, seed: int = 0,
         for i in range(count):
             profile = HEAVY_SCENARIOS[i % len(HEAVY_SCENARIOS)]
             rng = scenario_rng(profile.name, seed * 1_000_003 + i)
-            scenario = dataclasses.replace(resolve(profile, rng), dxt=rng.random() < DXT_SHARE)
+            traced = DXT_REQUESTS if rng.random() < DXT_SHARE else 0
+            scenario = dataclasses.replace(resolve(profile, rng), dxt=traced)
             who = identity(rng, HEAVY_UID_BASE + i)
             (out / scenario.name).mkdir(exist_ok=True)
             stem = f"{scenario.name}/{who.user}_{Path(who.exe).name}"

@@ -85,11 +85,17 @@ def make_job(uid: int, job_id: int, start: int, run_time: float, nprocs: int, cm
 
 
 def darshan_log(job: F.Job, table: FileTable, fmt: Format,
-                id_cache: dict[str, int] | None = None, dxt: bool = False) -> F.DarshanLog:
-    """The DarshanLog of ``table`` with the module versions of ``fmt`` (DXT: 3.x only)."""
+                id_cache: dict[str, int] | None = None, dxt: int = 0,
+                dxt_busy: float = 1.0) -> F.DarshanLog:
+    """The DarshanLog of ``table`` with the module versions of ``fmt``.
+
+    ``dxt``: DXT_POSIX requests per record and direction (3.x only; 0: none).
+    """
     # 2.x: POSIX v4 only carries the canonical values; the 2.x writer keeps what 2.x has.
-    versions = {F.POSIX: 4} if fmt.legacy else {F.POSIX: fmt.posix, F.STDIO: fmt.stdio}
-    return to_darshan_log(job, table, versions, id_cache, dxt and not fmt.legacy)
+    # MPI-IO rows (files lost from a partial POSIX module) in the version of that era.
+    versions = {F.POSIX: 4} if fmt.legacy else {F.POSIX: fmt.posix, F.STDIO: fmt.stdio,
+                                                 F.MPIIO: 2 if fmt.posix == 3 else 3}
+    return to_darshan_log(job, table, versions, id_cache, 0 if fmt.legacy else dxt, dxt_busy)
 
 
 def write(log: F.DarshanLog, fmt: Format, level: int = ZLIB_LEVEL) -> bytes:

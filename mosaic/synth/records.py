@@ -58,6 +58,10 @@ def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int)
     counters = np.zeros((len(rows), n_c), np.int64)
     fcounters = np.zeros((len(rows), n_f), np.float64)
     for name, i in cidx.items():
+        if isinstance(i, tuple):  # a sum of counters (MPI-IO independent + collective ...)
+            if not i:
+                continue
+            i = i[0]
         counters[:, i] = rows[name]
     for name, i in fidx.items():
         fcounters[:, i] = rows[name]
@@ -65,10 +69,11 @@ def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int)
                            counters, fcounters)
 
 
-def dxt_segments(rows: np.ndarray, ids: np.ndarray,
-                 requests: int = DXT_REQUESTS) -> F.DxtSegments:
+def dxt_segments(rows: np.ndarray, ids: np.ndarray, requests: int = DXT_REQUESTS,
+                 busy: float = 1.0) -> F.DxtSegments:
     """DXT_POSIX segments of the POSIX rows: per direction moved, ``requests`` equal
-    back-to-back requests tiling [start, end] (so bytes spread as the record says).
+    requests, one at the start of each of ``requests`` equal slots of [start, end],
+    lasting ``busy`` of its slot (1: back to back, bytes spread as the record says).
     """
     parts = []
     for is_write, column, prefix in ((False, "bytes_read", "read"),
@@ -81,15 +86,16 @@ def dxt_segments(rows: np.ndarray, ids: np.ndarray,
         lengths[:, 0] += sel[column] - lengths.sum(axis=1)
         parts.append((np.repeat(ids[sel["name"]], requests), np.repeat(sel["rank"], requests),
                       np.full(lengths.size, is_write), (np.cumsum(lengths, 1) - lengths).ravel(),
-                      lengths.ravel(), starts.ravel(), (starts + width / requests).ravel()))
+                      lengths.ravel(), starts.ravel(), (starts + busy * width / requests).ravel()))
     return F.DxtSegments(*(np.concatenate(column) for column in zip(*parts)))
 
 
 def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int],
-                   id_cache: dict[str, int] | None = None, dxt: bool = False) -> F.DarshanLog:
+                   id_cache: dict[str, int] | None = None, dxt: int = 0,
+                   dxt_busy: float = 1.0) -> F.DarshanLog:
     """The DarshanLog holding ``table``'s rows; modules without a version are left out.
 
-    ``dxt``: add DXT_POSIX segments of every POSIX record (:func:`dxt_segments`).
+    ``dxt`` > 0: DXT_POSIX segments of every POSIX record (:func:`dxt_segments`).
     """
     rows = table.table()
     ids = path_ids(table.paths, id_cache)
@@ -101,7 +107,7 @@ def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int]
     used = np.unique(np.concatenate([rows["name"][rows["module"] == m] for m in modules])
                      if modules else np.zeros(0, np.int64))
     names = {int(ids[i]): table.paths[i] for i in used}
-    segments = dxt_segments(rows, ids) if dxt and F.POSIX in modules else None
+    segments = dxt_segments(rows, ids, dxt, dxt_busy) if dxt and F.POSIX in modules else None
     return F.DarshanLog(job, names, modules, dxt_posix=segments,
                         present_modules=tuple(sorted(modules)))
 

@@ -59,6 +59,7 @@ class Phase:
     shared: bool = False  # one rank -1 record (else one file per rank)
     requests: float | Range = 64  # read / write calls per record (a counter only)
     writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
+    lost: bool = False  # records dropped from a partial POSIX module: only MPI-IO keeps them
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ class Scenario:
     runs: float | Range = 1  # runs of one (user, application); exactly one heaviest
     invalid: str | None = None  # SPEC 3.1 eviction reason this log must get
     partial: bool = False
-    dxt: bool = False  # the 3.x logs also carry DXT_POSIX segments of every POSIX record
+    dxt: float | Range = 0  # 3.x logs: DXT_POSIX requests per POSIX record and direction (0: none)
+    dxt_busy: float = 1.0  # share of each request's slot it lasts (1: back to back)
     note: str = ""
 
 
@@ -178,7 +180,8 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
         volume = ph.volume * s.volume
         _data_files(table, rng, f"{root}/{ph.direction}_phase{i}", ph.direction, t0, t1,
-                    volume, ranks, ph.shared, ph.requests, run_time, ph.writers)
+                    volume, ranks, ph.shared, ph.requests, run_time, ph.writers,
+                    F.MPIIO if ph.lost else F.POSIX)
         design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
@@ -210,7 +213,7 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
 
 def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1: float,
                 volume: float, ranks: int, shared: bool, requests: float,
-                run_time: float, writers: float = 0) -> None:
+                run_time: float, writers: float = 0, module: int = F.POSIX) -> None:
     """Records of one phase or burst, staggered a little inside [t0, t1].
 
     A shared file is one rank -1 record, or (``writers`` > 0) one record per
@@ -241,7 +244,7 @@ def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1:
         "close_start": ends, "close_end": np.minimum(ends + OPEN_DURATION, run_time),
     }
     writer_ranks = np.linspace(0, ranks - 1, n).astype(np.int64) if per_rank else -1
-    table.add(names, writer_ranks if shared else np.arange(ranks), **columns)
+    table.add(names, writer_ranks if shared else np.arange(ranks), module, **columns)
 
 
 def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int,

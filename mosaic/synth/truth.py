@@ -277,8 +277,15 @@ class Facts:
 
 
 def facts(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
-          config: Config, legacy: bool = False) -> Facts:
-    """Everything the truth needs from one log's records and design."""
+          config: Config, legacy: bool = False, partial: bool = False) -> Facts:
+    """Everything the truth needs from one log's records and design.
+
+    MPI-IO rows count only in a ``partial`` log (SPEC 2: they stand in for
+    the (file, rank) records the partial POSIX module lost; the generator
+    writes MPI-IO rows only for such files).
+    """
+    if not partial:
+        rows = rows[rows["module"] != F.MPIIO]
     rows = kept_rows(legacy_view(rows) if legacy else rows, paths, config)
     totals, temporal, periodic = {}, {}, {}
     for direction, column in (("read", "bytes_read"), ("write", "bytes_written")):

@@ -231,7 +231,8 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
             template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}",
                                 config)
             described = params(scenario)
-        fmt = choose_format(rng, allow_legacy=scenario.invalid is None, exotic=0.03)
+        fmt = choose_format(rng, allow_legacy=scenario.invalid is None and not scenario.partial,
+                            exotic=0.03)  # 2.x has no partial flag
         scales = run_scales(n_runs, rng)
         # A few runs are short tests that move almost nothing: the group's
         # categories hold for most runs, not all (paper: 80-97 %).
