@@ -40,6 +40,7 @@ processes; it does nothing unless set.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib
 import itertools
 import logging
@@ -102,6 +103,7 @@ def _test_fault(name: str) -> None:
             time.sleep(float(suffix))
         elif suffix and name.endswith(suffix):
             if action == "abort":
+                faulthandler.disable()  # an intended crash: no traceback dump on stderr
                 os.abort()
             if action == "hang":
                 while True:
