@@ -114,6 +114,11 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
                          Phase("write", 0.9, 0.1, BIG, shared=COIN))),
         Scenario("partial_log", ranks=RANKS, run_time=RUN, partial=True,
                  phases=(Phase("write", 0.85, 0.15, BIG, shared=COIN),)),
+        # Checkpoints appended to one file (SPEC 3.5 HEATMAP): one POSIX record per rank
+        # spans every burst; only the heatmap (formats 3.21 / 3.41) shows the period.
+        Scenario("write_periodic_appends_heatmap", ranks=FEW_RANKS, run_time=None,
+                 periodic=(Periodic("write", MAGNITUDES["minute"][0], Range(0.2, 0.5), BURST,
+                                    Range(12, 24, integer=True), append=True),)),
         # DXT request cadence (SPEC 3.4 min_period_seconds): one input phase whose traced
         # requests come every 0.1-0.5 s is no period.
         Scenario("read_dxt_request_cadence", ranks=FEW_RANKS, run_time=Range(60, 120),

@@ -7,6 +7,7 @@ corpus and the year profile use it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import zlib
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.synth import truth
-from mosaic.darshan.writer import ZLIB_LEVEL
+from mosaic.darshan.writer import HEATMAP_FORMATS, ZLIB_LEVEL
 from mosaic.synth.logs import (YEAR_START, Format, choose_format, darshan_log, invalid_log,
                                make_job, scaled, write)
 from mosaic.darshan import formats as F
@@ -85,8 +86,9 @@ class Template:
         """Bytes of one run and its expected families ({} for an invalid log)."""
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
-            self._logs[key] = darshan_log(job, self.built.table, fmt, id_cache,
-                                          int(self.scenario.dxt), self.scenario.dxt_busy)
+            self._logs[key] = dataclasses.replace(
+                darshan_log(job, self.built.table, fmt, id_cache, int(self.scenario.dxt),
+                            self.scenario.dxt_busy), heatmaps=self.built.heatmap)
         log = scaled(self._logs[key], job, scale)
         if self.scenario.invalid:
             return invalid_log(self.scenario.invalid, log, fmt, rng, level), {}
@@ -103,7 +105,8 @@ def generate_runs(scenario: Scenario, rng: np.random.Generator, who: Identity, s
     run_time, nprocs = template.built.run_time, template.built.nprocs
     described = params(scenario)
     for r, scale in enumerate(scales):
-        fmt = choose_format(rng, allow_legacy=scenario.invalid is None and not scenario.partial)
+        fmt = choose_format(rng, allow_legacy=scenario.invalid is None and not scenario.partial,
+                            versions=HEATMAP_FORMATS if template.built.heatmap else None)
         job = make_job(who.uid, job_id + r, start + r * int(run_time + 600), run_time, nprocs,
                        f"{who.exe} -in input{r}.in", fmt, scenario.partial)
         data, families = template.run(scale, fmt, job, rng)

@@ -60,9 +60,11 @@ FORMAT_MIX = ((0.50, "3.10", 3, 1), (0.26, "3.10", 4, 2), (0.05, "3.21", 4, 2),
 
 
 def choose_format(rng: np.random.Generator, allow_legacy: bool = True,
-                  exotic: float = 0.1) -> Format:
-    """A format from FORMAT_MIX; ``exotic``: chance of big-endian, bzip2 / none, many streams."""
-    mix = [m for m in FORMAT_MIX if allow_legacy or not m[1].startswith("2.")]
+                  exotic: float = 0.1, versions: tuple[str, ...] | None = None) -> Format:
+    """A format from FORMAT_MIX (only ``versions`` if given); ``exotic``: chance of
+    big-endian, bzip2 / none, many streams."""
+    mix = [m for m in FORMAT_MIX if (allow_legacy or not m[1].startswith("2."))
+           and (versions is None or m[1] in versions)]
     weights = np.array([m[0] for m in mix])
     _, version, posix, stdio = mix[rng.choice(len(mix), p=weights / weights.sum())]
     if version.startswith("2."):
@@ -115,10 +117,14 @@ def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
             counters[:, cidx[name]] = np.floor(counters[:, cidx[name]] * scale)
         modules[mid] = F.ModuleRecords(mid, mod.version, mod.ids, mod.ranks, counters,
                                        mod.fcounters)
-    dxt = log.dxt_posix
+    dxt, heatmaps = log.dxt_posix, log.heatmaps
     if dxt is not None:
         dxt = dataclasses.replace(dxt, lengths=np.floor(dxt.lengths * scale).astype(np.int64))
-    return F.DarshanLog(job, log.names, modules, dxt_posix=dxt,
+    if heatmaps is not None:
+        heatmaps = dataclasses.replace(
+            heatmaps, write_bins=np.floor(heatmaps.write_bins * scale).astype(np.int64),
+            read_bins=np.floor(heatmaps.read_bins * scale).astype(np.int64))
+    return F.DarshanLog(job, log.names, modules, dxt_posix=dxt, heatmaps=heatmaps,
                         present_modules=log.present_modules)
 
 

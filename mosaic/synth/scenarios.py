@@ -88,6 +88,7 @@ class Periodic:
     offset: float | Range = 0.5  # first burst after this many periods
     shared: bool = True
     writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
+    append: bool = False  # every burst appends to one file: only the HEATMAP shows the bursts
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def params(scenario: Scenario) -> dict:
 # Design rows: one logical operation (a phase, a burst, the noise) per row.
 DESIGN_DTYPE = np.dtype([("direction", "U5"), ("start", "f8"), ("end", "f8"),
                          ("bytes", "f8"), ("component", "i8"), ("period", "f8"),
-                         ("jitter", "f8"), ("count", "i8")])
+                         ("jitter", "f8"), ("count", "i8"), ("heatmap_only", "?")])
 NOISE_COMPONENT = -1
 
 
@@ -154,6 +155,7 @@ class Built:
     run_time: float
     nprocs: int
     design: np.ndarray  # DESIGN_DTYPE
+    heatmap: F.HeatmapRecords | None = None  # the appended files' bursts, per rank
 
 
 def burst_times(p: Periodic, rng: np.random.Generator) -> np.ndarray:
@@ -183,8 +185,16 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
                     volume, ranks, ph.shared, ph.requests, run_time, ph.writers,
                     F.MPIIO if ph.lost else F.POSIX)
         design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
+    heatmap = None
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
+        if p.append:
+            ends = np.minimum(times + p.busy * p.period, run_time)
+            heatmap = _appended_file(table, f"{root}/{p.direction}_series{j}.log", p.direction,
+                                     times, ends, p.burst_bytes, ranks, run_time)
+            design += [(p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter,
+                        len(times), True) for t0, t1 in zip(times, ends)]
+            continue
         for k, t0 in enumerate(times):
             t1 = min(t0 + p.busy * p.period, run_time)
             _data_files(table, rng, f"{root}/{p.direction}_series{j}/step{k:05d}", p.direction,
@@ -208,7 +218,50 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         lib_bytes = _noise_files(table, rng, root)
         design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT,
                        0.0, 0.0, 1))
-    return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE))
+    design = [row + (False,) * (len(DESIGN_DTYPE) - len(row)) for row in design]
+    return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE), heatmap)
+
+
+HEATMAP_BIN, HEATMAP_MAX_BINS = 0.1, 512  # Darshan's first bin width, doubled until it fits
+
+
+def heatmap_bin_seconds(run_time: float) -> float:
+    """0.1 s times the smallest power of two giving at most HEATMAP_MAX_BINS bins."""
+    doublings = max(int(np.ceil(np.log2(run_time / (HEATMAP_BIN * HEATMAP_MAX_BINS)))), 0)
+    return HEATMAP_BIN * 2.0 ** doublings
+
+
+def _appended_file(table: FileTable, path: str, direction: str, starts: np.ndarray,
+                   ends: np.ndarray, burst_bytes: float, ranks: int,
+                   run_time: float) -> F.HeatmapRecords:
+    """One record per rank of one file spanning every burst, and the POSIX heatmap of the bursts.
+
+    Each rank's bytes spread uniformly over each burst into bins from job start;
+    per rank they sum to its record's bytes.
+    """
+    from mosaic.darshan.writer import heatmap_records
+
+    total = int(burst_bytes) * len(starts)
+    per_rank = np.full(ranks, total // ranks, np.int64)
+    per_rank[0] += total - per_rank.sum()
+    prefix, moved = ("read", "bytes_read") if direction == READ else ("write", "bytes_written")
+    first, last = float(starts[0]), float(ends[-1])
+    table.add(np.full(ranks, table.name(path)), np.arange(ranks), opens=1,
+              **{f"{prefix}s": BURST_REQUESTS * len(starts), moved: per_rank,
+                 f"{prefix}_start": first, f"{prefix}_end": last,
+                 "open_start": max(first - OPEN_DURATION, 0.0), "open_end": first,
+                 "close_start": last, "close_end": min(last + OPEN_DURATION, run_time)})
+    width = heatmap_bin_seconds(run_time)
+    edges = np.arange(int(np.ceil(run_time / width)) + 1) * width
+    overlap = np.clip(np.minimum(ends[:, None], edges[1:])
+                      - np.maximum(starts[:, None], edges[:-1]), 0, None)
+    share = (overlap / (ends - starts)[:, None]).sum(axis=0) / len(starts)
+    bins = np.floor(share[None, :] * per_rank[:, None]).astype(np.int64)
+    bins[:, np.argmax(share)] += per_rank - bins.sum(axis=1)
+    empty = np.zeros_like(bins)
+    written, read = (bins, empty) if direction != READ else (empty, bins)
+    return heatmap_records(["heatmap:POSIX"] * ranks, np.arange(ranks), [width] * ranks,
+                           list(written), list(read))
 
 
 def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1: float,

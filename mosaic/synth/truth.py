@@ -254,6 +254,8 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
     if len(bands) == 1:
         (band,) = bands
         out.update({label: label == band for label in PERIODICITY[1:5]})
+    if rows["heatmap_only"].any():  # busy time then comes from the FFT signal: no exact rule
+        return out
     busy = float((durations[owner == dominant] / segments[owner == dominant]).mean())
     margin = config.truth_busy_margin
     low, high = config.low_busy_max, config.high_busy_min

@@ -95,7 +95,7 @@ def test_metadata_thresholds_with_margin():
 
 
 def design(starts, length, period, count, component=1, direction="write", nbytes=1e9):
-    return np.array([(direction, s, s + length, nbytes, component, period, 0.0, count)
+    return np.array([(direction, s, s + length, nbytes, component, period, 0.0, count, False)
                      for s in starts], DESIGN_DTYPE)
 
 
@@ -119,11 +119,11 @@ def test_busy_near_threshold_asserts_nothing():
 
 
 def test_too_few_periodic_segments_is_left_open():
-    noise = np.array([("write", 0.1, 0.3, 1e6, NOISE_COMPONENT, 0.0, 0.0, 1)], DESIGN_DTYPE)
+    noise = np.array([("write", 0.1, 0.3, 1e6, NOISE_COMPONENT, 0.0, 0.0, 1, False)], DESIGN_DTYPE)
     # 4 bursts + 1 other segment: 80 % periodic, under the 85 % needed to assert.
     mixed = np.concatenate([noise, design(100 + np.arange(4) * 600.0, 60.0, 600.0, 4)])
     assert truth.periodicity_outcomes(mixed, 3000.0, CFG) == {}
-    single = np.array([("write", 0.0, 50.0, 1e9, 0, 0.0, 0.0, 1)], DESIGN_DTYPE)
+    single = np.array([("write", 0.0, 50.0, 1e9, 0, 0.0, 0.0, 1, False)], DESIGN_DTYPE)
     assert set(truth.periodicity_outcomes(single, 100.0, CFG).values()) == {False}
 
 
