@@ -38,5 +38,8 @@ bench: $(STAMP)
 bench-year: $(STAMP)
 	$(BIN)/python -m benchmarks.year
 
+lint: $(STAMP)
+	$(BIN)/ruff check mosaic tests benchmarks
+
 clean:
 	rm -rf $(VENV) $(SAMPLE) build *.egg-info

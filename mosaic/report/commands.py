@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mosaic.options import load_config, config_option
+from mosaic.options import config_option, load_config
 
 
 @click.command()
@@ -19,7 +19,8 @@ def figures(out: Path, config_file: str | None) -> None:
     is displayed (heatmap cut-off, noteworthy-correlation thresholds).
     """
     if not (out / "summary.json").is_file():
-        raise click.ClickException(f"{out / 'summary.json'} not found: run `mosaic run ... --out {out}` first")
+        raise click.ClickException(f"{out / 'summary.json'} not found: "
+                                   f"run `mosaic run ... --out {out}` first")
     from mosaic.report.figures import render_figures
     from mosaic.report.markdown import write_report
 

@@ -21,11 +21,10 @@ from scipy.spatial.distance import squareform
 from mosaic.config import Config
 from mosaic.corpus.stats import VIEWS
 from mosaic.report import tables
-from mosaic.report.style import (CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure,
-                                 save_png_svg, themed)
+from mosaic.report.style import CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure, save_png_svg, themed
 from mosaic.report.tables import VIEW_NAMES, display_name
 
-VIEW_COLORS = dict(zip(VIEW_NAMES.values(), PALETTE))
+VIEW_COLORS = dict(zip(VIEW_NAMES.values(), PALETTE[:len(VIEW_NAMES)], strict=True))
 CORPUS_STYLE = "white"
 
 
@@ -37,8 +36,8 @@ def plot_funnel(summary: dict, out_dir: Path) -> pd.DataFrame:
     fig = new_figure(figsize=(8, 0.45 * len(table) + 1.5))
     ax = fig.subplots()
     bars = ax.barh(table["stage"], table["logs"], color=[kind_colors[k] for k in table["kind"]])
-    ax.bar_label(bars, labels=[f"{n:,.0f} ({s:.1%})" for n, s in zip(table["logs"], table["share"])],
-                 padding=3)
+    labels = [f"{n:,.0f} ({s:.1%})" for n, s in zip(table["logs"], table["share"], strict=True)]
+    ax.bar_label(bars, labels=labels, padding=3)
     ax.invert_yaxis()
     ax.set_xlim(0, max(table["logs"].max(), 1) * 1.3)  # room for the bar labels
     ax.set_xlabel("Darshan logs (count)")
@@ -57,7 +56,7 @@ def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> 
     categories = table.groupby("group", sort=False)["category"].nunique().max()
     fig = new_figure(figsize=(6 * len(groups), 0.55 * categories + 1.8))
     axes = fig.subplots(1, len(groups), squeeze=False)
-    for ax, group in zip(axes[0], groups):
+    for ax, group in zip(axes[0], groups, strict=True):
         data = table[table["group"] == group].assign(percent=lambda t: 100 * t["share"])
         sns.barplot(data=data, x="percent", y="category", hue="view", palette=VIEW_COLORS,
                     ax=ax, orient="h")

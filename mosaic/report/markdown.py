@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def _stability(summary: dict) -> str:
         return "No application with several runs."
     edges = stability["histogram"]["edges"]
     bins = pd.DataFrame({"share of runs like the representative":
-                         [f"{100 * lo:.0f}-{100 * hi:.0f} %" for lo, hi in zip(edges, edges[1:])],
+                         [f"{100 * lo:.0f}-{100 * hi:.0f} %" for lo, hi in itertools.pairwise(edges)],
                          "applications": stability["histogram"]["counts"]})
     return (f"{stability['count']:,} applications; mean {_percent(stability['mean'])}, "
             f"median {_percent(stability['median'])}.\n\n{bins.to_markdown(index=False)}")
@@ -69,11 +70,12 @@ def _jaccard(summary: dict, view: str, config: Config) -> str:
 def render_report(summary: dict, config: Config) -> str:
     """The whole report as one Markdown string."""
     funnel = summary["funnel"]
+    traces = {view: summary["distributions"][view]["traces"] for view in VIEWS}
     sections = [
         "# MOSAIC corpus report",
         f"mosaic {summary.get('mosaic_version', '?')}, configuration {summary.get('config_hash', '?')}. "
-        f"Shares are of representatives (single run: {summary['distributions']['single_run']['traces']:,.0f}) "
-        f"or of runs (all runs: {summary['distributions']['all_runs']['traces']:,.0f}); "
+        f"Shares are of representatives (single run: {traces['single_run']:,.0f}) "
+        f"or of runs (all runs: {traces['all_runs']:,.0f}); "
         "labels are not exclusive.",
         f"## Pre-processing funnel\n\n{funnel.get('files_seen', funnel['logs']):,} files seen, "
         f"{funnel.get('skipped_files', 0):,} not logs, {funnel.get('partial', 0):,} partial logs kept.\n\n"

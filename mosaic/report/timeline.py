@@ -21,8 +21,8 @@ from matplotlib.ticker import EngFormatter
 from mosaic.analysis import spectrum
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis
 from mosaic.config import Config
-from mosaic.report.style import (ASIDE_FONT, NOTE_FONT, PALETTE, SUPTITLE_FONT, TIMELINE_DPI,
-                                 TITLE_FONT, new_figure, save, themed)
+from mosaic.report import style
+from mosaic.report.style import PALETTE
 from mosaic.report.tables import display_name
 
 # (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
@@ -87,7 +87,7 @@ def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
         m_times, m_level = concurrency(minor_ops["start"], minor_ops["end"], minor_ops["ranks"])
         ax.step(m_times / scale, m_level, where="post", color=MINOR_COLOR,
                 label=f"{_count(int(minor.sum()), 'minor operation')} (not merged)")
-    ax.legend(loc="best", fontsize=NOTE_FONT)
+    ax.legend(loc="best", fontsize=style.NOTE_FONT)
     return {"times": times, "ranks": level, "minor": int(minor.sum())}
 
 
@@ -111,12 +111,13 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
                  if rank < LEGEND_OPERATIONS else
                  f"{len(operations) - LEGEND_OPERATIONS} more periodic operations"
                  if rank == LEGEND_OPERATIONS else None)
-        ax.broken_barh(list(zip(merged.starts[members] / scale, segments["durations"][members] / scale)),
+        ax.broken_barh(list(zip(merged.starts[members] / scale, segments["durations"][members] / scale,
+                                strict=True)),
                        (0.9, 0.08), transform=ax.get_xaxis_transform(), color=color,
                        edgecolor="white", linewidth=0.5, label=label)
     ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
     if len(merged):
-        ax.legend(loc="best", fontsize=NOTE_FONT, framealpha=0.9)
+        ax.legend(loc="best", fontsize=style.NOTE_FONT, framealpha=0.9)
     return {"starts": merged.starts, "ends": merged.ends, "bytes": merged.bytes,
             "periodic_operations": operations}
 
@@ -125,7 +126,7 @@ def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float
     edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
     bars = ax.bar(edges[:-1], direction.chunks, width=np.diff(edges), align="edge",
                   color=PALETTE[0], edgecolor="white")
-    ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=NOTE_FONT)
+    ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=style.NOTE_FONT)
     ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
     if not direction.chunks.any():
         ax.set_yticks([0])
@@ -144,7 +145,7 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
     ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
     ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * 1.2)
     ax.set_ylabel(f"bytes per {heatmap.bin_seconds:g} s bin")
-    ax.legend(loc="upper right", fontsize=NOTE_FONT)
+    ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
     return {"heatmap_edges": edges, "heatmap_bytes": values}
 
 
@@ -177,9 +178,9 @@ def _spectrum_panel(ax, direction: DirectionAnalysis, heatmap, run_time: float,
         ax.axvline(fft["frequency"], color=PALETTE[3], linestyle="--",
                    label=f"peak: period {fft['period']:.4g} s ({verdict}, "
                          f"confidence {fft['confidence_label']}, score {fft['score']:.2f})")
-        ax.legend(loc="upper right", fontsize=NOTE_FONT)
+        ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
     elif not direction.significant:
-        ax.set_title("(insignificant: FFT not run)", fontsize=ASIDE_FONT)
+        ax.set_title("(insignificant: FFT not run)", fontsize=style.ASIDE_FONT)
     return {"fft_signal": signal, "frequencies": freqs, "power": power,
             "peak_frequency": (fft or {}).get("frequency")}
 
@@ -197,18 +198,18 @@ def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) ->
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
     ax.stairs(per_second, seconds, fill=True, color=PALETTE[0], edgecolor=PALETTE[0],
               linewidth=0.8, label="requests per second")
-    for level, style, name in ((config.metadata_high_spike, "--", "high spike: more than"),
-                               (config.metadata_spike_level, ":", "spike: at least")):
-        ax.axhline(level, color=PALETTE[3], linestyle=style, label=f"{name} {level}/s")
+    for level, dashes, name in ((config.metadata_high_spike, "--", "high spike: more than"),
+                                (config.metadata_spike_level, ":", "spike: at least")):
+        ax.axhline(level, color=PALETTE[3], linestyle=dashes, label=f"{name} {level}/s")
     # Symmetric log: the thresholds and a peak of 100,000/s stay readable together.
     ax.set_yscale("symlog", linthresh=1.0)
     ax.set_ylim(0, max(per_second.max(initial=0.0), config.metadata_high_spike) * 2)
     ax.set_ylabel("metadata requests / s")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=NOTE_FONT)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=style.NOTE_FONT)
     return {"requests_per_second": per_second}
 
 
-@themed("ticks")
+@style.themed("ticks")
 def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     """Draw one trace's timeline into `path` (PNG or SVG by suffix); return its data."""
     trace = analysis.trace
@@ -217,7 +218,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     heatmap = trace.heatmap
     # Rows: raw, merged, chunks, [heatmap], spectrum, metadata.
     heights = [1, 1, 0.8] + ([0.8] if heatmap is not None else []) + [0.9, 0.9]
-    fig = new_figure(figsize=(15, 16 + 3.2 * (len(heights) - 5)))
+    fig = style.new_figure(figsize=(15, 16 + 3.2 * (len(heights) - 5)))
     grid = fig.add_gridspec(len(heights), 2, height_ratios=heights, hspace=0.45, wspace=0.18)
     data: dict = {"time_unit": unit}
     time_axes = []
@@ -225,7 +226,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
         raw = fig.add_subplot(grid[0, column])
         panels = [raw] + [fig.add_subplot(grid[row, column], sharex=raw)
                           for row in range(1, len(heights) - 2)]
-        raw.set_title(_direction_title(direction), fontsize=TITLE_FONT)
+        raw.set_title(_direction_title(direction), fontsize=style.TITLE_FONT)
         data[direction.name] = {**_raw_panel(raw, direction, scale),
                                 **_merged_panel(panels[1], direction, scale),
                                 **_chunk_panel(panels[2], direction, run_time, scale),
@@ -245,6 +246,6 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     fig.suptitle(f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {job.get('nprocs', '?')} "
                  f"ranks, run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} "
                  f"timing\n{', '.join(map(display_name, analysis.metadata_labels))}",
-                 fontsize=SUPTITLE_FONT, y=0.95)
-    save(fig, [Path(path)], TIMELINE_DPI)
+                 fontsize=style.SUPTITLE_FONT, y=0.95)
+    style.save(fig, [Path(path)], style.TIMELINE_DPI)
     return data
