@@ -7,11 +7,12 @@ A log inside an archive is named ``ARCHIVE/MEMBER`` everywhere (SPEC 2);
 from __future__ import annotations
 
 import os
+import stat
 import tarfile
 from collections.abc import Iterator
 
-from mosaic.darshan.formats import MAX_LOG_BYTES
-from mosaic.errors import LogError
+from mosaic.config import DEFAULT
+from mosaic.errors import LogError, Reason
 
 LOG_SUFFIXES = (".darshan", ".darshan.gz", ".darshan.bz2")
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
@@ -28,15 +29,16 @@ def is_archive_name(name: str) -> bool:
     return name.endswith(ARCHIVE_SUFFIXES)
 
 
-def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
-    if member.size > MAX_LOG_BYTES:
-        raise LogError("unreadable", f"member {member.name} larger than the size limit")
-    fh = tar.extractfile(member)
-    if fh is None:
-        raise LogError("unreadable", f"member {member.name} is not a regular file")
-    data = fh.read()
+def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int) -> bytes:
+    """A member's bytes; its size (from its tar header) is checked before reading."""
+    if not member.isfile():
+        raise LogError(Reason.UNREADABLE, f"member {member.name} is not a regular file")
+    if member.size > max_bytes:
+        raise LogError(Reason.TOO_LARGE,
+                       f"member {member.name}: {member.size} bytes > limit {max_bytes}")
+    data = tar.extractfile(member).read()
     if len(data) != member.size:
-        raise LogError("unreadable", f"archive ends inside member {member.name}")
+        raise LogError(Reason.UNREADABLE, f"archive ends inside member {member.name}")
     return data
 
 
@@ -54,19 +56,28 @@ def _check_stream_end(tar: tarfile.TarFile) -> None:
         raise LogError("unreadable", "compressed archive ends early")
 
 
-def iter_archive(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
-    """(member name, bytes) of every log in a tar archive, streamed in order.
+def iter_archive(path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_log_bytes
+                 ) -> Iterator[tuple[str, bytes | None, tuple[Reason, str] | None]]:
+    """(member name, bytes, None) of every log in a tar archive, streamed in order;
+    (member name, None, (reason, detail)) for a member that cannot be read
+    (larger than ``max_member_bytes``: too_large, never inflated into memory).
 
     A damaged archive ends the iteration with LogError("unreadable").
     """
     try:
         with tarfile.open(os.fspath(path), mode="r|*") as tar:
             for member in tar:
-                if member.isfile() and is_log_name(member.name):
-                    yield member.name, _member_bytes(tar, member)
+                if not (member.isfile() and is_log_name(member.name)):
+                    continue
+                try:
+                    yield member.name, _member_bytes(tar, member, max_member_bytes), None
+                except LogError as error:
+                    if error.reason != Reason.TOO_LARGE:
+                        raise
+                    yield member.name, None, (error.reason, error.detail)
             _check_stream_end(tar)
     except _ARCHIVE_ERRORS as exc:
-        raise LogError("unreadable", f"damaged archive {path}: {exc}") from None
+        raise LogError(Reason.UNREADABLE, f"damaged archive {path}: {exc}") from None
 
 
 def split_virtual_path(path: str) -> tuple[str, str] | None:
@@ -79,24 +90,44 @@ def split_virtual_path(path: str) -> tuple[str, str] | None:
     return None
 
 
-def read_bytes(path: str) -> bytes:
-    """Bytes of a log file, or of ``ARCHIVE/MEMBER`` inside a tar archive."""
-    if os.path.isfile(path):
-        if os.path.getsize(path) > MAX_LOG_BYTES:
-            raise LogError("unreadable", "file larger than the size limit")
+def read_regular(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
+    """Bytes of a regular file of at most ``max_bytes``; LogError otherwise.
+
+    Opened without blocking and checked after opening (a FIFO or device is
+    never read, even one swapped in after a scan looked); the size is checked
+    before reading and the read never goes past the limit (a file growing).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise LogError(Reason.UNREADABLE, f"no such file: {path}") from None
+    except OSError as exc:
+        raise LogError(Reason.UNREADABLE, f"cannot open {path}: {exc.strerror}") from None
+    with open(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise LogError(Reason.UNREADABLE, f"not a regular file: {path}")
+        if info.st_size > max_bytes:
+            raise LogError(Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
         try:
-            with open(path, "rb") as fh:
-                return fh.read()
+            data = fh.read(max_bytes + 1)
         except OSError as exc:
-            raise LogError("unreadable", str(exc)) from None
-    split = split_virtual_path(path)
+            raise LogError(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise LogError(Reason.TOO_LARGE, f"grew past the limit of {max_bytes} bytes")
+    return data
+
+
+def read_bytes(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
+    """Bytes of a log file, or of ``ARCHIVE/MEMBER`` inside a tar archive, at most ``max_bytes``."""
+    split = None if os.path.lexists(path) else split_virtual_path(path)
     if split is None:
-        raise LogError("unreadable", f"no such file: {path}")
+        return read_regular(path, max_bytes)
     archive, member = split
     try:
         with tarfile.open(archive, mode="r:*") as tar:
-            return _member_bytes(tar, tar.getmember(member))
+            return _member_bytes(tar, tar.getmember(member), max_bytes)
     except KeyError:
-        raise LogError("unreadable", f"{archive} has no member {member}") from None
+        raise LogError(Reason.UNREADABLE, f"{archive} has no member {member}") from None
     except _ARCHIVE_ERRORS as exc:
-        raise LogError("unreadable", f"damaged archive {archive}: {exc}") from None
+        raise LogError(Reason.UNREADABLE, f"damaged archive {archive}: {exc}") from None

@@ -37,12 +37,6 @@ LEGACY_VERSIONS = ("2.05", "2.06")
 # Region compression (header byte 16).
 COMP_ZLIB, COMP_BZIP2, COMP_NONE = 0, 1, 2
 
-# Safety limits: a corrupt or hostile log must not make the reader allocate
-# without bound. Real logs stay far below (the largest known region is a few
-# hundred MB for ~100,000 records).
-MAX_INFLATED_BYTES = 1 << 30  # all regions of one log together, after decompression
-MAX_LOG_BYTES = 1 << 30  # a log file or archive member, as stored
-
 # Job record: int64 fields, then char metadata[1024]. 3.41 adds nanoseconds.
 JOB_FIELDS_341 = ("uid", "start_sec", "start_nsec", "end_sec", "end_nsec", "nprocs", "jobid")
 JOB_FIELDS_OLD = ("uid", "start_sec", "end_sec", "nprocs", "jobid")

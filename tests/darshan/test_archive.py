@@ -39,7 +39,9 @@ def test_names():
 @pytest.mark.parametrize("suffix, mode", [(".tar", "w"), (".tar.gz", "w:gz"), (".tgz", "w:gz")])
 def test_iter_archive_yields_logs_only(tmp_path, suffix, mode):
     path = make_tar(tmp_path / f"day{suffix}", MEMBERS, mode)
-    got = dict(iter_archive(path))
+    entries = list(iter_archive(path))
+    assert all(error is None for _, _, error in entries)
+    got = {name: data for name, data, _ in entries}
     assert set(got) == {"day/u_app_id1.darshan", "day/u_old_id2.darshan.gz", "day/broken_id3.darshan"}
     assert read_log(got["day/u_app_id1.darshan"]).job.nprocs == 4
     assert read_log(got["day/u_old_id2.darshan.gz"]).job.version == "2.06"

@@ -1,0 +1,151 @@
+"""Size limits: files, archive members, inflated data and DXT regions past a limit
+are evicted too_large, decided before reading or inflating past the limit."""
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from handmade import posix_v4, v3_log  # noqa: E402
+
+from mosaic.darshan import formats as F  # noqa: E402
+from mosaic.darshan.archive import iter_archive, read_bytes  # noqa: E402
+from mosaic.darshan.reader import DXT_MEMORY_PER_BYTE, read_log  # noqa: E402
+from mosaic.darshan.writer import record_id, write_log  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
+
+GOOD = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
+PLAIN = v3_log("3.41", comp=2, names={1: "/a"},  # uncompressed: inflated size = region sizes
+               modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
+MB = 1 << 20
+
+
+def too_large(call):
+    with pytest.raises(LogError) as err:
+        call()
+    assert err.value.reason == "too_large", err.value.detail
+    return err.value.detail
+
+
+def test_log_size_edge(tmp_path):
+    path = tmp_path / "x.darshan"
+    path.write_bytes(GOOD)
+    assert read_log(path, max_log_bytes=len(GOOD)).job.nprocs == 4
+    assert read_log(GOOD, max_log_bytes=len(GOOD)).job.nprocs == 4
+    too_large(lambda: read_log(path, max_log_bytes=len(GOOD) - 1))
+    too_large(lambda: read_log(GOOD, max_log_bytes=len(GOOD) - 1))
+
+
+def test_inflated_size_edge():
+    inflated = len(PLAIN) - F.HEADER_341[0]  # job + names + POSIX regions, stored as is
+    assert read_log(PLAIN, max_inflated_bytes=inflated).job.nprocs == 4
+    too_large(lambda: read_log(PLAIN, max_inflated_bytes=inflated - 1))
+    wrapped = zlib.compress(PLAIN, wbits=31)  # a .darshan.gz counts its outer layer too
+    assert read_log(wrapped, max_inflated_bytes=len(PLAIN) + inflated).job.nprocs == 4
+    too_large(lambda: read_log(wrapped, max_inflated_bytes=len(PLAIN) + inflated - 1))
+
+
+def test_fifo_and_device_are_never_read(tmp_path):
+    fifo = tmp_path / "pipe.darshan"
+    os.mkfifo(fifo)  # nobody writes: reading it would block forever
+    device = tmp_path / "zero.darshan"
+    device.symlink_to("/dev/zero")  # reading it would never end
+    for path in (fifo, device):
+        with pytest.raises(LogError) as err:
+            read_log(path)
+        assert err.value.reason == "unreadable" and "not a regular file" in err.value.detail
+
+
+def gzip_bomb_tar(path: Path, member_bytes: int) -> Path:
+    """A .tar.gz with a bomb member of `member_bytes` zeros between two good logs."""
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        for name, size, data in [("a.darshan", len(GOOD), io.BytesIO(GOOD)),
+                                 ("bomb.darshan", member_bytes, io.BytesIO(bytes(member_bytes))),
+                                 ("b.darshan", len(GOOD), io.BytesIO(GOOD))]:
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, data)
+    return path
+
+
+def test_archive_member_past_the_limit_is_evicted_and_the_rest_read(tmp_path):
+    path = gzip_bomb_tar(tmp_path / "day.tar.gz", 4 * MB)
+    entries = list(iter_archive(path, 4 * MB - 1))
+    assert [(name, data is not None, error and error[0]) for name, data, error in entries] == \
+        [("a.darshan", True, None), ("bomb.darshan", False, "too_large"),
+         ("b.darshan", True, None)]
+    assert entries[2][1] == GOOD
+    assert [name for name, _, error in iter_archive(path, 4 * MB) if error is None] == \
+        ["a.darshan", "bomb.darshan", "b.darshan"]
+    too_large(lambda: read_bytes(f"{path}/bomb.darshan", 4 * MB - 1))
+    too_large(lambda: read_log(f"{path}/bomb.darshan", max_log_bytes=4 * MB - 1))
+
+
+def dxt_log(segments: int) -> bytes:
+    path = "/scratch/big.dat"
+    rid = record_id(path)
+    rng = np.random.default_rng(0)
+    starts = np.sort(rng.random(segments) * 100)
+    dxt = F.DxtSegments(ids=np.full(segments, rid, np.uint64), ranks=np.arange(segments) % 4,
+                        is_write=np.ones(segments, bool), offsets=np.arange(segments) * 4096,
+                        lengths=np.full(segments, 4096), starts=starts, ends=starts + 1e-3)
+    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
+    posix = F.ModuleRecords(F.POSIX, 4, np.array([rid], np.uint64), np.array([-1]),
+                            np.zeros((1, n_c), np.int64), np.zeros((1, n_f)))
+    job = F.Job(uid=1, job_id=2, start=1.6e9, end=1.6e9 + 100, run_time=0.0, nprocs=4,
+                cmdline="/bin/app", mounts=[("/scratch", "lustre")])
+    return write_log(F.DarshanLog(job, {rid: path}, {F.POSIX: posix}, dxt_posix=dxt), level=1)
+
+
+def test_dxt_region_edge_follows_the_memory_budget():
+    data = dxt_log(1000)
+    region = 4 * F.dxt_header_dtype().itemsize + 1000 * F.dxt_segment_dtype().itemsize
+    assert len(read_log(data, memory_bytes=region * DXT_MEMORY_PER_BYTE).dxt_posix.ids) == 1000
+    detail = too_large(lambda: read_log(data, memory_bytes=region * DXT_MEMORY_PER_BYTE - 1))
+    assert "DXT_POSIX" in detail and "memory budget" in detail
+
+
+PEAK_SCRIPT = """
+import resource, sys
+from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
+kw = eval(sys.argv[2])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    read_log(sys.argv[1], **kw)
+    reason = "ok"
+except LogError as error:
+    reason = str(error.reason)
+print(reason, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+
+
+def peak(path, **limits) -> tuple[str, int]:
+    """(outcome, peak RSS growth in MB) of read_log in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT, str(path), repr(limits)],
+                         capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    return out[0], int(out[1])
+
+
+def test_bombs_are_evicted_with_bounded_memory(tmp_path):
+    """Each input would take at least 64 MB if read or inflated whole."""
+    sparse = tmp_path / "sparse.darshan"
+    with open(sparse, "wb") as fh:
+        fh.truncate(2 << 30)  # 2 GB of holes (truncate -s 2G)
+    bomb = gzip_bomb_tar(tmp_path / "day.tgz", 64 * MB)
+    wrapped = tmp_path / "w.darshan.gz"
+    wrapped.write_bytes(zlib.compress(PLAIN + bytes(64 * MB), 1, wbits=31))
+    dxt = tmp_path / "dxt.darshan"
+    dxt.write_bytes(dxt_log(4 * MB // 2))  # 2 M segments, a 64 MB region
+    cases = [(sparse, {}), (f"{bomb}/bomb.darshan", {"max_log_bytes": 8 * MB}),
+             (wrapped, {"max_inflated_bytes": 8 * MB}), (dxt, {"memory_bytes": 64 * MB})]
+    for path, limits in cases:
+        reason, grown = peak(path, **limits)
+        assert reason == "too_large" and grown < 32, (path, reason, grown)
