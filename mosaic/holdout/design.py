@@ -20,7 +20,7 @@ ZLIB_LEVEL = 1  # the reader cannot tell; level 6 spends most of the generation 
 
 RECORD_FIELDS = ("rank", "bytes_read", "bytes_written", "read_start", "read_end",
                  "write_start", "write_end", "opens", "seeks",
-                 "open_start", "open_end", "close_start", "close_end", "stdio")
+                 "open_start", "open_end", "close_start", "close_end", "stdio", "lost")
 
 
 class Records:
@@ -32,11 +32,12 @@ class Records:
         self.dxt: list[dict] = []  # per-request segments, one dict of arrays per call
 
     def add(self, paths, rank=0, read=None, write=None, opens=1, seeks=0,
-            open_window=None, close_window=None, stdio=False) -> None:
+            open_window=None, close_window=None, stdio=False, lost=False) -> None:
         """Rows for ``paths`` (str or list); ``read`` / ``write`` are (start, end, bytes).
 
         Scalars broadcast. The open window defaults to just before the first
-        traffic, the close window to just after the last.
+        traffic, the close window to just after the last. ``lost``: a POSIX
+        record the partial POSIX module dropped, written only as MPI-IO.
         """
         paths = [paths] if isinstance(paths, str) else list(paths)
         n = len(paths)
@@ -53,7 +54,8 @@ class Records:
         values = dict(rank=rank, bytes_read=rb, bytes_written=wb, read_start=rs, read_end=re,
                       write_start=ws, write_end=we, opens=opens, seeks=seeks,
                       open_start=open_window[0], open_end=open_window[1],
-                      close_start=close_window[0], close_end=close_window[1], stdio=stdio)
+                      close_start=close_window[0], close_end=close_window[1], stdio=stdio,
+                      lost=lost)
         for name, value in values.items():
             self.columns[name].append(np.broadcast_to(np.asarray(value, float), n).copy())
         self.paths += paths

@@ -693,6 +693,42 @@ def seek_heavy_reader(rng, config) -> Design:
                   dict(run_time=run_time, seeks=seeks))
 
 
+def dxt_request_cadence(rng, config) -> Design:
+    """One traced input phase of requests every 0.1-0.6 s (SPEC 3.4: < 1 s is no period)."""
+    ranks, run_time = int(rng.integers(1, 9)), loguniform(rng, 60, 300)
+    cadence, requests = rng.uniform(0.1, 0.6), int(rng.integers(40, 150))
+    size = loguniform(rng, 2e8, 8e9)
+    records = Records()
+    for r in range(ranks):
+        starts = 0.5 + rng.uniform(0, 0.05) + cadence * np.arange(requests)
+        records.add_dxt("/scratch/data/input.nc", r, False, starts,
+                        starts + cadence * rng.uniform(0.3, 0.7),
+                        np.full(requests, np.floor(size / ranks / requests)))
+    run_time = end_of_run(records, max(run_time, 4 * cadence * requests))
+    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
+                  dict(ranks=ranks, cadence=cadence, requests=requests, size=size),
+                  posix_only=False)
+
+
+def partial_lost_files(rng, config) -> Design:
+    """A partial POSIX module lost the big output files' records: only MPI-IO keeps them.
+
+    SPEC 2 lets those MPI-IO records stand in, so the output counts (here
+    every byte written that matters); a small log file stays in POSIX.
+    """
+    run_time, ranks = loguniform(rng, 600, 40000), int(rng.integers(2, 9))
+    records = Records()
+    small_input(records, rng, ranks)
+    records.add("/scratch/run/progress.log", 0, write=(0.05 * run_time, 0.2 * run_time,
+                                                       loguniform(rng, 1e4, 1e6)))
+    start, duration = rng.uniform(0.86, 0.9) * run_time, 0.08 * run_time
+    nbytes = np.floor(loguniform(rng, 1e9, 5e10) / ranks)
+    records.add([f"/scratch/run/out.{r:04d}" for r in range(ranks)], np.arange(ranks),
+                write=(start, start + duration, nbytes), lost=True)
+    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
+                  dict(ranks=ranks, run_time=run_time, partial=True), posix_only=False)
+
+
 # Scenarios whose truth states what an analyst expects where SPEC 3.4's own
 # rule is known to disagree (see benchmarks/README.md, "Held-out accuracy"):
 # they measure the method, not the implementation, so CI leaves them out.
@@ -709,5 +745,5 @@ SCENARIOS: dict[str, Callable[[np.random.Generator, Config], Design]] = {
         short_run_subsecond, month_run, zero_length_ops, overlap_many_ranks,
         serialized_rank_writes, ckpt_two_files, hourly_daily_one_direction, metadata_dense,
         few_size_varying_ckpts, high_busy_ckpt, paused_series, dxt_random_small_requests,
-        periodic_near_100mb, seek_heavy_reader)
+        periodic_near_100mb, seek_heavy_reader, dxt_request_cadence, partial_lost_files)
 }

@@ -163,12 +163,13 @@ def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str
                 nprocs=design.nprocs, cmdline=f"{exe} -i input.deck", mounts=MOUNTS,
                 metadata={"lib_ver": "3.4.0", "h": "romio_no_indep_rw=true"},
                 version=fmt.version, partial=extras.partial)
-    stdio = table["stdio"] > 0
+    stdio, lost = table["stdio"] > 0, table["lost"] > 0
+    posix = ~stdio & ~lost
     modules = {}
-    if (~stdio).any():
-        modules[F.POSIX] = module_records(table, ~stdio, F.POSIX, fmt.posix_version)
-        if extras.mpiio:
-            modules[F.MPIIO] = mpiio_mirror(table, ~stdio)
+    if posix.any():
+        modules[F.POSIX] = module_records(table, posix, F.POSIX, fmt.posix_version)
+    if lost.any() or (extras.mpiio and posix.any()):
+        modules[F.MPIIO] = mpiio_mirror(table, lost | (posix & extras.mpiio))
     if stdio.any():
         modules[F.STDIO] = module_records(table, stdio, F.STDIO, fmt.stdio_version)
     names = dict(zip(path_ids.tolist(), paths.tolist()))
@@ -201,6 +202,8 @@ def generate(out: str | Path, seeds: int, scenarios: list[str] | None = None,
             file = f"{name}/{name}_s{seed:03d}{fmt.suffix}"
             (out / file).parent.mkdir(parents=True, exist_ok=True)
             extras = pick_extras(rng, fmt)
+            if design.params.get("partial"):
+                extras = dataclasses.replace(extras, partial=True)
             (out / file).write_bytes(log_bytes(design, fmt, extras, uid, exe, config))
             params = {k: _plain(v) for k, v in design.params.items()}
             params.update(format=fmt.version, big_endian=fmt.big_endian,

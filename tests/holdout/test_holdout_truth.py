@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 from mosaic.config import Config
+from mosaic.darshan import formats as F
+from mosaic.darshan.reader import read_log
 from mosaic.holdout.design import NOT_PERIODIC, Design, Records, periodic_claim
-from mosaic.holdout.scenarios import series_truth
+from mosaic.holdout.scenarios import SCENARIOS, series_truth
 from mosaic.holdout.truth import (chunk_bytes, magnitude, metadata_family, requests_per_second,
                                   significance, temporality_rules, truth_families)
+from mosaic.holdout.writing import generate
 
 CONFIG = Config()
 
@@ -101,3 +104,20 @@ def test_filtered_files_leave_the_truth():
     families = truth_families(design, CONFIG)
     assert families["read_temporality"]["must"] == ["read_insignificant"]
     assert "write_on_start" in families["write_temporality"]["must"]
+
+
+def test_lost_files_are_mpiio_only_in_a_partial_log_and_count_in_the_truth(tmp_path):
+    truth = generate(tmp_path, 1, ["partial_lost_files"])[0]
+    log = read_log(tmp_path / truth["file"])
+    assert log.job.partial and F.POSIX in log.partial_modules
+    lost = {i for i, name in log.names.items() if "/out." in name}
+    assert lost and lost <= set(log.modules[F.MPIIO].ids.tolist())
+    assert not lost & set(log.modules[F.POSIX].ids.tolist())
+    assert truth["families"]["write_temporality"]["must"] == ["write_on_end"]
+
+
+def test_dxt_request_cadence_is_under_a_second_and_not_periodic():
+    design = SCENARIOS["dxt_request_cadence"](np.random.default_rng(3), CONFIG)
+    gaps = np.diff(np.sort(design.records.dxt[0]["starts"]))
+    assert 0.1 <= gaps.min() and gaps.max() <= 0.6 and len(gaps) >= 39
+    assert design.read.claim is False
