@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mosaic.config import Config
+from mosaic.darshan import formats as F
 
 
 MB, GB = 1e6, 1e9
@@ -106,6 +107,7 @@ class Design:
     write: Periodicity
     params: dict
     posix_only: bool = True  # representable as a Darshan 2.x log
+    heatmap: F.HeatmapRecords | None = None  # HEATMAP module (formats 3.21 / 3.41 only)
 
 
 def periodic_claim(series_counts: list[int], other_ops: int, config: Config) -> bool | None:

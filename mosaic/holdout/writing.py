@@ -42,6 +42,10 @@ class LogFormat:
 
 
 def pick_format(rng: np.random.Generator, design: Design) -> LogFormat:
+    if design.heatmap is not None:  # Darshan 3.3 and later
+        return LogFormat(str(rng.choice(writer.HEATMAP_FORMATS)),
+                         big_endian=bool(rng.random() < 0.25),
+                         compression=str(rng.choice(["zlib", "bzip2", "none"])))
     if design.params.get("force_legacy") or (design.posix_only and rng.random() < 0.1):
         return LogFormat(str(rng.choice(writer.LEGACY_WRITABLE)),
                          compression=str(rng.choice(["none", "gzip", "bzip2"])))
@@ -173,7 +177,8 @@ def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str
     if stdio.any():
         modules[F.STDIO] = module_records(table, stdio, F.STDIO, fmt.stdio_version)
     names = dict(zip(path_ids.tolist(), paths.tolist()))
-    log = F.DarshanLog(job, names, modules, dxt_segments(design.records))
+    log = F.DarshanLog(job, names, modules, dxt_segments(design.records),
+                       heatmaps=design.heatmap)
     if fmt.legacy:
         return writer.write_legacy_log(log, fmt.version, fmt.compression, ZLIB_LEVEL)
     return writer.write_log(log, fmt.version, fmt.big_endian, fmt.compression,

@@ -121,3 +121,19 @@ def test_dxt_request_cadence_is_under_a_second_and_not_periodic():
     gaps = np.diff(np.sort(design.records.dxt[0]["starts"]))
     assert 0.1 <= gaps.min() and gaps.max() <= 0.6 and len(gaps) >= 39
     assert design.read.claim is False
+
+
+def test_appended_checkpoints_keep_their_bursts_in_the_heatmap_only(tmp_path):
+    truth = generate(tmp_path, 1, ["appended_checkpoints"])[0]
+    log = read_log(tmp_path / truth["file"])
+    assert log.job.version in ("3.21", "3.41")
+    posix, hm = log.modules[F.POSIX].canonical(), log.heatmaps
+    assert len(posix["bytes_written"]) == log.job.nprocs == len(hm.ranks)  # one record per rank
+    assert hm.write_bins.sum() == posix["bytes_written"].sum() and hm.nbins.max() <= 256
+    width = truth["params"]["bin_seconds"]
+    assert np.log2(width / 0.1) == int(np.log2(width / 0.1) + 1e-9)  # 0.1 s x a power of two
+    assert hm.nbins[0] * width >= log.job.run_time
+    assert "write_periodic" in truth["families"]["write_periodicity"]["must"]
+    assert not {"write_periodic_low_busy_time", "write_periodic_high_busy_time"} & set(
+        truth["families"]["write_periodicity"]["must"]
+        + truth["families"]["write_periodicity"]["must_not"])
