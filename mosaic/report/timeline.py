@@ -122,15 +122,20 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
             "periodic_operations": operations}
 
 
+def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
+    """A y axis in bytes from 0 to `headroom` x the top value; a lone 0 tick when all are 0."""
+    ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
+    if not values.any():
+        ax.set_yticks([0])  # not milli-byte ticks up to 1 B
+    ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * headroom)
+
+
 def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float) -> dict:
     edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
     bars = ax.bar(edges[:-1], direction.chunks, width=np.diff(edges), align="edge",
                   color=PALETTE[0], edgecolor="white")
     ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=style.NOTE_FONT)
-    ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
-    if not direction.chunks.any():
-        ax.set_yticks([0])
-    ax.set_ylim(0, max(direction.chunks.max(initial=0.0), 1.0) * 1.2)
+    _bytes_axis(ax, direction.chunks, headroom=1.2)  # room for the bar labels
     ax.set_ylabel("bytes per quarter")
     return {"chunks": direction.chunks}
 
@@ -142,8 +147,7 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
     ax.stairs(values, edges / scale, fill=True, color=PALETTE[2], edgecolor=PALETTE[2],
               linewidth=0.8, label=f"HEATMAP: {_bytes(values.sum())} in "
                                    f"{_count(len(values), 'bin')} of {heatmap.bin_seconds:g} s")
-    ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
-    ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * 1.2)
+    _bytes_axis(ax, values, headroom=1.45)  # room for the legend above the bins
     ax.set_ylabel(f"bytes per {heatmap.bin_seconds:g} s bin")
     ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
     return {"heatmap_edges": edges, "heatmap_bytes": values}

@@ -8,7 +8,8 @@ from helpers import SHARED_LOGS
 from mosaic.analysis.categorize import analyze
 from mosaic.cli import main
 from mosaic.config import Config
-from mosaic.report.timeline import concurrency, fft_signal, plot_timeline, time_unit
+from mosaic.report.style import new_figure
+from mosaic.report.timeline import _bytes_axis, concurrency, fft_signal, plot_timeline, time_unit
 from mosaic.trace import HeatmapSignal, read_trace
 
 
@@ -120,6 +121,15 @@ def test_heatmap_of_a_real_log_matches_pydarshan(tmp_path):
         np.testing.assert_array_equal(data[name]["heatmap_bytes"], expected)
         assert frames[0].columns[-1].right == pytest.approx(data[name]["heatmap_edges"][-1])
     assert len(data["read"]["heatmap_bytes"]) == 170 and data["read"]["heatmap_edges"][1] == 0.8
+
+
+def test_bytes_axis_headroom_and_all_zero_bins():
+    ax = new_figure().subplots()
+    _bytes_axis(ax, np.array([0.0, 2e9]), headroom=1.45)
+    assert ax.get_ylim() == pytest.approx((0, 2.9e9))
+    ax = new_figure().subplots()
+    _bytes_axis(ax, np.zeros(3), headroom=1.45)
+    assert ax.get_yticks().tolist() == [0] and ax.get_ylim() == pytest.approx((0, 1.45))
 
 
 def test_concurrency_by_hand():
