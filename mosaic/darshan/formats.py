@@ -8,6 +8,7 @@ See ``shared/DARSHAN-FORMAT.md`` for the sources of these numbers.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -28,9 +29,35 @@ MODULE_NAMES = {
     HEATMAP: "HEATMAP", DFS: "DFS", DAOS: "DAOS",
 }
 
-# Header layouts: (header size, number of module slots).
-HEADER_341 = (1328, 64)
-HEADER_OLD = (360, 16)
+# The uncompressed header, one layout per generation (darshan-log-format.h):
+# version[8], magic, comp_type + pad, partial flag (64 bits from 3.41, 32
+# before), the name region's (offset, length), (offset, length) per module
+# slot, then one uint32 module version per slot. 3.41: 1,328 bytes, 64
+# slots; 3.00-3.21: 360 bytes, 16 slots.
+HEADER_SLOTS_341, HEADER_SLOTS_OLD = 64, 16
+
+
+def header_slots(version: str) -> int:
+    return HEADER_SLOTS_341 if version >= "3.41" else HEADER_SLOTS_OLD
+
+
+@cache
+def header_struct(version: str, endian: str = "<") -> struct.Struct:
+    """Fields: version, magic, comp_type, partial flag, name offset, name length,
+    2 x slots region map words, slots module versions."""
+    slots = header_slots(version)
+    partial = "7xQ" if version >= "3.41" else "3xI"
+    return struct.Struct(f"{endian}8sqB{partial}QQ{2 * slots}Q{slots}I")
+
+
+@cache
+def job_struct(version: str, endian: str = "<") -> struct.Struct:
+    """The job record: its int64 fields (JOB_FIELDS_*), then char metadata[JOB_METADATA_LEN]."""
+    return struct.Struct(f"{endian}{len(job_fields(version))}q{JOB_METADATA_LEN}s")
+
+
+def job_fields(version: str) -> tuple[str, ...]:
+    return JOB_FIELDS_341 if version >= "3.41" else JOB_FIELDS_OLD
 SUPPORTED_VERSIONS = ("3.00", "3.01", "3.02", "3.10", "3.20", "3.21", "3.41")
 LEGACY_VERSIONS = ("2.05", "2.06")
 

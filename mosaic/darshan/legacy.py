@@ -14,8 +14,8 @@ import numpy as np
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, Job, ModuleRecords
+from mosaic.darshan.job import parse_metadata, validate_job
 from mosaic.errors import LogError
-from mosaic.darshan.reader import parse_metadata, validate_job
 
 TARGET_VERSION = 4  # POSIX module version the records are converted to
 

@@ -20,6 +20,8 @@ from mosaic.config import DEFAULT
 from mosaic.darshan import formats as F
 from mosaic.darshan.archive import read_bytes
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
+from mosaic.darshan.job import parse_exe_and_mounts, parse_metadata, validate_job
+from mosaic.darshan.legacy import read_legacy
 from mosaic.errors import LogError, Reason
 
 GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
@@ -71,7 +73,6 @@ def _read_bytes(data: bytes, budget: "_Budget") -> DarshanLog:
         comp = F.COMP_ZLIB if data.startswith(GZIP_MAGIC) else F.COMP_BZIP2
         data = budget.inflate(data, comp, gzip=True)
     if data.startswith(b"2."):
-        from mosaic.darshan.legacy import read_legacy  # legacy imports helpers from here
         return read_legacy(data)
     if data.startswith(b"3."):
         return _read_v3(data, budget)
@@ -126,28 +127,19 @@ class _Header:
         self.version = data[:8].split(b"\0", 1)[0].decode("ascii", "replace")
         if self.version not in F.SUPPORTED_VERSIONS:
             raise LogError("unsupported_version", f"format {self.version!r}")
-        size, slots = F.HEADER_341 if self.version >= "3.41" else F.HEADER_OLD
-        if len(data) < size:
-            raise LogError("truncated", f"header needs {size} bytes, file has {len(data)}")
-        magic = struct.unpack_from("<q", data, 8)[0]
-        if magic == F.MAGIC:
-            self.endian = "<"
-        elif struct.unpack_from(">q", data, 8)[0] == F.MAGIC:
-            self.endian = ">"
+        layout = F.header_struct(self.version)
+        if len(data) < layout.size:
+            raise LogError("truncated", f"header needs {layout.size} bytes, file has {len(data)}")
+        for endian in "<>":
+            _, magic, self.comp, partial, name_off, name_len, *rest = \
+                F.header_struct(self.version, endian).unpack_from(data)
+            if magic == F.MAGIC:
+                break
         else:
             raise LogError("unreadable", "bad magic number")
-        self.size = size
-        self.comp = data[16]
-        e = self.endian
-        if self.version >= "3.41":
-            partial, name_off, name_len = struct.unpack_from(e + "QQQ", data, 24)
-            regions_at, versions_at = 48, 48 + 16 * slots
-        else:
-            partial = struct.unpack_from(e + "I", data, 20)[0]
-            name_off, name_len = struct.unpack_from(e + "QQ", data, 24)
-            regions_at, versions_at = 40, 40 + 16 * slots
-        maps = struct.unpack_from(f"{e}{2 * slots}Q", data, regions_at)
-        versions = struct.unpack_from(f"{e}{slots}I", data, versions_at)
+        self.endian, self.size = endian, layout.size
+        slots = F.header_slots(self.version)
+        maps, versions = rest[:2 * slots], rest[2 * slots:]
         self.names = (name_off, name_len)
         # current id -> (offset, length, module version); slot 0 is Darshan's NULL module
         self.modules = {F.current_module_id(self.version, i):
@@ -232,53 +224,22 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
 
 
 def _parse_job(raw: bytes, hdr: _Header) -> Job:
-    fields = F.JOB_FIELDS_341 if hdr.version >= "3.41" else F.JOB_FIELDS_OLD
-    struct_size = 8 * len(fields) + F.JOB_METADATA_LEN
-    if len(raw) < struct_size:
-        raise LogError("bad_job", f"job record has {len(raw)} bytes, needs {struct_size}")
-    values = dict(zip(fields, struct.unpack_from(hdr.endian + f"{len(fields)}q", raw)))
+    layout = F.job_struct(hdr.version, hdr.endian)
+    if len(raw) < layout.size:
+        raise LogError("bad_job", f"job record has {len(raw)} bytes, needs {layout.size}")
+    *numbers, meta_raw = layout.unpack_from(raw)
+    values = dict(zip(F.job_fields(hdr.version), numbers))
     start = values["start_sec"] + values.get("start_nsec", 0) * 1e-9
     end = values["end_sec"] + values.get("end_nsec", 0) * 1e-9
     # SPEC 2: whole-second formats count both the first and the last second.
     run_time = end - start if hdr.version >= "3.41" else end - start + 1
-    meta_raw = raw[8 * len(fields):struct_size]
-    exe, mounts = parse_exe_and_mounts(raw[struct_size:])
+    exe, mounts = parse_exe_and_mounts(raw[layout.size:])
     job = Job(uid=values["uid"], job_id=values["jobid"], start=float(start), end=float(end),
               run_time=float(run_time), nprocs=values["nprocs"], cmdline=exe,
               mounts=mounts, metadata=parse_metadata(meta_raw), version=hdr.version,
               partial=bool(hdr.partial_modules))
     validate_job(job)
     return job
-
-
-def validate_job(job: Job) -> None:
-    """SPEC 3.1 bad_job: end before start, no run time, or no processes."""
-    if job.end < job.start:
-        raise LogError("bad_job", f"job ends ({job.end}) before it starts ({job.start})")
-    if job.run_time <= 0:
-        raise LogError("bad_job", f"run time {job.run_time} <= 0")
-    if job.nprocs < 1:
-        raise LogError("bad_job", f"nprocs {job.nprocs} < 1")
-
-
-def _cstring(raw: bytes) -> str:
-    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
-
-
-def parse_metadata(raw: bytes) -> dict[str, str]:
-    lines = (line.split("=", 1) for line in _cstring(raw).split("\n") if "=" in line)
-    return {k: v for k, v in lines}
-
-
-def parse_exe_and_mounts(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
-    """Command line, then one ``\\n<fstype>\\t<mount point>`` line per mount."""
-    exe, _, table = _cstring(raw).partition("\n")
-    pairs = [line.split("\t", 1) for line in table.split("\n")]
-    mounts = [(p[1], p[0]) for p in pairs if len(p) == 2]
-    # Longest mount point first (darshan-util's order): the first prefix
-    # match of a path is then its mount.
-    mounts.sort(key=lambda m: len(m[0]), reverse=True)
-    return exe, mounts
 
 
 def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:

@@ -119,20 +119,22 @@ def _compress(raw_parts: list[bytes], compression: str, level: int = ZLIB_LEVEL)
     return b"".join(raw_parts)
 
 
+def _metadata(job: F.Job) -> bytes:
+    """``key=value`` lines, cut to fit char metadata[] with its NUL."""
+    return "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[:F.JOB_METADATA_LEN - 1]
+
+
 def _job_region(job: F.Job, version: str, e: str) -> bytes:
-    meta = "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[:1023]
     if version == "3.41":
         start_s, end_s = int(job.start), int(job.end)
         start_ns = int(round((job.start - start_s) * 1e9))
         end_ns = int(round((job.end - end_s) * 1e9))
-        head = struct.pack(e + "7q", job.uid, start_s, start_ns, end_s, end_ns,
-                           job.nprocs, job.job_id)
+        numbers = (job.uid, start_s, start_ns, end_s, end_ns, job.nprocs, job.job_id)
     else:
-        head = struct.pack(e + "5q", job.uid, int(job.start), int(job.end),
-                           job.nprocs, job.job_id)
+        numbers = (job.uid, int(job.start), int(job.end), job.nprocs, job.job_id)
+    body = F.job_struct(version, e).pack(*numbers, _metadata(job))
     mounts = job.mounts or [("/", "rootfs")]
     tail = "".join(f"\n{fs}\t{mnt}" for mnt, fs in mounts).encode()
-    body = head + meta.ljust(1024, b"\0")
     room = JOB_REGION_MAX - len(body) - len(tail) - 1
     return body + job.cmdline.encode()[:max(room, 0)] + tail + b"\0"
 
@@ -256,7 +258,7 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
             raise ValueError(f"module {F.MODULE_NAMES.get(mid, mid)} v{mod.version} "
                              f"does not exist in format {version}")
     e = ">" if big_endian else "<"
-    header_size, n_slots = F.HEADER_341 if version == "3.41" else F.HEADER_OLD
+    layout, n_slots = F.header_struct(version, e), F.header_slots(version)
 
     regions: list[tuple[int, int, bytes]] = []  # (stored id, module version, bytes)
     for mid in sorted(log.modules):
@@ -282,7 +284,7 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
     job = _compress([_job_region(log.job, version, e)], compression, level)
     names = _compress(_name_parts(all_names, streams_per_region, e), compression, level) \
         if all_names else b""
-    offset = header_size + len(job)
+    offset = layout.size + len(job)
     name_map = (offset if names else 0, len(names))
     offset += len(names)
     mod_map = np.zeros((n_slots, 2), np.uint64)
@@ -294,14 +296,8 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
     is_partial = log.job.partial if partial is None else partial
     partial_bits = (1 << regions[0][0]) if (is_partial and regions) else 0
 
-    head = version.encode().ljust(8, b"\0") + struct.pack(e + "q", F.MAGIC)
-    if version == "3.41":
-        head += struct.pack(e + "B7xQ", COMPRESSIONS[compression], partial_bits)
-    else:
-        head += struct.pack(e + "B3xI", COMPRESSIONS[compression], partial_bits)
-    head += struct.pack(e + "QQ", *name_map)
-    head += mod_map.astype(e + "u8").tobytes() + mod_ver.astype(e + "u4").tobytes()
-    assert len(head) == header_size
+    head = layout.pack(version.encode(), F.MAGIC, COMPRESSIONS[compression], partial_bits,
+                       *name_map, *mod_map.ravel().tolist(), *mod_ver.tolist())
     return b"".join([head, job, names] + [data for _, _, data in regions])
 
 
@@ -321,10 +317,9 @@ def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
     if version not in LEGACY_WRITABLE:
         raise ValueError(f"cannot write legacy format {version!r}")
     job = log.job
-    meta = "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[:1023]
     head = version.encode().ljust(8, b"\0") + struct.pack(
         "<6q", F.MAGIC, job.uid, int(job.start), int(job.end), job.nprocs, job.job_id)
-    head += meta.ljust(1024, b"\0")
+    head += _metadata(job).ljust(F.JOB_METADATA_LEN, b"\0")
     mounts = job.mounts or [("/", "rootfs")]
     tail = "".join(f"\n{dev}\t{fs}\t{mnt}" for dev, (mnt, fs) in enumerate(mounts)).encode()
     room = F.LEGACY_JOB_RECORD_SIZE - len(head) - len(tail) - 1

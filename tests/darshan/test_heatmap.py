@@ -107,7 +107,7 @@ def _heatmap_region_log(raw: bytes, version: int = 1) -> bytes:
     """A log whose HEATMAP region holds ``raw`` (no compression), the rest from make_log."""
     log = make_log()
     base = write_log(log, compression="none")
-    size, slots = F.HEADER_341
+    size, slots = F.header_struct("3.41").size, F.header_slots("3.41")
     slot = F.stored_module_id("3.41", F.HEATMAP)
     head = bytearray(base[:size])
     struct.pack_into("<QQ", head, 48 + 16 * slot, len(base), len(raw))

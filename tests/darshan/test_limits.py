@@ -44,7 +44,7 @@ def test_log_size_edge(tmp_path):
 
 
 def test_inflated_size_edge():
-    inflated = len(PLAIN) - F.HEADER_341[0]  # job + names + POSIX regions, stored as is
+    inflated = len(PLAIN) - F.header_struct("3.41").size  # job + names + POSIX regions, stored as is
     assert read_log(PLAIN, max_inflated_bytes=inflated).job.nprocs == 4
     too_large(lambda: read_log(PLAIN, max_inflated_bytes=inflated - 1))
     wrapped = zlib.compress(PLAIN, wbits=31)  # a .darshan.gz counts its outer layer too
