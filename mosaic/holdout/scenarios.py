@@ -472,7 +472,10 @@ def long_run_days(rng, config) -> Design:
 
 
 def short_run_subsecond(rng, config) -> Design:
-    """Seconds-long run writing every fraction of a second (gaps kept above SPEC's merge gap)."""
+    """Seconds-long run writing every fraction of a second (gaps kept above SPEC's merge gap).
+
+    Under ``min_period_seconds`` (SPEC 3.4) this is request cadence: not periodic.
+    """
     period, busy = rng.uniform(0.1, 0.9), rng.uniform(0.1, 0.5)
     gap_limit = (1 - busy) * period / (4 * config.neighbor_gap_runtime_fraction)
     run_time = min(rng.uniform(10, 60), gap_limit)

@@ -106,6 +106,13 @@ def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]
         return [], []
     if design.claim is False:
         return [], list(PERIODICITY)
+    # SPEC 3.4: a period under min_period_seconds is request cadence, not a period.
+    floor, m = config.min_period_seconds, config.truth_margin
+    periods = np.array([s.period for s in design.series])
+    if (periods < floor * (1 - m)).all():
+        return [], list(PERIODICITY)
+    if (abs(periods - floor) <= floor * m).any():
+        return [], []
     must, must_not = ["periodic"], []
     dominant = max(design.series, key=lambda s: s.total_bytes)
     size = magnitude(dominant.period, config)

@@ -8,13 +8,16 @@ claim) is pinned here on both sides of its threshold.
 import numpy as np
 import pytest
 
+from mosaic.analysis.labels import PERIODICITY
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import read_log
-from mosaic.holdout.design import NOT_PERIODIC, Design, Records, periodic_claim
+from mosaic.holdout.design import (NOT_PERIODIC, Design, Periodicity, Records, Series,
+                                   periodic_claim)
 from mosaic.holdout.scenarios import SCENARIOS, series_truth
-from mosaic.holdout.truth import (chunk_bytes, magnitude, metadata_family, requests_per_second,
-                                  significance, temporality_rules, truth_families)
+from mosaic.holdout.truth import (chunk_bytes, magnitude, metadata_family, periodicity_family,
+                                  requests_per_second, significance, temporality_rules,
+                                  truth_families)
 from mosaic.holdout.writing import generate
 
 CONFIG = Config()
@@ -137,3 +140,13 @@ def test_appended_checkpoints_keep_their_bursts_in_the_heatmap_only(tmp_path):
     assert not {"write_periodic_low_busy_time", "write_periodic_high_busy_time"} & set(
         truth["families"]["write_periodicity"]["must"]
         + truth["families"]["write_periodicity"]["must_not"])
+
+
+@pytest.mark.parametrize("period, expected", [
+    (0.89, ([], list(PERIODICITY))),  # clearly under 1 s: request cadence, not periodic
+    (0.9, ([], [])), (1.09, ([], [])),  # within 10 % of min_period_seconds: not asserted
+    (1.11, (["periodic", "periodic_second"], ["periodic_minute", "periodic_hour",
+                                              "periodic_day_or_more"])),
+])
+def test_periods_under_min_period_seconds_are_not_periodic(period, expected):
+    assert periodicity_family(Periodicity(True, [Series(period, None, 1e9)]), CONFIG) == expected
