@@ -84,6 +84,10 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
     if significant:
         meanshift = segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config)
         fft = spectrum.fft_periodicity(starts, ends, nbytes, run_time, config)
+        if trace.heatmap is not None:
+            heatmap = spectrum.heatmap_periodicity(getattr(trace.heatmap, name),
+                                                   trace.heatmap.bin_seconds, config)
+            fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
         found += segments.labels(final, config)
     return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final,

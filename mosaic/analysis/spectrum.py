@@ -14,6 +14,7 @@ import scipy.fft
 from mosaic.config import Config
 
 HIGH, MODERATE, NONE = "high", "moderate", "none"
+OPERATIONS, HEATMAP = "operations", "heatmap"  # the signal an FFT result came from
 _MAX_CORRELATION = 1 - 1e-9  # keeps arctanh finite for a perfect repeat
 # Score kernel width in steps of its coarse grid: the Gaussian's gain at that
 # grid's Nyquist frequency is then exp(-2 pi^2 steps^2 / 4) < 1e-8 (no aliasing)
@@ -95,9 +96,35 @@ def power_spectrum(values, bin_width: float):
 def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
     """FTIO-style verdict on one direction's operations (JSON-serializable)."""
     bin_width, values = bandwidth_signal(starts, ends, nbytes, run_time, config)
+    return detect(values, bin_width, OPERATIONS, config)
+
+
+def heatmap_periodicity(bin_bytes, bin_seconds: float, config: Config) -> dict | None:
+    """The same verdict on a direction's HEATMAP bins (bytes per bin from job start).
+
+    None when the bins are too coarse for the 3-period rule: the shortest
+    period a signal shows spans two bins (Nyquist), so fewer than
+    ``2 * fft_min_periods`` bins cannot hold ``fft_min_periods`` periods.
+    """
+    values = np.asarray(bin_bytes, dtype=float)
+    if values.size < 2 * config.fft_min_periods or not bin_seconds > 0:
+        return None
+    return detect(values / bin_seconds, float(bin_seconds), HEATMAP, config)
+
+
+def more_significant(operations: dict, heatmap: dict | None) -> dict:
+    """The FFT result of a direction: the heatmap's only when strictly more significant."""
+    if heatmap is not None and heatmap["significance"] > operations["significance"]:
+        return heatmap
+    return operations
+
+
+def detect(values: np.ndarray, bin_width: float, signal: str, config: Config) -> dict:
+    """FTIO-style verdict on a bandwidth signal sampled every ``bin_width`` seconds."""
     result = {"periodic": False, "period": None, "frequency": None, "confidence": 0.0,
               "confidence_label": NONE, "score": 0.0, "significance": 0.0, "candidates": [],
-              "harmonics": 0, "bin_width": bin_width, "samples": int(values.size)}
+              "harmonics": 0, "bin_width": bin_width, "samples": int(values.size),
+              "signal": signal}
     found = _dominant_period(values, bin_width, config) if np.ptp(values) > 0 else None
     if found is None:
         return {**result, "busy_fraction": _busy_fraction(values)}

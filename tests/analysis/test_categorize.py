@@ -180,3 +180,21 @@ def test_periodic_labels_survive_shifting_time_and_scaling_bytes(period, count, 
     scaled = [(s, e, b * scale, r, d) for s, e, b, r, d in ops]
     scaled = categorize_trace(make_trace(scaled, run_time=run_time), CFG)
     assert scaled["categories"] == base["categories"]
+
+
+def test_one_record_per_rank_is_periodic_through_its_heatmap():
+    """Every checkpoint appended to one file: one POSIX record per rank, first start to last end."""
+    from mosaic.trace import HeatmapSignal
+
+    ops = [(10.0, 3590.0, 2.5e8, 1, WRITE) for _ in range(4)]
+    write = np.zeros(240)
+    write[1::24] = 1e8  # 15 s bins, a checkpoint every 360 s
+    heatmap = HeatmapSignal(bin_seconds=15.0, read=np.zeros(240), write=write)
+    plain = categorize_trace(make_trace(ops), CFG)
+    result = categorize_trace(make_trace(ops, heatmap=heatmap), CFG)
+    assert "write_periodic" not in plain["categories"]
+    assert plain["write"]["periodicity"]["fft"]["signal"] == "operations"
+    fft = result["write"]["periodicity"]["fft"]
+    assert fft["signal"] == "heatmap" and fft["period"] == pytest.approx(360.0, rel=0.01)
+    assert {"write_periodic", "write_periodic_minute"} <= set(result["categories"])
+    assert result["write"]["bytes"] == plain["write"]["bytes"]

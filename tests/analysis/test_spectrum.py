@@ -285,3 +285,50 @@ def test_sub_second_cadence_is_not_a_period_but_a_slower_one_still_is():
     fast = bursts(0.084, 12, 0.02)
     slow = tuple(np.concatenate([fast[i] + 30.0 * k for k in range(10)]) for i in range(3))
     assert_period(detect((*slow, 300.0)), 30.0, 0.01)  # 12-request phases every 30 s
+
+
+# --- the HEATMAP signal (SPEC 3.5) -------------------------------------------
+
+def heatmap_bins(period_bins, count, burst=1e9, bins=None):
+    values = np.zeros(bins or period_bins * count)
+    values[::period_bins] = burst
+    return values
+
+
+def test_heatmap_bins_show_the_period_of_appends_to_one_record():
+    from mosaic.analysis.spectrum import heatmap_periodicity
+
+    result = heatmap_periodicity(heatmap_bins(6, 30), 100.0, CONFIG)  # a checkpoint every 600 s
+    assert_period(result, 600.0, 0.01)
+    assert result["signal"] == "heatmap" and result["bin_width"] == 100.0
+
+
+def test_heatmap_needs_bins_for_three_periods():
+    from mosaic.analysis.spectrum import heatmap_periodicity
+
+    assert heatmap_periodicity(heatmap_bins(2, 3, bins=5), 10.0, CONFIG) is None  # < 2 x 3 bins
+    assert heatmap_periodicity(heatmap_bins(2, 3), 10.0, CONFIG) is not None  # exactly 6
+    assert heatmap_periodicity(heatmap_bins(2, 3, bins=6), 10.0, CONFIG.replace(fft_min_periods=3.5)) is None
+
+
+def test_the_more_significant_signal_wins_and_operations_on_ties():
+    from mosaic.analysis.spectrum import more_significant
+
+    ops, heat = {"significance": 4.0, "signal": "operations"}, {"significance": 4.0, "signal": "heatmap"}
+    assert more_significant(ops, heat) is ops
+    assert more_significant(ops, None) is ops
+    assert more_significant(ops, {**heat, "significance": 4.01})["signal"] == "heatmap"
+
+
+def test_random_heatmaps_are_not_significantly_periodic():
+    from mosaic.analysis.spectrum import heatmap_periodicity
+
+    found = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        bins = rng.integers(20, 400)
+        values = np.where(rng.random(bins) < rng.uniform(0.02, 0.3), rng.lognormal(20, 1, bins), 0.0)
+        result = heatmap_periodicity(values, float(rng.uniform(0.1, 100)), CONFIG)
+        found += bool(result and result["periodic"]
+                      and result["significance"] >= CONFIG.verdict_fft_min_significance)
+    assert found == 0
