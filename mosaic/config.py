@@ -91,6 +91,7 @@ class Config:
     periodic_regular_share: float = method(0.5, **SHARE)  # share of a periodic cluster's gaps alike (segments._recurs)
     periodic_segment_share: float = method(0.75, **SHARE)
     min_period_seconds: float = method(1.0, **NON_NEGATIVE)  # closer repeats are request cadence (SPEC 3.4, 3.5)
+    train_gap_factor: float = method(2.0, lo=1.0)  # a gap over this * the median one ends a train (segments._period)
     period_second_max: float = method(30.0, **POSITIVE)
     period_minute_max: float = method(30 * 60.0, **POSITIVE)
     period_hour_max: float = method(12 * 3600.0, **POSITIVE)

@@ -136,6 +136,33 @@ def _recurs(member_starts: np.ndarray, config: Config) -> bool:
     return bool(alike.mean() >= config.periodic_regular_share)
 
 
+def _period(volume_starts: np.ndarray, config: Config) -> float:
+    """Median interval between occurrences, or between trains of them.
+
+    Token-ring checkpoints (ranks write one after another, each pause above
+    the merging threshold) show as trains of same-size operations: the
+    median interval is the rank-to-rank spacing, while the period an analyst
+    means is the checkpoint's. Occurrences are cut into trains at intervals
+    over ``train_gap_factor`` times the median one; when at least
+    ``min_periodic_segments`` trains of two or more occurrences each start
+    at a steady pace (the recurrence check of :func:`_recurs`), the period is
+    the median interval between train starts. A plain series has no such
+    gaps (or a pause or two, too few trains at no steady pace) and keeps its
+    median interval.
+    """
+    gaps = np.diff(volume_starts)
+    spacing = float(np.median(gaps)) if len(gaps) else float("nan")
+    cut = np.flatnonzero(gaps > config.train_gap_factor * spacing)
+    if len(cut) + 1 < config.min_periodic_segments:
+        return spacing
+    first = np.concatenate([[0], cut + 1])
+    lengths = np.diff(np.append(first, len(volume_starts)))
+    train_starts = volume_starts[first]
+    if lengths.min() < 2 or not _recurs(train_starts, config):
+        return spacing
+    return float(np.median(np.diff(train_starts)))
+
+
 def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
     """SPEC 3.4 figures per cluster, sorted by total bytes (dominant first).
 
@@ -162,7 +189,7 @@ def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Co
         same_volume = np.abs(log_bytes - log_bytes[members].mean()) <= config.meanshift_bandwidth
         operations.append({
             "cluster": int(cluster_id),
-            "period": float(np.median(np.diff(starts[same_volume]))),
+            "period": _period(starts[same_volume], config),
             "occurrences": int(members.sum()),
             "bytes_per_occurrence": float(seg_bytes[members].mean()),
             "busy_fraction": float(busy[members].mean()),

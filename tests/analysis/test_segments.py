@@ -207,3 +207,38 @@ def test_min_period_seconds_is_a_setting():
     case = series(20, period=0.5, duration=0.05)
     assert meanshift_periodicity(*case, CFG.replace(min_period_seconds=0.5))["periodic"]
     assert not meanshift_periodicity(*case, CFG.replace(min_period_seconds=0.51))["periodic"]
+
+
+def token_ring(checkpoints=8, ranks=6, spacing=20.0, period=1200.0):
+    """Ranks write one after another ``spacing`` apart; a checkpoint every ``period``."""
+    starts = (period * np.arange(checkpoints)[:, None] + spacing * np.arange(ranks)[None, :]).ravel()
+    return starts, starts + spacing / 2, np.full(starts.size, 1e9)
+
+
+def test_token_ring_checkpoints_take_the_checkpoint_period():
+    result = meanshift_periodicity(*token_ring(), CFG)
+    assert result["periodic"]
+    assert {op["period"] for op in result["operations"]} == {1200.0}
+
+
+def test_trains_end_at_gaps_over_train_gap_factor_times_the_median():
+    # gaps 20 (x5) and 1100 between trains: 1100 / 20 = 55 times the median
+    case = token_ring()
+    assert meanshift_periodicity(*case, CFG.replace(train_gap_factor=54.9))["operations"][0]["period"] == 1200.0
+    assert meanshift_periodicity(*case, CFG.replace(train_gap_factor=55.0))["operations"][0]["period"] == 20.0
+
+
+def test_too_few_trains_or_single_occurrences_keep_the_median_interval():
+    two = meanshift_periodicity(*token_ring(checkpoints=2, ranks=12), CFG)  # 2 trains < 3
+    assert {op["period"] for op in two["operations"]} == {20.0}
+    paused = series(30, period=100.0)  # a plain series with one long pause
+    starts = np.where(np.arange(30) < 15, paused[0], paused[0] + 5000.0)
+    result = meanshift_periodicity(starts, starts + 10.0, paused[2], CFG)
+    assert [op["period"] for op in result["operations"]] == [100.0]
+
+
+def test_trains_at_no_steady_pace_keep_the_median_interval():
+    starts, ends, nbytes = token_ring(checkpoints=6)
+    shift = np.repeat([0.0, 3000.0, 3500.0, 9000.0, 9100.0, 20000.0], 6)  # trains 4200, 1700, 6700, 1300, 12100 apart
+    result = meanshift_periodicity(starts + shift, ends + shift, nbytes, CFG)
+    assert {op["period"] for op in result["operations"]} == {20.0}
