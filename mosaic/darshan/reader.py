@@ -9,6 +9,7 @@ any defect into a :class:`LogError` with one of SPEC 3.1's reasons.
 from __future__ import annotations
 
 import bz2
+import functools
 import os
 import struct
 import zlib
@@ -312,7 +313,7 @@ def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
     writes = np.frombuffer(n_writes, np.int64)
     counts = writes + np.frombuffer(n_reads, np.int64)
     heads = _strided(raw, head_t)[starts // 8]
-    within = F.ragged_index(np.zeros(len(counts), np.int64), counts)
+    within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts)
                                + within * (seg_size // 8)]
     return DxtSegments(ids=np.repeat(heads["id"].astype(np.uint64), counts),
@@ -346,14 +347,19 @@ def parse_heatmap(raw: bytes, big_endian: bool, names: dict[int, str]) -> F.Heat
     if not (np.isfinite(widths) & (widths > 0)).all():
         raise LogError("corrupt_stream", "HEATMAP bin width not a positive number")
     ids = heads["id"].astype(np.uint64)
-    unique, inverse = np.unique(ids, return_inverse=True)
-    apis = np.array([names.get(i) or F.HEATMAP_API_IDS.get(i, "") for i in unique.tolist()]
-                    + [""], dtype=str)[inverse.ravel()] if len(ids) else np.zeros(0, str)
+    api_of = {i: names.get(i) or F.HEATMAP_API_IDS.get(i, "") for i in set(ids.tolist())}
+    apis = np.array([api_of[i] for i in ids.tolist()] or [""], dtype=str)[:len(ids)]
     split = len(write_at)
     return F.HeatmapRecords(ids=ids, ranks=heads["rank"].astype(np.int64), apis=apis,
                             bin_seconds=widths, nbins=nbins,
                             write_bins=bins[:split].astype(np.int64),
                             read_bins=bins[split:].astype(np.int64))
+
+
+@functools.cache
+def _with_bins(head_t: np.dtype, nbins: int) -> np.dtype:
+    """A whole HEATMAP record of ``nbins`` bins: the header, then write and read bins."""
+    return np.dtype(head_t.descr + [("bins", head_t["nbins"], (2 * nbins,))])
 
 
 def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -363,7 +369,7 @@ def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray
     if n >= size:  # the runtime's case: every record has the first record's bin count
         first = int(np.frombuffer(raw, head_t, count=1)["nbins"][0])
         if first >= 0 and n % (size + 16 * first) == 0:
-            whole = np.dtype(head_t.descr + [("bins", head_t["nbins"], (2 * first,))])
+            whole = _with_bins(head_t, first)
             heads = np.frombuffer(raw, whole)
             if (heads["nbins"] == first).all():
                 return heads, np.arange(len(heads), dtype=np.int64) * whole.itemsize + size
