@@ -83,7 +83,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
 
     def work() -> dict:
         nonlocal file
-        log = unwrapped(data)
+        log = unwrapped(data, config.max_inflated_bytes)
         if log is not data:
             file = posted_name(log)
         return categorize_trace(trace_from_bytes(log, file, config), config)
@@ -93,11 +93,11 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     return encode(guarded(file, work))
 
 
-def unwrapped(data: bytes) -> bytes:
-    """The log inside a gzip or bzip2 wrapper (capped as the reader caps it), else ``data``."""
+def unwrapped(data: bytes, cap: int) -> bytes:
+    """The log inside a gzip or bzip2 wrapper (never inflated past ``cap``), else ``data``."""
     for magic, comp in ((GZIP_MAGIC, F.COMP_ZLIB), (BZIP2_MAGIC, F.COMP_BZIP2)):
         if data.startswith(magic):
-            return inflate(data, comp, F.MAX_INFLATED_BYTES, gzip=True)
+            return inflate(data, comp, cap, gzip=True)
     return data
 
 

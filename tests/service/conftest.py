@@ -14,6 +14,7 @@ import httpx
 import numpy as np
 import pytest
 
+from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, write_log
 from mosaic.service.pool import TEST_HOOKS_ENV
@@ -23,6 +24,10 @@ TOKEN = "s3cret-token-for-tests"
 # Small limits so the tests can cross them cheaply.
 MAX_BODY = 200_000
 TIMEOUT_SECONDS = 2.0
+REQUEST_TIMEOUT = 1.5  # slow heads and bodies are dropped after this
+MAX_CONNECTIONS = 300
+SPOOL_BYTES = 50_000  # bodies above this go through a temp file
+MAX_INFLATED = 20 << 20
 STARTUP_SECONDS = 60.0
 
 UID, JOB_ID, APP = 4242, 777, "/apps/lmp"
@@ -49,6 +54,9 @@ class Server:
     process: subprocess.Popen
     token: str | None
     max_body: int = MAX_BODY
+    request_timeout: float = REQUEST_TIMEOUT
+    max_connections: int = MAX_CONNECTIONS
+    max_inflated: int = MAX_INFLATED
 
     def client(self, token: str | None = "default") -> httpx.Client:
         token = self.token if token == "default" else token
@@ -59,12 +67,17 @@ class Server:
         return self.process.poll() is None and httpx.get(self.url + "/healthz").status_code == 200
 
 
-def launch(tmp: Path, token: str | None, hooks: bool = False) -> Server:
+def launch(tmp: Path, token: str | None, hooks: bool = False,
+           max_body: int = MAX_BODY, request_timeout: float = REQUEST_TIMEOUT) -> Server:
     """Start `mosaic serve` (not yet waiting for it: servers start side by side)."""
     port = free_port()
     config = tmp / "service.toml"
     config.write_text(f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
-                      f"service_max_request_bytes = {MAX_BODY}\n")
+                      f"service_max_request_bytes = {max_body}\n"
+                      f"service_request_timeout_seconds = {request_timeout}\n"
+                      f"service_max_connections = {MAX_CONNECTIONS}\n"
+                      f"service_spool_bytes = {SPOOL_BYTES}\n"
+                      f"max_inflated_bytes = {MAX_INFLATED}\n")
     args = [str(MOSAIC), "serve", "--store", str(tmp / "store.sqlite"), "--port", str(port),
             "--workers", "2", "--config", str(config)]
     if token:
@@ -76,7 +89,8 @@ def launch(tmp: Path, token: str | None, hooks: bool = False) -> Server:
         env[TEST_HOOKS_ENV] = "1"
     with open(tmp / "server.log", "wb") as log:
         process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
-    return Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token)
+    return Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token, max_body,
+                  request_timeout)
 
 
 def wait_ready(server: Server) -> Server:
@@ -111,6 +125,18 @@ def servers(tmp_path_factory):
     finally:
         for server in started:
             stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def big_server(tmp_path_factory):
+    """A loopback server with the default body limit (64 MB) and request timeout (10 s)."""
+    started = launch(tmp_path_factory.mktemp("big"), None,
+                     max_body=Config().service_max_request_bytes,
+                     request_timeout=Config().service_request_timeout_seconds)
+    try:
+        yield wait_ready(started)
+    finally:
+        stop_server(started)
 
 
 @pytest.fixture(scope="session")
