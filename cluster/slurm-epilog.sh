@@ -9,7 +9,8 @@
 # Settings, from the environment (e.g. exported by a wrapper):
 #   DARSHAN_LOGDIR        root of Darshan's log tree (YEAR/MONTH/DAY/...)  [required]
 #   MOSAIC_URL            base URL of the service          [http://127.0.0.1:8420]
-#   MOSAIC_TOKEN_FILE     bearer token file (services not bound to loopback need it)
+#   MOSAIC_TOKEN_FILE     write token file (recording in the store needs it, loopback
+#                         or not; chmod 600)
 #   MOSAIC_EPILOG_DAYS    day folders to search, back from today (a job's log sits
 #                         under its start day)                             [2]
 #   MOSAIC_EPILOG_TIMEOUT seconds allowed for each post                     [10]
