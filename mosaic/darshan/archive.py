@@ -110,12 +110,24 @@ def read_regular(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
         if info.st_size > max_bytes:
             raise LogError(Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
         try:
-            data = fh.read(max_bytes + 1)
+            data = _read_at_most(fh, info.st_size, max_bytes)
         except OSError as exc:
             raise LogError(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
     if len(data) > max_bytes:
         raise LogError(Reason.TOO_LARGE, f"grew past the limit of {max_bytes} bytes")
     return data
+
+
+def _read_at_most(fh, expected: int, max_bytes: int) -> bytes:
+    """The file's bytes, stopping one past ``max_bytes``. ``read(n)`` allocates
+    ``n`` bytes up front, so the first read asks for the size ``fstat`` gave,
+    not the limit (a 1 GiB buffer per read would exhaust a capped worker)."""
+    parts = [fh.read(min(expected, max_bytes) + 1)]
+    size = len(parts[0])
+    while parts[-1] and size <= max_bytes:
+        parts.append(fh.read(min(1 << 20, max_bytes + 1 - size)))
+        size += len(parts[-1])
+    return b"".join(parts)
 
 
 def read_bytes(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
