@@ -119,7 +119,7 @@ def _supervise(task: Task, items: list, config: Config) -> list[dict]:
         try:
             limit_memory(config.worker_memory_bytes)
             for item in items:
-                writer.send(_call(task, item, config))
+                _send(writer, task, item, _bounded_call(task, item, config))
         finally:
             os._exit(0)
     writer.close()
@@ -146,6 +146,25 @@ def _collect(reader: Connection, pid: int, task: Task, items: list,
             return results
     os.waitpid(pid, 0)
     return results
+
+
+MEMORY_BOUND = "needs more memory than a worker may use"
+
+
+def _bounded_call(task: Task, item, config: Config) -> dict:
+    """The task's result; past the memory bound anywhere (imports too): ``too_large``."""
+    try:
+        return _call(task, item, config)
+    except MemoryError:
+        return task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND)
+
+
+def _send(writer: Connection, task: Task, item, result: dict) -> None:
+    """Send a result; one too big to pickle within the memory bound is ``too_large``."""
+    try:
+        writer.send(result)
+    except MemoryError:
+        writer.send(task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND))
 
 
 def limit_memory(extra_bytes: int) -> None:

@@ -24,10 +24,10 @@ MOSAIC = str(Path(sys.executable).parent / "mosaic")
 SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
 
 
-def config_file(tmp_path, config):
+def config_file(tmp_path, config, extra=""):
     path = tmp_path / "config.toml"
     path.write_text(f"batch_size = {config.batch_size}\n"
-                    f"trace_timeout_seconds = {config.trace_timeout_seconds}\n")
+                    f"trace_timeout_seconds = {config.trace_timeout_seconds}\n{extra}")
     return str(path)
 
 
@@ -50,7 +50,11 @@ def wait_for(condition, timeout=180.0, what="condition"):
 
 
 def test_local_node_outputs_match_in_process(year_corpus, small_config, reference_run, tmp_path):
-    run([year_corpus], tmp_path, small_config, workers=2)
+    first = run([year_corpus], tmp_path, small_config, workers=2)
+    assert comparable(tmp_path) == comparable(reference_run)
+    assert first["timings"]["engine_started"]
+    rerun = run([year_corpus], tmp_path, small_config, workers=2)  # nothing left to do
+    assert not rerun["timings"]["engine_started"]  # no dispynode was started
     assert comparable(tmp_path) == comparable(reference_run)
 
 
@@ -112,14 +116,36 @@ def test_a_node_lost_mid_run_loses_no_trace(year_corpus, small_config, reference
     assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
 
 
+def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
+        year_corpus, small_config, reference_run, two_nodes, tmp_path):
+    port, nodes = two_nodes
+    out = tmp_path / "out"
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--quiet",
+               "--nodes", ",".join(f"{host}:{port}" for host in nodes),
+               "--config", config_file(tmp_path, small_config, "node_lost_timeout_seconds = 1\n")]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as mosaic:
+        wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, what="first batches")
+        for node in nodes.values():
+            os.killpg(node.pid, signal.SIGKILL)
+        _, stderr = mosaic.communicate(timeout=120)  # never waits forever
+    assert mosaic.returncode == 1
+    assert "no live dispy node for 1 s" in stderr and "rerun the same command" in stderr
+    assert not (out / "summary.json").exists() and done_count(out) > 0
+    run([year_corpus], out, small_config, workers=0)  # resumes from the store
+    assert comparable(out) == comparable(reference_run)
+
+
 def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_config,
                                                           reference_run, tmp_path):
     out = tmp_path / "out"
+    scratch = tmp_path / "scratch"  # the run's TMPDIR: where its mosaic-dispy-* folder goes
+    scratch.mkdir()
     command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--workers", "2", "--quiet",
                "--config", config_file(tmp_path, small_config)]
     valid = sum(t["valid"] for t in truth(year_corpus))
     stop_at = random.randint(small_config.batch_size, len(truth(year_corpus)) + valid // 10)
-    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW})
+    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW,
+                                            "TMPDIR": str(scratch)})
     helpers = []
     try:
         wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done")
@@ -128,6 +154,7 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
         mosaic.wait()
         _, alive = psutil.wait_procs(helpers, timeout=15)
         assert alive == [], "the local dispynode outlived a SIGKILLed mosaic run"
+        assert [p.name for p in scratch.iterdir()] == [], "temporary folders left behind"
     finally:
         mosaic.kill()
         for helper in helpers:
