@@ -2,6 +2,8 @@
 
     .venv/bin/python -m benchmarks.bench_pipeline [--sizes 10000 100000] [--workers 1 2]
     .venv/bin/python -m benchmarks.bench_pipeline --isolation [--sizes 2000]
+    .venv/bin/python -m benchmarks.bench_pipeline --rerun [--sizes 600]
+    .venv/bin/python -m benchmarks.bench_pipeline --heavy 600
 
 For each corpus size, generates (once, not timed) a Blue-Waters-like year with
 ``mosaic.synth.year.generate_year`` under ``--data`` and runs the whole
@@ -23,6 +25,7 @@ workers; read from os.times() once the node has stopped).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import tempfile
@@ -154,6 +157,78 @@ def isolation_overhead(root: Path, config: Config, batch: int = 256) -> dict[str
     return {"logs": len(refs), **seconds}
 
 
+def print_rerun(root: Path, config: Config, workers: int = 2) -> None:
+    """A first run, then a rerun of the finished folder: wall seconds side by side."""
+    out = Path(tempfile.mkdtemp(prefix="mosaic-bench-out-"))
+    try:
+        seconds = []
+        for _ in range(2):
+            started = time.perf_counter()
+            summary = run([root], out, config, workers=workers, quiet=True)
+            seconds.append(time.perf_counter() - started)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    print(f"{summary['funnel']['logs']} logs, --workers {workers}: first run {seconds[0]:.2f} s, "
+          f"rerun {seconds[1]:.2f} s (x{seconds[0] / seconds[1]:.1f} faster; engine started: "
+          f"{summary['timings']['engine_started']})")
+
+
+def heavy_corpus(data: Path, count: int) -> Path:
+    from mosaic.synth.heavy import generate_heavy
+
+    root = data / f"heavy-{count}"
+    if not (root / "truth.jsonl").exists():
+        generate_heavy(root, count, seed=2019)
+    return root
+
+
+def _zlib_v3(path: str) -> bool:
+    """A plain Darshan 3.x log with zlib regions (what pydarshan reads; on 2.x logs,
+    bzip2 or gzip-wrapped ones it errs or segfaults)."""
+    from mosaic.darshan.formats import COMP_ZLIB
+
+    with open(path, "rb") as fh:
+        head = fh.read(17)
+    return path.endswith(".darshan") and head[:2] == b"3." and len(head) == 17 and (
+        head[16] == COMP_ZLIB)
+
+
+def print_heavy(root: Path, config: Config, workers: int = 2) -> None:
+    """`mosaic run --workers 2` against pydarshan reading the same logs in one process
+    (issue 13 item 4): wall seconds side by side, in one run."""
+    import warnings
+
+    import darshan
+
+    out = Path(tempfile.mkdtemp(prefix="mosaic-bench-out-"))
+    try:
+        started = time.perf_counter()
+        summary = run([root], out, config, workers=workers, quiet=True)
+        ours = time.perf_counter() - started
+        evicted = {json.loads(line)["file"] for line in (out / "evicted.jsonl").open()}
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    valid = [ref.location for ref in scan([root])
+             if ref.name not in evicted and _zlib_v3(ref.location)]
+    read, seconds = 0, 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in valid:
+            started = time.perf_counter()
+            try:
+                darshan.DarshanReport(path, read_all=True)
+            except Exception:  # noqa: BLE001 - a log pydarshan cannot read: not timed
+                continue
+            seconds += time.perf_counter() - started
+            read += 1
+    timings = summary["timings"]
+    print(f"heavy corpus {summary['funnel']['logs']} logs ({len(valid)} valid): mosaic run "
+          f"--workers {workers} {ours:.2f} s (scan+validate {timings['scan_validate']:.2f}, "
+          f"categorize {timings['categorize']:.2f}, start {timings['start']:.2f}); pydarshan "
+          f"read_all over the {read} it reads, one process: {seconds:.2f} s; ratio "
+          f"x{seconds / ours:.2f} (pydarshan time / mosaic time; target >= 2)")
+
+
 def print_isolation(root: Path, config: Config) -> None:
     figures = isolation_overhead(root, config)
     logs, base = figures.pop("logs"), figures["in process"]
@@ -168,10 +243,21 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "mosaic-bench")
+    parser.add_argument("--heavy", type=int, metavar="COUNT",
+                        help="mosaic run against pydarshan on COUNT heavy logs")
+    parser.add_argument("--rerun", action="store_true",
+                        help="first run against a rerun of the finished output folder")
     parser.add_argument("--isolation", action="store_true",
                         help="per-log overhead of the engine's supervision against pebble")
     args = parser.parse_args()
     config = Config()
+    if args.heavy:
+        print_heavy(heavy_corpus(args.data, args.heavy), config)
+        return
+    if args.rerun:
+        for size in args.sizes:
+            print_rerun(corpus(args.data, size), config)
+        return
     if args.isolation:
         for size in args.sizes:
             print_isolation(corpus(args.data, size), config)
