@@ -55,7 +55,7 @@ class TreeMemory:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def __enter__(self) -> "TreeMemory":
+    def __enter__(self) -> TreeMemory:
         self._thread.start()
         return self
 

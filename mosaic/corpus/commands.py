@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from mosaic.options import load_config, config_option, mount_option, strict_option
+from mosaic.options import config_option, load_config, mount_option, strict_option
 
 
 @click.command()
@@ -39,9 +39,9 @@ def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout
 
     Rerunning the same command resumes where an interrupted run stopped.
     """
-    from mosaic.errors import EngineError
     from mosaic.corpus.pipeline import one_screen
     from mosaic.corpus.pipeline import run as run_pipeline
+    from mosaic.errors import EngineError
 
     config = load_config(config_file, mounts=mounts or None, strict=strict, all_runs=all_runs,
                      group_by=group_by, trace_timeout_seconds=timeout)

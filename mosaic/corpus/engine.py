@@ -216,7 +216,7 @@ class InProcessEngine:
     def __init__(self, config: Config, preload: Iterable[str] = ()) -> None:
         self.config = config
 
-    def __enter__(self) -> "InProcessEngine":
+    def __enter__(self) -> InProcessEngine:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -248,7 +248,7 @@ class DispyEngine:
         self._stack = contextlib.ExitStack()
         self._cluster = None
 
-    def __enter__(self) -> "DispyEngine":
+    def __enter__(self) -> DispyEngine:
         try:
             self._start()
         except BaseException:
@@ -431,7 +431,7 @@ class LazyEngine:
         self._engine = None
         self._stack = contextlib.ExitStack()
 
-    def __enter__(self) -> "LazyEngine":
+    def __enter__(self) -> LazyEngine:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -285,7 +285,8 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
             evicted_at["categorize" if row["stage"] == "categorize" else "validate"][
                 row["reason"]] += 1
     funnel = {"files_seen": counts.files_seen, "skipped_files": counts.skipped_files,
-              "skipped": dict(sorted(counts.skipped.items())), "logs": counts.logs, "evicted": dict(sorted(evicted_at["validate"].items())),
+              "skipped": dict(sorted(counts.skipped.items())), "logs": counts.logs,
+              "evicted": dict(sorted(evicted_at["validate"].items())),
               "evicted_total": sum(evicted_at["validate"].values())}
     funnel.update(store.funnel_counts())
     funnel["categorize_evicted"] = dict(sorted(evicted_at["categorize"].items()))
@@ -302,12 +303,12 @@ def stability_shares(rows: Iterable) -> dict[str, float]:
     group; a group whose representative was not categorized has no share.
     """
     shares = {}
-    for key, rows in itertools.groupby(rows, key=lambda r: r["group_key"]):
-        rows = list(rows)
-        reference = [set(json.loads(r["categories"])) for r in rows if r["representative"]]
+    for key, members in itertools.groupby(rows, key=lambda r: r["group_key"]):
+        members = list(members)
+        reference = [set(json.loads(r["categories"])) for r in members if r["representative"]]
         if reference:
-            same = sum(set(json.loads(r["categories"])) == reference[0] for r in rows)
-            shares[key] = same / len(rows)
+            same = sum(set(json.loads(r["categories"])) == reference[0] for r in members)
+            shares[key] = same / len(members)
     return shares
 
 

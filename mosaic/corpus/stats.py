@@ -88,7 +88,7 @@ class CorpusStats:
             self._joint[v] += (rows * weights[:, v, None]).T @ rows
         self._pending.clear()
 
-    def merge(self, other: "CorpusStats") -> "CorpusStats":
+    def merge(self, other: CorpusStats) -> CorpusStats:
         """Fold in another accumulator (e.g. one per worker batch)."""
         self._flush()
         other._flush()
@@ -109,7 +109,7 @@ class CorpusStats:
             union = counts[:, None] + counts[None, :] - joint
             out["distributions"][view] = {
                 "traces": float(self._total[v]),
-                "counts": dict(zip(ALL_LABELS, self._counts[v].tolist())),
+                "counts": dict(zip(ALL_LABELS, self._counts[v].tolist(), strict=True)),
             }
             out["jaccard"][view] = {"labels": labels, "matrix": _safe_ratio(joint, union)}
             out["conditional"][view] = {"labels": labels,
@@ -163,6 +163,6 @@ def noteworthy_correlations(conditional: dict, distributions: dict,
     rows, cols = np.nonzero((p >= min_p) & (support >= min_support))
     found = [{"if": labels[i], "then": labels[j], "probability": float(p[i, j]),
               "support": float(support[i, j])}
-             for i, j in zip(rows.tolist(), cols.tolist())
+             for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
              if i != j and (labels[i], labels[j]) not in IMPLIED_BY_DEFINITION]
     return sorted(found, key=lambda c: (-c["probability"], -c["support"]))

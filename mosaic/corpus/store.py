@@ -86,7 +86,7 @@ def _params(values) -> tuple:
 class Row(tuple):
     """A result row by index or by column name; BLOBs (non-UTF-8 names) come back as str."""
 
-    def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> "Row":
+    def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> Row:
         row = super().__new__(cls, (os.fsdecode(v) if isinstance(v, bytes) else v
                                     for v in values))
         row.columns = {column[0]: i for i, column in enumerate(cursor.description)}
@@ -128,7 +128,7 @@ class Store:
         self._reader.close()
         self._db.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:

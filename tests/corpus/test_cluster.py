@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from corpus.outputs import comparable, lines, truth
+
 from mosaic.corpus.engine import TEST_FAULT_ENV, dispynode_command, stop_process_group
 from mosaic.corpus.pipeline import run
 

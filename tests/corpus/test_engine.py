@@ -12,7 +12,6 @@ from mosaic.corpus.pipeline import balanced_batch_size, evicted
 from mosaic.corpus.scan import LogRef
 
 
-
 def refs(*names):
     return [LogRef(name, f"/data/{name}") for name in names]
 

@@ -12,14 +12,22 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from corpus.outputs import comparable, lines, truth
+
 from mosaic.config import Config
 from mosaic.corpus import pipeline
 from mosaic.corpus.engine import Task, preload, run_batch
 from mosaic.corpus.pipeline import CATEGORIZE, LOCK_FILE, WORKER_PRELOAD, evicted, run
-from mosaic.corpus.scan import (NOT_REGULAR, REPEATED_FOLDER, VANISHED, LogRef, ScanCounts,
-                                folder_prefixes, read_regular, scan)
+from mosaic.corpus.scan import (
+    NOT_REGULAR,
+    REPEATED_FOLDER,
+    VANISHED,
+    LogRef,
+    ScanCounts,
+    folder_prefixes,
+    read_regular,
+    scan,
+)
 from mosaic.errors import EngineError
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")

@@ -4,8 +4,8 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
-
 from corpus.outputs import comparable, lines, truth
+
 from mosaic.corpus import pipeline
 from mosaic.corpus.engine import Task
 from mosaic.corpus.pipeline import run, stability_shares

@@ -40,7 +40,7 @@ def test_jaccard_is_weighted_intersection_over_union(three_traces):
     assert cell(single, A, C) == 0
     assert cell(single, A, A) == 1
     assert cell(all_runs, A, B) == pytest.approx(1 / 4)  # {A,B}:1 / (A:3 + B:2 - 1)
-    assert single["matrix"] == [list(r) for r in zip(*single["matrix"])]  # symmetric
+    assert single["matrix"] == [list(r) for r in zip(*single["matrix"], strict=True)]  # symmetric
 
 
 def test_conditional_is_share_of_rows_having_column(three_traces):
