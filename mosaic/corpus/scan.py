@@ -189,7 +189,8 @@ def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]
     """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)).
 
     Opened without blocking and checked after opening (a FIFO swapped in after
-    the scan looked must not hang the run); never reads past `max_bytes`.
+    the scan looked must not hang the run); never reads past `max_bytes`, nor
+    past the size it had when opened.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -203,9 +204,9 @@ def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]
             return None, (Reason.UNREADABLE, f"not a regular file: {path}")
         if info.st_size > max_bytes:
             return None, (Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
-        data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        return None, (Reason.TOO_LARGE, f"grew past the limit of {max_bytes} bytes")
+        data = fh.read(info.st_size + 1)  # read(n) allocates n bytes: ask for the size
+    if len(data) > info.st_size:
+        return None, (Reason.UNREADABLE, f"{path} grew while read (still being written?)")
     return data, None
 
 
