@@ -21,10 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers import pydarshan_example_logs, real_logs  # noqa: E402
-
 from mosaic.config import Config  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
 from mosaic.darshan.reader import read_log  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
 from mosaic.trace import read_trace  # noqa: E402
 
 PROBE = "import sys, darshan\nfor p in sys.argv[1:]:\n    darshan.DarshanReport(p, read_all=True)\n"

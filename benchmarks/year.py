@@ -1,7 +1,7 @@
 """A Blue-Waters-scale year on this machine: generate, `mosaic run`, `mosaic eval`.
 
     .venv/bin/python -m benchmarks.year [--count 462502] [--seed 2019] [--dir D] [--workers 2]
-                                        [--keep] [--json PATH]
+                                        [--all-runs] [--keep] [--json PATH]
 
 Generates the year profile (`mosaic.synth.year`, not timed against the
 targets; reused when ``D/year-COUNT-seedSEED`` holds a finished corpus of
@@ -13,7 +13,7 @@ dedup, categorize and write from summary.json's ``timings``; scan, which the
 pipeline interleaves with validation, timed alone beforehand), peak RSS of the
 process tree (``bench_pipeline.TreeMemory``), output sizes and accuracy.
 Targets (the MOSAIC paper: 462,502 logs, 165 min on 64 cores, 300 GB):
-processing <= 10 min wall, peak RSS <= 2 GB, accuracy >= 98 %.
+processing <= 3 min wall single run, <= 10 min with --all-runs, peak RSS <= 2 GB, accuracy 100 %.
 
 Also prints the run's funnel and label shares beside the paper's figures
 (``PAPER``), a sanity check of the year profile.
@@ -39,7 +39,9 @@ from mosaic.synth.year import generate_year
 PAPER_YEAR_LOGS = 462_502
 GENERATED_MARK = ".generated.json"  # written once generation finished: what a reuse checks
 BYTES_PER_LOG = 7_000  # ~2.9 GB for the year; /dev/shm is used when it has twice that free
-TARGETS = {"processing_seconds": 600.0, "peak_rss_mb": 2048.0, "accuracy": 0.98}
+# Issue 13: single run (default) within 3 min, --all-runs (every valid run) within 10 min.
+TARGETS = {"processing_seconds": 180.0, "peak_rss_mb": 2048.0, "accuracy": 1.0}
+ALL_RUNS_SECONDS = 600.0
 MOSAIC = str(Path(sys.executable).with_name("mosaic"))
 
 # The paper's figures (MOSAIC, Fig. 3, Tables II-III, Fig. 4) as shares, with our label.
@@ -126,14 +128,14 @@ class TreeCPU(TreeMemory):
             self.peak = max(self.peak, sum(tree_cpu_seconds(child) for child in me.children()))
 
 
-def run_mosaic(root: Path, out: Path, workers: int) -> dict:
+def run_mosaic(root: Path, out: Path, workers: int, all_runs: bool = False) -> dict:
     """`mosaic run` as a subprocess: wall, tree CPU, peak tree RSS and its summary."""
     shutil.rmtree(out, ignore_errors=True)
     cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     with TreeMemory() as memory, TreeCPU() as cpu:
         subprocess.run([MOSAIC, "run", str(root), "--out", str(out), "--workers", str(workers),
-                        "--quiet"], check=True)
+                        "--quiet", *(["--all-runs"] if all_runs else [])], check=True)
     wall = time.perf_counter() - started
     summary = json.loads((out / "summary.json").read_text())
     return {"wall_seconds": wall,
@@ -203,7 +205,8 @@ def report(result: dict) -> str:
               "accuracy": accuracy}
     lines += ["", f"{'figure':<22} {'measured':>10} {'target':>10}"]
     for name, value in checks.items():
-        target = TARGETS[name]
+        target = (ALL_RUNS_SECONDS if result["all_runs"] and name == "processing_seconds"
+                  else TARGETS[name])
         met = value >= target if name == "accuracy" else value <= target
         lines.append(f"{name:<22} {value:>10.3f} {target:>10.3f} {'met' if met else 'MISSED'}")
     lines += [f"{'tree CPU s':<22} {run['cpu_seconds']:>10.1f}",
@@ -227,27 +230,31 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None,
                         help="Where the corpus and outputs go (default: /dev/shm if it has room).")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--all-runs", action="store_true",
+                        help="Categorize every valid run (mosaic run --all-runs), not one per group.")
     parser.add_argument("--keep", action="store_true", help="Keep the corpus and outputs.")
     parser.add_argument("--json", type=Path, default=None,
                         help="Write the figures here (default: DIR/year-COUNT-seedSEED.json).")
     args = parser.parse_args()
     folder = args.dir or default_dir(args.count)
     root, made = corpus(folder, args.count, args.seed)
-    out = folder / f"out-{args.count}-seed{args.seed}"
+    out = folder / f"out-{args.count}-seed{args.seed}{'-all' if args.all_runs else ''}"
     try:
         scanned, scan_s = scan_seconds(root)
-        run = run_mosaic(root, out, args.workers)
+        run = run_mosaic(root, out, args.workers, args.all_runs)
         scores, eval_s = evaluate(out, root)
     finally:
         if not args.keep:
             shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(root, ignore_errors=True)
     result = {"corpus": str(root), "generation": made, "workers": args.workers, "scanned": scanned,
+              "all_runs": args.all_runs,
               "load_average": os.getloadavg(), "run": run,
               "stages": stage_rates(run["summary"], scan_s), "eval": scores, "eval_seconds": eval_s,
               "paper": paper_comparison(run["summary"])}
     print(report(result))
-    path = args.json or folder / f"year-{args.count}-seed{args.seed}.json"
+    path = args.json or folder / (f"year-{args.count}-seed{args.seed}"
+                                  f"{'-all' if args.all_runs else ''}.json")
     run["summary"] = {key: run["summary"][key] for key in ("funnel", "timings", "distributions")}
     result["eval"] = {key: scores[key] for key in ("logs", "categorized", "evicted", "eviction",
                                                    "dedup")} | {

@@ -181,12 +181,12 @@ class Config:
         return {k: list(v) if isinstance(v, tuple) else v
                 for k, v in dataclasses.asdict(self).items()}
 
-    def replace(self, **changes) -> "Config":
+    def replace(self, **changes) -> Config:
         changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def from_toml(cls, path: str | Path, base: "Config | None" = None) -> "Config":
+    def from_toml(cls, path: str | Path, base: Config | None = None) -> Config:
         """Load overrides from TOML; unknown keys are an error, not a silent typo."""
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

@@ -18,8 +18,8 @@ import numpy as np
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog
-from mosaic.errors import LogError
 from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
 
 READ, WRITE = 0, 1
 DIRECTIONS = {READ: "read", WRITE: "write"}

@@ -9,11 +9,17 @@ import pytest
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
-from mosaic.errors import LogError
 from mosaic.darshan.reader import read_log
 from mosaic.darshan.writer import heatmap_records, write_log
+from mosaic.errors import LogError
 from mosaic.trace import (
-    META_DTYPE, OPS_DTYPE, READ, WRITE, build_trace, read_trace, trace_from_bytes,
+    META_DTYPE,
+    OPS_DTYPE,
+    READ,
+    WRITE,
+    build_trace,
+    read_trace,
+    trace_from_bytes,
 )
 
 RUN_TIME = 100.0

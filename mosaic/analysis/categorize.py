@@ -13,8 +13,8 @@ most directions of a year of logs are insignificant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -14,7 +14,7 @@ mean shift, by the recurrence check of ``segments._recurs``.)
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from mosaic.config import Config
 
@@ -58,11 +58,7 @@ RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
 
 def combine(meanshift: dict, fft: dict, config: Config) -> dict:
     """Final verdict, its source, and the period and busy fraction behind the labels."""
-    try:
-        rule = RULES[config.verdict_rule]
-    except KeyError:
-        raise ValueError(f"unknown verdict_rule {config.verdict_rule!r}; "
-                         f"choose from {', '.join(RULES)}") from None
+    rule = RULES[config.verdict_rule]  # Config accepts only these names
     ms_periodic = bool(meanshift.get("periodic")) and bool(meanshift.get("operations"))
     fft_periodic = bool(fft.get("periodic"))
     verdict = {"periodic": False, "period": None, "source": None,

@@ -62,6 +62,7 @@ from mosaic.config import Config
 from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
 from mosaic.corpus.reaper import stop_process_group
 from mosaic.errors import EngineError, Reason
+from mosaic.limits import limit_memory
 
 TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
 LOOPBACK = "127.0.0.1"
@@ -165,18 +166,6 @@ def _send(writer: Connection, task: Task, item, result: dict) -> None:
         writer.send(result)
     except MemoryError:
         writer.send(task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND))
-
-
-def limit_memory(extra_bytes: int) -> None:
-    """Cap this process's address space at its current size plus `extra_bytes`
-    (RLIMIT_AS): past it, allocations fail with MemoryError instead of the
-    machine swapping. Relative, because a worker forked from a warm node
-    already maps numpy, scipy and scikit-learn."""
-    import resource
-
-    with open("/proc/self/statm") as fh:
-        current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    resource.setrlimit(resource.RLIMIT_AS, (current + extra_bytes, resource.RLIM_INFINITY))
 
 
 def _describe_exit(status: int) -> str:

@@ -39,9 +39,10 @@ from mosaic.errors import EngineError, LogError
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
-# What a worker imports once, ahead of any job: this module (the tasks), the
-# analysis, and scikit-learn, which the analysis imports lazily (~2 s).
-WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", "sklearn.cluster")
+# What a worker imports once, ahead of any job: this module (the tasks) and the
+# analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
+# for its MeanShift (meanshift_implementation = "sklearn").
+WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize")
 
 
 # ----- per-log tasks (run on workers) -----
@@ -68,7 +69,7 @@ def _trace(ref: LogRef, config: Config):
 def _guarded(ref: LogRef, work) -> dict:
     """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
 
-    A MemoryError is the worker's memory bound (engine.limit_memory): ``too_large``.
+    A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
     """
     from mosaic.analysis.categorize import guarded
 

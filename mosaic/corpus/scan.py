@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from mosaic.config import DEFAULT
+from mosaic.darshan import archive
 from mosaic.darshan.archive import is_archive_name, is_log_name, iter_archive
-from mosaic.errors import LogError, Reason
+from mosaic.errors import LogError
 
 # Reasons a path is skipped by the scan (keys of ScanCounts.skipped).
 NOT_REGULAR = "not_a_regular_file"  # FIFO, socket, device
@@ -186,28 +187,12 @@ def _refs(path: str, name: str, info: os.stat_result, counts: ScanCounts, ship_b
 
 
 def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]:
-    """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)).
-
-    Opened without blocking and checked after opening (a FIFO swapped in after
-    the scan looked must not hang the run); never reads past `max_bytes`, nor
-    past the size it had when opened.
-    """
+    """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)):
+    the reader's bounded, non-blocking read (`archive.read_regular`) as a LogRef pair."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None, (Reason.UNREADABLE, f"no such file: {path}")
-    except OSError as error:
-        return None, (Reason.UNREADABLE, f"cannot open {path}: {error.strerror}")
-    with open(fd, "rb") as fh:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, (Reason.UNREADABLE, f"not a regular file: {path}")
-        if info.st_size > max_bytes:
-            return None, (Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
-        data = fh.read(info.st_size + 1)  # read(n) allocates n bytes: ask for the size
-    if len(data) > info.st_size:
-        return None, (Reason.UNREADABLE, f"{path} grew while read (still being written?)")
-    return data, None
+        return archive.read_regular(path, max_bytes), None
+    except LogError as error:
+        return None, (error.reason, error.detail)
 
 
 def _archive_refs(location: str, name: str, stamp: tuple[int, int], counts: ScanCounts,

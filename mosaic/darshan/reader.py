@@ -67,7 +67,7 @@ def read_log(source: str | os.PathLike | bytes, name: str = "", *,
                        f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
-def _read_bytes(data: bytes, budget: "_Budget") -> DarshanLog:
+def _read_bytes(data: bytes, budget: _Budget) -> DarshanLog:
     if not data:
         raise LogError("unreadable", "empty file")
     if data.startswith(GZIP_MAGIC) or data.startswith(BZIP2_MAGIC):

@@ -10,8 +10,17 @@ import numpy as np
 from mosaic.config import Config
 from mosaic.darshan import writer
 from mosaic.holdout.design import (
-    DAY, HOUR, NOT_PERIODIC, TIMESTAMP_EPSILON, UNKNOWN, Design, Periodicity, Records, Series,
-    periodic_claim)
+    DAY,
+    HOUR,
+    NOT_PERIODIC,
+    TIMESTAMP_EPSILON,
+    UNKNOWN,
+    Design,
+    Periodicity,
+    Records,
+    Series,
+    periodic_claim,
+)
 
 
 def loguniform(rng: np.random.Generator, low: float, high: float) -> float:

@@ -27,7 +27,6 @@ import json
 import logging
 import multiprocessing
 import os
-import resource
 import signal
 import threading
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import BZIP2_MAGIC, GZIP_MAGIC, inflate
 from mosaic.errors import Reason
+from mosaic.limits import limit_memory
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
@@ -49,9 +49,9 @@ CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
-# Imported once in the fork server, so a (replacement) worker starts in milliseconds and
-# its first periodic trace does not pay for the imports mean shift makes lazily.
-PRELOAD = ["mosaic.service.pool", "sklearn.cluster", "scipy.spatial"]
+# Imported once in the fork server, so a (replacement) worker starts in milliseconds
+# (scikit-learn only if a config asks for its MeanShift: it is imported lazily then).
+PRELOAD = ["mosaic.service.pool"]
 
 
 @dataclass(frozen=True)
@@ -120,12 +120,7 @@ def _test_hooks(data: bytes) -> None:
 def _worker_init(memory_bytes: int) -> None:
     """Bound the worker's address space; leave Ctrl-C to the server, which stops workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with open("/proc/self/statm") as fh:
-        mapped = int(fh.read().split()[0]) * resource.getpagesize()
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    limit = mapped + memory_bytes
-    resource.setrlimit(resource.RLIMIT_AS,
-                       (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+    limit_memory(memory_bytes)
 
 
 class WorkerPool:

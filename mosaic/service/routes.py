@@ -24,8 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
 from mosaic.corpus.store import Store
-from mosaic.service.errors import (EVICTED_SCHEMA, ERROR_SCHEMA, INVALID, JSON,
-                                   UNKNOWN_APPLICATION, error_doc)
+from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, UNKNOWN_APPLICATION, error_doc
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool

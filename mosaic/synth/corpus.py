@@ -17,11 +17,19 @@ from pathlib import Path
 import numpy as np
 
 from mosaic.config import Config
-from mosaic.synth import truth
-from mosaic.darshan.writer import HEATMAP_FORMATS, ZLIB_LEVEL
-from mosaic.synth.logs import (YEAR_START, Format, choose_format, darshan_log, invalid_log,
-                               make_job, scaled, write)
 from mosaic.darshan import formats as F
+from mosaic.darshan.writer import HEATMAP_FORMATS, ZLIB_LEVEL
+from mosaic.synth import truth
+from mosaic.synth.logs import (
+    YEAR_START,
+    Format,
+    choose_format,
+    darshan_log,
+    invalid_log,
+    make_job,
+    scaled,
+    write,
+)
 from mosaic.synth.scenarios import Scenario, build, params, resolve
 
 SCENARIO_UID_BASE, MAX_SEEDS = 20_000, 1_000  # one user per (scenario, seed): one group each

@@ -13,8 +13,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import numpy as np
-
 from mosaic.config import Config
 from mosaic.synth.catalog import BIG
 from mosaic.synth.corpus import generate_runs, identity, scenario_rng

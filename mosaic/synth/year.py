@@ -21,7 +21,7 @@ import shutil
 import tarfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -247,7 +247,7 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
             job = make_job(who.uid, job_id, start, run_time, nprocs, f"{who.exe} -i in.{r}", fmt,
                            scenario.partial)
             data, families = template.run(scale, fmt, job, rng, id_cache, level=FAST_ZLIB)
-            day = datetime.fromtimestamp(start, timezone.utc)
+            day = datetime.fromtimestamp(start, UTC)
             stem = (f"{who.user}_{Path(who.exe).name}_id{job_id}_{day.month}-{day.day}-"
                     f"{start % 86_400}-{int(rng.integers(1 << 62))}_1{fmt.suffix}")
             folder, name = writer.place(day, stem)

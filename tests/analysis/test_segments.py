@@ -224,8 +224,11 @@ def test_token_ring_checkpoints_take_the_checkpoint_period():
 def test_trains_end_at_gaps_over_train_gap_factor_times_the_median():
     # gaps 20 (x5) and 1100 between trains: 1100 / 20 = 55 times the median
     case = token_ring()
-    assert meanshift_periodicity(*case, CFG.replace(train_gap_factor=54.9))["operations"][0]["period"] == 1200.0
-    assert meanshift_periodicity(*case, CFG.replace(train_gap_factor=55.0))["operations"][0]["period"] == 20.0
+    def period(factor):
+        return meanshift_periodicity(*case, CFG.replace(train_gap_factor=factor))["operations"][0]["period"]
+
+    assert period(54.9) == 1200.0
+    assert period(55.0) == 20.0
 
 
 def test_too_few_trains_or_single_occurrences_keep_the_median_interval():
@@ -239,6 +242,7 @@ def test_too_few_trains_or_single_occurrences_keep_the_median_interval():
 
 def test_trains_at_no_steady_pace_keep_the_median_interval():
     starts, ends, nbytes = token_ring(checkpoints=6)
-    shift = np.repeat([0.0, 3000.0, 3500.0, 9000.0, 9100.0, 20000.0], 6)  # trains 4200, 1700, 6700, 1300, 12100 apart
+    # trains 4200, 1700, 6700, 1300, 12100 apart
+    shift = np.repeat([0.0, 3000.0, 3500.0, 9000.0, 9100.0, 20000.0], 6)
     result = meanshift_periodicity(starts + shift, ends + shift, nbytes, CFG)
     assert {op["period"] for op in result["operations"]} == {20.0}

@@ -1,9 +1,11 @@
+import typing
+
 """Combined periodicity verdict (SPEC 3.4 last paragraph, 3.5)."""
 
 import pytest
 
 from mosaic.analysis.verdict import RULES, combine
-from mosaic.config import Config
+from mosaic.config import Config, VerdictRule
 
 CONFIG = Config()
 
@@ -119,5 +121,9 @@ def test_vetted_rule_drops_meanshift_when_the_fft_sees_no_repetition():
 
 
 def test_unknown_rule_is_an_error():
-    with pytest.raises(ValueError, match="verdict_rule"):
+    with pytest.raises(ValueError, match="verdict_rule = 'majority': choose from"):
         verdict(MEANSHIFT, fft(), "majority")
+
+
+def test_config_offers_exactly_the_rules_there_are():
+    assert set(typing.get_args(VerdictRule)) == set(RULES)

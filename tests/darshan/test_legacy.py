@@ -11,8 +11,8 @@ from handmade import legacy_log  # noqa: E402
 
 from mosaic.config import Config  # noqa: E402
 from mosaic.darshan import formats as F  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
 from mosaic.darshan.reader import read_log  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
 from mosaic.trace import build_trace  # noqa: E402
 
 OPENS, SEEKS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, DEVICE = 13, 14, 11, 12, 47, 48, 138

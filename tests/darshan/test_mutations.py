@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from helpers import pydarshan_example_logs, real_logs
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -10,13 +10,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from handmade import (  # noqa: E402
-    dxt_record, job_region, posix_v4, record, v3_log,
+    dxt_record,
+    job_region,
+    posix_v4,
+    record,
+    v3_log,
 )
 
 from mosaic.darshan import formats as F  # noqa: E402
 from mosaic.darshan import reader  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
 from mosaic.darshan.reader import inflate, read_log  # noqa: E402
+from mosaic.errors import LogError  # noqa: E402
 
 NAMES = {11: "/scratch/a.dat", 22: "/scratch/b.dat", 33: "<STDOUT>"}
 

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import pydarshan_example_logs, real_logs
 
+from helpers import pydarshan_example_logs, real_logs
 from mosaic.config import Config
 from mosaic.darshan import formats as F
-from mosaic.errors import LogError
 from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
 from mosaic.trace import build_trace
 
 ORACLE = Path(__file__).with_name("pydarshan_oracle.py")

@@ -12,12 +12,18 @@ from mosaic.analysis.labels import PERIODICITY
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import read_log
-from mosaic.holdout.design import (NOT_PERIODIC, Design, Periodicity, Records, Series,
-                                   periodic_claim)
+from mosaic.holdout.design import NOT_PERIODIC, Design, Periodicity, Records, Series, periodic_claim
 from mosaic.holdout.scenarios import SCENARIOS, series_truth
-from mosaic.holdout.truth import (chunk_bytes, magnitude, metadata_family, periodicity_family,
-                                  requests_per_second, significance, temporality_rules,
-                                  truth_families)
+from mosaic.holdout.truth import (
+    chunk_bytes,
+    magnitude,
+    metadata_family,
+    periodicity_family,
+    requests_per_second,
+    significance,
+    temporality_rules,
+    truth_families,
+)
 from mosaic.holdout.writing import generate
 
 CONFIG = Config()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import httpx
 
-
 EPILOG = Path(__file__).resolve().parents[2] / "cluster" / "slurm-epilog.sh"
 
 

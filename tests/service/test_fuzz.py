@@ -15,9 +15,13 @@ import itertools
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
-from schemathesis.checks import (content_type_conformance, negative_data_rejection,
-                                 not_a_server_error, response_schema_conformance,
-                                 status_code_conformance)
+from schemathesis.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 MAX_EXAMPLES = 15
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,

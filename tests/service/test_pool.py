@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from mosaic.service import pool as service_pool
-from mosaic.config import Config
 from mosaic.analysis.categorize import evicted_result
+from mosaic.config import Config
+from mosaic.service import pool as service_pool
 from mosaic.service.pool import WorkerPool, categorize_bytes, categorize_posted, encode
 
 

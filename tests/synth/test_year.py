@@ -10,8 +10,7 @@ from click.testing import CliRunner
 
 from mosaic.cli import main
 from mosaic.errors import LogError
-from mosaic.synth.year import (PROFILES, RUNS_PER_GROUP, generate_year, group_runs,
-                               next_profile)
+from mosaic.synth.year import PROFILES, RUNS_PER_GROUP, generate_year, group_runs, next_profile
 
 
 def reader():
