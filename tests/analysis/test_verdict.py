@@ -1,6 +1,7 @@
-import typing
 
 """Combined periodicity verdict (SPEC 3.4 last paragraph, 3.5)."""
+
+import typing
 
 import pytest
 
