@@ -19,7 +19,7 @@ from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog
 from mosaic.darshan.reader import read_log
-from mosaic.errors import LogError
+from mosaic.errors import LogError, Reason
 
 READ, WRITE = 0, 1
 DIRECTIONS = {READ: "read", WRITE: "write"}
@@ -128,10 +128,10 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     job = log.job
     if job.run_time > config.max_run_time_seconds:
         # A bogus end time would size per-second arrays in the analysis.
-        raise LogError("bad_job", f"run time {job.run_time:.0f} s exceeds "
+        raise LogError(Reason.BAD_JOB, f"run time {job.run_time:.0f} s exceeds "
                                   f"max_run_time_seconds {config.max_run_time_seconds:.0f}")
     if job.partial and config.strict:
-        raise LogError("partial", "a module ran out of record memory (--strict)")
+        raise LogError(Reason.PARTIAL, "a module ran out of record memory (--strict)")
     slack = max(config.clock_slack_seconds, config.clock_slack_fraction * job.run_time)
     lo, hi = -slack, job.run_time + slack
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, config, lo, hi)
@@ -204,7 +204,7 @@ def _job_dict(log: DarshanLog) -> dict:
     try:
         start = datetime.fromtimestamp(job.start, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (OverflowError, OSError, ValueError):
-        raise LogError("bad_job", f"start time {job.start} out of range") from None
+        raise LogError(Reason.BAD_JOB, f"start time {job.start} out of range") from None
     tokens = job.cmdline.split()
     return {"uid": int(job.uid), "job_id": str(job.job_id), "exe": job.cmdline,
             "application": tokens[0] if tokens else "", "nprocs": int(job.nprocs),

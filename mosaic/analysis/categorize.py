@@ -168,7 +168,7 @@ def guarded(file, work: Callable[[], dict]) -> dict:
     except MemoryError:  # past the worker's memory limit (RLIMIT_AS)
         return evicted_result(file, Reason.TOO_LARGE, "needs more memory than a worker may use")
     except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
-        return evicted_result(file, "unreadable", f"{type(error).__name__}: {error}")
+        return evicted_result(file, Reason.UNREADABLE, f"{type(error).__name__}: {error}")
 
 
 def categorize_file(path, config: Config) -> dict:

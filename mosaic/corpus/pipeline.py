@@ -35,7 +35,7 @@ from mosaic.corpus import dedup
 from mosaic.corpus.engine import Task, make_engine
 from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
 from mosaic.corpus.store import Store
-from mosaic.errors import EngineError, LogError
+from mosaic.errors import EngineError, LogError, Reason
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
@@ -80,7 +80,7 @@ def _guarded(ref: LogRef, work) -> dict:
 def validate_log(ref: LogRef, config: Config) -> dict:
     """The compact facts of one log that deduplication and the funnel need."""
     def work() -> dict:
-        trace = _trace(ref, config)  # a partial log under --strict raises LogError("partial")
+        trace = _trace(ref, config)  # a partial log under --strict raises LogError(Reason.PARTIAL)
         job = trace.job
         return {"file": ref.name, "location": ref.location, "archive": ref.archive,
                 "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
@@ -229,7 +229,7 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool,
             detail = "member no longer in the archive"
         for member, name in wanted.items():
             yield LogRef(name, f"{archive}/{member}", archive=archive,
-                         error=("unreadable", detail))
+                         error=(Reason.UNREADABLE, detail))
 
 
 def _show_progress(quiet: bool) -> bool:

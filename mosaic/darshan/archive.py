@@ -53,7 +53,7 @@ def _check_stream_end(tar: tarfile.TarFile) -> None:
         pass
     decompressor = getattr(stream, "cmp", None)
     if getattr(decompressor, "eof", True) is False:
-        raise LogError("unreadable", "compressed archive ends early")
+        raise LogError(Reason.UNREADABLE, "compressed archive ends early")
 
 
 def iter_archive(path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_log_bytes
@@ -62,7 +62,7 @@ def iter_archive(path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_lo
     (member name, None, (reason, detail)) for a member that cannot be read
     (larger than ``max_member_bytes``: too_large, never inflated into memory).
 
-    A damaged archive ends the iteration with LogError("unreadable").
+    A damaged archive ends the iteration with LogError(Reason.UNREADABLE).
     """
     try:
         with tarfile.open(os.fspath(path), mode="r|*") as tar:

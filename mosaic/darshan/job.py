@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from mosaic.darshan.formats import Job
-from mosaic.errors import LogError
+from mosaic.errors import LogError, Reason
 
 
 def validate_job(job: Job) -> None:
     """SPEC 3.1 bad_job: end before start, no run time, or no processes."""
     if job.end < job.start:
-        raise LogError("bad_job", f"job ends ({job.end}) before it starts ({job.start})")
+        raise LogError(Reason.BAD_JOB, f"job ends ({job.end}) before it starts ({job.start})")
     if job.run_time <= 0:
-        raise LogError("bad_job", f"run time {job.run_time} <= 0")
+        raise LogError(Reason.BAD_JOB, f"run time {job.run_time} <= 0")
     if job.nprocs < 1:
-        raise LogError("bad_job", f"nprocs {job.nprocs} < 1")
+        raise LogError(Reason.BAD_JOB, f"nprocs {job.nprocs} < 1")
 
 
 def _cstring(raw: bytes) -> str:

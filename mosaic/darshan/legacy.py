@@ -15,7 +15,7 @@ import numpy as np
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, Job, ModuleRecords
 from mosaic.darshan.job import parse_metadata, validate_job
-from mosaic.errors import LogError
+from mosaic.errors import LogError, Reason
 
 TARGET_VERSION = 4  # POSIX module version the records are converted to
 
@@ -23,15 +23,15 @@ TARGET_VERSION = 4  # POSIX module version the records are converted to
 def read_legacy(raw: bytes) -> DarshanLog:
     version = raw[:8].split(b"\0", 1)[0].decode("ascii", "replace")
     if version not in F.LEGACY_VERSIONS:
-        raise LogError("unsupported_version", f"format {version!r}")
+        raise LogError(Reason.UNSUPPORTED_VERSION, f"format {version!r}")
     if len(raw) < F.LEGACY_JOB_RECORD_SIZE:
-        raise LogError("truncated", f"job block needs {F.LEGACY_JOB_RECORD_SIZE} bytes")
+        raise LogError(Reason.TRUNCATED, f"job block needs {F.LEGACY_JOB_RECORD_SIZE} bytes")
     if struct.unpack_from("<q", raw, 8)[0] == F.MAGIC:
         e = "<"
     elif struct.unpack_from(">q", raw, 8)[0] == F.MAGIC:
         e = ">"
     else:
-        raise LogError("unreadable", "bad magic number")
+        raise LogError(Reason.UNREADABLE, "bad magic number")
     fields = dict(zip(F.LEGACY_JOB_FIELDS, struct.unpack_from(e + "6q", raw, 8)))
     struct_end = 8 + 8 * len(F.LEGACY_JOB_FIELDS) + F.JOB_METADATA_LEN
     exe, devices = _exe_and_devices(raw[struct_end:F.LEGACY_JOB_RECORD_SIZE])
@@ -47,10 +47,10 @@ def read_legacy(raw: bytes) -> DarshanLog:
     body = memoryview(raw)[F.LEGACY_JOB_RECORD_SIZE:]
     dtype = F.legacy_record_dtype(e == ">")
     if len(body) % dtype.itemsize:
-        raise LogError("truncated", "last file record cut short")
+        raise LogError(Reason.TRUNCATED, "last file record cut short")
     rec = np.frombuffer(body, dtype)
     if not len(rec):
-        raise LogError("no_io_modules", "no file records")
+        raise LogError(Reason.NO_IO_MODULES, "no file records")
     posix = _to_posix(rec, job.start)
     names = {}
     for rid, suffix in zip(posix.ids.tolist(), rec["name_suffix"].tolist()):

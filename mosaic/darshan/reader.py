@@ -63,13 +63,13 @@ def read_log(source: str | os.PathLike | bytes, name: str = "", *,
         raise
     except Exception as exc:  # last line of defence: a defect must not escape as a crash
         label = name or (source if not isinstance(source, bytes | bytearray) else "bytes")
-        raise LogError("unreadable",
+        raise LogError(Reason.UNREADABLE,
                        f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
 def _read_bytes(data: bytes, budget: _Budget) -> DarshanLog:
     if not data:
-        raise LogError("unreadable", "empty file")
+        raise LogError(Reason.UNREADABLE, "empty file")
     if data.startswith(GZIP_MAGIC) or data.startswith(BZIP2_MAGIC):
         comp = F.COMP_ZLIB if data.startswith(GZIP_MAGIC) else F.COMP_BZIP2
         data = budget.inflate(data, comp, gzip=True)
@@ -77,7 +77,7 @@ def _read_bytes(data: bytes, budget: _Budget) -> DarshanLog:
         return read_legacy(data)
     if data.startswith(b"3."):
         return _read_v3(data, budget)
-    raise LogError("unreadable", "not a Darshan log (unknown leading bytes)")
+    raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
 
 
 def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
@@ -92,7 +92,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
             raise LogError(Reason.TOO_LARGE, f"region of {len(region)} bytes > limit {cap}")
         return bytes(region)
     if comp not in (F.COMP_ZLIB, F.COMP_BZIP2):
-        raise LogError("unreadable", f"unknown compression type {comp}")
+        raise LogError(Reason.UNREADABLE, f"unknown compression type {comp}")
     view, pos, end, parts, total = memoryview(region), 0, len(region), [], 0
     wbits = 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
     new = (lambda: zlib.decompressobj(wbits)) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor
@@ -106,7 +106,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
             try:
                 out = d.decompress(chunk, cap - total + 1)
             except (zlib.error, OSError, ValueError, EOFError) as exc:
-                raise LogError("corrupt_stream", f"does not decompress: {exc}") from None
+                raise LogError(Reason.CORRUPT_STREAM, f"does not decompress: {exc}") from None
             total += len(out)
             if total > cap:
                 raise LogError(Reason.TOO_LARGE, f"decompresses past the limit of {cap} bytes")
@@ -116,7 +116,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
                 break
             pos += len(chunk)
             if pos >= end:
-                raise LogError("corrupt_stream", "compressed stream ends early")
+                raise LogError(Reason.CORRUPT_STREAM, "compressed stream ends early")
             size = min(2 * size, INFLATE_CHUNK_MAX)
     return b"".join(parts)
 
@@ -127,17 +127,17 @@ class _Header:
     def __init__(self, data: bytes):
         self.version = data[:8].split(b"\0", 1)[0].decode("ascii", "replace")
         if self.version not in F.SUPPORTED_VERSIONS:
-            raise LogError("unsupported_version", f"format {self.version!r}")
+            raise LogError(Reason.UNSUPPORTED_VERSION, f"format {self.version!r}")
         layout = F.header_struct(self.version)
         if len(data) < layout.size:
-            raise LogError("truncated", f"header needs {layout.size} bytes, file has {len(data)}")
+            raise LogError(Reason.TRUNCATED, f"header needs {layout.size} bytes, file has {len(data)}")
         for endian in "<>":
             _, magic, self.comp, partial, name_off, name_len, *rest = \
                 F.header_struct(self.version, endian).unpack_from(data)
             if magic == F.MAGIC:
                 break
         else:
-            raise LogError("unreadable", "bad magic number")
+            raise LogError(Reason.UNREADABLE, "bad magic number")
         self.endian, self.size = endian, layout.size
         slots = F.header_slots(self.version)
         maps, versions = rest[:2 * slots], rest[2 * slots:]
@@ -155,9 +155,9 @@ class _Header:
         for off, n in regions:
             if n and (off < self.size or off + n > file_size):
                 if off + n > file_size:
-                    raise LogError("truncated",
+                    raise LogError(Reason.TRUNCATED,
                                    f"region [{off}, {off + n}) past end of file ({file_size})")
-                raise LogError("unreadable", f"region at {off} overlaps the header")
+                raise LogError(Reason.UNREADABLE, f"region at {off} overlaps the header")
 
     def job_region_end(self, file_size: int) -> int:
         """The job region has no map entry: it ends where the next region starts."""
@@ -193,11 +193,11 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
     view = memoryview(data)
     job_end = hdr.job_region_end(len(data))
     if job_end <= hdr.size:
-        raise LogError("truncated", "no job region")
+        raise LogError(Reason.TRUNCATED, "no job region")
     job = _parse_job(budget.inflate(view[hdr.size:job_end], hdr.comp), hdr)
     io_present = [m for m in IO_MODULES if m in hdr.modules]
     if not io_present:
-        raise LogError("no_io_modules", "no POSIX, STDIO or DXT_POSIX data")
+        raise LogError(Reason.NO_IO_MODULES, "no POSIX, STDIO or DXT_POSIX data")
     off, n = hdr.names
     names = _parse_names(budget.inflate(view[off:off + n], hdr.comp), hdr) if n else {}
     modules = {}
@@ -210,13 +210,13 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
     if F.DXT_POSIX in hdr.modules:
         off, n, ver = hdr.modules[F.DXT_POSIX]
         if ver not in F.DXT_VERSIONS:
-            raise LogError("unsupported_version", f"DXT_POSIX version {ver}")
+            raise LogError(Reason.UNSUPPORTED_VERSION, f"DXT_POSIX version {ver}")
         dxt = parse_dxt(budget.inflate_dxt(view[off:off + n], hdr.comp), hdr.endian == ">")
     heatmaps = None
     if F.HEATMAP in hdr.modules:
         off, n, ver = hdr.modules[F.HEATMAP]
         if ver not in F.HEATMAP_VERSIONS:
-            raise LogError("unsupported_version", f"HEATMAP version {ver}")
+            raise LogError(Reason.UNSUPPORTED_VERSION, f"HEATMAP version {ver}")
         heatmaps = parse_heatmap(budget.inflate(view[off:off + n], hdr.comp),
                                  hdr.endian == ">", names)
     return DarshanLog(job=job, names=names, modules=modules, dxt_posix=dxt, heatmaps=heatmaps,
@@ -227,7 +227,7 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
 def _parse_job(raw: bytes, hdr: _Header) -> Job:
     layout = F.job_struct(hdr.version, hdr.endian)
     if len(raw) < layout.size:
-        raise LogError("bad_job", f"job record has {len(raw)} bytes, needs {layout.size}")
+        raise LogError(Reason.BAD_JOB, f"job record has {len(raw)} bytes, needs {layout.size}")
     *numbers, meta_raw = layout.unpack_from(raw)
     values = dict(zip(F.job_fields(hdr.version), numbers))
     start = values["start_sec"] + values.get("start_nsec", 0) * 1e-9
@@ -251,20 +251,20 @@ def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
     while pos < n:
         if old:  # 3.00: uint64 id, uint32 length, then the bytes
             if pos + 12 > n:
-                raise LogError("corrupt_stream", "name record cut short")
+                raise LogError(Reason.CORRUPT_STREAM, "name record cut short")
             rid, length = struct.unpack_from(e + "QI", raw, pos)
             start, end = pos + 12, pos + 12 + length
             if end > n:
-                raise LogError("corrupt_stream", "name longer than its region")
+                raise LogError(Reason.CORRUPT_STREAM, "name longer than its region")
             nxt = end
         else:  # uint64 id, then a NUL-terminated path
             if pos + 8 >= n:
-                raise LogError("corrupt_stream", "name record cut short")
+                raise LogError(Reason.CORRUPT_STREAM, "name record cut short")
             rid = struct.unpack_from(e + "Q", raw, pos)[0]
             start = pos + 8
             end = raw.find(b"\0", start)
             if end < 0:
-                raise LogError("corrupt_stream", "unterminated name record")
+                raise LogError(Reason.CORRUPT_STREAM, "unterminated name record")
             nxt = end + 1
         if not names.get(rid):
             names[rid] = raw[start:end].decode("utf-8", "replace")
@@ -274,11 +274,11 @@ def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
 
 def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> ModuleRecords:
     if (module, version) not in F.RECORD_SHAPES:
-        raise LogError("unsupported_version",
+        raise LogError(Reason.UNSUPPORTED_VERSION,
                        f"{F.MODULE_NAMES[module]} version {version}")
     dtype = F.record_dtype(module, version, big_endian)
     if len(raw) % dtype.itemsize:
-        raise LogError("corrupt_stream",
+        raise LogError(Reason.CORRUPT_STREAM,
                        f"{F.MODULE_NAMES[module]} region is not a whole number of records")
     rec = np.frombuffer(raw, dtype)
     return ModuleRecords(module=module, version=version,
@@ -301,10 +301,10 @@ def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
     pos, n = 0, len(raw)
     while pos < n:
         if pos + head_size > n:
-            raise LogError("corrupt_stream", "DXT record header cut short")
+            raise LogError(Reason.CORRUPT_STREAM, "DXT record header cut short")
         n_write, n_read = struct.unpack_from(e + "qq", raw, pos + counts_at)
         if n_write < 0 or n_read < 0 or pos + head_size + (n_write + n_read) * seg_size > n:
-            raise LogError("corrupt_stream", "DXT segment counts exceed the region")
+            raise LogError(Reason.CORRUPT_STREAM, "DXT segment counts exceed the region")
         at.append(pos)
         n_writes.append(n_write)
         n_reads.append(n_read)
@@ -345,7 +345,7 @@ def parse_heatmap(raw: bytes, big_endian: bool, names: dict[int, str]) -> F.Heat
     bins = words[np.concatenate([write_at, write_at + np.repeat(nbins, nbins)])]
     widths = heads["bin_seconds"].astype(np.float64)
     if not (np.isfinite(widths) & (widths > 0)).all():
-        raise LogError("corrupt_stream", "HEATMAP bin width not a positive number")
+        raise LogError(Reason.CORRUPT_STREAM, "HEATMAP bin width not a positive number")
     ids = heads["id"].astype(np.uint64)
     api_of = {i: names.get(i) or F.HEATMAP_API_IDS.get(i, "") for i in set(ids.tolist())}
     apis = np.array([api_of[i] for i in ids.tolist()] or [""], dtype=str)[:len(ids)]
@@ -377,10 +377,10 @@ def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray
     offsets, pos = [], 0
     while pos < n:
         if pos + size > n:
-            raise LogError("corrupt_stream", "HEATMAP record header cut short")
+            raise LogError(Reason.CORRUPT_STREAM, "HEATMAP record header cut short")
         nbins = struct.unpack_from(e + "q", raw, pos + nbins_at)[0]
         if nbins < 0 or pos + size + 16 * nbins > n:
-            raise LogError("corrupt_stream", "HEATMAP bin count exceeds the region")
+            raise LogError(Reason.CORRUPT_STREAM, "HEATMAP bin count exceeds the region")
         offsets.append(pos)
         pos += size + 16 * nbins
     heads = np.frombuffer(b"".join(raw[o:o + size] for o in offsets), head_t)

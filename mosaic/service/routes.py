@@ -24,6 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
 from mosaic.corpus.store import Store
+from mosaic.errors import Reason
 from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, UNKNOWN_APPLICATION, error_doc
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
@@ -57,7 +58,7 @@ async def receive_body(request: Request, limit: int, spool_bytes: int,
     server's memory; a 413 as soon as it grows past ``limit``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        return error_response(413, "too_large", f"body of {declared} bytes exceeds {limit}")
+        return error_response(413, Reason.TOO_LARGE, f"body of {declared} bytes exceeds {limit}")
     chunks, size, spool, complete = [], 0, None, False
     try:
         async for chunk in request.stream():
@@ -78,7 +79,7 @@ async def receive_body(request: Request, limit: int, spool_bytes: int,
             if not complete:
                 discard(FilePath(spool.name))
     if not complete:
-        return error_response(413, "too_large", f"body exceeds {limit} bytes")
+        return error_response(413, Reason.TOO_LARGE, f"body exceeds {limit} bytes")
     return b"".join(chunks) if spool is None else FilePath(spool.name)
 
 

@@ -16,10 +16,11 @@ import numpy as np
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import ZLIB_LEVEL, write_legacy_log, write_log
+from mosaic.errors import Reason
 from mosaic.synth.records import FileTable, to_darshan_log
 
-INVALID_REASONS = ("unreadable", "truncated", "corrupt_stream", "unsupported_version",
-                   "bad_job", "no_io_modules")
+INVALID_REASONS = (Reason.UNREADABLE, Reason.TRUNCATED, Reason.CORRUPT_STREAM,
+                   Reason.UNSUPPORTED_VERSION, Reason.BAD_JOB, Reason.NO_IO_MODULES)
 UNSUPPORTED_VERSION = "3.99"
 YEAR_START = 1546300800  # 2019-01-01T00:00:00Z: the Blue Waters year of the paper
 MOUNTS = [("/scratch", "lustre"), ("/projects", "lustre"), ("/u", "lustre"), ("/", "rootfs")]
@@ -142,12 +143,12 @@ def invalid_log(reason: str, log: F.DarshanLog, fmt: Format, rng: np.random.Gene
 
     ``log`` holds the module versions of ``fmt`` (see :func:`darshan_log`).
     """
-    if reason == "bad_job":
+    if reason == Reason.BAD_JOB:
         job = log.job
         broken = (dict(end=job.start - float(rng.integers(1, 3600))) if rng.random() < 0.5
                   else dict(nprocs=0))
         return write(dataclasses.replace(log, job=dataclasses.replace(job, **broken)), fmt, level)
-    if reason == "no_io_modules":
+    if reason == Reason.NO_IO_MODULES:
         posix = log.modules[F.POSIX]
         if rng.random() < 0.5:  # MPI-IO records only: traffic Darshan saw, but no POSIX/STDIO
             n_c, n_f = F.RECORD_SHAPES[(F.MPIIO, 3)]
@@ -158,7 +159,7 @@ def invalid_log(reason: str, log: F.DarshanLog, fmt: Format, rng: np.random.Gene
         else:
             log = dataclasses.replace(log, names={}, modules={})
         return write_log(log, fmt.version, fmt.big_endian, "zlib", level=level)
-    if reason == "unreadable":
+    if reason == Reason.UNREADABLE:
         kind = rng.integers(3)
         if kind == 0:
             return b""
@@ -170,13 +171,13 @@ def invalid_log(reason: str, log: F.DarshanLog, fmt: Format, rng: np.random.Gene
     compressed = fmt if fmt.compression != "none" else Format(fmt.version, fmt.posix, fmt.stdio,
                                                              fmt.big_endian, "zlib", fmt.streams)
     data = bytearray(write(log, compressed, level))
-    if reason == "unsupported_version":
+    if reason == Reason.UNSUPPORTED_VERSION:
         data[:8] = UNSUPPORTED_VERSION.encode().ljust(8, b"\0")
         return bytes(data)
     offset, length = _region_span(bytes(data), compressed, F.POSIX)
-    if reason == "truncated":
+    if reason == Reason.TRUNCATED:
         return bytes(data[: offset + int(rng.integers(0, max(length - 1, 1)))])
-    if reason == "corrupt_stream":
+    if reason == Reason.CORRUPT_STREAM:
         garbage = rng.integers(0, 256, length, dtype=np.uint8)
         garbage[0] = 0xFF  # neither a zlib nor a bzip2 stream header
         data[offset: offset + length] = garbage.tobytes()
