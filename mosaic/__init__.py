@@ -9,6 +9,7 @@ The small public API::
 """
 
 from mosaic.config import Config
+from mosaic.errors import LogError, Reason
 
 
 def categorize(path, config: Config | None = None) -> dict:
@@ -25,4 +26,4 @@ def read_trace(path, config: Config | None = None):
     return _read(path, config or Config())
 
 
-__all__ = ["Config", "categorize", "read_trace"]
+__all__ = ["Config", "LogError", "Reason", "categorize", "read_trace"]

@@ -78,3 +78,12 @@ def test_only_the_method_section_changes_the_results_hash():
     sections = {name: Config().section(name) for name in SECTIONS}
     assert sum(len(s) for s in sections.values()) == len(Config().to_dict())
     assert "verdict_rule" in sections["method"] and "batch_size" in sections["execution"]
+
+
+def test_the_error_vocabulary_is_public():
+    import mosaic
+    from mosaic.errors import LogError, Reason
+
+    assert mosaic.LogError is LogError and mosaic.Reason is Reason
+    error = mosaic.LogError("too_large", "1 GiB")
+    assert error.reason is Reason.TOO_LARGE and str(error) == "too_large: 1 GiB"
