@@ -67,12 +67,22 @@ def read_log(source: str | os.PathLike | bytes, name: str = "", *,
                        f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
+def unwrap(data: bytes, cap: int) -> bytes:
+    """The log inside a gzip or bzip2 wrapper (``.darshan.gz``, a gzip body; never
+    inflated past ``cap``), else ``data`` itself."""
+    for magic, comp in ((GZIP_MAGIC, F.COMP_ZLIB), (BZIP2_MAGIC, F.COMP_BZIP2)):
+        if data.startswith(magic):
+            return inflate(data, comp, cap, gzip=True)
+    return data
+
+
 def _read_bytes(data: bytes, budget: _Budget) -> DarshanLog:
     if not data:
         raise LogError(Reason.UNREADABLE, "empty file")
-    if data.startswith(GZIP_MAGIC) or data.startswith(BZIP2_MAGIC):
-        comp = F.COMP_ZLIB if data.startswith(GZIP_MAGIC) else F.COMP_BZIP2
-        data = budget.inflate(data, comp, gzip=True)
+    inner = unwrap(data, budget.left)
+    if inner is not data:  # the outer layer counts against the inflation budget
+        budget.left -= len(inner)
+        data = inner
     if data.startswith(b"2."):
         return read_legacy(data)
     if data.startswith(b"3."):

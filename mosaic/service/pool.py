@@ -36,8 +36,7 @@ import pebble
 
 from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
 from mosaic.config import Config
-from mosaic.darshan import formats as F
-from mosaic.darshan.reader import BZIP2_MAGIC, GZIP_MAGIC, inflate
+from mosaic.darshan.reader import unwrap
 from mosaic.errors import Reason
 from mosaic.limits import limit_memory
 from mosaic.trace import trace_from_bytes
@@ -83,7 +82,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
 
     def work() -> dict:
         nonlocal file
-        log = unwrapped(data, config.max_inflated_bytes)
+        log = unwrap(data, config.max_inflated_bytes)
         if log is not data:
             file = posted_name(log)
         return categorize_trace(trace_from_bytes(log, file, config), config)
@@ -91,14 +90,6 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     if os.environ.get(TEST_HOOKS_ENV):
         _test_hooks(data)
     return encode(guarded(file, work))
-
-
-def unwrapped(data: bytes, cap: int) -> bytes:
-    """The log inside a gzip or bzip2 wrapper (never inflated past ``cap``), else ``data``."""
-    for magic, comp in ((GZIP_MAGIC, F.COMP_ZLIB), (BZIP2_MAGIC, F.COMP_BZIP2)):
-        if data.startswith(magic):
-            return inflate(data, comp, cap, gzip=True)
-    return data
 
 
 def posted_name(log: bytes) -> str:
