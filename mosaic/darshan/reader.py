@@ -198,6 +198,15 @@ class _Budget:
             raise
 
 
+def _versioned_region(hdr: _Header, view: memoryview, module: int, versions, label: str
+                      ) -> memoryview:
+    """A variable-size module's region, once its version is one we can parse."""
+    off, n, ver = hdr.modules[module]
+    if ver not in versions:
+        raise LogError(Reason.UNSUPPORTED_VERSION, f"{label} version {ver}")
+    return view[off:off + n]
+
+
 def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
     hdr = _Header(data)
     view = memoryview(data)
@@ -216,19 +225,13 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
             off, n, ver = hdr.modules[mod]
             modules[mod] = _parse_records(budget.inflate(view[off:off + n], hdr.comp),
                                           mod, ver, hdr.endian == ">")
-    dxt = None
+    dxt = heatmaps = None
     if F.DXT_POSIX in hdr.modules:
-        off, n, ver = hdr.modules[F.DXT_POSIX]
-        if ver not in F.DXT_VERSIONS:
-            raise LogError(Reason.UNSUPPORTED_VERSION, f"DXT_POSIX version {ver}")
-        dxt = parse_dxt(budget.inflate_dxt(view[off:off + n], hdr.comp), hdr.endian == ">")
-    heatmaps = None
+        region = _versioned_region(hdr, view, F.DXT_POSIX, F.DXT_VERSIONS, "DXT_POSIX")
+        dxt = parse_dxt(budget.inflate_dxt(region, hdr.comp), hdr.endian == ">")
     if F.HEATMAP in hdr.modules:
-        off, n, ver = hdr.modules[F.HEATMAP]
-        if ver not in F.HEATMAP_VERSIONS:
-            raise LogError(Reason.UNSUPPORTED_VERSION, f"HEATMAP version {ver}")
-        heatmaps = parse_heatmap(budget.inflate(view[off:off + n], hdr.comp),
-                                 hdr.endian == ">", names)
+        region = _versioned_region(hdr, view, F.HEATMAP, F.HEATMAP_VERSIONS, "HEATMAP")
+        heatmaps = parse_heatmap(budget.inflate(region, hdr.comp), hdr.endian == ">", names)
     return DarshanLog(job=job, names=names, modules=modules, dxt_posix=dxt, heatmaps=heatmaps,
                       present_modules=tuple(sorted(hdr.modules)),
                       partial_modules=tuple(sorted(hdr.partial_modules)))
