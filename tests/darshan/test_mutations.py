@@ -136,7 +136,7 @@ def check(data: bytes, config: Config) -> str:
 
 
 @pytest.mark.slow
-def test_mutated_logs_always_get_a_status():
+def test_mutated_logs_always_get_a_status(shared_logs):  # seeds: mostly the real logs
     seeds = real_seeds() + handmade_seeds()
     assert len(seeds) >= 20
     rng = np.random.default_rng(20241122)

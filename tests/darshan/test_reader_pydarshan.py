@@ -71,7 +71,7 @@ PYD_MODULES = {"POSIX": F.POSIX, "STDIO": F.STDIO, "MPI-IO": F.MPIIO}
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory):
+def oracle(tmp_path_factory, shared_logs):  # counts below include the real logs
     if not ALL_LOGS:
         pytest.skip("no logs")
     out = tmp_path_factory.mktemp("oracle") / "pydarshan.pkl"
