@@ -126,6 +126,19 @@ def test_mount_filter_keeps_only_files_under_the_prefix():
     assert sorted(both.ops["bytes"].tolist()) == [10.0, 20.0, 60.0]
 
 
+def test_name_filter_edges():
+    """Equal to a prefix or under it is listed; a longer name, or '<' not closed by '>', is not."""
+    from mosaic.trace import _NameFilter
+
+    paths = ["/proc", "/proc/", "/procx/a", "/dev/shm/x", "<STDERR>", "<a>b", "x<a>", "<", "",
+             "/scratch", "/scratch/", "/scratch2/a", "/home/a/scratch/b"]
+    assert _NameFilter(Config()).keep(paths).tolist() == [
+        False, False, True, False, False, True, True, True, True, True, True, True, True]
+    assert _NameFilter(Config(mounts=("/scratch/",))).keep(paths).tolist() == [
+        False] * 9 + [True, True, False, False]
+    assert _NameFilter(Config()).keep([]).tolist() == []
+
+
 def test_record_without_a_name():
     rows = [(99, 0, 1, 0, 10, 0, {})]
     assert len(build_trace(make_log(rows), "f", Config()).ops) == 1

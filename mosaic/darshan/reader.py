@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import functools
 import os
+import re
 import struct
 import zlib
 from array import array
@@ -256,33 +257,47 @@ def _parse_job(raw: bytes, hdr: _Header) -> Job:
     return job
 
 
+# A 3.10+ name record: the uint64 id (any 8 bytes, NULs included), then a NUL-terminated path.
+_NAME_RECORD = re.compile(rb"(.{8})([^\0]*)\0", re.DOTALL)
+
+
 def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
-    """Name records; an id may repeat across per-rank streams: keep the first non-empty name."""
-    names: dict[int, str] = {}
-    e, pos, n = hdr.endian, 0, len(raw)
-    old = hdr.version < "3.10"
-    while pos < n:
-        if old:  # 3.00: uint64 id, uint32 length, then the bytes
-            if pos + 12 > n:
-                raise LogError(Reason.CORRUPT_STREAM, "name record cut short")
-            rid, length = struct.unpack_from(e + "QI", raw, pos)
-            start, end = pos + 12, pos + 12 + length
-            if end > n:
-                raise LogError(Reason.CORRUPT_STREAM, "name longer than its region")
-            nxt = end
-        else:  # uint64 id, then a NUL-terminated path
-            if pos + 8 >= n:
-                raise LogError(Reason.CORRUPT_STREAM, "name record cut short")
-            rid = struct.unpack_from(e + "Q", raw, pos)[0]
-            start = pos + 8
-            end = raw.find(b"\0", start)
-            if end < 0:
-                raise LogError(Reason.CORRUPT_STREAM, "unterminated name record")
-            nxt = end + 1
-        if not names.get(rid):
-            names[rid] = raw[start:end].decode("utf-8", "replace")
-        pos = nxt
+    """Name records; an id may repeat across per-rank streams: keep the first non-empty name.
+
+    3.10+ records are matched in one regular-expression pass (C speed: file-per-process
+    logs have tens of thousands of names); the matches must tile the region exactly,
+    else a record is cut short or unterminated.
+    """
+    if hdr.version < "3.10":
+        ids, paths = _parse_names_300(raw, hdr.endian)
+    else:
+        # Ending in NUL, every match attempt succeeds, so the pass is linear (no rescans).
+        records = _NAME_RECORD.findall(raw) if raw.endswith(b"\0") else []
+        if 9 * len(records) + sum(len(path) for _, path in records) != len(raw):
+            raise LogError(Reason.CORRUPT_STREAM, "name record cut short or unterminated")
+        ids = np.frombuffer(b"".join(rid for rid, _ in records),
+                            hdr.endian + "u8").tolist()
+        paths = [path for _, path in records]
+    # Decoded in one call: NUL cannot occur inside a path, so it separates them.
+    texts = b"\0".join(paths).decode("utf-8", "replace").split("\0") if paths else []
+    names = {rid: "" for rid in ids}
+    names.update(pair for pair in reversed(list(zip(ids, texts))) if pair[1])
     return names
+
+
+def _parse_names_300(raw: bytes, e: str) -> tuple[list[int], list[bytes]]:
+    """Format 3.00 name records: uint64 id, uint32 length, then the bytes."""
+    ids, paths, pos, n = [], [], 0, len(raw)
+    while pos < n:
+        if pos + 12 > n:
+            raise LogError(Reason.CORRUPT_STREAM, "name record cut short")
+        rid, length = struct.unpack_from(e + "QI", raw, pos)
+        if pos + 12 + length > n:
+            raise LogError(Reason.CORRUPT_STREAM, "name longer than its region")
+        ids.append(rid)
+        paths.append(raw[pos + 12:pos + 12 + length].split(b"\0", 1)[0])  # a C string
+        pos += 12 + length
+    return ids, paths
 
 
 def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> ModuleRecords:
