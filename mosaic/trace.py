@@ -10,8 +10,8 @@ mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import numpy as np
 
@@ -117,14 +117,25 @@ def read_limits(config: Config) -> dict:
             "memory_bytes": config.worker_memory_bytes}
 
 
-def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
-    """SPEC 3.3 step 1 operations and SPEC 3.7 metadata rows of one log, cleaned.
+@dataclass
+class _CleanRecords:
+    """SPEC 2 / 3.1's one cleaned, filtered set of records of a log, before any analysis array."""
+    ids: np.ndarray  # record ids (POSIX, STDIO, MPI-IO stand-ins)
+    ranks: np.ndarray
+    fields: dict[str, np.ndarray]  # canonical counters and fcounters
+    kept: np.ndarray  # filtered and valid
+    from_records: np.ndarray  # kept, and not replaced by DXT segments
+    dropped: int  # records dropped by SPEC 3.1's checks
+    dxt_ops: tuple  # operation columns from DXT_POSIX segments
+    dxt_files: np.ndarray  # file ids DXT segments cover
+    dropped_segments: int
+    stand_ins: int  # MPI-IO records standing in for lost POSIX records
 
-    Filters records by name (SPEC 2), drops records that fail SPEC 3.1's
-    checks (counted in ``dropped_records``), lets MPI-IO records stand in
-    for those a partial POSIX module lost (SPEC 2), and replaces the POSIX
-    operations of files traced by DXT_POSIX with their DXT segments.
-    """
+
+def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
+    """Filter records by name (SPEC 2), drop those failing SPEC 3.1's checks, let MPI-IO
+    records stand in for those a partial POSIX module lost (SPEC 2), and mark the POSIX
+    records whose files DXT_POSIX traced (their segments replace them)."""
     job = log.job
     if job.run_time > config.max_run_time_seconds:
         # A bogus end time would size per-second arrays in the analysis.
@@ -136,24 +147,56 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     lo, hi = -slack, job.run_time + slack
     kept_files = _KeptFiles(log, config)
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, kept_files, lo, hi)
-
     stand_ins = _mpiio_stand_ins(log)
     ids, ranks, fields, is_posix = _file_records(log, stand_ins)
     kept = kept_files(ids)
     valid = _valid_records(fields, lo, hi)
     dropped = int((kept & ~valid).sum())
     kept &= valid
-    from_records = kept & ~(is_posix & np.isin(ids, dxt_files))
-    ops = [dxt_ops] + _record_operations(fields, ranks, from_records, job.nprocs)
+    from_records = kept & ~(is_posix & np.isin(ids, dxt_files)) if len(dxt_files) else kept
+    return _CleanRecords(ids, ranks, fields, kept, from_records, dropped, dxt_ops, dxt_files,
+                         dropped_segments, 0 if stand_ins is None else len(stand_ins.ids))
+
+
+def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
+    """SPEC 3.3 step 1 operations and SPEC 3.7 metadata rows of one log, cleaned
+    (:func:`_clean`); DXT_POSIX segments replace the POSIX operations of their files."""
+    clean = _clean(log, config)
+    job = log.job
+    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.ranks, clean.from_records,
+                                                job.nprocs)
+    has_dxt = len(clean.dxt_files) > 0
     return Trace(
-        file=file, job=_job_dict(log), ops=_assemble(ops), meta=_meta_rows(fields, kept),
-        partial=job.partial, dropped_records=dropped, has_dxt=len(dxt_files) > 0,
+        file=file, job=_job_dict(log), ops=_assemble(ops), meta=_meta_rows(clean.fields, clean.kept),
+        partial=job.partial, dropped_records=clean.dropped, has_dxt=has_dxt,
         heatmap=heatmap_signal(log.heatmaps),
         info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
-              "format": job.version, "dxt": len(dxt_files) > 0,
-              "dropped_segments": dropped_segments,
-              "mpiio_stand_ins": 0 if stand_ins is None else len(stand_ins.ids)},
+              "format": job.version, "dxt": has_dxt, "dropped_segments": clean.dropped_segments,
+              "mpiio_stand_ins": clean.stand_ins},
     )
+
+
+@dataclass
+class LogFacts:
+    """What deduplication and the funnel need of a log (SPEC 3.1-3.2), without the
+    analysis arrays: validating a year of logs builds no operations, metadata rows
+    or heatmap signal."""
+    job: dict  # as Trace.job
+    total_bytes: float  # bytes read + written, as the sum of the trace's operations
+    partial: bool
+    dropped_records: int
+
+    def group_key(self, group_by: str = "app") -> str:
+        return group_key(self.job, group_by)
+
+
+def log_facts(log: DarshanLog, config: Config) -> LogFacts:
+    """The :class:`LogFacts` of a log; raises the same LogError as :func:`build_trace`."""
+    clean = _clean(log, config)
+    fields, sel = clean.fields, clean.from_records
+    total = float(clean.dxt_ops[2].sum()) + float(fields["bytes_read"][sel].sum()) \
+        + float(fields["bytes_written"][sel].sum())
+    return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped)
 
 
 def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
@@ -170,6 +213,9 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
         return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
             {n: empty for n in CANONICAL_FIELDS}, np.zeros(0, bool)
     canon = [m.canonical() for m in mods]
+    if len(mods) == 1:
+        return mods[0].ids, mods[0].ranks, canon[0], np.full(len(mods[0].ids),
+                                                             mods[0].module != F.STDIO)
     fields = {n: np.concatenate([c[n] for c in canon]) for n in CANONICAL_FIELDS}
     is_posix = np.concatenate([np.full(len(m.ids), m.module != F.STDIO) for m in mods])
     return (np.concatenate([m.ids for m in mods]), np.concatenate([m.ranks for m in mods]),
@@ -203,9 +249,11 @@ def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
 def _job_dict(log: DarshanLog) -> dict:
     job = log.job
     try:
-        start = datetime.fromtimestamp(job.start, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(job.start))
     except (OverflowError, OSError, ValueError):
-        raise LogError(Reason.BAD_JOB, f"start time {job.start} out of range") from None
+        start = ""
+    if len(start) != len("2019-01-01T00:00:00Z"):  # no time before year 1 or after 9999
+        raise LogError(Reason.BAD_JOB, f"start time {job.start} out of range")
     tokens = job.cmdline.split()
     return {"uid": int(job.uid), "job_id": str(job.job_id), "exe": job.cmdline,
             "application": tokens[0] if tokens else "", "nprocs": int(job.nprocs),
@@ -234,11 +282,17 @@ class _NameFilter:
         hits = [at for needle in self.needles for at in _occurrences(text, needle)]
         if not self.keep_listed:  # <STDOUT>, <STDERR>, ... are not files
             hits += [at for at in _occurrences(text, "\0<") if text[text.index("\0", at + 1) - 1] == ">"]
-        lengths = np.fromiter(map(len, paths), np.int64, count=len(paths))
-        leading_nul = np.cumsum(lengths + 1) - lengths - 1
         listed = np.zeros(len(paths), bool)
-        listed[np.searchsorted(leading_nul, np.array(hits, np.int64))] = True
+        if len(hits) <= FEW_HITS:  # a path's index is the count of NULs before it
+            listed[[text.count("\0", 0, at) for at in hits]] = True
+        else:
+            lengths = np.fromiter(map(len, paths), np.int64, count=len(paths))
+            leading_nul = np.cumsum(lengths + 1) - lengths - 1
+            listed[np.searchsorted(leading_nul, np.array(hits, np.int64))] = True
         return listed if self.keep_listed else ~listed
+
+
+FEW_HITS = 8  # up to this many listed paths, counting NULs beats indexing every path
 
 
 def _occurrences(text: str, needle: str) -> list[int]:

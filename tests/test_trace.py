@@ -471,3 +471,18 @@ def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     assert lost["start"][0] == pytest.approx(276.78, abs=0.01)
     assert lost["end"][1] == pytest.approx(947.81, abs=0.01)
     assert writes["bytes"].sum() == 79_525_075_654.0
+
+
+@pytest.mark.parametrize("start, iso", [
+    (-1.5, "1969-12-31T23:59:58Z"), (1_700_000_000.9, "2023-11-14T22:13:20Z"),
+    (253_402_300_799.0, "9999-12-31T23:59:59Z"), (253_402_300_800.0, None), (1e20, None),
+    (float("nan"), None)])
+def test_start_time_in_iso_or_bad_job(start, iso):
+    """Start times print as UTC seconds; outside years 1-9999 the job is bad_job."""
+    log = make_log([(1, 0, 1, 0, 1, 0, {})], job=job(start=start, end=start + 99))
+    if iso is None:
+        with pytest.raises(LogError) as raised:
+            build_trace(log, "f", Config())
+        assert raised.value.reason == "bad_job"
+    else:
+        assert build_trace(log, "f", Config()).job["start"] == iso

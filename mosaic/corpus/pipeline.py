@@ -54,16 +54,16 @@ def evicted(ref: LogRef, reason: str, detail: str) -> dict:
             "status": "evicted", "reason": reason, "detail": detail}
 
 
-def _trace(ref: LogRef, config: Config):
-    from mosaic.trace import read_trace, trace_from_bytes
+def _read(ref: LogRef, config: Config):
+    """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
+    from mosaic.darshan.reader import read_log
+    from mosaic.trace import read_limits
 
     if ref.error:
         raise LogError(*ref.error)
     if ref.data is not None:
-        return trace_from_bytes(ref.data, ref.name, config)
-    trace = read_trace(ref.location, config)
-    trace.file = ref.name
-    return trace
+        return read_log(ref.data, ref.name, **read_limits(config))
+    return read_log(ref.location, **read_limits(config))
 
 
 def _guarded(ref: LogRef, work) -> dict:
@@ -79,24 +79,28 @@ def _guarded(ref: LogRef, work) -> dict:
 
 def validate_log(ref: LogRef, config: Config) -> dict:
     """The compact facts of one log that deduplication and the funnel need."""
+    from mosaic.trace import log_facts
+
     def work() -> dict:
-        trace = _trace(ref, config)  # a partial log under --strict raises LogError(Reason.PARTIAL)
-        job = trace.job
+        facts = log_facts(_read(ref, config), config)  # --strict: a partial log raises PARTIAL
+        job = facts.job
         return {"file": ref.name, "location": ref.location, "archive": ref.archive,
                 "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
-                "status": "ok", "group_key": trace.group_key(config.group_by),
+                "status": "ok", "group_key": facts.group_key(config.group_by),
                 "uid": int(job["uid"]), "job_id": str(job["job_id"]),
                 "application": job["application"], "start": job.get("start"),
-                "total_bytes": trace.total_bytes, "run_time": trace.run_time,
-                "partial": bool(trace.partial), "dropped_records": int(trace.dropped_records)}
+                "total_bytes": facts.total_bytes, "run_time": job["run_time"],
+                "partial": bool(facts.partial), "dropped_records": facts.dropped_records}
     return _guarded(ref, work)
 
 
 def categorize_log(ref: LogRef, config: Config) -> dict:
     """The SPEC 4 object of one log (its group is filled in by the parent)."""
     from mosaic.analysis.categorize import categorize_trace
+    from mosaic.trace import build_trace
 
-    return _guarded(ref, lambda: categorize_trace(_trace(ref, config), config))
+    return _guarded(ref, lambda: categorize_trace(build_trace(_read(ref, config), ref.name, config),
+                                                  config))
 
 
 VALIDATE = Task(validate_log, evicted)
@@ -124,7 +128,8 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         timings["start"] = _lap(clock)
         total = count_log_files(inputs) if _show_progress(quiet) else None
         refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
-        _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size)),
+        _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size,
+                                                  config.batch_bytes)),
                 store.save_facts, "validate", total, quiet, counts)
         store.save_archives(counts.archives_read)
         timings["scan_validate"] = _lap(clock, timings)
@@ -171,7 +176,7 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
         size = balanced_batch_size(total, engine.cpus() * config.jobs_in_flight_per_cpu,
                                    config.batch_size)
         targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes,
-                                            config.max_log_bytes), size)
+                                            config.max_log_bytes), size, config.batch_bytes)
         _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
     return total
 
@@ -181,10 +186,25 @@ def _lap(clock: float, timings: dict | None = None) -> float:
     return time.perf_counter() - clock - sum((timings or {}).values())
 
 
-def _batches(items: Iterable, size: int) -> Iterator[list]:
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
+def _batches(refs: Iterable[LogRef], size: int, max_bytes: int) -> Iterator[list[LogRef]]:
+    """Batches of at most `size` logs that stop once they hold `max_bytes` of logs: a
+    batch of 256 heavy logs would keep one core busy while the other has nothing to do."""
+    batch, held = [], 0
+    for ref in refs:
+        batch.append(ref)
+        held += log_bytes(ref)
+        if len(batch) >= size or held >= max_bytes:
+            yield batch
+            batch, held = [], 0
+    if batch:
         yield batch
+
+
+def log_bytes(ref: LogRef) -> int:
+    """A log's size as stored: its bytes in hand, else its file's size (0 if unknown)."""
+    if ref.data is not None:
+        return len(ref.data)
+    return ref.stamp[0] if ref.stamp and ref.archive is None else 0
 
 
 def balanced_batch_size(total: int, slots: int, cap: int) -> int:
@@ -193,10 +213,11 @@ def balanced_batch_size(total: int, slots: int, cap: int) -> int:
     return max(1, min(cap, -(-total // max(slots, 1))))
 
 
-def _new_batches(refs: Iterable[LogRef], store: Store, size: int) -> Iterator[list[LogRef]]:
+def _new_batches(refs: Iterable[LogRef], store: Store, size: int,
+                 max_bytes: int) -> Iterator[list[LogRef]]:
     """Batches of scanned logs not yet validated, from these very files, under this
     results hash."""
-    for batch in _batches(refs, size):
+    for batch in _batches(refs, size, max_bytes):
         done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None)))
                                 for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]
@@ -215,7 +236,8 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool,
             for row in members:
                 data, error = read_regular(row["location"], max_bytes) if ship_bytes else (
                     None, None)
-                yield LogRef(row["file"], row["location"], data, error=error)
+                yield LogRef(row["file"], row["location"], data, error=error,
+                             stamp=(row["size"], row["mtime_ns"]))
             continue
         wanted = {row["location"][len(archive) + 1:]: row["file"] for row in members}
         try:

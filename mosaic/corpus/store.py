@@ -223,10 +223,12 @@ class Store:
             self._db.execute("COMMIT")
 
     def to_categorize(self, all_runs: bool) -> Iterator[Row]:
-        """(file, location, archive) still to categorize, archive members together."""
+        """(file, location, archive, size, mtime_ns) still to categorize, archive members
+        together."""
         which = "" if all_runs else "AND l.representative = 1"
         yield from self._rows(
-            "SELECT l.file, l.location, l.archive FROM logs l LEFT JOIN results r USING (file) "
+            "SELECT l.file, l.location, l.archive, l.size, l.mtime_ns FROM logs l "
+            "LEFT JOIN results r USING (file) "
             f"WHERE l.seen = ? AND l.status = 'ok' {which} AND r.file IS NULL "
             "ORDER BY l.archive, l.file", (self.run_id,))
 

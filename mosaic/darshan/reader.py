@@ -273,11 +273,11 @@ def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
     else:
         # Ending in NUL, every match attempt succeeds, so the pass is linear (no rescans).
         records = _NAME_RECORD.findall(raw) if raw.endswith(b"\0") else []
-        if 9 * len(records) + sum(len(path) for _, path in records) != len(raw):
+        paths = [path for _, path in records]
+        if 9 * len(records) + sum(map(len, paths)) != len(raw):
             raise LogError(Reason.CORRUPT_STREAM, "name record cut short or unterminated")
         ids = np.frombuffer(b"".join(rid for rid, _ in records),
                             hdr.endian + "u8").tolist()
-        paths = [path for _, path in records]
     # Decoded in one call: NUL cannot occur inside a path, so it separates them.
     texts = b"\0".join(paths).decode("utf-8", "replace").split("\0") if paths else []
     names = {rid: "" for rid in ids}

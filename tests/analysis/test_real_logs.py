@@ -46,3 +46,28 @@ def test_requests_every_84ms_in_one_phase_are_not_a_period(shared_logs):
     result = categorize_file(path, Config())
     assert not any(c.startswith("write_periodic") for c in result["categories"])
     assert result["write"]["periodicity"]["verdict"]["periodic"] is False
+
+
+@pytest.mark.parametrize("path", real_logs() + pydarshan_example_logs(),
+                         ids=lambda p: p.name[:40])
+def test_validation_facts_equal_the_trace(path):
+    """Validation's light facts (no operations, metadata or heatmap built) give deduplication
+    the same heaviness, job and counts as the full trace, DXT-traced files included."""
+    from mosaic.darshan.reader import read_log
+    from mosaic.errors import LogError
+    from mosaic.trace import build_trace, log_facts
+
+    config = Config()
+    try:
+        log = read_log(path)
+        trace = build_trace(log, str(path), config)
+    except LogError as error:
+        with pytest.raises(LogError) as raised:
+            log_facts(read_log(path), config)
+        assert raised.value.reason == error.reason
+        return
+    facts = log_facts(log, config)
+    assert facts.total_bytes == pytest.approx(trace.total_bytes, rel=1e-12)
+    assert (facts.job, facts.partial, facts.dropped_records) == (
+        trace.job, trace.partial, trace.dropped_records)
+    assert facts.group_key("cmdline") == trace.group_key("cmdline")

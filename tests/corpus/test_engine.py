@@ -71,3 +71,17 @@ def test_a_job_that_dies_is_bisected_down_to_its_culprit():
     (0, 4, 256, 1), (10, 0, 256, 10)])
 def test_batches_shrink_to_fill_every_slot(total, slots, cap, expected):
     assert balanced_batch_size(total, slots, cap) == expected
+
+
+def test_batches_close_at_the_byte_bound():
+    """Sizes 3, 3, 3, 5, 1 with a bound of 6 bytes: a batch closes once it holds >= 6;
+    archive members weigh their bytes, not the archive's size."""
+    from mosaic.corpus.pipeline import _batches
+    from mosaic.corpus.scan import LogRef
+
+    sized = [LogRef(str(i), str(i), stamp=(n, 0)) for i, n in enumerate((3, 3, 3, 5, 1))]
+    assert [[r.name for r in b] for b in _batches(sized, 256, 6)] == [["0", "1"], ["2", "3"], ["4"]]
+    assert [len(b) for b in _batches(sized, 2, 1 << 20)] == [2, 2, 1]
+    members = [LogRef(f"m{i}", "a.tar/x", b"x" * 4, archive="a.tar", stamp=(10**9, 0))
+               for i in range(3)]
+    assert [len(b) for b in _batches(members, 256, 8)] == [2, 1]
