@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import itertools
 import json
 import os
@@ -78,11 +79,24 @@ def _guarded(ref: LogRef, work) -> dict:
 
 
 def validate_log(ref: LogRef, config: Config) -> dict:
-    """The compact facts of one log that deduplication and the funnel need."""
-    from mosaic.trace import log_facts
+    """The compact facts of one log that deduplication and the funnel need.
+
+    With ``--all-runs`` every valid run gets categorized anyway, so it is
+    categorized here, from the same read (key ``result``): a second stage
+    would read and parse every log twice.
+    """
+    from mosaic.analysis.categorize import categorize_trace
+    from mosaic.trace import LogFacts, build_trace, log_facts
 
     def work() -> dict:
-        facts = log_facts(_read(ref, config), config)  # --strict: a partial log raises PARTIAL
+        log = _read(ref, config)
+        result = None
+        if config.all_runs:
+            trace = build_trace(log, ref.name, config)  # --strict: a partial log raises PARTIAL
+            facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
+            result = _guarded(ref, lambda: categorize_trace(trace, config))
+        else:
+            facts = log_facts(log, config)
         job = facts.job
         return {"file": ref.name, "location": ref.location, "archive": ref.archive,
                 "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
@@ -90,7 +104,8 @@ def validate_log(ref: LogRef, config: Config) -> dict:
                 "uid": int(job["uid"]), "job_id": str(job["job_id"]),
                 "application": job["application"], "start": job.get("start"),
                 "total_bytes": facts.total_bytes, "run_time": job["run_time"],
-                "partial": bool(facts.partial), "dropped_records": facts.dropped_records}
+                "partial": bool(facts.partial), "dropped_records": facts.dropped_records,
+                "result": result}
     return _guarded(ref, work)
 
 
@@ -101,6 +116,12 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
 
     return _guarded(ref, lambda: categorize_trace(build_trace(_read(ref, config), ref.name, config),
                                                   config))
+
+
+def save_validated(store: Store, batch: list[dict]) -> None:
+    """Store a batch of validation facts, and the categorizations made with them."""
+    store.save_facts(batch)
+    store.save_results([fact["result"] for fact in batch if fact.get("result")])
 
 
 VALIDATE = Task(validate_log, evicted)
@@ -130,7 +151,7 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
         _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size,
                                                   config.batch_bytes)),
-                store.save_facts, "validate", total, quiet, counts)
+                functools.partial(save_validated, store), "validate", total, quiet, counts)
         store.save_archives(counts.archives_read)
         timings["scan_validate"] = _lap(clock, timings)
         store.save_groups(dedup.groups(store.runs_by_group()))

@@ -74,6 +74,22 @@ def test_all_runs_reports_each_groups_share_like_its_representative(reference_al
     assert summary["distributions"]["single_run"] == single["single_run"]
 
 
+def test_all_runs_reads_each_log_once_and_categorizes_as_the_single_run(
+        year_corpus, small_config, reference_run, tmp_path, monkeypatch):
+    """--all-runs categorizes from validation's read; representatives come out as in a
+    single run, which categorizes them in a stage of its own."""
+    reads, read = Counter(), pipeline._read
+    monkeypatch.setattr(pipeline, "_read",
+                        lambda ref, config: reads.update([ref.name]) or read(ref, config))
+    summary = run([year_corpus], tmp_path, small_config.replace(all_runs=True), workers=0)
+    assert len(reads) == summary["funnel"]["logs"] and set(reads.values()) == {1}
+    assert summary["funnel"]["categorized"] == summary["funnel"]["valid"]
+    ungrouped = lambda t: {k: v for k, v in t.items() if k != "group"}  # noqa: E731
+    fused = {t["file"]: ungrouped(t) for t in lines(tmp_path, "traces.jsonl")
+             if t["group"]["representative"]}
+    assert fused == {t["file"]: ungrouped(t) for t in lines(reference_run, "traces.jsonl")}
+
+
 def test_stability_share_hand_computed():
     def row(key, representative, *categories):
         return {"group_key": key, "representative": representative,
