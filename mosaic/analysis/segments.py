@@ -19,6 +19,7 @@ cost ~25 ms a call).
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial import cKDTree  # at import: a batch worker forks warm, not per batch
 
 from mosaic.analysis.meanshift import mean_shift_labels
 from mosaic.config import Config
@@ -57,8 +58,6 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     for the direction to reach ``periodic_segment_share`` scikit-learn is not
     called at all (every id stays NO_CLUSTER).
     """
-    from scipy.spatial import cKDTree
-
     features = np.column_stack([np.log(np.maximum(durations, config.meanshift_min_duration)),
                                 np.log(np.maximum(nbytes, config.meanshift_min_bytes))])
     bandwidth = config.meanshift_bandwidth
