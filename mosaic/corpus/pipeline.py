@@ -94,7 +94,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
         if config.all_runs:
             trace = build_trace(log, ref.name, config)  # --strict: a partial log raises PARTIAL
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
-            result = _guarded(ref, lambda: categorize_trace(trace, config))
+            result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
             facts = log_facts(log, config)
         job = facts.job
@@ -114,8 +114,17 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
 
-    return _guarded(ref, lambda: categorize_trace(build_trace(_read(ref, config), ref.name, config),
-                                                  config))
+    return as_row(_guarded(ref, lambda: categorize_trace(
+        build_trace(_read(ref, config), ref.name, config), config)))
+
+
+def as_row(result: dict) -> dict:
+    """A result reduced to what the parent needs: its status, and its store row built here
+    in the worker (serializing hundreds of thousands of results would load the parent)."""
+    from mosaic.corpus.store import result_row
+
+    return {"file": result["file"], "status": result["status"], "reason": result.get("reason"),
+            "detail": result.get("detail"), "row": result_row(result)}
 
 
 def save_validated(store: Store, batch: list[dict]) -> None:
@@ -312,15 +321,14 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
     stats = CorpusStats()
     with open(out / "traces.jsonl", "w") as fh:
         for row in store.categorized(config.all_runs):
-            trace = json.loads(row["result"])
             representative = bool(row["representative"])
-            trace["group"] = {"key": row["group_key"], "runs": row["runs"],
-                              "representative": representative}
+            group = {"key": row["group_key"], "runs": row["runs"], "representative": representative}
             if shares is not None:
-                trace["group"]["same_as_representative"] = shares.get(row["group_key"])
-            fh.write(json.dumps(trace) + "\n")
+                group["same_as_representative"] = shares.get(row["group_key"])
+            # The stored JSON object without its closing brace, then the group: no parse.
+            fh.write(f'{row["result"][:-1]}, "group": {json.dumps(group)}}}\n')
             weight_all = 1 if config.all_runs else row["runs"]
-            stats.add(trace["categories"], float(representative), float(weight_all))
+            stats.add(json.loads(row["categories"]), float(representative), float(weight_all))
     evicted_at = {"validate": Counter(), "categorize": Counter()}
     with open(out / "evicted.jsonl", "w") as fh:
         for row in store.evicted():

@@ -128,6 +128,8 @@ def _walk(root: str, counts: ScanCounts,
           visited: set[tuple[int, int]]) -> Iterator[tuple[str, str, os.stat_result]]:
     """(absolute path, path relative to root, stat) of every file, sorted, depth first;
     each folder (by device and inode) once."""
+    root = os.path.abspath(root)  # entries of an absolute, normal folder are absolute, normal
+    under = root if root.endswith(os.sep) else root + os.sep
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -155,7 +157,7 @@ def _walk(root: str, counts: ScanCounts,
             if stat.S_ISDIR(info.st_mode):
                 subfolders.append(entry.path)
             else:
-                yield os.path.abspath(entry.path), os.path.relpath(entry.path, root), info
+                yield entry.path, entry.path[len(under):], info
         stack.extend(reversed(subfolders))
 
 
@@ -165,7 +167,7 @@ def _refs(path: str, name: str, info: os.stat_result, counts: ScanCounts, ship_b
         counts.skipped[NOT_REGULAR] += 1
         return
     counts.files_seen += 1
-    location = os.path.abspath(path)
+    location = path if os.path.isabs(path) else os.path.abspath(path)
     stamp = (info.st_size, info.st_mtime_ns)
     if is_log_name(path):
         counts.logs += 1

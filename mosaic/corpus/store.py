@@ -28,6 +28,7 @@ back as the same str. Such names sort after every UTF-8 name.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -71,7 +72,7 @@ FACT_COLUMNS = ("file", "location", "archive", "size", "mtime_ns", "status", "re
 
 def _value(value):
     """SQLite binds str as strict UTF-8: a non-UTF-8 name goes in as its bytes."""
-    if isinstance(value, str):
+    if isinstance(value, str) and not value.isascii():  # ASCII (nearly every name) is UTF-8
         try:
             value.encode()
         except UnicodeEncodeError:
@@ -83,13 +84,30 @@ def _params(values) -> tuple:
     return tuple(map(_value, values))
 
 
+def result_row(result: dict) -> tuple:
+    """The results-table row of a categorization (SPEC 4 object or eviction).
+
+    Workers build it, so the parent only writes it. Its JSON leaves out
+    ``group``, which the parent adds once deduplication knows the groups.
+    """
+    body = {key: value for key, value in result.items() if key != "group"}
+    return (result["file"], result["status"], result.get("reason"), result.get("detail"),
+            json.dumps(result.get("categories")), json.dumps(body, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _columns(description: tuple) -> dict[str, int]:
+    """Column name -> index of a statement's rows (once per statement, not per row)."""
+    return {column[0]: i for i, column in enumerate(description)}
+
+
 class Row(tuple):
     """A result row by index or by column name; BLOBs (non-UTF-8 names) come back as str."""
 
     def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> Row:
         row = super().__new__(cls, (os.fsdecode(v) if isinstance(v, bytes) else v
                                     for v in values))
-        row.columns = {column[0]: i for i, column in enumerate(cursor.description)}
+        row.columns = _columns(cursor.description)
         return row
 
     def __getitem__(self, key):
@@ -253,10 +271,9 @@ class Store:
         return promoted
 
     def save_results(self, results: Iterable[dict]) -> None:
-        """Categorization results (SPEC 4 objects, or evicted ones) of one batch."""
-        rows = [(r["file"], r["status"], r.get("reason"), r.get("detail"),
-                 json.dumps(r.get("categories")), json.dumps(r, sort_keys=True))
-                for r in results]
+        """Categorization results (SPEC 4 objects, or evicted ones) of one batch, each
+        as it is, or already as its table row (key ``row``, from :func:`result_row`)."""
+        rows = [r["row"] if "row" in r else result_row(r) for r in results]
         self._write("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def categorized(self, all_runs: bool) -> Iterator[Row]:
