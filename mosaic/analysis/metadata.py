@@ -38,8 +38,8 @@ def requests_per_second(meta: np.ndarray, run_time: float) -> np.ndarray:
                              np.where(never_closed, 0.0, meta["opens"])])
     firsts = np.concatenate([meta["open_start"], close_start])
     lasts = np.concatenate([open_end, close_end])
-    lows = np.clip(np.minimum(firsts, lasts), 0.0, bins)
-    highs = np.clip(np.maximum(firsts, lasts), 0.0, bins)
+    lows = np.minimum(np.maximum(np.minimum(firsts, lasts), 0.0), bins)  # cheaper than np.clip
+    highs = np.minimum(np.maximum(np.maximum(firsts, lasts), 0.0), bins)
     return _spread(lows, highs, counts, bins)
 
 
