@@ -108,7 +108,7 @@ class Config:
     fft_min_score: float = method(0.3, **SHARE)
     fft_min_samples: int = method(1 << 10, lo=1)  # enough frequency range when operations are long
     fft_bins_per_operation: float = method(4.0, **POSITIVE)  # bins across the shortest operation
-    fft_bins_per_min_period: float = method(4.0, **POSITIVE)  # bins no finer than min_period_seconds / this: finer ones only show faster, non-periodic cadence
+    fft_min_bin_seconds: float = method(0.1, **NON_NEGATIVE)  # no finer (FTIO's 10 Hz): bins keep short bursts anyway
     fft_score_smoothing: float = method(0.1, **SHARE)  # score smooths over this share of the period
     fft_min_significance: float = method(2.5, **NON_NEGATIVE)  # score must beat chance by this many sigmas
     fft_oversampling: int = method(2, lo=1)  # spectrum points per frequency bin (zero padding)
