@@ -1,6 +1,12 @@
 """FFT periodicity detector (SPEC 3.5) against FTIO (`ftio-hpc`) on the same signals.
 
     .venv/bin/python -m benchmarks.bench_fft [--cases N] [--ftio-python PATH]
+    .venv/bin/python -m benchmarks.bench_fft --corpus FOLDER
+
+``--corpus`` instead times our detector as the categorizer runs it, on every
+significant direction of the logs under FOLDER (e.g. ``mosaic synth heavy``):
+CPU ms per direction (operations signal, plus the heatmap signal when the log
+has one; best of 3), median / p99 / max, and the sample counts.
 
 Both detectors see the same generated operations: ours takes them as they
 are, FTIO gets the equivalent bandwidth step function (its input format) and
@@ -150,12 +156,53 @@ def summarize(cases, results) -> dict:
             "ms": 1e3 * float(np.mean([r["seconds"] for r in results]))}
 
 
+def corpus_cost(folder: Path) -> None:
+    """FFT CPU time per significant direction of the logs under ``folder``."""
+    from mosaic.analysis import spectrum
+    from mosaic.config import Config
+    from mosaic.errors import LogError
+    from mosaic.trace import DIRECTIONS, read_trace
+    config = Config()
+    cost, samples = [], []
+    for path in sorted(p for p in folder.rglob("*.darshan*") if p.is_file()):
+        try:
+            trace = read_trace(path, config)
+        except LogError:
+            continue
+        for code, name in DIRECTIONS.items():
+            ops = trace.direction(code)
+            if ops["bytes"].sum() < config.significant_bytes:
+                continue
+            best = np.inf
+            for _ in range(3):
+                tick = time.process_time()
+                result = spectrum.fft_periodicity(ops["start"], ops["end"], ops["bytes"],
+                                                  trace.run_time, config)
+                if trace.heatmap is not None:
+                    spectrum.heatmap_periodicity(getattr(trace.heatmap, name),
+                                                 trace.heatmap.bin_seconds, config)
+                best = min(best, time.process_time() - tick)
+            cost.append(1e3 * best)
+            samples.append(result["samples"])
+    if not cost:
+        print(f"no significant direction under {folder}")
+        return
+    print(f"{len(cost)} significant directions: FFT CPU ms per direction median "
+          f"{np.median(cost):.2f}, p99 {np.percentile(cost, 99):.2f}, max {max(cost):.2f}; "
+          f"samples median {np.median(samples):.0f}, at the cap "
+          f"{np.mean(np.array(samples) == config.fft_max_samples):.0%}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=40, help="cases per family")
     parser.add_argument("--ftio-python", type=Path, default=Path("/tmp/ftio-venv/bin/python"))
     parser.add_argument("--ftio-worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", type=Path, help="time our detector on these logs instead")
     options = parser.parse_args(argv)
+    if options.corpus:
+        corpus_cost(options.corpus)
+        return
     if options.ftio_worker:
         ftio_worker(*options.ftio_worker)
         return

@@ -8,6 +8,8 @@ vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.fft
 
@@ -25,9 +27,8 @@ _MAX_FUNDAMENTALS = 3  # FTIO: three rival frequencies mean no periodicity
 def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     """Mean bandwidth (bytes/s) per bin on a uniform grid over the run.
 
-    Each bin holds the exact bytes moved inside it divided by its width, read
-    off the cumulative transferred-bytes curve at the bin edges, so the
-    resampling conserves volume and a burst far shorter than a bin still
+    Each bin holds the exact bytes moved inside it divided by its width, so
+    the resampling conserves volume and a burst far shorter than a bin still
     shows (as a lower, wider bump) instead of falling between two samples.
     Returns ``(bin_width, values)``.
     """
@@ -37,16 +38,10 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     window = max(float(run_time), float(ends.max(initial=0.0)))
     if not window > 0:
         raise ValueError(f"run time must be positive, got {run_time}")
-    count = _sample_count(ends - starts, window, config)
+    durations = ends - starts
+    count = _sample_count(durations, window, config)
     bin_width = window / count
-    edges = np.arange(count + 1) * bin_width
-
-    spread = ends > starts
-    rate = nbytes[spread] / (ends[spread] - starts[spread])
-    cumulative = _cumulative_bytes(starts[spread], ends[spread], rate, edges)
-    impulses = np.bincount(np.minimum((starts[~spread] / bin_width).astype(np.int64), count - 1),
-                           weights=nbytes[~spread], minlength=count)
-    return bin_width, (np.diff(cumulative) + impulses) / bin_width
+    return bin_width, _bytes_per_bin(starts, durations, nbytes, bin_width, count) / bin_width
 
 
 def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
@@ -68,22 +63,24 @@ def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
     return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
 
 
-def _cumulative_bytes(starts, ends, rate, edges):
-    """Bytes moved before each edge: a piecewise-linear curve, exact at the edges.
+def _bytes_per_bin(starts, durations, nbytes, bin_width: float, count: int) -> np.ndarray:
+    """Bytes moved inside each bin, exactly, in two bincounts and no sort.
 
-    The total rate changes only at operation starts and ends; integrating it
-    between those breakpoints gives the curve's knots and linear
-    interpolation between knots is exact.
+    The total rate is a step function: each operation adds its rate at its
+    start and removes it at its end. A rate change ``c`` at time ``t`` in bin
+    ``j`` moves ``c * (end of bin j - t)`` bytes in bin ``j`` and ``c *
+    bin_width`` in every later bin. An operation of zero length is an
+    impulse of its bytes in its bin.
     """
-    if not starts.size:
-        return np.zeros(edges.size)
-    times = np.concatenate([starts, ends])
-    slope_change = np.concatenate([rate, -rate])
-    order = np.argsort(times, kind="stable")
-    times, slope_change = times[order], slope_change[order]
-    slope = np.cumsum(slope_change)
-    knots = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(times))])
-    return np.interp(edges, times, knots, left=0.0, right=knots[-1])
+    spread = durations > 0
+    rate = np.divide(nbytes, durations, out=np.zeros_like(nbytes), where=spread)
+    times = np.concatenate([starts, starts + durations])
+    change = np.concatenate([rate, -rate])
+    index = np.minimum((times / bin_width).astype(np.int64), count - 1)
+    own_bin = change * ((index + 1) * bin_width - times)
+    own_bin[:starts.size] += np.where(spread, 0.0, nbytes)
+    rate_before = np.cumsum(np.bincount(index + 1, weights=change, minlength=count + 1)[:-1])
+    return np.bincount(index, weights=own_bin, minlength=count) + bin_width * rate_before
 
 
 def power_spectrum(values, bin_width: float):
@@ -125,10 +122,14 @@ def detect(values: np.ndarray, bin_width: float, signal: str, config: Config) ->
               "confidence_label": NONE, "score": 0.0, "significance": 0.0, "candidates": [],
               "harmonics": 0, "bin_width": bin_width, "samples": int(values.size),
               "signal": signal}
-    found = _dominant_period(values, bin_width, config) if np.ptp(values) > 0 else None
+    mean = values.mean()
+    busy = np.flatnonzero(values > mean)  # substantial I/O
+    if busy.size == values.size:  # flat: every bin equal, above a mean rounded low
+        busy = busy[:0]
+    found = _dominant_period(values, mean, _span(busy), bin_width, config) if busy.size else None
     if found is None:
-        return {**result, "busy_fraction": _busy_fraction(values)}
-    result.update(found, busy_fraction=_busy_fraction(values, found["period"] / bin_width))
+        return {**result, "busy_fraction": _busy_fraction(values, busy)}
+    result.update(found, busy_fraction=_busy_fraction(values, busy, found["period"] / bin_width))
     result["periodic"] = bool(result["confidence_label"] != NONE
                               and bin_width * values.size / found["period"] >= config.fft_min_periods
                               and found["period"] >= config.min_period_seconds
@@ -137,44 +138,75 @@ def detect(values: np.ndarray, bin_width: float, signal: str, config: Config) ->
     return result
 
 
-def _dominant_period(values: np.ndarray, bin_width: float, config: Config) -> dict | None:
+class _Amplitudes(NamedTuple):
+    """Spectrum amplitudes and the mean and spread of the non-DC ones.
+
+    z-scores are taken only where a decision needs them (threshold, candidate
+    bins, harmonics): z-scoring the whole oversampled spectrum cost more
+    full-length passes than the FFT itself.
+    """
+
+    values: np.ndarray
+    mean: float
+    spread: float
+
+    @classmethod
+    def of(cls, spectrum: np.ndarray, size: int, energy: float) -> _Amplitudes:
+        """From the ``rfft`` of ``size`` points of a signal whose squares sum to ``energy``.
+
+        The spread comes from Parseval's theorem (the full spectrum's power
+        is ``size * energy``; the one-sided half holds each bin but DC and
+        Nyquist once for two) instead of another pass over the amplitudes.
+        """
+        values = np.abs(spectrum)
+        ac = values[1:]
+        mean = float(ac.mean())
+        dc, last = float(values[0]), float(values[-1])  # squared in double precision
+        ac_power = (size * energy - dc ** 2 + (last ** 2 if size % 2 == 0 else 0.0)) / 2.0
+        return cls(values, mean, float(np.sqrt(max(ac_power / ac.size - mean ** 2, 0.0))))
+
+    def z(self, bins):
+        """z-scores of these bins."""
+        return (self.values[bins] - self.mean) / self.spread
+
+    def at_z(self, z: float) -> float:
+        """The amplitude whose z-score is ``z``."""
+        return self.mean + z * self.spread
+
+
+def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_width: float,
+                     config: Config) -> dict | None:
     """Period, confidence, score and candidates of the strongest fundamental, if any."""
     window = bin_width * values.size
     # Oversampled spectrum: a period that does not divide the window falls
     # between two bins and loses up to 36 % of its height (scalloping), enough
     # to drop a comb's fundamental below its harmonics; at half-bin spacing
     # the loss is at most 10 %. Single precision halves the cost of this, the
-    # largest step, and keeps peaks far more exact than one bin needs.
+    # largest step, and keeps peaks far more exact than one bin needs. The
+    # mean-removed signal is written straight into the zero-padded buffer the
+    # FFT may overwrite: no intermediate copies.
     oversampling = config.fft_oversampling
-    spectrum = scipy.fft.rfft((values - values.mean()).astype(np.float32),
-                              n=oversampling * values.size)
-    amplitude = np.abs(spectrum)
-    z = _zscores(amplitude)
-    candidates = _candidates(z, _highest_bin(window, z.size, config), config)
+    padded = np.zeros(oversampling * values.size, dtype=np.float32)
+    centred = np.subtract(values, mean, out=padded[:values.size], casting="same_kind")
+    energy = _dot(centred, centred)
+    spectrum = scipy.fft.rfft(padded, overwrite_x=True)
+    amplitudes = _Amplitudes.of(spectrum, padded.size, energy)
+    if not amplitudes.spread > 0:
+        return None
+    candidates = _candidates(amplitudes, _highest_bin(window, spectrum.size, config), config)
     if not candidates.size:
         return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
-    dominant = fundamentals[np.argmax(z[fundamentals])]
-    frequency = _refine(amplitude, z, dominant, config) / (oversampling * window)
-    score, significance = _periodicity_score(spectrum[::oversampling], _active_bins(values),
-                                             values.size,
+    z = amplitudes.z(fundamentals)
+    frequency = _refine(amplitudes, fundamentals[np.argmax(z)], config) / (oversampling * window)
+    score, significance = _periodicity_score(spectrum[::oversampling], active_bins, values.size,
                                              1.0 / (frequency * bin_width), config)
-    label, confidence = _confidence(z[fundamentals], score)
+    label, confidence = _confidence(z, score)
     return {"period": 1.0 / frequency, "frequency": frequency, "confidence": confidence,
             "confidence_label": label, "score": score, "significance": significance,
             "harmonics": harmonics,
-            "candidates": [{"period": oversampling * window / k, "z": float(z[k])}
-                           for k in fundamentals.tolist()]}
-
-
-def _zscores(amplitude: np.ndarray) -> np.ndarray:
-    """z-score of each bin's amplitude against the non-DC bins (DC gets 0)."""
-    ac = amplitude[1:]
-    spread = ac.std()
-    z = np.zeros_like(amplitude)
-    if spread > 0:
-        z[1:] = (ac - ac.mean()) / spread
-    return z
+            "candidates": [{"period": oversampling * window / k, "z": float(zk)}
+                           for k, zk in zip(fundamentals.tolist(), z.tolist())]}
 
 
 def _highest_bin(window: float, size: int, config: Config) -> int:
@@ -191,7 +223,7 @@ def _highest_bin(window: float, size: int, config: Config) -> int:
     return min(edge + config.fft_oversampling, size - 1)
 
 
-def _candidates(z: np.ndarray, highest: int, config: Config) -> np.ndarray:
+def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.ndarray:
     """Outlier peaks close to the strongest outlier, in rising frequency.
 
     Only local maxima count, and peaks within one frequency bin of each
@@ -205,16 +237,19 @@ def _candidates(z: np.ndarray, highest: int, config: Config) -> np.ndarray:
     which then set no bar for the others either.
     """
     lowest = int(np.ceil(config.fft_min_periods * config.fft_oversampling))
-    peak = np.zeros(z.size, dtype=bool)
-    peak[1:-1] = (z[1:-1] >= z[:-2]) & (z[1:-1] > z[2:])
-    peak[:lowest] = False
-    peak[highest + 1:] = False
-    top = z[lowest:highest + 1].max(initial=0.0)
-    found = np.flatnonzero(peak & (z > config.fft_z_threshold) & (z >= config.fft_peak_fraction * top))
+    band = amplitudes.values[lowest:highest + 1]
+    if not band.size:
+        return np.zeros(0, dtype=np.int64)
+    top = max(float(amplitudes.z(lowest + int(np.argmax(band)))), 0.0)
+    found = lowest + np.flatnonzero(band > amplitudes.at_z(config.fft_z_threshold))
+    found = found[found < amplitudes.values.size - 1]  # a local maximum needs two neighbours
+    level = amplitudes.values[found]
+    found = found[(level >= amplitudes.values[found - 1]) & (level > amplitudes.values[found + 1])
+                  & (amplitudes.z(found) >= config.fft_peak_fraction * top)]
     if not found.size:
         return found
     group = np.concatenate([[0], np.cumsum(np.diff(found) > config.fft_oversampling)])
-    order = np.lexsort((-z[found], group))
+    order = np.lexsort((-amplitudes.values[found], group))
     return found[order][np.concatenate([[True], np.diff(group[order]) > 0])]
 
 
@@ -242,7 +277,7 @@ def _fold_harmonics(candidates: np.ndarray, tolerance: float) -> tuple[np.ndarra
     return np.asarray(fundamentals, dtype=np.int64), folded
 
 
-def _refine(amplitude: np.ndarray, z: np.ndarray, k: int, config: Config) -> float:
+def _refine(amplitudes: _Amplitudes, k: int, config: Config) -> float:
     """Fractional bin of the fundamental, sharpened by its strong harmonics.
 
     Harmonic ``m`` sits at ``m`` times the fundamental, so its interpolated
@@ -251,12 +286,13 @@ def _refine(amplitude: np.ndarray, z: np.ndarray, k: int, config: Config) -> flo
     the climb stops at the first harmonic that is no longer an outlier peak
     (jitter smears high harmonics first).
     """
+    amplitude, outlier = amplitudes.values, amplitudes.at_z(config.fft_z_threshold)
     position, previous = _interpolated_peak(amplitude, k), k
     order = 2
     while (target := int(round(order * position))) + 2 < amplitude.size:
         local = target - 1 + int(np.argmax(amplitude[target - 1:target + 2]))
         is_peak = amplitude[local - 1] <= amplitude[local] >= amplitude[local + 1]
-        if not (local > previous and is_peak and z[local] > config.fft_z_threshold):
+        if not (local > previous and is_peak and amplitude[local] > outlier):
             break
         position, previous = _interpolated_peak(amplitude, local) / order, local
         order *= 2
@@ -305,14 +341,20 @@ def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: fl
     gain = np.exp(-2 * (np.pi * sigma * np.arange(kept) / size) ** 2)
     smooth = scipy.fft.irfft(spectrum[:kept] * gain, n=size)
     a, b = smooth[:-lag] - smooth[:-lag].mean(), smooth[lag:] - smooth[lag:].mean()
-    norm = np.sqrt(np.dot(a, a) * np.dot(b, b))
+    norm = np.sqrt(_dot(a, a) * _dot(b, b))
     if not norm > 0:
         return 0.0, 0.0
-    r = float(np.clip(np.dot(a, b) / norm, 0.0, 1.0))
+    r = float(np.clip(_dot(a, b) / norm, 0.0, 1.0))
     # Smoothed noise decorrelates after about 2 sqrt(pi) sigma samples
     independent = (active_bins * size / samples - lag) / max(2 * np.sqrt(np.pi) * sigma, 1.0)
     significance = np.arctanh(min(r, _MAX_CORRELATION)) * np.sqrt(max(independent - 3, 0.0))
     return r, float(significance)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Dot product without BLAS: ``np.dot`` hands long vectors to OpenBLAS threads,
+    whose wake-up cost milliseconds of CPU per call on a busy machine."""
+    return float(np.multiply(a, b).sum())
 
 
 def _confidence(z_fundamentals: np.ndarray, score: float) -> tuple[str, float]:
@@ -322,27 +364,41 @@ def _confidence(z_fundamentals: np.ndarray, score: float) -> tuple[str, float]:
     return label, (share * score if label != NONE else 0.0)
 
 
-def _busy_fraction(values: np.ndarray, period_bins: float | None = None) -> float:
+def _busy_fraction(values: np.ndarray, busy: np.ndarray, period_bins: float | None = None) -> float:
     """Share of time the bandwidth is above its mean (FTIO's substantial I/O).
 
-    With a period, the share is taken over the periods that hold substantial
-    I/O rather than the whole run, as mean shift does with its segments: a
-    series of bursts busy 30 % of each period stays 30 % busy when it fills
-    only part of the run. A bin a burst covers only in part counts for that
-    part (its bandwidth relative to the typical busy bin's), so the share
-    does not grow by a bin per burst edge.
+    ``busy``: the indices of those bins. With a period, the share is taken
+    over the periods that hold substantial I/O rather than the whole run, as
+    mean shift does with its segments: a series of bursts busy 30 % of each
+    period stays 30 % busy when it fills only part of the run. A bin a burst
+    covers only in part counts for that part (its bandwidth relative to the
+    typical, median, busy bin's), so the share does not grow by a bin per
+    burst edge.
     """
-    busy = values > values.mean()
-    if not busy.any():
+    if not busy.size:
         return 0.0
-    busy_bins = np.minimum(values[busy] / np.median(values[busy]), 1.0).sum()
+    busy_bins = _parts_of_median(values[busy])
     if period_bins is None:
         return float(busy_bins / values.size)
-    periods = np.floor(_active_bins(values) / period_bins) + 1
+    periods = np.floor(_span(busy) / period_bins) + 1
     return float(min(busy_bins / (periods * period_bins), 1.0))
 
 
-def _active_bins(values: np.ndarray) -> int:
-    """Bins from the first to the last one above the mean bandwidth (substantial I/O)."""
-    busy = np.flatnonzero(values > values.mean())
-    return int(busy[-1] + 1 - busy[0]) if busy.size else 0
+def _parts_of_median(levels: np.ndarray) -> float:
+    """``sum(min(levels / median, 1))`` from the one partition that finds the median.
+
+    Below the middle every level counts its share of the median, from the
+    middle up each counts 1; no division or clip over every level. Both
+    middle ranks are selected whatever the parity, as ``np.median`` does: a
+    single rank hits numpy's slow selection path on a plateau (a long
+    operation's constant level), 10 times slower.
+    """
+    half = levels.size // 2
+    ordered = np.partition(levels, [half - 1, half])
+    median = ordered[half] if levels.size % 2 else (ordered[half - 1] + ordered[half]) / 2
+    return float(ordered[:half].sum() / median + (levels.size - half))
+
+
+def _span(bins: np.ndarray) -> int:
+    """Bins from the first to the last of ``bins`` (sorted), 0 when there are none."""
+    return int(bins[-1] + 1 - bins[0]) if bins.size else 0

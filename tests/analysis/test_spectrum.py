@@ -60,6 +60,25 @@ def test_overlapping_operations_add_up():
     np.testing.assert_allclose(values, [10, 20, 10, 10])
 
 
+def test_signal_is_the_exact_overlap_of_operations_and_bins():
+    # random operations, edges on and off bin boundaries, zero-length ones,
+    # one ending at the run's end: each bin holds rate x overlap, summed
+    rng = np.random.default_rng(7)
+    starts = np.concatenate([rng.uniform(0, 90, 200), np.arange(10.0), [95.0]])
+    ends = np.concatenate([starts[:200] + rng.exponential(3, 200), np.arange(10.0) + 2, [100.0]])
+    ends[::17] = starts[::17]  # impulses
+    nbytes = rng.uniform(1, 1e6, starts.size)
+    config = CONFIG.replace(fft_min_samples=1000, fft_max_samples=1000)
+    width, values = bandwidth_signal(starts, ends, nbytes, 100.0, config)
+    edges = np.arange(1001) * width
+    spread = ends > starts
+    overlap = np.clip(np.minimum(ends[spread, None], edges[None, 1:])
+                      - np.maximum(starts[spread, None], edges[None, :-1]), 0, None)
+    expected = (nbytes[spread, None] / (ends - starts)[spread, None] * overlap).sum(axis=0)
+    expected += np.bincount((starts[~spread] / width).astype(int), nbytes[~spread], minlength=1000)
+    np.testing.assert_allclose(values * width, expected, rtol=1e-9, atol=1e-3)
+
+
 def test_a_20ms_burst_in_a_day_keeps_its_volume():
     width, values = bandwidth_signal([40_000.0], [40_000.02], [5e8], 86_400.0, CONFIG)
     assert width > 1.0  # far coarser than the burst
@@ -262,6 +281,36 @@ def test_constant_bandwidth_is_not_periodic():
     result = detect(([0.0], [100.0], [1e9], 100.0))
     assert not result["periodic"]
     assert result["busy_fraction"] == 0.0
+
+
+def test_flat_signal_whose_mean_rounds_below_it_is_not_periodic():
+    # one write over the whole run: every bin holds the same bandwidth, and the
+    # mean of the 1024 equal values rounds below it
+    result = detect(([0.0], [23_469.0], [1.7e11], 23_469.0))
+    assert not result["periodic"] and result["period"] is None
+    assert result["busy_fraction"] == 0.0
+
+
+def test_busy_parts_of_the_median_level():
+    from mosaic.analysis.spectrum import _parts_of_median
+
+    assert _parts_of_median(np.array([4.0, 4.0, 2.0])) == 2.5  # median 4: 1 + 1 + 0.5
+    assert _parts_of_median(np.array([1.0, 2.0, 6.0, 8.0])) == pytest.approx(0.25 + 0.5 + 2)  # median 4
+    assert _parts_of_median(np.array([3.0])) == 1.0
+    assert _parts_of_median(np.array([5.0, 5.0, 5.0, 1.0, 5.0])) == 4.2  # ties at the median count 1
+
+
+@pytest.mark.parametrize("size, oversampling", [(1000, 2), (999, 1), (1000, 1)])
+def test_amplitude_spread_from_parseval_equals_the_direct_one(size, oversampling):
+    from mosaic.analysis.spectrum import _Amplitudes
+
+    signal = np.random.default_rng(size).lognormal(0, 2, size)
+    signal -= signal.mean()
+    n = oversampling * size
+    spectrum = np.fft.rfft(signal, n=n)
+    amplitudes = _Amplitudes.of(spectrum, n, float(signal @ signal))
+    assert amplitudes.mean == pytest.approx(np.abs(spectrum[1:]).mean())
+    assert amplitudes.spread == pytest.approx(np.abs(spectrum[1:]).std(), rel=1e-9)
 
 
 def test_result_is_json_serializable():
