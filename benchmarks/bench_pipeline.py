@@ -49,7 +49,8 @@ SAMPLE_SECONDS = 0.1
 class TreeMemory:
     """Peak summed RSS of this process and all its descendants, sampled in a thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, interval: float = SAMPLE_SECONDS) -> None:
+        self.interval = interval  # a walk of the process tree costs CPU: runs of minutes sample less
         self.peak = 0
         self.parent_peak = 0  # this process alone: what holds the pipeline's state
         self._stop = threading.Event()
@@ -65,7 +66,7 @@ class TreeMemory:
 
     def _sample(self) -> None:
         me = psutil.Process()
-        while not self._stop.wait(SAMPLE_SECONDS):
+        while not self._stop.wait(self.interval):
             total = 0
             for proc in [me, *me.children(recursive=True)]:
                 try:
