@@ -108,10 +108,11 @@ class Config:
     fft_min_score: float = method(0.3, **SHARE)
     fft_min_samples: int = method(1 << 10, lo=1)  # enough frequency range when operations are long
     fft_bins_per_operation: float = method(4.0, **POSITIVE)  # bins across the shortest operation
-    fft_min_bin_seconds: float = method(0.1, **NON_NEGATIVE)  # no finer (FTIO's 10 Hz): bins keep short bursts anyway
+    fft_min_bin_seconds: float = method(0.25, **NON_NEGATIVE)  # no finer: a quarter of min_period_seconds; finer bins only show faster cadence (its aliases: fft_min_exact_share)
     fft_score_smoothing: float = method(0.1, **SHARE)  # score smooths over this share of the period
     fft_min_significance: float = method(2.5, **NON_NEGATIVE)  # score must beat chance by this many sigmas
     fft_oversampling: int = method(2, lo=1)  # spectrum points per frequency bin (zero padding)
+    fft_min_exact_share: float = method(0.5, **NON_NEGATIVE)  # the operations' exact Fourier amplitude at the peak / the bins': below, an alias of faster I/O
     verdict_fft_min_score: float = method(0.8, **SHARE)  # "meanshift_or_scored_fft": FFT alone needs this score
     verdict_fft_min_significance: float = method(5.0, **NON_NEGATIVE)  # "meanshift_or_significant_fft": FFT alone needs this
     verdict_rule: VerdictRule = method("meanshift_or_significant_fft")  # measured best: docs/periodicity.md

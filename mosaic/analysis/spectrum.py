@@ -8,6 +8,7 @@ vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -32,9 +33,18 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     shows (as a lower, wider bump) instead of falling between two samples.
     Returns ``(bin_width, values)``.
     """
+    return _signal(*_operations(starts, ends, nbytes), run_time, config)
+
+
+def _operations(starts, ends, nbytes):
+    """Float arrays of the operations, starting at 0 or later and ending after they start."""
     starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
     starts = np.maximum(starts, 0.0)
-    ends = np.maximum(ends, starts)
+    return starts, np.maximum(ends, starts), nbytes
+
+
+def _signal(starts, ends, nbytes, run_time: float, config: Config):
+    """:func:`bandwidth_signal` of clean operations."""
     window = max(float(run_time), float(ends.max(initial=0.0)))
     if not window > 0:
         raise ValueError(f"run time must be positive, got {run_time}")
@@ -92,8 +102,14 @@ def power_spectrum(values, bin_width: float):
 
 def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
     """FTIO-style verdict on one direction's operations (JSON-serializable)."""
-    bin_width, values = bandwidth_signal(starts, ends, nbytes, run_time, config)
-    return detect(values, bin_width, OPERATIONS, config)
+    operations = _operations(starts, ends, nbytes)
+    bin_width, values = _signal(*operations, run_time, config)
+    starts, ends, _ = operations
+    # Bins coarser than the shortest operation needs may fold faster I/O into
+    # an apparent period: check the peak against the operations themselves
+    unresolved = (ends - starts).min(initial=np.inf) < config.fft_bins_per_operation * bin_width
+    exact = partial(_exact_coefficient, *operations, bin_width * values.size) if unresolved else None
+    return detect(values, bin_width, OPERATIONS, config, exact)
 
 
 def heatmap_periodicity(bin_bytes, bin_seconds: float, config: Config) -> dict | None:
@@ -116,25 +132,26 @@ def more_significant(operations: dict, heatmap: dict | None) -> dict:
     return operations
 
 
-def detect(values: np.ndarray, bin_width: float, signal: str, config: Config) -> dict:
-    """FTIO-style verdict on a bandwidth signal sampled every ``bin_width`` seconds."""
+def detect(values: np.ndarray, bin_width: float, signal: str, config: Config,
+           exact=None) -> dict:
+    """FTIO-style verdict on a bandwidth signal sampled every ``bin_width`` seconds.
+
+    ``exact``: the signal's exact Fourier coefficient at a frequency, when it
+    is known beyond the samples (operations); the peak must be there too.
+    """
     result = {"periodic": False, "period": None, "frequency": None, "confidence": 0.0,
               "confidence_label": NONE, "score": 0.0, "significance": 0.0, "candidates": [],
               "harmonics": 0, "bin_width": bin_width, "samples": int(values.size),
-              "signal": signal}
+              "signal": signal, "exact_share": None}
     mean = values.mean()
     busy = np.flatnonzero(values > mean)  # substantial I/O
     if busy.size == values.size:  # flat: every bin equal, above a mean rounded low
         busy = busy[:0]
-    found = _dominant_period(values, mean, _span(busy), bin_width, config) if busy.size else None
+    found = _dominant_period(values, mean, _span(busy), bin_width, config, exact) \
+        if busy.size else None
     if found is None:
         return {**result, "busy_fraction": _busy_fraction(values, busy)}
     result.update(found, busy_fraction=_busy_fraction(values, busy, found["period"] / bin_width))
-    result["periodic"] = bool(result["confidence_label"] != NONE
-                              and bin_width * values.size / found["period"] >= config.fft_min_periods
-                              and found["period"] >= config.min_period_seconds
-                              and result["score"] >= config.fft_min_score
-                              and result["significance"] >= config.fft_min_significance)
     return result
 
 
@@ -175,8 +192,8 @@ class _Amplitudes(NamedTuple):
 
 
 def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_width: float,
-                     config: Config) -> dict | None:
-    """Period, confidence, score and candidates of the strongest fundamental, if any."""
+                     config: Config, exact=None) -> dict | None:
+    """Period, confidence, score, candidates and verdict of the strongest fundamental, if any."""
     window = bin_width * values.size
     # Oversampled spectrum: a period that does not divide the window falls
     # between two bins and loses up to 36 % of its height (scalloping), enough
@@ -198,15 +215,51 @@ def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_widt
         return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
     z = amplitudes.z(fundamentals)
-    frequency = _refine(amplitudes, fundamentals[np.argmax(z)], config) / (oversampling * window)
+    dominant = fundamentals[np.argmax(z)]
+    frequency = _refine(amplitudes, dominant, config) / (oversampling * window)
+    period = 1.0 / frequency
     score, significance = _periodicity_score(spectrum[::oversampling], active_bins, values.size,
-                                             1.0 / (frequency * bin_width), config)
+                                             period / bin_width, config)
     label, confidence = _confidence(z, score)
-    return {"period": 1.0 / frequency, "frequency": frequency, "confidence": confidence,
-            "confidence_label": label, "score": score, "significance": significance,
-            "harmonics": harmonics,
+    periodic = bool(label != NONE and window / period >= config.fft_min_periods
+                    and period >= config.min_period_seconds
+                    and score >= config.fft_min_score
+                    and significance >= config.fft_min_significance)
+    exact_share = None
+    if periodic and exact is not None:  # a pass over the operations: only to confirm a period
+        exact_share = _exact_share(exact, float(amplitudes.values[dominant]),
+                                   dominant / (oversampling * window), bin_width)
+        periodic = exact_share >= config.fft_min_exact_share
+    return {"periodic": periodic, "period": period, "frequency": frequency,
+            "confidence": confidence, "confidence_label": label, "score": score, "significance": significance,
+            "harmonics": harmonics, "exact_share": exact_share,
             "candidates": [{"period": oversampling * window / k, "z": float(zk)}
                            for k, zk in zip(fundamentals.tolist(), z.tolist())]}
+
+
+def _exact_share(exact, amplitude: float, frequency: float, bin_width: float) -> float:
+    """The operations' own Fourier amplitude at a spectrum peak, over the binned signal's.
+
+    Bin-averaging scales frequency f by sinc(f x bin width) and folds I/O
+    faster than the bins' Nyquist frequency onto lower ones (aliasing): 20 ms
+    requests every 0.11 s, binned every 0.1 s, show a clean 1.1 s period.
+    The exact coefficient has a period only where the operations do: about 1
+    for a real period, near 0 for an alias.
+    """
+    expected = abs(exact(frequency)) * abs(float(np.sinc(frequency * bin_width)))
+    return expected / (amplitude * bin_width) if amplitude > 0 else 0.0
+
+
+def _exact_coefficient(starts, ends, nbytes, window: float, frequency: float) -> complex:
+    """Fourier coefficient at ``frequency`` of the mean-removed bandwidth over
+    ``[0, window]``, in closed form from the operations (no grid)."""
+    turn = -2j * np.pi * frequency
+    spread = ends > starts
+    rate = nbytes[spread] / (ends[spread] - starts[spread])
+    steps = (rate * (np.exp(turn * starts[spread]) - np.exp(turn * ends[spread]))).sum()
+    mean = nbytes.sum() / window * (1 - np.exp(turn * window))  # the removed mean's share
+    impulses = (nbytes[~spread] * np.exp(turn * starts[~spread])).sum()
+    return complex((mean - steps) / turn + impulses)
 
 
 def _highest_bin(window: float, size: int, config: Config) -> int:

@@ -336,6 +336,52 @@ def test_sub_second_cadence_is_not_a_period_but_a_slower_one_still_is():
     assert_period(detect((*slow, 300.0)), 30.0, 0.01)  # 12-request phases every 30 s
 
 
+# --- aliases of I/O faster than the bins -------------------------------------
+
+def request_train(cadence, run_time=600.0):
+    """20 ms requests of 1 MB every ``cadence`` seconds, all run long."""
+    starts = np.arange(0.5, run_time - 1, cadence)
+    return starts, starts + 0.02, np.full(starts.size, 1e6), run_time
+
+
+def test_exact_coefficient_in_closed_form():
+    from mosaic.analysis.spectrum import _exact_coefficient
+
+    # 100 B/s over [1, 3] and 50 B at t = 2, in a 10 s window, at 0.25 Hz
+    # (omega = pi / 2): 100 (e^-i pi/2 - e^-i 3pi/2) / (i pi/2) = -400 / pi;
+    # the removed mean (25 B/s) adds -25 (1 - e^-i 5pi) / (i pi/2) = 100i / pi;
+    # the impulse 50 e^-i pi = -50
+    value = _exact_coefficient(np.array([1.0, 2.0]), np.array([3.0, 2.0]), np.array([200.0, 50.0]),
+                               10.0, 0.25)
+    assert value == pytest.approx(complex(-400 / np.pi - 50, 100 / np.pi))
+
+
+def test_an_alias_of_a_faster_request_train_is_not_a_period():
+    # 0.11 s cadence binned every 0.1 s folds onto 1 / (1 / 0.1 - 1 / 0.11) = 1.1 s
+    config = CONFIG.replace(fft_min_bin_seconds=0.1)
+    result = detect(request_train(0.11), config)
+    assert result["period"] == pytest.approx(1.1, rel=0.01)
+    share = result["exact_share"]
+    assert share < 0.05 and not result["periodic"]
+    assert result["significance"] > 10  # what the check removes
+    assert detect(request_train(0.11), config.replace(fft_min_exact_share=share))["periodic"]
+    assert not detect(request_train(0.11), config.replace(fft_min_exact_share=share + 0.01))["periodic"]
+    # 0.3 s binned every 0.25 s (the default) folds onto 1.5 s
+    result = detect(request_train(0.3))
+    assert result["period"] == pytest.approx(1.5, rel=0.01) and not result["periodic"]
+
+
+def test_a_real_period_keeps_its_whole_exact_share():
+    result = detect(bursts(25.0, 144, 0.02))  # bursts far shorter than the bins: checked
+    assert result["periodic"]
+    assert result["exact_share"] == pytest.approx(1.0, abs=0.02)
+
+
+def test_bins_that_resolve_every_operation_need_no_check():
+    result = detect(bursts(10.86, 30, 2.0))  # 2 s bursts: 0.5 s bins are 4 per burst
+    assert result["periodic"] and result["exact_share"] is None
+
+
 # --- the HEATMAP signal (SPEC 3.5) -------------------------------------------
 
 def heatmap_bins(period_bins, count, burst=1e9, bins=None):
@@ -350,6 +396,7 @@ def test_heatmap_bins_show_the_period_of_appends_to_one_record():
     result = heatmap_periodicity(heatmap_bins(6, 30), 100.0, CONFIG)  # a checkpoint every 600 s
     assert_period(result, 600.0, 0.01)
     assert result["signal"] == "heatmap" and result["bin_width"] == 100.0
+    assert result["exact_share"] is None  # no operations to check against
 
 
 def test_heatmap_needs_bins_for_three_periods():
