@@ -58,9 +58,11 @@ def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
     """A few bins per shortest operation, within the sample-count bounds.
 
     The shortest operation is the narrowest feature worth resolving, down to
-    ``config.fft_min_bin_seconds``: finer bins would only resolve sub-second
-    periods, since bin-averaging keeps even shorter bursts in the signal
-    (FTIO needs fine sampling because it samples points). The sample cap
+    ``config.fft_min_bin_seconds`` (a quarter of the minimum period): finer
+    bins would only resolve periods too short to count, since bin-averaging
+    keeps even shorter bursts in the signal (FTIO needs fine sampling
+    because it samples points); faster I/O folded onto an allowed period is
+    caught by :func:`_exact_share`. The sample cap
     bounds the cost, the floor keeps enough frequency range for long
     operations. The count is rounded up to a size the FFT handles fast (a
     large prime count would cost many times more).
@@ -101,12 +103,14 @@ def power_spectrum(values, bin_width: float):
 
 
 def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
-    """FTIO-style verdict on one direction's operations (JSON-serializable)."""
+    """FTIO-style verdict on one direction's operations (JSON-serializable).
+
+    When the bins are coarser than the shortest operation needs, a period is
+    confirmed against the operations' exact Fourier coefficient (no alias).
+    """
     operations = _operations(starts, ends, nbytes)
     bin_width, values = _signal(*operations, run_time, config)
     starts, ends, _ = operations
-    # Bins coarser than the shortest operation needs may fold faster I/O into
-    # an apparent period: check the peak against the operations themselves
     unresolved = (ends - starts).min(initial=np.inf) < config.fft_bins_per_operation * bin_width
     exact = partial(_exact_coefficient, *operations, bin_width * values.size) if unresolved else None
     return detect(values, bin_width, OPERATIONS, config, exact)
