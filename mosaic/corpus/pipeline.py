@@ -159,7 +159,7 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         total = count_log_files(inputs) if _show_progress(quiet) else None
         refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
         _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size,
-                                                  config.batch_bytes)),
+                                                  config.batch_bytes, counts)),
                 functools.partial(save_validated, store), "validate", total, quiet, counts)
         store.save_archives(counts.archives_read)
         timings["scan_validate"] = _lap(clock, timings)
@@ -173,6 +173,7 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         store.publish()
         timings["write"] = _lap(clock, timings)
     timings["engine_started"] = engine.started
+    timings["validated_before"] = counts.validated_before  # logs this run did not validate again
     timings["total"] = time.perf_counter() - clock
     timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
     timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
@@ -243,14 +244,15 @@ def balanced_batch_size(total: int, slots: int, cap: int) -> int:
     return max(1, min(cap, -(-total // max(slots, 1))))
 
 
-def _new_batches(refs: Iterable[LogRef], store: Store, size: int,
-                 max_bytes: int) -> Iterator[list[LogRef]]:
+def _new_batches(refs: Iterable[LogRef], store: Store, size: int, max_bytes: int,
+                 counts: ScanCounts) -> Iterator[list[LogRef]]:
     """Batches of scanned logs not yet validated, from these very files, under this
-    results hash."""
+    results hash (the others are counted in `counts.validated_before`)."""
     for batch in _batches(refs, size, max_bytes):
         done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None)))
                                 for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]
+        counts.validated_before += len(batch) - len(fresh)
         if fresh:
             yield fresh
 
@@ -293,20 +295,26 @@ def _stream(results: Iterator[list[dict]], save, stage: str, total: int | None,
     """Save each batch of results as it arrives; show progress on a terminal.
 
     With the scan's `counts`, the total grows by the archive members met so far
-    (`total` counts plain log files only: counting members means reading archives).
+    (`total` counts plain log files only: counting members means reading archives),
+    and the logs an earlier run validated count as done (a resumed run ends at 100 %).
     """
     from tqdm import tqdm
 
-    evictions = 0
+    evictions, handled = 0, 0
     with tqdm(total=total, desc=stage, unit="log", disable=not _show_progress(quiet),
               dynamic_ncols=True) as bar:
-        for batch in results:
+        def advance() -> None:
             if counts is not None and total is not None:
                 bar.total = total + counts.members
+            bar.update(handled + (counts.validated_before if counts else 0) - bar.n)
+
+        for batch in results:
             save(batch)
             evictions += sum(result["status"] != "ok" for result in batch)
-            bar.update(len(batch))
+            handled += len(batch)
+            advance()
             bar.set_postfix(evicted=evictions, refresh=False)
+        advance()
 
 
 def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,

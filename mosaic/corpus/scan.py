@@ -52,6 +52,7 @@ class ScanCounts:
     logs: int = 0
     archives: int = 0
     members: int = 0  # logs inside archives (included in `logs`)
+    validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
     skipped: Counter = field(default_factory=Counter)  # reason -> paths skipped
     archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, logs)
 
@@ -184,6 +185,7 @@ def _refs(path: str, name: str, info: os.stat_result, counts: ScanCounts, ship_b
         else:
             counts.logs += known
             counts.members += known
+            counts.validated_before += known
     else:
         counts.skipped_files += 1
 
