@@ -103,18 +103,19 @@ CANONICAL_FIELDS = F.CANONICAL_COUNTERS + F.CANONICAL_FCOUNTERS
 
 def read_trace(path: str | os.PathLike, config: Config) -> Trace:
     """Read and validate one log (a file or ``ARCHIVE/MEMBER``); LogError if evicted."""
-    return build_trace(read_log(path, **read_limits(config)), os.fspath(path), config)
+    return build_trace(read_bounded(path, config), os.fspath(path), config)
 
 
 def trace_from_bytes(data: bytes, file: str, config: Config) -> Trace:
     """Same as :func:`read_trace` for a log already in memory (e.g. an archive member)."""
-    return build_trace(read_log(data, file, **read_limits(config)), file, config)
+    return build_trace(read_bounded(data, config, file), file, config)
 
 
-def read_limits(config: Config) -> dict:
-    """The reader's size limits (``read_log`` keywords) from the execution settings."""
-    return {"max_log_bytes": config.max_log_bytes, "max_inflated_bytes": config.max_inflated_bytes,
-            "memory_bytes": config.worker_memory_bytes}
+def read_bounded(source: str | os.PathLike | bytes, config: Config, name: str = "") -> DarshanLog:
+    """``read_log`` under the execution settings' size limits (too_large past them)."""
+    return read_log(source, name, max_log_bytes=config.max_log_bytes,
+                    max_inflated_bytes=config.max_inflated_bytes,
+                    memory_bytes=config.worker_memory_bytes)
 
 
 @dataclass

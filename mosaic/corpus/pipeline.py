@@ -57,14 +57,13 @@ def evicted(ref: LogRef, reason: str, detail: str) -> dict:
 
 def _read(ref: LogRef, config: Config):
     """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
-    from mosaic.darshan.reader import read_log
-    from mosaic.trace import read_limits
+    from mosaic.trace import read_bounded
 
     if ref.error:
         raise LogError(*ref.error)
     if ref.data is not None:
-        return read_log(ref.data, ref.name, **read_limits(config))
-    return read_log(ref.location, **read_limits(config))
+        return read_bounded(ref.data, config, ref.name)
+    return read_bounded(ref.location, config)
 
 
 def _guarded(ref: LogRef, work) -> dict:
