@@ -162,22 +162,22 @@ def _walk(root: str, counts: ScanCounts,
         stack.extend(reversed(subfolders))
 
 
-def _refs(path: str, name: str, info: os.stat_result, counts: ScanCounts, ship_bytes: bool,
+def _refs(location: str, name: str, info: os.stat_result, counts: ScanCounts, ship_bytes: bool,
           max_bytes: int, reuse: Reuse | None) -> Iterator[LogRef]:
+    """The log(s) of one file; `location` is absolute and normal (both callers make it so)."""
     if not stat.S_ISREG(info.st_mode):
         counts.skipped[NOT_REGULAR] += 1
         return
     counts.files_seen += 1
-    location = path if os.path.isabs(path) else os.path.abspath(path)
     stamp = (info.st_size, info.st_mtime_ns)
-    if is_log_name(path):
+    if is_log_name(location):
         counts.logs += 1
         if ship_bytes:
             data, error = read_regular(location, max_bytes)
             yield LogRef(name, location, data, error=error, stamp=stamp)
         else:
             yield LogRef(name, location, stamp=stamp)
-    elif is_archive_name(path):
+    elif is_archive_name(location):
         counts.archives += 1
         known = reuse(location, *stamp) if reuse is not None else None
         if known is None:
