@@ -89,6 +89,12 @@ def test_first_non_empty_name_wins_across_streams():
     assert reader._parse_names(raw, reader._Header(simple())) == {11: "/a"}
 
 
+def test_an_id_with_only_empty_names_maps_to_empty():
+    records = ((11, b"/a"), (12, b""), (13, b"/c"), (12, b""))
+    raw = b"".join(struct.pack("<Q", rid) + n + b"\0" for rid, n in records)
+    assert reader._parse_names(raw, reader._Header(simple())) == {11: "/a", 12: "", 13: "/c"}
+
+
 def test_record_without_a_name_is_kept():
     log = read_log(v3_log("3.41", names={11: "/a"}, modules={"POSIX": (4, [posix_v4(11), posix_v4(99)])}))
     assert log.modules[F.POSIX].ids.tolist() == [11, 99]
