@@ -138,7 +138,7 @@ class Config:
 
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)
-    batch_size: int = execution(256, lo=1)
+    batch_size: int = execution(1024, lo=1)  # logs per dispy job at most; validation ramps up to it (pipeline._batches)
     batch_bytes: int = execution(4 << 20, lo=1)  # a batch also closes at this many bytes of logs: heavy logs spread over every core
     jobs_in_flight_per_cpu: int = execution(2, lo=1)  # dispy jobs queued per node CPU (bounds parent memory)
     node_pulse_seconds: float = execution(1.0, **POSITIVE)  # a node silent for 5 pulses is dead; its jobs move on

@@ -44,6 +44,7 @@ LOCK_FILE = ".mosaic-run.lock"
 # analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
 # for its MeanShift (meanshift_implementation = "sklearn").
 WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize")
+RAMP_FACTOR = 16  # validation's first batch holds batch_size / RAMP_FACTOR logs (see _batches)
 
 
 # ----- per-log tasks (run on workers) -----
@@ -216,16 +217,22 @@ def _lap(clock: float, timings: dict | None = None) -> float:
     return time.perf_counter() - clock - sum((timings or {}).values())
 
 
-def _batches(refs: Iterable[LogRef], size: int, max_bytes: int) -> Iterator[list[LogRef]]:
+def _batches(refs: Iterable[LogRef], size: int, max_bytes: int,
+             first: int | None = None) -> Iterator[list[LogRef]]:
     """Batches of at most `size` logs that stop once they hold `max_bytes` of logs: a
-    batch of 256 heavy logs would keep one core busy while the other has nothing to do."""
-    batch, held = [], 0
+    batch of a thousand heavy logs would keep one core busy while the other has nothing to do.
+
+    With `first`, sizes start there and double up to `size`: every core gets
+    work at once and a small corpus still spreads, while a large one goes out
+    in large batches (each dispy job and worker fork costs ~30-40 ms of CPU).
+    """
+    batch, held, limit = [], 0, min(first or size, size)
     for ref in refs:
         batch.append(ref)
         held += log_bytes(ref)
-        if len(batch) >= size or held >= max_bytes:
+        if len(batch) >= limit or held >= max_bytes:
             yield batch
-            batch, held = [], 0
+            batch, held, limit = [], 0, min(2 * limit, size)
     if batch:
         yield batch
 
@@ -247,7 +254,7 @@ def _new_batches(refs: Iterable[LogRef], store: Store, size: int, max_bytes: int
                  counts: ScanCounts) -> Iterator[list[LogRef]]:
     """Batches of scanned logs not yet validated, from these very files, under this
     results hash (the others are counted in `counts.validated_before`)."""
-    for batch in _batches(refs, size, max_bytes):
+    for batch in _batches(refs, size, max_bytes, first=max(1, size // RAMP_FACTOR)):
         done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None)))
                                 for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]

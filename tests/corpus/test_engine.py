@@ -85,3 +85,16 @@ def test_batches_close_at_the_byte_bound():
     members = [LogRef(f"m{i}", "a.tar/x", b"x" * 4, archive="a.tar", stamp=(10**9, 0))
                for i in range(3)]
     assert [len(b) for b in _batches(members, 256, 8)] == [2, 1]
+
+
+def test_batches_ramp_up_from_first_to_size():
+    """first 2, size 8: 2, 4, 8, 8, then the rest; the byte bound still closes a batch early
+    and the ramp goes on from there."""
+    from mosaic.corpus.pipeline import _batches
+    from mosaic.corpus.scan import LogRef
+
+    refs = [LogRef(str(i), str(i), stamp=(1, 0)) for i in range(25)]
+    assert [len(b) for b in _batches(refs, 8, 1 << 20, first=2)] == [2, 4, 8, 8, 3]
+    assert [len(b) for b in _batches(refs, 8, 1 << 20, first=20)] == [8, 8, 8, 1]  # capped
+    assert [len(b) for b in _batches(refs, 8, 3, first=2)] == [2] + [3] * 7 + [2]
+    assert sum(map(len, _batches(refs, 1, 1 << 20, first=1))) == 25
