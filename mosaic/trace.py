@@ -9,7 +9,9 @@ mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -92,13 +94,10 @@ def group_key(job: dict, group_by: str = "app") -> str:
 
 TRACE_MODULES = (F.POSIX, F.STDIO)  # MPI-IO traffic already appears in POSIX (SPEC 2)
 HEATMAP_APIS = ("heatmap:POSIX", "heatmap:STDIO")  # the same rule for heatmaps (SPEC 3.5)
-# Canonical timestamps checked by record cleaning, as (start, end) pairs.
-TIMESTAMPS = ("open_start", "open_end", "read_start", "read_end",
-              "write_start", "write_end", "close_start", "close_end")
-# Pairs where an end of exactly 0 means "never recorded" (SPEC 2), not inverted.
+# Timestamp pairs (open, read, write, close) where an end of exactly 0 means
+# "never recorded" (SPEC 2), not inverted.
 ZERO_END_UNRECORDED = np.array([True, False, False, True])
 OPS_COLUMNS = ("start", "end", "bytes", "ranks", "direction")
-CANONICAL_FIELDS = F.CANONICAL_COUNTERS + F.CANONICAL_FCOUNTERS
 
 
 def read_trace(path: str | os.PathLike, config: Config) -> Trace:
@@ -149,9 +148,9 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     kept_files = _KeptFiles(log, config)
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, kept_files, lo, hi)
     stand_ins = _mpiio_stand_ins(log)
-    ids, ranks, fields, is_posix = _file_records(log, stand_ins)
+    ids, ranks, fields, times, is_posix = _file_records(log, stand_ins)
     kept = kept_files(ids)
-    valid = _valid_records(fields, lo, hi)
+    valid = _valid_records(fields, times, lo, hi)
     dropped = int((kept & ~valid).sum())
     kept &= valid
     from_records = kept & ~(is_posix & np.isin(ids, dxt_files)) if len(dxt_files) else kept
@@ -203,24 +202,30 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
 def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
     """POSIX, STDIO and MPI-IO stand-in records as one table.
 
-    Returns ids, ranks, canonical fields, and the mask of POSIX-layer rows
-    (POSIX records and their stand-ins, which DXT_POSIX segments replace).
+    Returns ids, ranks, the canonical fields (columns of two tables, whose
+    timestamps table SPEC 3.1's checks use whole), the timestamps table, and
+    the mask of POSIX-layer rows (POSIX records and their stand-ins, which
+    DXT_POSIX segments replace).
     """
     mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
     if stand_ins is not None:
         mods.append(stand_ins)
     if not mods:
-        empty = np.zeros(0)
+        counts = np.zeros((0, len(F.CANONICAL_COUNTERS)), np.int64)
+        times = np.zeros((0, len(F.CANONICAL_FCOUNTERS)))
         return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
-            {n: empty for n in CANONICAL_FIELDS}, np.zeros(0, bool)
-    canon = [m.canonical() for m in mods]
+            F.canonical_columns(counts, times), times, np.zeros(0, bool)
+    tables = [m.canonical_tables() for m in mods]
     if len(mods) == 1:
-        return mods[0].ids, mods[0].ranks, canon[0], np.full(len(mods[0].ids),
-                                                             mods[0].module != F.STDIO)
-    fields = {n: np.concatenate([c[n] for c in canon]) for n in CANONICAL_FIELDS}
-    is_posix = np.concatenate([np.full(len(m.ids), m.module != F.STDIO) for m in mods])
-    return (np.concatenate([m.ids for m in mods]), np.concatenate([m.ranks for m in mods]),
-            fields, is_posix)
+        (counts, times), = tables
+        ids, ranks = mods[0].ids, mods[0].ranks
+    else:
+        counts = np.concatenate([c for c, _ in tables])
+        times = np.concatenate([t for _, t in tables])
+        ids = np.concatenate([m.ids for m in mods])
+        ranks = np.concatenate([m.ranks for m in mods])
+    is_posix = np.repeat(np.array([m.module != F.STDIO for m in mods]), [len(m.ids) for m in mods])
+    return ids, ranks, F.canonical_columns(counts, times), times, is_posix
 
 
 def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
@@ -263,26 +268,26 @@ def _job_dict(log: DarshanLog) -> dict:
 
 
 class _NameFilter:
-    """SPEC 2's file filter over a list of paths, by substring search in one joined string.
+    """SPEC 2's file filter over a list of paths, by one regular-expression pass over
+    the paths joined in one string.
 
     A path is under a prefix when it equals it or continues with ``/`` after
     it (``/scratch`` does not hold ``/scratch2``). The paths are joined with
-    NUL (which no path holds), so "starts with P" is an occurrence of NUL + P:
-    a few C-speed scans whatever the number of paths, where per-path tests
-    cost ~1 us each on a file-per-process log's tens of thousands of names.
+    NUL (which no path holds), so "starts with P" is NUL + P, followed by
+    ``/`` or NUL: one C-speed scan whatever the number of paths and prefixes,
+    where per-path tests cost ~1 us each on a file-per-process log's tens of
+    thousands of names.
     """
 
     def __init__(self, config: Config):
         self.keep_listed = bool(config.mounts)
-        stripped = [p.rstrip("/") for p in config.mounts or config.excluded_prefixes]
-        self.needles = [f"\0{p}/" for p in stripped] + [f"\0{p}\0" for p in stripped]
+        self.pattern = _listed_pattern(config.mounts or config.excluded_prefixes,
+                                       streams=not self.keep_listed)
 
     def keep(self, paths: list[str]) -> np.ndarray:
         """Keep mask of `paths`."""
         text = "\0" + "\0".join(paths) + "\0"
-        hits = [at for needle in self.needles for at in _occurrences(text, needle)]
-        if not self.keep_listed:  # <STDOUT>, <STDERR>, ... are not files
-            hits += [at for at in _occurrences(text, "\0<") if text[text.index("\0", at + 1) - 1] == ">"]
+        hits = [match.start() for match in self.pattern.finditer(text)]
         listed = np.zeros(len(paths), bool)
         if len(hits) <= FEW_HITS:  # a path's index is the count of NULs before it
             listed[[text.count("\0", 0, at) for at in hits]] = True
@@ -296,13 +301,17 @@ class _NameFilter:
 FEW_HITS = 8  # up to this many listed paths, counting NULs beats indexing every path
 
 
-def _occurrences(text: str, needle: str) -> list[int]:
-    """Every index where `needle` starts in `text`."""
-    found, at = [], text.find(needle)
-    while at >= 0:
-        found.append(at)
-        at = text.find(needle, at + 1)
-    return found
+@functools.cache
+def _listed_pattern(prefixes: tuple[str, ...], streams: bool) -> re.Pattern:
+    """NUL, then a path equal to or under one of `prefixes`; with `streams`, also
+    NUL then ``<...>`` (<STDOUT>, <STDERR>, ...: not files). Matches start at a
+    path's leading NUL and never consume the next path's. Never empty: without
+    mounts (no prefixes at all), the streams are still looked for."""
+    under = "|".join(re.escape(p.rstrip("/")) for p in prefixes)
+    alternatives = [f"\0(?:{under})(?=[/\0])"] if prefixes else []
+    if streams:
+        alternatives.append("\0<[^\0]*>(?=\0)")
+    return re.compile("|".join(alternatives))
 
 
 class _KeptFiles:
@@ -310,31 +319,37 @@ class _KeptFiles:
 
     The test runs over the log's name table (one C-level string pass), not per
     row, and serves both the records and the DXT segments. An id without a
-    name record has the empty path.
+    name record has the empty path. When every file gets the same answer
+    (the usual case: nothing filtered), rows need no lookup.
     """
 
     def __init__(self, log: DarshanLog, config: Config):
         names, mounts = log.names, log.record_mounts
-        ids = np.fromiter(names, np.uint64, count=len(names))
         paths = list(names.values())
         if mounts:  # 2.x names are path suffixes: prefix their mount for the filter
             paths = [mounts[rid].rstrip("/") + "/" + path.lstrip("/") if mounts.get(rid) else path
                      for rid, path in zip(names, paths)]
         keep = _NameFilter(config).keep(paths + [""])
-        order = np.argsort(ids)
-        self.ids, self.keep, self.unnamed = ids[order], keep[:-1][order], bool(keep[-1])
+        self.every = bool(keep[0]) if keep.all() or not keep.any() else None
+        if self.every is None:
+            ids = np.fromiter(names, np.uint64, count=len(names))
+            order = np.argsort(ids)
+            self.ids, self.keep, self.unnamed = ids[order], keep[:-1][order], bool(keep[-1])
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""
-        if not self.ids.size:
-            return np.full(len(rids), self.unnamed)
+        if self.every is not None:
+            return np.full(len(rids), self.every)
         at = np.minimum(np.searchsorted(self.ids, rids), self.ids.size - 1)
         return np.where(self.ids[at] == rids, self.keep[at], self.unnamed)
 
 
-def _valid_records(fields: dict[str, np.ndarray], lo: float, hi: float) -> np.ndarray:
-    """SPEC 3.1 record cleaning: no negative bytes, no inverted or out-of-run timestamps."""
-    times = np.stack([fields[name] for name in TIMESTAMPS], axis=1)
+def _valid_records(fields: dict[str, np.ndarray], times: np.ndarray, lo: float,
+                   hi: float) -> np.ndarray:
+    """SPEC 3.1 record cleaning: no negative bytes, no inverted or out-of-run timestamps.
+
+    ``times``: the canonical timestamps table (start and end pairs, ``CANONICAL_FCOUNTERS``).
+    """
     starts, ends = times[:, 0::2], times[:, 1::2]
     inverted = (ends < starts) & ~(ZERO_END_UNRECORDED & (ends == 0))
     return (fields["bytes_read"] >= 0) & (fields["bytes_written"] >= 0) \

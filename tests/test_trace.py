@@ -137,6 +137,10 @@ def test_name_filter_edges():
     assert _NameFilter(Config(mounts=("/scratch/",))).keep(paths).tolist() == [
         False] * 9 + [True, True, False, False]
     assert _NameFilter(Config()).keep([]).tolist() == []
+    assert _NameFilter(Config(mounts=("/",))).keep(["/a", "rel", "", "<STDOUT>"]).tolist() == [
+        True, False, True, False]  # "/" holds every absolute path; no name is the empty path
+    assert _NameFilter(Config(excluded_prefixes=())).keep(["/proc/x", "<STDIN>"]).tolist() == [
+        True, False]  # streams are never files
 
 
 def test_record_without_a_name():

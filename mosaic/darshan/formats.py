@@ -263,11 +263,38 @@ class ModuleRecords:
 
     def canonical(self) -> dict[str, np.ndarray]:
         """Canonical counters and fcounters of this module version, by name."""
-        cidx, fidx = CANONICAL_INDEX[(self.module, self.version)]
-        out = {name: self.counters[:, list(i)].sum(axis=1) if isinstance(i, tuple)
-               else self.counters[:, i] for name, i in cidx.items()}
-        out.update({name: self.fcounters[:, i] for name, i in fidx.items()})
-        return out
+        counts, times = self.canonical_tables()
+        return canonical_columns(counts, times)
+
+    def canonical_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """Canonical counters (int64, ``CANONICAL_COUNTERS`` order) and fcounters
+        (float64, ``CANONICAL_FCOUNTERS`` order) as two tables, one row per record:
+        two gathers where a field at a time costs a numpy call per field."""
+        counter_index, fcounter_index = _canonical_index_arrays(self.module, self.version)
+        if counter_index is None:  # some field sums several counters (MPI-IO)
+            cidx = CANONICAL_INDEX[(self.module, self.version)][0]
+            counts = np.stack([self.counters[:, list(cidx[name])].sum(axis=1)
+                               if isinstance(cidx[name], tuple) else self.counters[:, cidx[name]]
+                               for name in CANONICAL_COUNTERS], axis=1).astype(np.int64)
+        else:
+            counts = self.counters[:, counter_index]
+        return counts, self.fcounters[:, fcounter_index]
+
+
+def canonical_columns(counts: np.ndarray, times: np.ndarray) -> dict[str, np.ndarray]:
+    """Field name -> column (a view) of canonical tables."""
+    columns = {name: counts[:, i] for i, name in enumerate(CANONICAL_COUNTERS)}
+    columns.update({name: times[:, i] for i, name in enumerate(CANONICAL_FCOUNTERS)})
+    return columns
+
+
+@cache
+def _canonical_index_arrays(module: int, version: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """Gather indices of the canonical tables; None for counters when a field is a sum."""
+    cidx, fidx = CANONICAL_INDEX[(module, version)]
+    single = not any(isinstance(cidx[name], tuple) for name in CANONICAL_COUNTERS)
+    counters = np.array([cidx[name] for name in CANONICAL_COUNTERS]) if single else None
+    return counters, np.array([fidx[name] for name in CANONICAL_FCOUNTERS])
 
 
 @dataclass
