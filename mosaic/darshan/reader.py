@@ -111,11 +111,12 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
     wbits = 16 + zlib_ng.MAX_WBITS if gzip else zlib_ng.MAX_WBITS
     new = (lambda: zlib_ng.decompressobj(wbits)) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor
     while pos < end:
-        d, size = new(), INFLATE_CHUNK_FIRST
+        # The first stream gets the whole region (one call when it is the only
+        # one); later ones get bounded chunks: the decompressor copies whatever
+        # input is left after a stream ends, which would be quadratic in the
+        # number of streams if each were handed the rest of the region.
+        d, size = new(), (end if pos == 0 else INFLATE_CHUNK_FIRST)
         while True:
-            # Feed bounded chunks: the decompressor copies whatever input is
-            # left after a stream ends, which would be quadratic in the
-            # number of streams if it were handed the whole region.
             chunk = view[pos:pos + size]
             try:
                 out = d.decompress(chunk, cap - total + 1)
