@@ -163,7 +163,9 @@ class Store:
         try:
             self._transaction(sql, rows)
         except UnicodeEncodeError:
-            self._transaction(sql, [_params(row) for row in rows or ()])
+            if rows is None:
+                raise
+            self._transaction(sql, [_params(row) for row in rows])
 
     def _transaction(self, sql: str, rows: list | None) -> None:
         with self._lock:

@@ -275,7 +275,7 @@ class ModuleRecords:
             cidx = CANONICAL_INDEX[(self.module, self.version)][0]
             counts = np.stack([self.counters[:, list(cidx[name])].sum(axis=1)
                                if isinstance(cidx[name], tuple) else self.counters[:, cidx[name]]
-                               for name in CANONICAL_COUNTERS], axis=1).astype(np.int64)
+                               for name in CANONICAL_COUNTERS], axis=1)
         else:
             counts = self.counters[:, counter_index]
         return counts, self.fcounters[:, fcounter_index]
