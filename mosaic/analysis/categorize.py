@@ -53,6 +53,7 @@ class TraceAnalysis:
     read: DirectionAnalysis
     write: DirectionAnalysis
     requests_per_second: np.ndarray  # metadata requests per 1-second bin
+    metadata: dict  # metadata.statistics(): the result's figures and the labels' inputs
     metadata_labels: list[str]
 
     @property
@@ -66,8 +67,9 @@ def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
     read, write = (_analyze_direction(trace, code, config) for code in DIRECTIONS)
     per_second = metadata.requests_per_second(trace.meta, trace.run_time)
-    return TraceAnalysis(trace, read, write, per_second,
-                         metadata.labels(per_second, trace.run_time, config))
+    summary = metadata.statistics(per_second, trace.run_time, config)
+    return TraceAnalysis(trace, read, write, per_second, summary,
+                         metadata.summary_labels(summary, config))
 
 
 def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnalysis:
@@ -113,7 +115,7 @@ def result(analysis: TraceAnalysis, config: Config) -> dict:
         "categories": analysis.categories,
         "read": _direction_result(analysis.read),
         "write": _direction_result(analysis.write),
-        "metadata": metadata.statistics(analysis.requests_per_second, trace.run_time, config),
+        "metadata": dict(analysis.metadata),
     }
 
 
