@@ -32,6 +32,7 @@ class DirectionAnalysis:
 
     name: str  # "read" or "write"
     ops: np.ndarray  # OPS_DTYPE, unmerged, sorted by start
+    bytes: float  # total of ops["bytes"]
     merged: merging.MergedOperations
     chunks: np.ndarray  # (4,) bytes per quarter of the run
     significant: bool
@@ -39,10 +40,6 @@ class DirectionAnalysis:
     fft: dict | None  # spectrum.fft_periodicity(); None when insignificant
     verdict: dict | None  # verdict.combine(); None when insignificant
     labels: list[str]  # prefixed with the direction's name
-
-    @property
-    def bytes(self) -> float:
-        return float(self.ops["bytes"].sum())
 
 
 @dataclass
@@ -92,7 +89,7 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
             fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
         found += segments.labels(final, config)
-    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final,
+    return DirectionAnalysis(name, ops, total, merged, chunks, significant, meanshift, fft, final,
                              [f"{name}_{label}" for label in found])
 
 
@@ -120,18 +117,26 @@ def result(analysis: TraceAnalysis, config: Config) -> dict:
 
 
 def _direction_result(direction: DirectionAnalysis) -> dict:
+    """The result's direction object, built from plain scalars.
+
+    Mean shift's figures and the verdict are plain already; only the FFT's
+    (numpy floats) go through :func:`_plain`. Lists and dicts are copied, so
+    the result shares nothing mutable with the analysis.
+    """
     periodicity = {}
     if direction.significant:
         meanshift = {key: value for key, value in direction.meanshift.items() if key != "segments"}
+        meanshift["operations"] = [dict(op) for op in meanshift["operations"]]
         meanshift["segments"] = len(direction.meanshift["segments"]["durations"])
-        periodicity = {"meanshift": meanshift, "fft": direction.fft, "verdict": direction.verdict}
+        periodicity = {"meanshift": meanshift, "fft": _plain(direction.fft),
+                       "verdict": dict(direction.verdict)}
     return {
         "bytes": direction.bytes,
         "operations": len(direction.ops),
-        "minor_operations": int(direction.merged.minor.sum()),
+        "minor_operations": int(np.count_nonzero(direction.merged.minor)),
         "merged_operations": len(direction.merged),
         "chunks_bytes": direction.chunks.tolist(),
-        "periodicity": _plain(periodicity),
+        "periodicity": periodicity,
     }
 
 

@@ -92,7 +92,8 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
     inside one I/O phase, SPEC 3.4), ``share`` (that fraction, 0 when :func:`cluster` skipped
     scikit-learn because no period was possible), ``operations`` (one dict per
     periodic cluster, most bytes first) and ``segments`` (per-segment
-    ``durations``, ``bytes``, ``cluster``).
+    ``durations``, ``bytes``, ``cluster``). All but ``segments`` are plain
+    Python scalars: the result object copies them as they are.
     """
     starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
     durations, seg_bytes = segments(starts, ends, nbytes)
