@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mosaic.analysis import small
 from mosaic.config import Config
 
 # Vectorized passes tried before the linear stack pass takes over: real traces
@@ -60,15 +61,8 @@ def minor_mask(starts, ends, nbytes, config: Config) -> np.ndarray:
         return np.zeros(len(durations), dtype=bool)
     rates = np.asarray(nbytes, dtype=float)[timed] / durations[timed]
     minor = np.zeros(len(durations), dtype=bool)
-    minor[timed] = rates < config.minor_rate_fraction * _median(rates)
+    minor[timed] = rates < config.minor_rate_fraction * small.median(rates)
     return minor
-
-
-def _median(values: np.ndarray) -> float:
-    """np.median without its generic machinery (a large share of a small trace's cost)."""
-    ordered = np.sort(values)
-    middle = len(ordered) // 2
-    return float(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2)
 
 
 def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> MergedOperations:
