@@ -99,16 +99,13 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
     starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
     durations, seg_bytes = segments(starts, ends, nbytes)
     count = len(durations)
-    ids = (cluster(durations, seg_bytes, config) if count >= config.min_periodic_segments
-           else np.full(count, NO_CLUSTER, dtype=np.int64))
-    sizes = np.bincount(ids[ids >= 0], minlength=1)
-    candidate_ids = np.flatnonzero(sizes >= config.min_periodic_segments)
-    operations = []
-    if len(candidate_ids):  # most directions have no cluster large enough
-        operations = [op for op in _operations(ids, candidate_ids, starts, ends, durations, seg_bytes,
-                                               config)
+    if count >= config.min_periodic_segments:
+        ids = cluster(durations, seg_bytes, config)
+        operations = [op for op in _operations(ids, starts, ends, durations, seg_bytes, config)
                       if op["period"] >= config.min_period_seconds
                       and _recurs(starts[ids == op["cluster"]], config)]
+    else:  # too few segments for any periodic cluster (most directions)
+        ids, operations = np.full(count, NO_CLUSTER, dtype=np.int64), []
     in_periodic = sum(op["occurrences"] for op in operations)  # segments in periodic clusters
     return {
         "periodic": bool(count and in_periodic >= config.periodic_segment_share * count),
@@ -165,8 +162,8 @@ def _period(volume_starts: np.ndarray, config: Config) -> float:
     return small.median(train_starts[1:] - train_starts[:-1])
 
 
-def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
-    """SPEC 3.4 figures per cluster, sorted by total bytes (dominant first).
+def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
+    """SPEC 3.4 figures per cluster of ``min_periodic_segments`` or more, dominant (most bytes) first.
 
     The period is the median interval between consecutive operations of the
     cluster's volume (bytes within one bandwidth of the cluster's, in the
@@ -183,6 +180,9 @@ def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Co
     benchmarks/README.md, "Categorization". The busy fraction keeps SPEC's
     definition (operation / segment duration).
     """
+    cluster_ids = np.flatnonzero(np.bincount(ids[ids >= 0], minlength=1) >= config.min_periodic_segments)
+    if not len(cluster_ids):
+        return []
     operations = []
     busy = (ends - starts) / np.where(durations > 0, durations, np.inf)
     log_bytes = np.log(np.maximum(seg_bytes, config.meanshift_min_bytes))
