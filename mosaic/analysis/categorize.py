@@ -140,8 +140,13 @@ def _direction_result(direction: DirectionAnalysis) -> dict:
     }
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))  # exact types: np.float64 is a float subclass
+
+
 def _plain(value):
     """Nested dicts / lists with numpy scalars and arrays turned into JSON types."""
+    if type(value) in _JSON_SCALARS:  # most leaves: decided in one test
+        return value
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
