@@ -73,14 +73,16 @@ def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> Merge
         return MergedOperations(starts, ends, nbytes, ranks * (ends - starts),
                                 np.zeros(len(starts), dtype=bool), np.arange(len(starts), dtype=np.int64))
     minor = minor_mask(starts, ends, nbytes, config)
-    kept = np.flatnonzero(~minor)
-    order = kept[np.argsort(starts[kept], kind="stable")]
+    # ndarray methods, not np.flatnonzero / np.argsort / np.cumsum: their Python wrappers
+    # cost more than the work on the few operations most directions have
+    kept = (~minor).nonzero()[0]
+    order = kept[starts[kept].argsort(kind="stable")]
     s, e, b = starts[order], ends[order], nbytes[order]
     rank_seconds = ranks[order] * (e - s)
 
     opens_group = _opens_group(s, e)
-    member_group = np.cumsum(opens_group) - 1
-    s, e, b, rank_seconds = _reduce(np.flatnonzero(opens_group), s, e, b, rank_seconds)
+    member_group = opens_group.cumsum() - 1
+    s, e, b, rank_seconds = _reduce(opens_group.nonzero()[0], s, e, b, rank_seconds)
     member_group, s, e, b, rank_seconds = _neighbor_merge(member_group, s, e, b, rank_seconds,
                                                           run_time, config)
     group = np.full(len(starts), -1, dtype=np.int64)
@@ -125,8 +127,8 @@ def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config
         joins = _joins(s[1:] - e[:-1], e[1:] - s[:-1], run_time, config)
         if not joins.any():
             break
-        first = np.flatnonzero(np.concatenate(([True], ~joins)))
-        member_group = np.cumsum(np.concatenate(([False], ~joins)))[member_group]
+        first = np.concatenate(([True], ~joins)).nonzero()[0]
+        member_group = np.concatenate(([False], ~joins)).cumsum()[member_group]
         s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
         if len(s) < 2:
             break
@@ -135,7 +137,7 @@ def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config
         if len(first) < len(s):
             remap = np.zeros(len(s), dtype=np.int64)
             remap[first[1:]] = 1
-            member_group = np.cumsum(remap)[member_group]
+            member_group = remap.cumsum()[member_group]
             s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
     return member_group, s, e, b, rank_seconds
 

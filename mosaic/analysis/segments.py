@@ -151,7 +151,7 @@ def _period(volume_starts: np.ndarray, config: Config) -> float:
     """
     gaps = volume_starts[1:] - volume_starts[:-1]
     spacing = small.median(gaps) if len(gaps) else float("nan")
-    cut = np.flatnonzero(gaps > config.train_gap_factor * spacing)
+    cut = (gaps > config.train_gap_factor * spacing).nonzero()[0]
     if len(cut) + 1 < config.min_periodic_segments:
         return spacing
     first = np.concatenate([[0], cut + 1])
@@ -180,7 +180,7 @@ def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list
     benchmarks/README.md, "Categorization". The busy fraction keeps SPEC's
     definition (operation / segment duration).
     """
-    cluster_ids = np.flatnonzero(np.bincount(ids[ids >= 0], minlength=1) >= config.min_periodic_segments)
+    cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= config.min_periodic_segments).nonzero()[0]
     if not len(cluster_ids):
         return []
     operations = []
