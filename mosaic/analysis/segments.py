@@ -22,7 +22,7 @@ import numpy as np
 from scipy.spatial import cKDTree  # at import: a batch worker forks warm, not per batch
 
 from mosaic.analysis import small
-from mosaic.analysis.meanshift import mean_shift_labels
+from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
 from mosaic.config import Config
 
 NO_CLUSTER = -1
@@ -66,7 +66,7 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     crowded = company >= config.min_periodic_segments
     if crowded.sum() < max(config.periodic_segment_share * len(features), 1):
         return np.full(len(features), NO_CLUSTER, dtype=np.int64)
-    seeds = np.unique(np.round(features[crowded] / bandwidth), axis=0) * bandwidth
+    seeds = unique_rows(np.round(features[crowded] / bandwidth))[0] * bandwidth
     if config.meanshift_implementation == "numpy":
         return mean_shift_labels(features, seeds, bandwidth)
     return _sklearn_labels(features, seeds, bandwidth)
