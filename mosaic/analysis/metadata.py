@@ -49,7 +49,8 @@ def _spread(lows, highs, counts, bins: int) -> np.ndarray:
     high_bin = np.minimum(highs, bins - 1).astype(np.int64)
     one_bin = low_bin == high_bin
     if one_bin.all():  # the common case: whole counts, nothing to spread
-        return np.bincount(low_bin, weights=counts, minlength=bins).astype(float)  # even if empty
+        # float even when empty (bincount's int64 then); no copy of the run-long array otherwise
+        return np.bincount(low_bin, weights=counts, minlength=bins).astype(float, copy=False)
     lo, hi, lb, hb = lows[~one_bin], highs[~one_bin], low_bin[~one_bin], high_bin[~one_bin]
     density = counts[~one_bin] / (hi - lo)
     # Instants, and the partial first and last second of each window ...
@@ -93,13 +94,17 @@ def statistics(per_second: np.ndarray, run_time: float, config: Config) -> dict:
 
     Rounding moves a count by far less than one request, so only the seconds
     within one request of the spike level are rounded (not a whole month of
-    quiet seconds).
+    quiet seconds), and none when even the peak is not that close.
     """
     requests = round(float(per_second.sum()), _COUNT_DECIMALS)
-    near = per_second[per_second > config.metadata_spike_level - 1]
+    peak = float(per_second.max(initial=0.0))
+    spikes = 0
+    if peak > config.metadata_spike_level - 1:
+        near = per_second[per_second > config.metadata_spike_level - 1]
+        spikes = int(np.count_nonzero(near.round(_COUNT_DECIMALS) >= config.metadata_spike_level))
     return {
         "requests": requests,
-        "peak_per_second": round(float(per_second.max(initial=0.0)), _COUNT_DECIMALS),
-        "spikes": int((near.round(_COUNT_DECIMALS) >= config.metadata_spike_level).sum()),
+        "peak_per_second": round(peak, _COUNT_DECIMALS),
+        "spikes": spikes,
         "mean_per_second": requests / run_time,
     }
