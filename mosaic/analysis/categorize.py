@@ -32,6 +32,7 @@ class DirectionAnalysis:
 
     name: str  # "read" or "write"
     ops: np.ndarray  # OPS_DTYPE, unmerged, sorted by start
+    bytes: float  # total of ops["bytes"]
     merged: merging.MergedOperations
     chunks: np.ndarray  # (4,) bytes per quarter of the run
     significant: bool
@@ -39,10 +40,6 @@ class DirectionAnalysis:
     fft: dict | None  # spectrum.fft_periodicity(); None when insignificant
     verdict: dict | None  # verdict.combine(); None when insignificant
     labels: list[str]  # prefixed with the direction's name
-
-    @property
-    def bytes(self) -> float:
-        return float(self.ops["bytes"].sum())
 
 
 @dataclass
@@ -53,6 +50,7 @@ class TraceAnalysis:
     read: DirectionAnalysis
     write: DirectionAnalysis
     requests_per_second: np.ndarray  # metadata requests per 1-second bin
+    metadata: dict  # metadata.statistics(): the result's figures and the labels' inputs
     metadata_labels: list[str]
 
     @property
@@ -66,16 +64,19 @@ def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
     read, write = (_analyze_direction(trace, code, config) for code in DIRECTIONS)
     per_second = metadata.requests_per_second(trace.meta, trace.run_time)
-    return TraceAnalysis(trace, read, write, per_second,
-                         metadata.labels(per_second, trace.run_time, config))
+    summary = metadata.statistics(per_second, trace.run_time, config)
+    return TraceAnalysis(trace, read, write, per_second, summary,
+                         metadata.summary_labels(summary, config))
 
 
 def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnalysis:
     name = DIRECTIONS[code]
     ops = trace.direction(code)
-    starts, ends, nbytes = ops["start"], ops["end"], ops["bytes"]
+    # Columns of the packed OPS_DTYPE rows are unaligned views, on which every numpy
+    # call is slower (buffered): each stage below works on aligned copies.
+    starts, ends, nbytes, ranks = (ops[column].copy() for column in ("start", "end", "bytes", "ranks"))
     run_time = trace.run_time
-    merged = merging.merge(starts, ends, nbytes, ops["ranks"], run_time, config)
+    merged = merging.merge(starts, ends, nbytes, ranks, run_time, config)
     chunks = temporality.chunk_bytes(starts, ends, nbytes, run_time)
     total = float(nbytes.sum())
     significant = total >= config.significant_bytes
@@ -90,7 +91,7 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
             fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
         found += segments.labels(final, config)
-    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final,
+    return DirectionAnalysis(name, ops, total, merged, chunks, significant, meanshift, fft, final,
                              [f"{name}_{label}" for label in found])
 
 
@@ -113,28 +114,41 @@ def result(analysis: TraceAnalysis, config: Config) -> dict:
         "categories": analysis.categories,
         "read": _direction_result(analysis.read),
         "write": _direction_result(analysis.write),
-        "metadata": metadata.statistics(analysis.requests_per_second, trace.run_time, config),
+        "metadata": dict(analysis.metadata),
     }
 
 
 def _direction_result(direction: DirectionAnalysis) -> dict:
+    """The result's direction object, built from plain scalars.
+
+    Mean shift's figures and the verdict are plain already; only the FFT's
+    (numpy floats) go through :func:`_plain`. Lists and dicts are copied, so
+    the result shares nothing mutable with the analysis.
+    """
     periodicity = {}
     if direction.significant:
         meanshift = {key: value for key, value in direction.meanshift.items() if key != "segments"}
+        meanshift["operations"] = [dict(op) for op in meanshift["operations"]]
         meanshift["segments"] = len(direction.meanshift["segments"]["durations"])
-        periodicity = {"meanshift": meanshift, "fft": direction.fft, "verdict": direction.verdict}
+        periodicity = {"meanshift": meanshift, "fft": _plain(direction.fft),
+                       "verdict": dict(direction.verdict)}
     return {
         "bytes": direction.bytes,
         "operations": len(direction.ops),
-        "minor_operations": int(direction.merged.minor.sum()),
+        "minor_operations": int(np.count_nonzero(direction.merged.minor)),
         "merged_operations": len(direction.merged),
         "chunks_bytes": direction.chunks.tolist(),
-        "periodicity": _plain(periodicity),
+        "periodicity": periodicity,
     }
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))  # exact types: np.float64 is a float subclass
 
 
 def _plain(value):
     """Nested dicts / lists with numpy scalars and arrays turned into JSON types."""
+    if type(value) in _JSON_SCALARS:  # most leaves: decided in one test
+        return value
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

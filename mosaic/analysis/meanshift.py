@@ -46,6 +46,21 @@ def _squared_distances(queries: np.ndarray, points: np.ndarray, brute: bool) -> 
     return np.maximum(squared, 0, out=squared)
 
 
+def unique_rows(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(points, axis=0, return_index=True)`` for (n, 2) floats, without its cost.
+
+    np.unique over rows views them as a structured dtype and sorts that
+    (~0.2 ms a call on a few rows); a stable lexsort on the two columns gives
+    the same rows in the same order (by the first column, then the second;
+    -0.0 equals 0.0) and the same first occurrences.
+    """
+    order = np.lexsort((points[:, 1], points[:, 0]))
+    ordered = points[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    return ordered[first], order[first]
+
+
 def _climb(seeds: np.ndarray, points: np.ndarray, bandwidth: float) -> tuple[np.ndarray, np.ndarray]:
     """Converged mean and intensity per seed (intensity 0: no point within reach)."""
     radius = bandwidth * bandwidth
@@ -81,7 +96,7 @@ def _modes(means: np.ndarray, counts: np.ndarray, bandwidth: float) -> np.ndarra
     if not found.any():
         raise ValueError(f"No point was within bandwidth={bandwidth:f} of any seed.")
     means, counts = means[found][::-1] + 0.0, counts[found][::-1]  # +0.0: -0.0 and 0.0 are one key
-    means, last = np.unique(means, axis=0, return_index=True)  # a repeated mode keeps its last seed's count
+    means, last = unique_rows(means)  # a repeated mode keeps its last seed's count
     counts = counts[last]
     order = np.lexsort((means[:, 1], means[:, 0], counts))[::-1]
     centers = means[order]

@@ -11,7 +11,9 @@ merged operation and so loosens the "1 % of the merged duration" test for its
 neighbors. Merges only ever make further merges easier, so the stable result
 does not depend on the order in which gaps are merged; we merge every
 qualifying gap at once (a numpy pass) a few times, which settles real traces,
-and finish an adversarial cascade with one linear stack pass.
+and finish an adversarial cascade with one linear stack pass. A few
+operations (most directions of a year of logs) go straight to the stack pass:
+on plain floats it costs less than one numpy pass.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mosaic.analysis import small
 from mosaic.config import Config
 
 # Vectorized passes tried before the linear stack pass takes over: real traces
 # settle in one or two; only a cascade of gaps growing with the merged length
 # needs more.
 _VECTORIZED_PASSES = 4
+# Up to this many operations, neighbor merging is the stack pass alone.
+STACK_ONLY_MAX = 32
 
 
 @dataclass
@@ -56,30 +61,28 @@ def minor_mask(starts, ends, nbytes, config: Config) -> np.ndarray:
         return np.zeros(len(durations), dtype=bool)
     rates = np.asarray(nbytes, dtype=float)[timed] / durations[timed]
     minor = np.zeros(len(durations), dtype=bool)
-    minor[timed] = rates < config.minor_rate_fraction * _median(rates)
+    minor[timed] = rates < config.minor_rate_fraction * small.median(rates)
     return minor
-
-
-def _median(values: np.ndarray) -> float:
-    """np.median without its generic machinery (a large share of a small trace's cost)."""
-    ordered = np.sort(values)
-    middle = len(ordered) // 2
-    return float(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2)
 
 
 def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> MergedOperations:
     """Concurrent merging of the non-minor operations, then neighbor merging until stable."""
     starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
     ranks = np.asarray(ranks, dtype=float)
+    if len(starts) < 2:  # nothing to merge, and a lone operation is never minor
+        return MergedOperations(starts, ends, nbytes, ranks * (ends - starts),
+                                np.zeros(len(starts), dtype=bool), np.arange(len(starts), dtype=np.int64))
     minor = minor_mask(starts, ends, nbytes, config)
-    kept = np.flatnonzero(~minor)
-    order = kept[np.argsort(starts[kept], kind="stable")]
+    # ndarray methods, not np.flatnonzero / np.argsort / np.cumsum: their Python wrappers
+    # cost more than the work on the few operations most directions have
+    kept = (~minor).nonzero()[0]
+    order = kept[starts[kept].argsort(kind="stable")]
     s, e, b = starts[order], ends[order], nbytes[order]
     rank_seconds = ranks[order] * (e - s)
 
     opens_group = _opens_group(s, e)
-    member_group = np.cumsum(opens_group) - 1
-    s, e, b, rank_seconds = _reduce(np.flatnonzero(opens_group), s, e, b, rank_seconds)
+    member_group = opens_group.cumsum() - 1
+    s, e, b, rank_seconds = _reduce(opens_group.nonzero()[0], s, e, b, rank_seconds)
     member_group, s, e, b, rank_seconds = _neighbor_merge(member_group, s, e, b, rank_seconds,
                                                           run_time, config)
     group = np.full(len(starts), -1, dtype=np.int64)
@@ -118,21 +121,24 @@ def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config
     Input operations are sorted and disjoint, so each one's end is also the
     latest end of everything before it.
     """
-    for _ in range(_VECTORIZED_PASSES):
-        if len(s) < 2:
-            break
+    if len(s) < 2:
+        return member_group, s, e, b, rank_seconds
+    for _ in range(_VECTORIZED_PASSES if len(s) > STACK_ONLY_MAX else 0):
         joins = _joins(s[1:] - e[:-1], e[1:] - s[:-1], run_time, config)
         if not joins.any():
             break
-        first = np.flatnonzero(np.concatenate(([True], ~joins)))
-        member_group = np.cumsum(np.concatenate(([False], ~joins)))[member_group]
+        first = np.concatenate(([True], ~joins)).nonzero()[0]
+        member_group = np.concatenate(([False], ~joins)).cumsum()[member_group]
         s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
+        if len(s) < 2:
+            break
     else:
         first = _stack_merge(s.tolist(), e.tolist(), run_time, config)
-        remap = np.zeros(len(s), dtype=np.int64)
-        remap[first[1:]] = 1
-        member_group = np.cumsum(remap)[member_group]
-        s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
+        if len(first) < len(s):
+            remap = np.zeros(len(s), dtype=np.int64)
+            remap[first[1:]] = 1
+            member_group = remap.cumsum()[member_group]
+            s, e, b, rank_seconds = _reduce(first, s, e, b, rank_seconds)
     return member_group, s, e, b, rank_seconds
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree  # at import: a batch worker forks warm, not per batch
 
-from mosaic.analysis.meanshift import mean_shift_labels
+from mosaic.analysis import small
+from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
 from mosaic.config import Config
 
 NO_CLUSTER = -1
@@ -36,7 +37,7 @@ def segments(starts, ends, nbytes) -> tuple[np.ndarray, np.ndarray]:
     """
     starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
     durations = np.empty(len(starts))
-    durations[:-1] = np.diff(starts)
+    durations[:-1] = starts[1:] - starts[:-1]
     if len(starts):
         previous = durations[-2] if len(starts) > 1 else 0.0
         durations[-1] = max(previous, ends[-1] - starts[-1])
@@ -65,7 +66,7 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     crowded = company >= config.min_periodic_segments
     if crowded.sum() < max(config.periodic_segment_share * len(features), 1):
         return np.full(len(features), NO_CLUSTER, dtype=np.int64)
-    seeds = np.unique(np.round(features[crowded] / bandwidth), axis=0) * bandwidth
+    seeds = unique_rows(np.round(features[crowded] / bandwidth))[0] * bandwidth
     if config.meanshift_implementation == "numpy":
         return mean_shift_labels(features, seeds, bandwidth)
     return _sklearn_labels(features, seeds, bandwidth)
@@ -92,24 +93,23 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
     inside one I/O phase, SPEC 3.4), ``share`` (that fraction, 0 when :func:`cluster` skipped
     scikit-learn because no period was possible), ``operations`` (one dict per
     periodic cluster, most bytes first) and ``segments`` (per-segment
-    ``durations``, ``bytes``, ``cluster``).
+    ``durations``, ``bytes``, ``cluster``). All but ``segments`` are plain
+    Python scalars: the result object copies them as they are.
     """
     starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
     durations, seg_bytes = segments(starts, ends, nbytes)
     count = len(durations)
-    ids = (cluster(durations, seg_bytes, config) if count >= config.min_periodic_segments
-           else np.full(count, NO_CLUSTER, dtype=np.int64))
-    clustered = ids >= 0
-    sizes = np.bincount(ids[clustered], minlength=1)
-    candidate_ids = np.flatnonzero(sizes >= config.min_periodic_segments)
-    operations = [op for op in _operations(ids, candidate_ids, starts, ends, durations, seg_bytes, config)
-                  if op["period"] >= config.min_period_seconds
-                  and _recurs(starts[ids == op["cluster"]], config)]
-    in_periodic = np.isin(ids, [op["cluster"] for op in operations])
-    share = float(in_periodic.sum() / count) if count else 0.0
+    if count >= config.min_periodic_segments:
+        ids = cluster(durations, seg_bytes, config)
+        operations = [op for op in _operations(ids, starts, ends, durations, seg_bytes, config)
+                      if op["period"] >= config.min_period_seconds
+                      and _recurs(starts[ids == op["cluster"]], config)]
+    else:  # too few segments for any periodic cluster (most directions)
+        ids, operations = np.full(count, NO_CLUSTER, dtype=np.int64), []
+    in_periodic = sum(op["occurrences"] for op in operations)  # segments in periodic clusters
     return {
-        "periodic": bool(count and in_periodic.sum() >= config.periodic_segment_share * count),
-        "share": share,
+        "periodic": bool(count and in_periodic >= config.periodic_segment_share * count),
+        "share": in_periodic / count if count else 0.0,
         "operations": operations,
         "segments": {"durations": durations, "bytes": seg_bytes, "cluster": ids},
     }
@@ -128,11 +128,11 @@ def _recurs(member_starts: np.ndarray, config: Config) -> bool:
     log scale; a cluster recurs when at least ``periodic_regular_share`` of
     its gaps are.
     """
-    gaps = np.diff(member_starts)
+    gaps = member_starts[1:] - member_starts[:-1]
     if not (gaps > 0).all():
         return False
-    alike = np.abs(np.log(gaps / np.median(gaps))) <= config.meanshift_bandwidth
-    return bool(alike.mean() >= config.periodic_regular_share)
+    alike = np.abs(np.log(gaps / small.median(gaps))) <= config.meanshift_bandwidth
+    return small.mean(alike) >= config.periodic_regular_share
 
 
 def _period(volume_starts: np.ndarray, config: Config) -> float:
@@ -149,9 +149,9 @@ def _period(volume_starts: np.ndarray, config: Config) -> float:
     gaps (or a pause or two, too few trains at no steady pace) and keeps its
     median interval.
     """
-    gaps = np.diff(volume_starts)
-    spacing = float(np.median(gaps)) if len(gaps) else float("nan")
-    cut = np.flatnonzero(gaps > config.train_gap_factor * spacing)
+    gaps = volume_starts[1:] - volume_starts[:-1]
+    spacing = small.median(gaps) if len(gaps) else float("nan")
+    cut = (gaps > config.train_gap_factor * spacing).nonzero()[0]
     if len(cut) + 1 < config.min_periodic_segments:
         return spacing
     first = np.concatenate([[0], cut + 1])
@@ -159,11 +159,11 @@ def _period(volume_starts: np.ndarray, config: Config) -> float:
     train_starts = volume_starts[first]
     if lengths.min() < 2 or not _recurs(train_starts, config):
         return spacing
-    return float(np.median(np.diff(train_starts)))
+    return small.median(train_starts[1:] - train_starts[:-1])
 
 
-def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
-    """SPEC 3.4 figures per cluster, sorted by total bytes (dominant first).
+def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
+    """SPEC 3.4 figures per cluster of ``min_periodic_segments`` or more, dominant (most bytes) first.
 
     The period is the median interval between consecutive operations of the
     cluster's volume (bytes within one bandwidth of the cluster's, in the
@@ -180,18 +180,21 @@ def _operations(ids, cluster_ids, starts, ends, durations, seg_bytes, config: Co
     benchmarks/README.md, "Categorization". The busy fraction keeps SPEC's
     definition (operation / segment duration).
     """
+    cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= config.min_periodic_segments).nonzero()[0]
+    if not len(cluster_ids):
+        return []
     operations = []
     busy = (ends - starts) / np.where(durations > 0, durations, np.inf)
     log_bytes = np.log(np.maximum(seg_bytes, config.meanshift_min_bytes))
     for cluster_id in cluster_ids:
         members = ids == cluster_id
-        same_volume = np.abs(log_bytes - log_bytes[members].mean()) <= config.meanshift_bandwidth
+        same_volume = np.abs(log_bytes - small.mean(log_bytes[members])) <= config.meanshift_bandwidth
         operations.append({
             "cluster": int(cluster_id),
             "period": _period(starts[same_volume], config),
             "occurrences": int(members.sum()),
-            "bytes_per_occurrence": float(seg_bytes[members].mean()),
-            "busy_fraction": float(busy[members].mean()),
+            "bytes_per_occurrence": small.mean(seg_bytes[members]),
+            "busy_fraction": small.mean(busy[members]),
             "start": float(starts[members][0]),
             "end": float(ends[members].max()),
         })

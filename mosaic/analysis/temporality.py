@@ -30,15 +30,28 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     ends = np.minimum(np.maximum(np.asarray(ends, dtype=float), starts), run_time)
     nbytes = np.asarray(nbytes, dtype=float)
     spans = ends > starts
-
-    edges = np.arange(CHUNKS + 1) * width
-    s, e = starts[spans, None], ends[spans, None]
-    overlap = np.maximum(np.minimum(e, edges[1:]) - np.maximum(s, edges[:-1]), 0.0)
-    share = overlap / (e - s)  # share of each operation in each chunk (no bytes/s overflow)
-    spread = (share * nbytes[spans, None]).sum(axis=0)
-
+    if spans.all():  # the usual case: no instant, nothing to select
+        return _spread(starts, ends, nbytes, width)
     instant_chunk = np.minimum(starts[~spans] // width, CHUNKS - 1).astype(np.int64)
-    return spread + np.bincount(instant_chunk, weights=nbytes[~spans], minlength=CHUNKS)
+    return (_spread(starts[spans], ends[spans], nbytes[spans], width)
+            + np.bincount(instant_chunk, weights=nbytes[~spans], minlength=CHUNKS))
+
+
+def _spread(starts, ends, nbytes, width: float) -> np.ndarray:
+    """Per chunk, the bytes of operations of positive length, each in proportion to its overlap.
+
+    One (operations x chunks) array, updated in place (a heavy trace has
+    thousands of operations): overlap / length, then times bytes (a rate in
+    bytes/s could overflow).
+    """
+    edges = np.arange(CHUNKS + 1) * width
+    s, e = starts[:, None], ends[:, None]
+    spread = np.minimum(e, edges[1:])
+    spread -= np.maximum(s, edges[:-1])
+    np.maximum(spread, 0.0, out=spread)  # overlap of each operation with each chunk
+    spread /= e - s
+    spread *= nbytes[:, None]
+    return spread.sum(axis=0)
 
 
 def coefficient_of_variation(values) -> float:

@@ -72,6 +72,25 @@ def test_result_object_fields_and_json():
     assert result["categories"] == sorted(result["categories"], key=ALL_LABELS.index)
 
 
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def test_result_holds_only_plain_python_values():
+    ops = checkpoints() + [(0.0, 5.0, 5e8, 4, READ)]
+    analysis = analyze(make_trace(ops, meta=[(300, 0, 1.0, 1.5, 3000, 0)]), CFG)
+    result = categorize_module.result(analysis, CFG)
+    assert {type(leaf) for leaf in _leaves(result)} <= {str, int, float, bool, type(None)}
+    result["write"]["periodicity"]["meanshift"]["operations"][0]["period"] = -1.0
+    result["metadata"]["spikes"] = -1
+    assert analysis.write.meanshift["operations"][0]["period"] > 0  # nothing shared
+    assert analysis.metadata["spikes"] >= 0
+
+
 def test_group_key_follows_the_configured_grouping():
     result = categorize_trace(make_trace(), CFG.replace(group_by="cmdline"))
     assert result["group"]["key"] == "7:/bin/app -x 1"

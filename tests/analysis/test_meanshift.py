@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import MeanShift
 
-from mosaic.analysis.meanshift import mean_shift_labels
+from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
 
 BANDWIDTH = math.log(1.25)
 
@@ -46,6 +46,16 @@ reals = st.lists(st.tuples(st.floats(-3, 3), st.floats(-3, 3)), min_size=1, max_
 def test_lattice_points_match_sklearn(points, bandwidth, own_seeds):
     seeds = np.array(points, dtype=float) if own_seeds else None
     check(points, seeds, bandwidth)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([-1.5, -1.0, -0.0, 0.0, 0.5, 2.0]),
+                          st.sampled_from([-0.0, 0.0, 1.0, 3.5])), min_size=1, max_size=30))
+def test_unique_rows_is_np_unique_over_rows(points):
+    points = np.array(points, dtype=float)
+    rows, first = unique_rows(points)
+    expected_rows, expected_first = np.unique(points, axis=0, return_index=True)
+    assert rows.tolist() == expected_rows.tolist() and first.tolist() == expected_first.tolist()
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,10 +1,13 @@
 """Concurrent and neighbor merging (SPEC 3.3) with hand-computed cases."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mosaic.analysis import merging
 from mosaic.analysis.merging import merge, minor_mask
 from mosaic.config import Config
 
@@ -83,11 +86,12 @@ def cascade(count):
     return ops, end
 
 
-def test_long_cascade_reaches_the_fixpoint():
-    ops, end = cascade(30)
+@pytest.mark.parametrize("count", [30, 3 * merging.STACK_ONLY_MAX])  # stack pass alone, numpy first
+def test_long_cascade_reaches_the_fixpoint(count):
+    ops, end = cascade(count)
     merged = run(ops, run_time=500.0)
-    assert spans(merged) == [(0.0, end, 31.0)]
-    assert merged.group.tolist() == [0] * 31
+    assert spans(merged) == [(0.0, end, count + 1.0)]
+    assert merged.group.tolist() == [0] * (count + 1)
 
 
 def test_cascade_stops_at_a_gap_too_wide():
@@ -156,9 +160,12 @@ operations = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(operations, st.sampled_from([200.0, 1000.0, 5000.0]))
 def test_matches_the_one_pair_at_a_time_reference(ops, run_time):
-    merged = run(ops, run_time=run_time)
-    # quarter-second times and whole bytes: every sum and difference is exact
-    assert spans(merged) == reference_merge(ops, run_time, CFG)
+    expected = reference_merge(ops, run_time, CFG)
+    for stack_only_max in (merging.STACK_ONLY_MAX, 0):  # the stack pass alone; numpy passes first
+        with mock.patch.object(merging, "STACK_ONLY_MAX", stack_only_max):
+            merged = run(ops, run_time=run_time)
+        # quarter-second times and whole bytes: every sum and difference is exact
+        assert spans(merged) == expected
 
 
 @settings(max_examples=150, deadline=None)

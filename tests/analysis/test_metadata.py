@@ -123,3 +123,9 @@ def test_every_request_is_counted_once(records, run_time):
     per_second = requests_per_second(rows, run_time)
     assert per_second.sum() == pytest.approx(expected, rel=1e-9, abs=1e-9)
     assert per_second.min(initial=0) >= 0
+
+
+def test_spikes_round_like_the_peak_near_the_level():
+    # 50 - 1e-9 rounds to a spike of 50; 49.9999994 rounds to 49.999999, not a spike
+    per_second = np.array([50 - 1e-9, 49.9999994, 49.0, 50.0, 0.0])
+    assert statistics(per_second, 5.0, CFG)["spikes"] == 2
