@@ -32,7 +32,6 @@ class DirectionAnalysis:
 
     name: str  # "read" or "write"
     ops: np.ndarray  # OPS_DTYPE, unmerged, sorted by start
-    bytes: float  # total of ops["bytes"]
     merged: merging.MergedOperations
     chunks: np.ndarray  # (4,) bytes per quarter of the run
     significant: bool
@@ -40,6 +39,10 @@ class DirectionAnalysis:
     fft: dict | None  # spectrum.fft_periodicity(); None when insignificant
     verdict: dict | None  # verdict.combine(); None when insignificant
     labels: list[str]  # prefixed with the direction's name
+
+    @property
+    def bytes(self) -> float:
+        return float(self.ops["bytes"].sum())
 
 
 @dataclass
@@ -91,7 +94,7 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
             fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
         found += segments.labels(final, config)
-    return DirectionAnalysis(name, ops, total, merged, chunks, significant, meanshift, fft, final,
+    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final,
                              [f"{name}_{label}" for label in found])
 
 
