@@ -17,10 +17,14 @@ Why it looks like this (SPEC 5):
 * A dispy node notices a job process that died (segfault, OOM killer) only
   at its zombie check, once a minute at best, and dispy has no per-job time
   limit. So each job supervises its own work: it forks one child that works
-  through the batch and sends one result per log over a pipe; the job waits
-  at most ``trace_timeout_seconds`` for each. A child that dies evicts the
-  log it was on as ``worker_crash``, a silent one is killed and its log
-  evicted as ``timeout``; a new child carries on with the batch-mates.
+  through the batch, writes which log it is on (and since when) to a page
+  shared with the job, and sends its results over a pipe in groups of
+  ``RESULTS_PER_MESSAGE`` (one message per log cost ~20 % of a year's
+  validation CPU in wake-ups on both sides). A child that dies evicts the
+  log it was on as ``worker_crash``; one that spends more than
+  ``trace_timeout_seconds`` on a log is killed and the log evicted as
+  ``timeout``. A new child carries on with the batch-mates, redoing those
+  whose results were still in the dead child's unsent group.
 * A job that fails anyway (its own process killed) is bisected: both halves
   go out again, and a single log that still fails is evicted as
   ``worker_crash``.
@@ -44,10 +48,13 @@ import faulthandler
 import importlib
 import itertools
 import logging
+import mmap
 import os
+import pickle
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -67,6 +74,7 @@ from mosaic.limits import limit_memory
 TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.02  # how often the parent looks for finished jobs
+RESULTS_PER_MESSAGE = 32  # a supervised child sends its results in groups of this many
 
 
 @dataclass(frozen=True)
@@ -82,13 +90,14 @@ class Task:
 # ----- worker side -----
 
 def run_batch(task: Task, items: list, config: Config, isolate: bool) -> list[dict]:
-    """Apply `task` to each item; with `isolate`, in a supervised child process (module doc)."""
+    """Apply `task` to each item; with `isolate`, in supervised child processes (module doc)."""
     if not isolate:
         return [_call(task, item, config) for item in items]
-    results: list[dict] = []
+    results: dict[int, dict] = {}  # item index -> result
     while len(results) < len(items):
-        results.extend(_supervise(task, items[len(results):], config))
-    return results
+        _supervise(task, items, [i for i in range(len(items)) if i not in results], config,
+                   results)
+    return [results[i] for i in range(len(items))]
 
 
 def _call(task: Task, item, config: Config) -> dict:
@@ -111,42 +120,90 @@ def _test_fault(name: str) -> None:
                     time.sleep(3600)
 
 
-def _supervise(task: Task, items: list, config: Config) -> list[dict]:
-    """Results of a prefix of `items`: all of them, or up to and including a culprit."""
+class _Progress:
+    """Which of its items a child is on, and since when (CLOCK_MONOTONIC, the same
+    clock in every process): a page shared across the fork, written by the child
+    before each item, read by the job to blame a crash or a timeout on the right log."""
+
+    LAYOUT = struct.Struct("qd")
+
+    def __init__(self) -> None:
+        self._page = mmap.mmap(-1, self.LAYOUT.size)  # anonymous, shared with the child
+        self.mark(0)
+
+    def mark(self, position: int) -> None:
+        self.LAYOUT.pack_into(self._page, 0, position, time.monotonic())
+
+    def read(self) -> tuple[int, float]:
+        """(position, started), read twice until two reads agree (the child may be writing)."""
+        last = None
+        while (now := self.LAYOUT.unpack_from(self._page)) != last:
+            last = now
+        return now
+
+    def close(self) -> None:
+        self._page.close()
+
+
+def _supervise(task: Task, items: list, todo: list[int], config: Config,
+               results: dict[int, dict]) -> None:
+    """Fill `results` for items[todo] in order: all of them, or up to a culprit's eviction
+    (the results a dying child had not sent yet are left for the next child)."""
+    progress = _Progress()
     reader, writer = Pipe(duplex=False)
     pid = os.fork()
     if pid == 0:  # child: work, report, never return into the caller's stack
         reader.close()
         try:
             limit_memory(config.worker_memory_bytes)
-            for item in items:
-                _send(writer, task, item, _bounded_call(task, item, config))
+            _work_through(task, [items[i] for i in todo], config, writer, progress)
         finally:
             os._exit(0)
     writer.close()
     try:
-        return _collect(reader, pid, task, items, config.trace_timeout_seconds)
+        _collect(reader, pid, progress, task, items, todo, config.trace_timeout_seconds,
+                 results)
     finally:
         reader.close()
+        progress.close()
 
 
-def _collect(reader: Connection, pid: int, task: Task, items: list,
-             timeout: float) -> list[dict]:
-    results = []
-    for item in items:
-        if not reader.poll(timeout):
+def _work_through(task: Task, items: list, config: Config, writer: Connection,
+                  progress: _Progress) -> None:
+    group = []
+    for position, item in enumerate(items):
+        progress.mark(position)
+        group.append((item, _bounded_call(task, item, config)))
+        if len(group) == RESULTS_PER_MESSAGE or position == len(items) - 1:
+            _send(writer, task, group)
+            group = []
+
+
+def _collect(reader: Connection, pid: int, progress: _Progress, task: Task, items: list,
+             todo: list[int], timeout: float, results: dict[int, dict]) -> None:
+    received = 0
+    while received < len(todo):
+        position, started = progress.read()
+        if reader.poll(max(0.0, started + timeout - time.monotonic())):
+            try:
+                group = reader.recv()
+            except EOFError:
+                _, status = os.waitpid(pid, 0)
+                culprit = todo[progress.read()[0]]
+                results[culprit] = task.give_up(items[culprit], Reason.WORKER_CRASH,
+                                                _describe_exit(status))
+                return
+            for result in group:
+                results[todo[received]] = result
+                received += 1
+        elif progress.read() == (position, started):  # still on the same log: too long
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            results.append(task.give_up(item, Reason.TIMEOUT, f"no result after {timeout:g} s"))
-            return results
-        try:
-            results.append(reader.recv())
-        except EOFError:
-            _, status = os.waitpid(pid, 0)
-            results.append(task.give_up(item, Reason.WORKER_CRASH, _describe_exit(status)))
-            return results
+            culprit = todo[position]
+            results[culprit] = task.give_up(items[culprit], Reason.TIMEOUT,
+                                            f"no result after {timeout:g} s")
+            return
     os.waitpid(pid, 0)
-    return results
 
 
 MEMORY_BOUND = "needs more memory than a worker may use"
@@ -160,12 +217,20 @@ def _bounded_call(task: Task, item, config: Config) -> dict:
         return task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND)
 
 
-def _send(writer: Connection, task: Task, item, result: dict) -> None:
-    """Send a result; one too big to pickle within the memory bound is ``too_large``."""
+def _send(writer: Connection, task: Task, group: list[tuple]) -> None:
+    """Send a group of results; one too big to pickle within the memory bound is ``too_large``."""
     try:
-        writer.send(result)
+        writer.send([result for _, result in group])
     except MemoryError:
-        writer.send(task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND))
+        writer.send([_sendable(task, item, result) for item, result in group])
+
+
+def _sendable(task: Task, item, result: dict) -> dict:
+    try:
+        pickle.dumps(result)
+    except MemoryError:
+        return task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND)
+    return result
 
 
 def _describe_exit(status: int) -> str:

@@ -7,7 +7,13 @@ import dispy
 import pytest
 
 from mosaic.config import Config
-from mosaic.corpus.engine import TEST_FAULT_ENV, DispyEngine, Task, run_batch
+from mosaic.corpus.engine import (
+    RESULTS_PER_MESSAGE,
+    TEST_FAULT_ENV,
+    DispyEngine,
+    Task,
+    run_batch,
+)
 from mosaic.corpus.pipeline import balanced_batch_size, evicted
 from mosaic.corpus.scan import LogRef
 
@@ -32,6 +38,27 @@ def test_supervised_batch_isolates_a_crash_and_a_hang(monkeypatch):
         ("a.darshan", "ok", None), ("b.darshan", "evicted", "worker_crash"),
         ("c.darshan", "ok", None), ("d.darshan", "evicted", "timeout"), ("e.darshan", "ok", None)]
     assert "SIGABRT" in results[1]["detail"]
+
+
+def test_a_crash_and_a_hang_past_the_first_group_of_results_blame_their_own_logs(monkeypatch):
+    # The child sends results in groups: the results of the group a crash interrupts are
+    # lost with the child and redone by the next one, in order, each log blamed for itself.
+    names = [f"log{i:03d}.darshan" for i in range(2 * RESULTS_PER_MESSAGE + 6)]
+    crash, hang = RESULTS_PER_MESSAGE + 3, 2 * RESULTS_PER_MESSAGE + 1
+    monkeypatch.setenv(TEST_FAULT_ENV, f"abort:{names[crash]},hang:{names[hang]}")
+    results = run_batch(ECHO, refs(*names), Config(trace_timeout_seconds=0.5), isolate=True)
+    assert [r["file"] for r in results] == names
+    assert {i: r["reason"] for i, r in enumerate(results) if r["status"] != "ok"} == {
+        crash: "worker_crash", hang: "timeout"}
+
+
+def test_the_time_limit_applies_to_each_log_not_to_a_group_of_results(monkeypatch):
+    # 4 logs of 0.2 s each take 0.8 s, longer than the 0.5 s limit: none is too long.
+    monkeypatch.setenv(TEST_FAULT_ENV, "delay:0.2")
+    results = run_batch(ECHO, refs("a", "b", "c", "d"), Config(trace_timeout_seconds=0.5),
+                        isolate=True)
+    assert [(r["file"], r["status"]) for r in results] == [
+        ("a", "ok"), ("b", "ok"), ("c", "ok"), ("d", "ok")]
 
 
 class FakeCluster:
