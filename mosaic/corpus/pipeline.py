@@ -332,17 +332,22 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
     from mosaic.corpus.stats import CorpusStats, stability_summary
 
     shares = stability_shares(store.categories_by_group()) if config.all_runs else None
-    stats = CorpusStats()
+    group_json = functools.cache(_group_json)  # a group's runs share it (~12 with --all-runs)
+    label_sets: dict[tuple, list[int]] = {}  # (categories, representative) -> [traces, weight]
     with open(out / "traces.jsonl", "w") as fh:
         for row in store.categorized(config.all_runs):
             representative = bool(row["representative"])
-            group = {"key": row["group_key"], "runs": row["runs"], "representative": representative}
-            if shares is not None:
-                group["same_as_representative"] = shares.get(row["group_key"])
+            share = shares.get(row["group_key"]) if shares is not None else _NO_SHARE
             # The stored JSON object without its closing brace, then the group: no parse.
-            fh.write(f'{row["result"][:-1]}, "group": {json.dumps(group)}}}\n')
-            weight_all = 1 if config.all_runs else row["runs"]
-            stats.add(json.loads(row["categories"]), float(representative), float(weight_all))
+            fh.write(f'{row["result"][:-1]}, "group": '
+                     f'{group_json(row["group_key"], row["runs"], representative, share)}}}\n')
+            tally = label_sets.setdefault((row["categories"], representative), [0, 0])
+            tally[0] += 1
+            tally[1] += 1 if config.all_runs else row["runs"]
+    stats = CorpusStats()  # whole weights: summing them per label set first is exact
+    for (categories, representative), (traces, weight_all) in label_sets.items():
+        stats.add(json.loads(categories), float(traces if representative else 0),
+                  float(weight_all))
     evicted_at = {"validate": Counter(), "categorize": Counter()}
     with open(out / "evicted.jsonl", "w") as fh:
         for row in store.evicted():
@@ -362,18 +367,30 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
             "mosaic_version": version("mosaic-io")}
 
 
+_NO_SHARE = object()  # single run: a group has no "same_as_representative"
+
+
+def _group_json(key: str, runs: int, representative: bool, share) -> str:
+    """A trace's ``group`` object as JSON."""
+    group = {"key": key, "runs": runs, "representative": representative}
+    if share is not _NO_SHARE:
+        group["same_as_representative"] = share
+    return json.dumps(group)
+
+
 def stability_shares(rows: Iterable) -> dict[str, float]:
     """Per group: share of its categorized runs whose categories equal the representative's.
 
     `rows` (group_key, representative, categories as JSON) come clustered by
     group; a group whose representative was not categorized has no share.
     """
+    label_set = functools.cache(lambda categories: frozenset(json.loads(categories)))
     shares = {}
     for key, members in itertools.groupby(rows, key=lambda r: r["group_key"]):
-        members = list(members)
-        reference = [set(json.loads(r["categories"])) for r in members if r["representative"]]
+        members = [(r["representative"], label_set(r["categories"])) for r in members]
+        reference = [labels for representative, labels in members if representative]
         if reference:
-            same = sum(set(json.loads(r["categories"])) == reference[0] for r in members)
+            same = sum(labels == reference[0] for _, labels in members)
             shares[key] = same / len(members)
     return shares
 

@@ -28,7 +28,6 @@ back as the same str. Such names sort after every UTF-8 name.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sqlite3
@@ -95,26 +94,14 @@ def result_row(result: dict) -> tuple:
             json.dumps(result.get("categories")), json.dumps(body, sort_keys=True))
 
 
-@functools.lru_cache(maxsize=64)
-def _columns(description: tuple) -> dict[str, int]:
-    """Column name -> index of a statement's rows (once per statement, not per row)."""
-    return {column[0]: i for i, column in enumerate(description)}
-
-
-class Row(tuple):
-    """A result row by index or by column name; BLOBs (non-UTF-8 names) come back as str."""
+class Row(sqlite3.Row):
+    """A result row by index or by column name (sqlite3's own, in C); BLOBs (non-UTF-8
+    names) come back as str."""
 
     def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> Row:
-        row = super().__new__(cls, (os.fsdecode(v) if isinstance(v, bytes) else v
-                                    for v in values))
-        row.columns = _columns(cursor.description)
-        return row
-
-    def __getitem__(self, key):
-        return super().__getitem__(self.columns[key] if isinstance(key, str) else key)
-
-    def keys(self) -> list[str]:
-        return list(self.columns)
+        if bytes in map(type, values):  # rare: one C-level pass over the row's types
+            values = tuple(os.fsdecode(v) if type(v) is bytes else v for v in values)
+        return super().__new__(cls, cursor, values)
 
 
 class Store:
