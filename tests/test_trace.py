@@ -143,6 +143,28 @@ def test_name_filter_edges():
         True, False]  # streams are never files
 
 
+@pytest.mark.parametrize("filtered", [1, 16, 17, 40])  # a few filtered files, or many
+def test_filter_with_few_or_many_files_answered_otherwise(filtered):
+    # ids 100.. are under /proc (dropped), 200..202 under /scratch (kept), 99 has no name
+    names = {100 + i: f"/proc/{i}/maps" for i in range(filtered)}
+    names.update({200: "/scratch/a", 201: "/scratch/b", 202: "/scratch/c"})
+    rows = [(rid, 0, 1, 0, 1, 0, {}) for rid in names] + [(99, 0, 1, 0, 1000, 0, {})]
+    trace = build_trace(make_log(rows, names=names), "f", Config())
+    assert sorted(trace.ops["bytes"].tolist()) == [1.0, 1.0, 1.0, 1000.0]
+    mounted = build_trace(make_log(rows, names=names), "f", Config(mounts=("/scratch",)))
+    assert sorted(mounted.ops["bytes"].tolist()) == [1.0, 1.0, 1.0]  # no name: not under it
+
+
+def test_sorted_unique_is_numpys_unique():
+    from mosaic.trace import sorted_unique
+
+    rng = np.random.default_rng(3)
+    for values in (rng.integers(0, 2**63, 500).astype(np.uint64),
+                   np.repeat(np.array([7, 3, 3, 9], np.uint64), [2, 1, 4, 3]),
+                   np.zeros(0, np.uint64), np.array([5], np.uint64)):
+        assert sorted_unique(values).tolist() == np.unique(values).tolist()
+
+
 def test_record_without_a_name():
     rows = [(99, 0, 1, 0, 10, 0, {})]
     assert len(build_trace(make_log(rows), "f", Config()).ops) == 1
