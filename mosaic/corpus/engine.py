@@ -171,6 +171,7 @@ def _supervise(task: Task, items: list, todo: list[int], config: Config,
 
 def _work_through(task: Task, items: list, config: Config, writer: Connection,
                   progress: _Progress) -> None:
+    """The child's loop: mark each item, work, send the results in groups."""
     group = []
     for position, item in enumerate(items):
         progress.mark(position)
@@ -190,9 +191,11 @@ def _collect(reader: Connection, pid: int, progress: _Progress, task: Task, item
                 group = reader.recv()
             except EOFError:
                 _, status = os.waitpid(pid, 0)
-                culprit = todo[progress.read()[0]]
-                results[culprit] = task.give_up(items[culprit], Reason.WORKER_CRASH,
-                                                _describe_exit(status))
+                position = progress.read()[0]
+                if position >= received:  # else it died between logs: the next child goes on
+                    culprit = todo[position]
+                    results[culprit] = task.give_up(items[culprit], Reason.WORKER_CRASH,
+                                                    _describe_exit(status))
                 return
             for result in group:
                 results[todo[received]] = result

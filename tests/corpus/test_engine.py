@@ -1,5 +1,7 @@
 """Engine pieces that need no cluster: supervised batches, bisection of failed jobs."""
 
+import os
+import signal
 import threading
 from types import SimpleNamespace
 
@@ -7,6 +9,7 @@ import dispy
 import pytest
 
 from mosaic.config import Config
+from mosaic.corpus import engine
 from mosaic.corpus.engine import (
     RESULTS_PER_MESSAGE,
     TEST_FAULT_ENV,
@@ -50,6 +53,21 @@ def test_a_crash_and_a_hang_past_the_first_group_of_results_blame_their_own_logs
     assert [r["file"] for r in results] == names
     assert {i: r["reason"] for i, r in enumerate(results) if r["status"] != "ok"} == {
         crash: "worker_crash", hang: "timeout"}
+
+
+def test_a_child_killed_between_logs_blames_no_log(monkeypatch):
+    # Each child is killed right after sending its first group of results: no log
+    # was running, so none is evicted; the next child carries on.
+    send = engine._send
+
+    def send_then_die(*args):
+        send(*args)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    monkeypatch.setattr(engine, "_send", send_then_die)
+    names = [f"log{i:03d}" for i in range(RESULTS_PER_MESSAGE + 8)]
+    results = run_batch(ECHO, refs(*names), Config(), isolate=True)
+    assert [(r["file"], r["status"]) for r in results] == [(name, "ok") for name in names]
 
 
 def test_the_time_limit_applies_to_each_log_not_to_a_group_of_results(monkeypatch):
