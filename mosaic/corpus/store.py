@@ -311,8 +311,8 @@ class Store:
     def funnel_counts(self) -> dict:
         """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
         whose heavier runs were evicted during categorization)."""
-        row = self._db.execute(
-            "SELECT count(*), coalesce(sum(partial), 0), count(DISTINCT group_key) "
+        row = self._db.execute(  # a group has one representative: no DISTINCT to sort
+            "SELECT count(*), coalesce(sum(partial), 0), coalesce(sum(representative), 0) "
             "FROM logs WHERE seen = ? AND status = 'ok'", (self.run_id,)).fetchone()
         categorized = self._db.execute(
             "SELECT count(*) FROM results r JOIN logs l USING (file) "
