@@ -8,6 +8,7 @@ vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import NamedTuple
 
@@ -71,7 +72,7 @@ def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
     shortest = max(positive.min(initial=np.inf) / config.fft_bins_per_operation,
                    config.fft_min_bin_seconds)
     wanted = window / shortest
-    count = int(np.ceil(np.clip(wanted, config.fft_min_samples, config.fft_max_samples)))
+    count = math.ceil(min(max(wanted, config.fft_min_samples), config.fft_max_samples))
     return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
 
 
@@ -147,7 +148,7 @@ def detect(values: np.ndarray, bin_width: float, signal: str, config: Config,
               "confidence_label": NONE, "score": 0.0, "significance": 0.0, "candidates": [],
               "harmonics": 0, "bin_width": bin_width, "samples": int(values.size),
               "signal": signal, "exact_share": None}
-    mean = values.mean()
+    mean = _mean(values)
     busy = np.flatnonzero(values > mean)  # substantial I/O
     if busy.size == values.size:  # flat: every bin equal, above a mean rounded low
         busy = busy[:0]
@@ -181,7 +182,7 @@ class _Amplitudes(NamedTuple):
         """
         values = np.abs(spectrum)
         ac = values[1:]
-        mean = float(ac.mean())
+        mean = float(_mean(ac))
         dc, last = float(values[0]), float(values[-1])  # squared in double precision
         ac_power = (size * energy - dc ** 2 + (last ** 2 if size % 2 == 0 else 0.0)) / 2.0
         return cls(values, mean, float(np.sqrt(max(ac_power / ac.size - mean ** 2, 0.0))))
@@ -347,7 +348,7 @@ def _refine(amplitudes: _Amplitudes, k: int, config: Config) -> float:
     position, previous = _interpolated_peak(amplitude, k), k
     order = 2
     while (target := int(round(order * position))) + 2 < amplitude.size:
-        local = target - 1 + int(np.argmax(amplitude[target - 1:target + 2]))
+        local = target - 1 + int(amplitude[target - 1:target + 2].argmax())
         is_peak = amplitude[local - 1] <= amplitude[local] >= amplitude[local + 1]
         if not (local > previous and is_peak and amplitude[local] > outlier):
             break
@@ -364,7 +365,7 @@ def _interpolated_peak(amplitude: np.ndarray, k: int) -> float:
     curvature = left - 2 * centre + right
     if not curvature < 0:
         return float(k)
-    return k + float(np.clip(0.5 * (left - right) / curvature, -0.5, 0.5))
+    return k + float(min(max(0.5 * (left - right) / curvature, -0.5), 0.5))
 
 
 def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: float,
@@ -397,15 +398,21 @@ def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: fl
     kept = size // 2 + 1
     gain = np.exp(-2 * (np.pi * sigma * np.arange(kept) / size) ** 2)
     smooth = scipy.fft.irfft(spectrum[:kept] * gain, n=size)
-    a, b = smooth[:-lag] - smooth[:-lag].mean(), smooth[lag:] - smooth[lag:].mean()
+    a, b = smooth[:-lag] - _mean(smooth[:-lag]), smooth[lag:] - _mean(smooth[lag:])
     norm = np.sqrt(_dot(a, a) * _dot(b, b))
     if not norm > 0:
         return 0.0, 0.0
-    r = float(np.clip(_dot(a, b) / norm, 0.0, 1.0))
+    r = float(min(max(_dot(a, b) / norm, 0.0), 1.0))
     # Smoothed noise decorrelates after about 2 sqrt(pi) sigma samples
     independent = (active_bins * size / samples - lag) / max(2 * np.sqrt(np.pi) * sigma, 1.0)
     significance = np.arctanh(min(r, _MAX_CORRELATION)) * np.sqrt(max(independent - 3, 0.0))
     return r, float(significance)
+
+
+def _mean(a: np.ndarray):
+    """``a.mean()`` (same dtype and rounding) without its fixed cost, 3-4 times a
+    small array's sum."""
+    return a.sum() / a.size
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
