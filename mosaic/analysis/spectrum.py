@@ -298,17 +298,24 @@ def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.nda
     band = amplitudes.values[lowest:highest + 1]
     if not band.size:
         return np.zeros(0, dtype=np.int64)
-    top = max(float(amplitudes.z(lowest + int(np.argmax(band)))), 0.0)
+    top = max(float(amplitudes.z(lowest + int(band.argmax()))), 0.0)
     found = lowest + np.flatnonzero(band > amplitudes.at_z(config.fft_z_threshold))
     found = found[found < amplitudes.values.size - 1]  # a local maximum needs two neighbours
     level = amplitudes.values[found]
     found = found[(level >= amplitudes.values[found - 1]) & (level > amplitudes.values[found + 1])
                   & (amplitudes.z(found) >= config.fft_peak_fraction * top)]
-    if not found.size:
-        return found
-    group = np.concatenate([[0], np.cumsum(np.diff(found) > config.fft_oversampling)])
-    order = np.lexsort((-amplitudes.values[found], group))
-    return found[order][np.concatenate([[True], np.diff(group[order]) > 0])]
+    # Grouped in Python: there are a handful of peaks, and numpy's fixed cost
+    # per call would be most of this function's. On ties the first peak wins.
+    kept, best, last = [], [], None
+    for k, level in zip(found.tolist(), amplitudes.values[found].tolist()):
+        if kept and k - last <= config.fft_oversampling:
+            if level > best[-1]:
+                kept[-1], best[-1] = k, level
+        else:
+            kept.append(k)
+            best.append(level)
+        last = k
+    return np.array(kept, dtype=np.int64)
 
 
 def _fold_harmonics(candidates: np.ndarray, tolerance: float) -> tuple[np.ndarray, int]:
