@@ -52,7 +52,9 @@ def _signal(starts, ends, nbytes, run_time: float, config: Config):
     durations = ends - starts
     count = _sample_count(durations, window, config)
     bin_width = window / count
-    return bin_width, _bytes_per_bin(starts, durations, nbytes, bin_width, count) / bin_width
+    values = _bytes_per_bin(starts, durations, nbytes, bin_width, count)
+    values /= bin_width
+    return bin_width, values
 
 
 def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
@@ -90,10 +92,20 @@ def _bytes_per_bin(starts, durations, nbytes, bin_width: float, count: int) -> n
     times = np.concatenate([starts, starts + durations])
     change = np.concatenate([rate, -rate])
     index = np.minimum((times / bin_width).astype(np.int64), count - 1)
-    own_bin = change * ((index + 1) * bin_width - times)
+    after = index + 1
+    own_bin = change * (after * bin_width - times)
     own_bin[:starts.size] += np.where(spread, 0.0, nbytes)
-    rate_before = np.cumsum(np.bincount(index + 1, weights=change, minlength=count + 1)[:-1])
-    return np.bincount(index, weights=own_bin, minlength=count) + bin_width * rate_before
+    moved = np.bincount(index, weights=own_bin, minlength=count)
+    # The rate before each bin, summed over the bins where it changes only:
+    # adding the zeros in between changes no sum, and a cumulative sum over
+    # every bin costs ~5 ns a bin (each add waits for the previous one).
+    steps = np.bincount(after, weights=change, minlength=count + 1)
+    steps[count] = 1.0  # marks the end of the last run of one rate
+    edges = (steps != 0).nonzero()[0]
+    if edges.size > 1:
+        rate_before = steps[edges[:-1]].cumsum() * bin_width
+        moved[edges[0]:] += rate_before.repeat(edges[1:] - edges[:-1])
+    return moved
 
 
 def power_spectrum(values, bin_width: float):
