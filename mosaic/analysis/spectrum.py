@@ -232,7 +232,7 @@ def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_widt
         return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
     z = amplitudes.z(fundamentals)
-    dominant = fundamentals[np.argmax(z)]
+    dominant = fundamentals[z.argmax()]
     frequency = _refine(amplitudes, dominant, config) / (oversampling * window)
     period = 1.0 / frequency
     score, significance = _periodicity_score(spectrum[::oversampling], active_bins, values.size,
@@ -342,15 +342,18 @@ def _fold_harmonics(candidates: np.ndarray, tolerance: float) -> tuple[np.ndarra
     search stops there. Returns the fundamentals and how many candidates
     were folded.
     """
-    remaining = candidates.astype(np.int64)
+    remaining = candidates.tolist()  # a handful: Python is cheaper than numpy calls
     fundamentals, folded = [], 0
-    while remaining.size and len(fundamentals) < _MAX_FUNDAMENTALS:
+    while remaining and len(fundamentals) < _MAX_FUNDAMENTALS:
         base, rest = remaining[0], remaining[1:]
-        multiple = np.rint(rest / base)
-        harmonic = (multiple >= 2) & (np.abs(rest / np.maximum(multiple, 1) - base) <= tolerance)
         fundamentals.append(base)
-        folded += int(harmonic.sum())
-        remaining = rest[~harmonic]
+        remaining = []
+        for k in rest:
+            multiple = round(k / base)  # to even on ties, as np.rint
+            if multiple >= 2 and abs(k / multiple - base) <= tolerance:
+                folded += 1
+            else:
+                remaining.append(k)
     return np.asarray(fundamentals, dtype=np.int64), folded
 
 
