@@ -34,7 +34,7 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     shows (as a lower, wider bump) instead of falling between two samples.
     Returns ``(bin_width, values)``.
     """
-    return _signal(*_operations(starts, ends, nbytes), run_time, config)
+    return _signal(*_operations(starts, ends, nbytes), run_time, config)[:2]
 
 
 def _operations(starts, ends, nbytes):
@@ -45,19 +45,20 @@ def _operations(starts, ends, nbytes):
 
 
 def _signal(starts, ends, nbytes, run_time: float, config: Config):
-    """:func:`bandwidth_signal` of clean operations."""
+    """:func:`bandwidth_signal` of clean operations, and their durations."""
     window = max(float(run_time), float(ends.max(initial=0.0)))
     if not window > 0:
         raise ValueError(f"run time must be positive, got {run_time}")
     durations = ends - starts
-    count = _sample_count(durations, window, config)
+    spread = durations > 0
+    count = _sample_count(durations, spread, window, config)
     bin_width = window / count
-    values = _bytes_per_bin(starts, durations, nbytes, bin_width, count)
+    values = _bytes_per_bin(starts, durations, spread, nbytes, bin_width, count)
     values /= bin_width
-    return bin_width, values
+    return bin_width, values, durations
 
 
-def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
+def _sample_count(durations: np.ndarray, spread: np.ndarray, window: float, config: Config) -> int:
     """A few bins per shortest operation, within the sample-count bounds.
 
     The shortest operation is the narrowest feature worth resolving, down to
@@ -70,25 +71,23 @@ def _sample_count(durations: np.ndarray, window: float, config: Config) -> int:
     operations. The count is rounded up to a size the FFT handles fast (a
     large prime count would cost many times more).
     """
-    positive = durations[durations > 0]
-    shortest = max(positive.min(initial=np.inf) / config.fft_bins_per_operation,
+    shortest = max(durations.min(initial=np.inf, where=spread) / config.fft_bins_per_operation,
                    config.fft_min_bin_seconds)
     wanted = window / shortest
     count = math.ceil(min(max(wanted, config.fft_min_samples), config.fft_max_samples))
     return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
 
 
-def _bytes_per_bin(starts, durations, nbytes, bin_width: float, count: int) -> np.ndarray:
+def _bytes_per_bin(starts, durations, spread, nbytes, bin_width: float, count: int) -> np.ndarray:
     """Bytes moved inside each bin, exactly, in two bincounts and no sort.
 
     The total rate is a step function: each operation adds its rate at its
     start and removes it at its end. A rate change ``c`` at time ``t`` in bin
     ``j`` moves ``c * (end of bin j - t)`` bytes in bin ``j`` and ``c *
     bin_width`` in every later bin. An operation of zero length is an
-    impulse of its bytes in its bin.
+    impulse of its bytes in its bin (``spread``: the operations of positive length).
     """
-    spread = durations > 0
-    rate = np.divide(nbytes, durations, out=np.zeros_like(nbytes), where=spread)
+    rate = np.divide(nbytes, durations, out=np.zeros(nbytes.size), where=spread)
     times = np.concatenate([starts, starts + durations])
     change = np.concatenate([rate, -rate])
     index = np.minimum((times / bin_width).astype(np.int64), count - 1)
@@ -122,9 +121,8 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     confirmed against the operations' exact Fourier coefficient (no alias).
     """
     operations = _operations(starts, ends, nbytes)
-    bin_width, values = _signal(*operations, run_time, config)
-    starts, ends, _ = operations
-    unresolved = (ends - starts).min(initial=np.inf) < config.fft_bins_per_operation * bin_width
+    bin_width, values, durations = _signal(*operations, run_time, config)
+    unresolved = durations.min(initial=np.inf) < config.fft_bins_per_operation * bin_width
     exact = partial(_exact_coefficient, *operations, bin_width * values.size) if unresolved else None
     return detect(values, bin_width, OPERATIONS, config, exact)
 
@@ -161,7 +159,7 @@ def detect(values: np.ndarray, bin_width: float, signal: str, config: Config,
               "harmonics": 0, "bin_width": bin_width, "samples": int(values.size),
               "signal": signal, "exact_share": None}
     mean = _mean(values)
-    busy = np.flatnonzero(values > mean)  # substantial I/O
+    busy = (values > mean).nonzero()[0]  # substantial I/O
     if busy.size == values.size:  # flat: every bin equal, above a mean rounded low
         busy = busy[:0]
     found = _dominant_period(values, mean, _span(busy), bin_width, config, exact) \
@@ -311,8 +309,8 @@ def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.nda
     if not band.size:
         return np.zeros(0, dtype=np.int64)
     top = max(float(amplitudes.z(lowest + int(band.argmax()))), 0.0)
-    found = lowest + np.flatnonzero(band > amplitudes.at_z(config.fft_z_threshold))
-    found = found[found < amplitudes.values.size - 1]  # a local maximum needs two neighbours
+    inner = band[:amplitudes.values.size - 1 - lowest]  # a local maximum needs two neighbours
+    found = lowest + (inner > amplitudes.at_z(config.fft_z_threshold)).nonzero()[0]
     level = amplitudes.values[found]
     found = found[(level >= amplitudes.values[found - 1]) & (level > amplitudes.values[found + 1])
                   & (amplitudes.z(found) >= config.fft_peak_fraction * top)]
