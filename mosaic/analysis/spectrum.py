@@ -230,7 +230,7 @@ def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_widt
         return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
     z = amplitudes.z(fundamentals)
-    dominant = fundamentals[z.argmax()]
+    dominant = int(fundamentals[z.argmax()])
     frequency = _refine(amplitudes, dominant, config) / (oversampling * window)
     period = 1.0 / frequency
     score, significance = _periodicity_score(spectrum[::oversampling], active_bins, values.size,
