@@ -428,13 +428,13 @@ def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: fl
     return r, float(significance)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)  # at most 32 x 256 KiB (32,769 bins at the sample cap)
 def _gaussian_gain(sigma: float, size: int) -> np.ndarray:
     """Gain of a Gaussian of ``sigma`` samples at each ``rfft`` bin of ``size`` points.
 
     Cached: the score's grid keeps about 20 steps per period, so a few
-    (sigma, size) pairs make most calls (46 on the 2,329 directions of the
-    year sample), and six numpy calls on ~30 values cost ~10 us.
+    (sigma, size) pairs make most calls (6 pairs make 91 % of the 2,298
+    scores of the year sample), and six numpy calls on ~30 values cost ~10 us.
     """
     gain = np.exp(-2 * (np.pi * sigma * np.arange(size // 2 + 1) / size) ** 2)
     gain.flags.writeable = False
