@@ -79,6 +79,16 @@ def test_signal_is_the_exact_overlap_of_operations_and_bins():
     np.testing.assert_allclose(values * width, expected, rtol=1e-9, atol=1e-3)
 
 
+def test_rate_holds_across_bins_where_it_does_not_change():
+    # the running rate is summed only where it changes: a long operation, one
+    # inside a single bin (its changes cancel), impulses alone
+    config = CONFIG.replace(fft_min_samples=10, fft_max_samples=10)
+    _, values = bandwidth_signal([0.5, 3.2, 3.4], [8.5, 3.4, 3.4], [80.0, 2.0, 7.0], 10.0, config)
+    np.testing.assert_allclose(values, [5, 10, 10, 19, 10, 10, 10, 10, 5, 0])
+    _, impulses = bandwidth_signal([1.0, 1.5], [1.0, 1.5], [3.0, 4.0], 10.0, config)
+    np.testing.assert_array_equal(impulses, [0, 7, 0, 0, 0, 0, 0, 0, 0, 0])
+
+
 def test_a_20ms_burst_in_a_day_keeps_its_volume():
     width, values = bandwidth_signal([40_000.0], [40_000.02], [5e8], 86_400.0, CONFIG)
     assert width > 1.0  # far coarser than the burst
