@@ -53,8 +53,8 @@ def _signal(starts, ends, nbytes, run_time: float, config: Config):
     spread = durations > 0
     count = _sample_count(durations, spread, window, config)
     bin_width = window / count
-    values = _bytes_per_bin(starts, durations, spread, nbytes, bin_width, count)
-    values /= bin_width
+    # Not in place: with no operation at all, bincount's sum is an integer array.
+    values = _bytes_per_bin(starts, durations, spread, nbytes, bin_width, count) / bin_width
     return bin_width, values, durations
 
 
