@@ -70,6 +70,24 @@ def test_a_child_killed_between_logs_blames_no_log(monkeypatch):
     assert [(r["file"], r["status"]) for r in results] == [(name, "ok") for name in names]
 
 
+def test_a_log_s_start_time_is_never_seen_older_than_it_is():
+    # The job reads the child's progress while the child writes it: a read must never
+    # see a zero or earlier start time (that log would look overdue: a false timeout).
+    progress = engine._Progress()
+    pid = os.fork()
+    if pid == 0:
+        for position in range(1, 200_000):
+            progress.mark(position)
+        os._exit(0)
+    seen, wrong = (0, 0.0), 0
+    while not os.waitpid(pid, os.WNOHANG)[0]:
+        position, started = progress.read()
+        wrong += started <= 0 or started < seen[1] or position < seen[0]
+        seen = (position, started)
+    progress.close()
+    assert wrong == 0
+
+
 def test_the_time_limit_applies_to_each_log_not_to_a_group_of_results(monkeypatch):
     # 4 logs of 0.2 s each take 0.8 s, longer than the 0.5 s limit: none is too long.
     monkeypatch.setenv(TEST_FAULT_ENV, "delay:0.2")
