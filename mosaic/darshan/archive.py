@@ -103,29 +103,32 @@ def read_regular(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
         raise LogError(Reason.UNREADABLE, f"no such file: {path}") from None
     except OSError as exc:
         raise LogError(Reason.UNREADABLE, f"cannot open {path}: {exc.strerror}") from None
-    with open(fd, "rb") as fh:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise LogError(Reason.UNREADABLE, f"not a regular file: {path}")
         if info.st_size > max_bytes:
             raise LogError(Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
         try:
-            data = _read_at_most(fh, info.st_size, max_bytes)
+            data = _read_at_most(fd, info.st_size, max_bytes)
         except OSError as exc:
             raise LogError(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise LogError(Reason.TOO_LARGE, f"grew past the limit of {max_bytes} bytes")
     return data
 
 
-def _read_at_most(fh, expected: int, max_bytes: int) -> bytes:
-    """The file's bytes, stopping one past ``max_bytes``. ``read(n)`` allocates
-    ``n`` bytes up front, so the first read asks for the size ``fstat`` gave,
-    not the limit (a 1 GiB buffer per read would exhaust a capped worker)."""
-    parts = [fh.read(min(expected, max_bytes) + 1)]
+def _read_at_most(fd: int, expected: int, max_bytes: int) -> bytes:
+    """The file's bytes, stopping one past ``max_bytes``, by plain ``os.read`` calls (no
+    buffered file object: a year of small logs). ``read(n)`` allocates ``n`` bytes up
+    front, so the first read asks for the size ``fstat`` gave, not the limit (a 1 GiB
+    buffer per read would exhaust a capped worker); reading goes on to end of file."""
+    parts = [os.read(fd, min(expected, max_bytes) + 1)]
     size = len(parts[0])
     while parts[-1] and size <= max_bytes:
-        parts.append(fh.read(min(1 << 20, max_bytes + 1 - size)))
+        parts.append(os.read(fd, min(1 << 20, max_bytes + 1 - size)))
         size += len(parts[-1])
     return b"".join(parts)
 
