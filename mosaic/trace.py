@@ -10,6 +10,7 @@ mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import time
@@ -94,9 +95,9 @@ def group_key(job: dict, group_by: str = "app") -> str:
 
 TRACE_MODULES = (F.POSIX, F.STDIO)  # MPI-IO traffic already appears in POSIX (SPEC 2)
 HEATMAP_APIS = ("heatmap:POSIX", "heatmap:STDIO")  # the same rule for heatmaps (SPEC 3.5)
-# Timestamp pairs (open, read, write, close) where an end of exactly 0 means
-# "never recorded" (SPEC 2), not inverted.
-ZERO_END_UNRECORDED = np.array([True, False, False, True])
+# Timestamp pairs (open, read, write, close) whose end is always recorded: for
+# open and close, an end of exactly 0 means "never recorded" (SPEC 2), not inverted.
+END_ALWAYS_RECORDED = np.array([False, True, True, False])
 OPS_COLUMNS = ("start", "end", "bytes", "ranks", "direction")
 
 
@@ -122,7 +123,7 @@ class _CleanRecords:
     """SPEC 2 / 3.1's one cleaned, filtered set of records of a log, before any analysis array."""
     ids: np.ndarray  # record ids (POSIX, STDIO, MPI-IO stand-ins)
     ranks: np.ndarray
-    fields: dict[str, np.ndarray]  # canonical counters and fcounters
+    fields: F.CanonicalColumns  # canonical counters and fcounters
     kept: np.ndarray  # filtered and valid
     from_records: np.ndarray  # kept, and not replaced by DXT segments
     dropped: int  # records dropped by SPEC 3.1's checks
@@ -148,12 +149,17 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     kept_files = _KeptFiles(log, config)
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, kept_files, lo, hi)
     stand_ins = _mpiio_stand_ins(log)
-    ids, ranks, fields, times, is_posix = _file_records(log, stand_ins)
+    ids, ranks, fields, times, stdio_rows = _file_records(log, stand_ins)
     kept = kept_files(ids)
     valid = _valid_records(fields, times, lo, hi)
-    dropped = int((kept & ~valid).sum())
+    listed = np.count_nonzero(kept)
     kept &= valid
-    from_records = kept & ~(is_posix & _members(ids, dxt_files)) if len(dxt_files) else kept
+    dropped = int(listed - np.count_nonzero(kept))
+    from_records = kept
+    if len(dxt_files):
+        traced = _members(ids, dxt_files)
+        traced[stdio_rows] = False
+        from_records = kept & ~traced
     return _CleanRecords(ids, ranks, fields, kept, from_records, dropped, dxt_ops, dxt_files,
                          dropped_segments, 0 if stand_ins is None else len(stand_ins.ids))
 
@@ -194,8 +200,8 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
     """The :class:`LogFacts` of a log; raises the same LogError as :func:`build_trace`."""
     clean = _clean(log, config)
     fields, sel = clean.fields, clean.from_records
-    total = float(clean.dxt_ops[2].sum()) + float(fields["bytes_read"][sel].sum()) \
-        + float(fields["bytes_written"][sel].sum())
+    dxt = float(clean.dxt_ops[2].sum()) if len(clean.dxt_ops[2]) else 0.0
+    total = dxt + float(fields["bytes_read"][sel].sum()) + float(fields["bytes_written"][sel].sum())
     return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped)
 
 
@@ -204,8 +210,8 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
 
     Returns ids, ranks, the canonical fields (columns of two tables, whose
     timestamps table SPEC 3.1's checks use whole), the timestamps table, and
-    the mask of POSIX-layer rows (POSIX records and their stand-ins, which
-    DXT_POSIX segments replace).
+    the rows of STDIO records (a slice: every other row is of the POSIX
+    layer, POSIX records and their stand-ins, which DXT_POSIX segments replace).
     """
     mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
     if stand_ins is not None:
@@ -214,7 +220,7 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
         counts = np.zeros((0, len(F.CANONICAL_COUNTERS)), np.int64)
         times = np.zeros((0, len(F.CANONICAL_FCOUNTERS)))
         return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
-            F.canonical_columns(counts, times), times, np.zeros(0, bool)
+            F.canonical_columns(counts, times), times, slice(0, 0)
     tables = [m.canonical_tables() for m in mods]
     if len(mods) == 1:
         (counts, times), = tables
@@ -224,8 +230,11 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
         times = np.concatenate([t for _, t in tables])
         ids = np.concatenate([m.ids for m in mods])
         ranks = np.concatenate([m.ranks for m in mods])
-    is_posix = np.repeat(np.array([m.module != F.STDIO for m in mods]), [len(m.ids) for m in mods])
-    return ids, ranks, F.canonical_columns(counts, times), times, is_posix
+    posix = log.modules.get(F.POSIX)
+    stdio = log.modules.get(F.STDIO)
+    first_stdio = 0 if posix is None else len(posix.ids)
+    stdio_rows = slice(first_stdio, first_stdio + (0 if stdio is None else len(stdio.ids)))
+    return ids, ranks, F.canonical_columns(counts, times), times, stdio_rows
 
 
 def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
@@ -286,16 +295,19 @@ class _NameFilter:
 
     def keep(self, paths: list[str]) -> np.ndarray:
         """Keep mask of `paths`."""
+        listed = np.zeros(len(paths), bool)
+        listed[self.listed(paths)] = True
+        return listed if self.keep_listed else ~listed
+
+    def listed(self, paths: list[str]) -> np.ndarray:
+        """Ascending indices of the paths equal to or under a listed prefix (or streams)."""
         text = "\0" + "\0".join(paths) + "\0"
         hits = [match.start() for match in self.pattern.finditer(text)]
-        listed = np.zeros(len(paths), bool)
         if len(hits) <= FEW_HITS:  # a path's index is the count of NULs before it
-            listed[[text.count("\0", 0, at) for at in hits]] = True
-        else:
-            lengths = np.fromiter(map(len, paths), np.int64, count=len(paths))
-            leading_nul = np.cumsum(lengths + 1) - lengths - 1
-            listed[np.searchsorted(leading_nul, np.array(hits, np.int64))] = True
-        return listed if self.keep_listed else ~listed
+            return np.array([text.count("\0", 0, at) for at in hits], np.int64)
+        lengths = np.fromiter(map(len, paths), np.int64, count=len(paths))
+        leading_nul = np.cumsum(lengths + 1) - lengths - 1
+        return np.searchsorted(leading_nul, np.array(hits, np.int64))
 
 
 FEW_HITS = 8  # up to this many listed paths, counting NULs beats indexing every path
@@ -329,10 +341,16 @@ class _KeptFiles:
         if mounts:  # 2.x names are path suffixes: prefix their mount for the filter
             paths = [mounts[rid].rstrip("/") + "/" + path.lstrip("/") if mounts.get(rid) else path
                      for rid, path in zip(names, paths)]
-        keep = _NameFilter(config).keep(paths + [""])
-        self.unnamed = bool(keep[-1])
-        odd = keep[:-1] != self.unnamed
-        self.odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd] if odd.any() \
+        name_filter = _NameFilter(config)
+        listed = name_filter.listed(paths + [""])  # the last one: a file without a name
+        unnamed_listed = bool(len(listed)) and int(listed[-1]) == len(paths)
+        self.unnamed = unnamed_listed == name_filter.keep_listed
+        odd = listed  # the ids whose answer differs from an unnamed id's
+        if unnamed_listed:  # then the names not listed
+            unlisted = np.ones(len(paths), bool)
+            unlisted[listed[:-1]] = False
+            odd = unlisted.nonzero()[0]
+        self.odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd] if len(odd) \
             else np.zeros(0, np.uint64)
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
@@ -349,23 +367,26 @@ class _KeptFiles:
 FEW_ODD_IDS = 16
 
 
-def _valid_records(fields: dict[str, np.ndarray], times: np.ndarray, lo: float,
+def _valid_records(fields: F.CanonicalColumns, times: np.ndarray, lo: float,
                    hi: float) -> np.ndarray:
     """SPEC 3.1 record cleaning: no negative bytes, no inverted or out-of-run timestamps.
 
     ``times``: the canonical timestamps table (start and end pairs, ``CANONICAL_FCOUNTERS``).
     """
     starts, ends = times[:, 0::2], times[:, 1::2]
-    inverted = (ends < starts) & ~(ZERO_END_UNRECORDED & (ends == 0))
-    return (fields["bytes_read"] >= 0) & (fields["bytes_written"] >= 0) \
-        & _within(times, lo, hi).all(axis=1) & ~inverted.any(axis=1)
+    inverted = (ends < starts) & ((ends != 0) | END_ALWAYS_RECORDED)
+    valid = _within(times, lo, hi).all(axis=1) & ~inverted.any(axis=1)
+    valid &= np.minimum(fields["bytes_read"], fields["bytes_written"]) >= 0
+    return valid
 
 
 def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    return np.isfinite(t) & (t >= lo) & (t <= hi)
+    """Finite and in [lo, hi]; with finite bounds the comparisons alone reject NaN and ±inf."""
+    inside = (t >= lo) & (t <= hi)
+    return inside if math.isfinite(lo) and math.isfinite(hi) else inside & np.isfinite(t)
 
 
-def _meta_rows(fields: dict[str, np.ndarray], kept: np.ndarray) -> np.ndarray:
+def _meta_rows(fields: F.CanonicalColumns, kept: np.ndarray) -> np.ndarray:
     rows = np.zeros(int(kept.sum()), META_DTYPE)
     for name in META_DTYPE.names:
         rows[name] = fields[name][kept]
