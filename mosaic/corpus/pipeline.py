@@ -18,6 +18,7 @@ not in memory.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import fcntl
 import functools
@@ -173,8 +174,12 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
         while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
             pass  # stand-ins for representatives evicted during categorization
         timings["categorize"] = _lap(clock, timings)
-        summary = write_outputs(store, out, config, counts, timings)
-        store.publish()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            # The lookup tables fill inside SQLite (C, the GIL released) while this
+            # thread writes the outputs from the store's reader connection.
+            publishing = pool.submit(store.publish)
+            summary = write_outputs(store, out, config, counts, timings)
+            publishing.result()
         timings["write"] = _lap(clock, timings)
     timings["engine_started"] = engine.started
     timings["validated_before"] = counts.validated_before  # logs this run did not validate again

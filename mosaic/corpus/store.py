@@ -310,14 +310,16 @@ class Store:
 
     def funnel_counts(self) -> dict:
         """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
-        whose heavier runs were evicted during categorization)."""
-        row = self._db.execute(  # a group has one representative: no DISTINCT to sort
+        whose heavier runs were evicted during categorization). Read through the reader
+        connection, like the streams: it never waits for :meth:`publish`'s transaction."""
+        db = self._reader
+        row = db.execute(  # a group has one representative: no DISTINCT to sort
             "SELECT count(*), coalesce(sum(partial), 0), coalesce(sum(representative), 0) "
             "FROM logs WHERE seen = ? AND status = 'ok'", (self.run_id,)).fetchone()
-        categorized = self._db.execute(
+        categorized = db.execute(
             "SELECT count(*) FROM results r JOIN logs l USING (file) "
             "WHERE l.seen = ? AND r.status = 'ok'", (self.run_id,)).fetchone()[0]
-        stand_ins = self._db.execute(
+        stand_ins = db.execute(
             "SELECT count(*) FROM logs l WHERE l.seen = ? AND l.representative = 1 AND EXISTS ("
             "SELECT 1 FROM logs m JOIN results r ON r.file = m.file AND r.status = 'evicted' "
             "WHERE m.group_key = l.group_key AND m.seen = l.seen AND m.status = 'ok' AND "
