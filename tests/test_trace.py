@@ -512,3 +512,39 @@ def test_start_time_in_iso_or_bad_job(start, iso):
         assert raised.value.reason == "bad_job"
     else:
         assert build_trace(log, "f", Config()).job["start"] == iso
+
+
+def test_within_rejects_nan_and_infinities_with_finite_or_infinite_bounds():
+    """With finite bounds the comparisons alone reject NaN and ±inf; with an infinite bound
+    the finiteness test is still made."""
+    from mosaic.trace import _within
+
+    t = np.array([np.nan, np.inf, -np.inf, 0.0, 0.5, 1.0, 1.5])
+    assert _within(t, 0.0, 1.0).tolist() == [False, False, False, True, True, True, False]
+    assert _within(t, -np.inf, np.inf).tolist() == [False, False, False, True, True, True, True]
+    assert _within(t, 0.0, np.inf).tolist() == [False, False, False, True, True, True, True]
+
+
+def test_mount_root_keeps_unnamed_records_and_drops_relative_names():
+    """Under mounts=("/",) the empty path of an id without a name record is listed (kept),
+    so the odd ids are the names that are not listed: a relative name and a stream."""
+    names = {1: "/scratch/a", 2: "rel/b", 3: "<STDOUT>"}
+    rows = [(1, 0, 1, 0, 10, 0, {}), (2, 0, 1, 0, 20, 0, {}), (3, 0, 1, 0, 40, 0, {}),
+            (9, 0, 1, 0, 80, 0, {})]  # id 9 has no name record
+    trace = build_trace(make_log(rows, names=names), "f", Config(mounts=("/",)))
+    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 80.0]
+    kept_default = build_trace(make_log(rows, names=names), "f", Config())
+    assert sorted(kept_default.ops["bytes"].tolist()) == [10.0, 20.0, 80.0]  # streams only
+
+
+def test_canonical_columns_are_views_made_on_demand():
+    counts = np.arange(12, dtype=np.int64).reshape(2, 6)
+    times = np.arange(16, dtype=np.float64).reshape(2, 8)
+    columns = F.canonical_columns(counts, times)
+    assert list(columns) == list(F.CANONICAL_COUNTERS + F.CANONICAL_FCOUNTERS)
+    assert len(columns) == 14
+    assert columns["bytes_written"].tolist() == [5, 11]
+    assert columns["close_end"].tolist() == [7.0, 15.0]
+    assert np.shares_memory(columns["opens"], counts)
+    with pytest.raises(KeyError):
+        columns["no_such_field"]
