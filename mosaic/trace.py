@@ -152,9 +152,9 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     ids, ranks, fields, times, stdio_rows = _file_records(log, stand_ins)
     kept = kept_files(ids)
     valid = _valid_records(fields, times, lo, hi)
-    listed = np.count_nonzero(kept)
+    filtered_in = np.count_nonzero(kept)
     kept &= valid
-    dropped = int(listed - np.count_nonzero(kept))
+    dropped = int(filtered_in - np.count_nonzero(kept))
     from_records = kept
     if len(dxt_files):
         traced = _members(ids, dxt_files)
