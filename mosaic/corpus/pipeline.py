@@ -59,16 +59,12 @@ def evicted(ref: LogRef, reason: str, detail: str) -> dict:
 
 def _read(ref: LogRef, config: Config):
     """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
-    from mosaic.darshan import archive
     from mosaic.trace import read_bounded
 
     if ref.error:
         raise LogError(*ref.error)
     if ref.data is not None:
         return read_bounded(ref.data, config, ref.name)
-    if ref.archive is None:  # a scanned file: no archive member path to resolve
-        return read_bounded(archive.read_regular(ref.location, config.max_log_bytes), config,
-                            ref.name)
     return read_bounded(ref.location, config)
 
 

@@ -134,10 +134,17 @@ def _read_at_most(fd: int, expected: int, max_bytes: int) -> bytes:
 
 
 def read_bytes(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
-    """Bytes of a log file, or of ``ARCHIVE/MEMBER`` inside a tar archive, at most ``max_bytes``."""
-    split = None if os.path.lexists(path) else split_virtual_path(path)
-    if split is None:
+    """Bytes of a log file, or of ``ARCHIVE/MEMBER`` inside a tar archive, at most ``max_bytes``.
+
+    The file is tried first (the usual case: one open); an archive member is
+    looked for only when nothing is at ``path``.
+    """
+    try:
         return read_regular(path, max_bytes)
+    except LogError:
+        split = None if os.path.lexists(path) else split_virtual_path(path)
+        if split is None:
+            raise
     archive, member = split
     try:
         with tarfile.open(archive, mode="r:*") as tar:
