@@ -137,8 +137,12 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
     return b"".join(parts)
 
 
-class _Header:
-    """The uncompressed 3.x header: version, byte order, region map."""
+class Header:
+    """The uncompressed 3.x header: version, byte order, region map.
+
+    Public for the writers of broken logs, which find a region to damage here
+    rather than by a second copy of the header layout.
+    """
 
     def __init__(self, data: bytes):
         self.version = data[:8].split(b"\0", 1)[0].decode("ascii", "replace")
@@ -211,7 +215,7 @@ class _Budget:
             raise
 
 
-def _versioned_region(hdr: _Header, view: memoryview, module: int, versions, label: str
+def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str
                       ) -> memoryview:
     """A variable-size module's region, once its version is one we can parse."""
     off, n, ver = hdr.modules[module]
@@ -221,7 +225,7 @@ def _versioned_region(hdr: _Header, view: memoryview, module: int, versions, lab
 
 
 def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
-    hdr = _Header(data)
+    hdr = Header(data)
     view = memoryview(data)
     job_end = hdr.job_region_end(len(data))
     if job_end <= hdr.size:
@@ -250,7 +254,7 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
                       partial_modules=tuple(sorted(hdr.partial_modules)))
 
 
-def _parse_job(raw: bytes, hdr: _Header) -> Job:
+def _parse_job(raw: bytes, hdr: Header) -> Job:
     layout = F.job_struct(hdr.version, hdr.endian)
     if len(raw) < layout.size:
         raise LogError(Reason.BAD_JOB, f"job record has {len(raw)} bytes, needs {layout.size}")
@@ -274,7 +278,7 @@ _NAME_RECORD = re.compile(rb"(.{8})([^\0]*)\0", re.DOTALL)
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 
 
-def _parse_names(raw: bytes, hdr: _Header) -> dict[int, str]:
+def _parse_names(raw: bytes, hdr: Header) -> dict[int, str]:
     """Name records; an id may repeat across per-rank streams: keep the first non-empty name.
 
     3.10+ records are matched in one regular-expression pass (C speed: file-per-process

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mosaic.darshan import formats as F
+from mosaic.darshan.reader import Header
 from mosaic.darshan.writer import ZLIB_LEVEL, write_legacy_log, write_log
 from mosaic.errors import Reason
 from mosaic.synth.records import FileTable, to_darshan_log
@@ -129,14 +130,6 @@ def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
                         present_modules=log.present_modules)
 
 
-def _region_span(data: bytes, fmt: Format, module: int) -> tuple[int, int]:
-    """(offset, length) of a module's region, read back from the header."""
-    e = ">" if fmt.big_endian else "<"
-    base = 48 if fmt.version == "3.41" else 40
-    slot = base + 16 * F.stored_module_id(fmt.version, module)
-    return struct.unpack_from(e + "QQ", data, slot)
-
-
 def invalid_log(reason: str, log: F.DarshanLog, fmt: Format, rng: np.random.Generator,
                 level: int = ZLIB_LEVEL) -> bytes:
     """Bytes of ``log`` broken so that SPEC 3.1 evicts it with ``reason`` (``fmt``: 3.x).
@@ -174,7 +167,7 @@ def invalid_log(reason: str, log: F.DarshanLog, fmt: Format, rng: np.random.Gene
     if reason == Reason.UNSUPPORTED_VERSION:
         data[:8] = UNSUPPORTED_VERSION.encode().ljust(8, b"\0")
         return bytes(data)
-    offset, length = _region_span(bytes(data), compressed, F.POSIX)
+    offset, length = Header(bytes(data)).modules[F.POSIX][:2]
     if reason == Reason.TRUNCATED:
         return bytes(data[: offset + int(rng.integers(0, max(length - 1, 1)))])
     if reason == Reason.CORRUPT_STREAM:

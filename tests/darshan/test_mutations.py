@@ -62,7 +62,7 @@ def real_seeds() -> list[bytes]:
 def boundaries(data: bytes) -> list[int]:
     """Region starts and ends of a 3.x log (header end, job end, names, modules)."""
     try:
-        hdr = reader._Header(data)
+        hdr = reader.Header(data)
     except LogError:
         return [8, 16, len(data) // 2]
     points = {hdr.size, hdr.job_region_end(len(data)), hdr.names[0], sum(hdr.names)}

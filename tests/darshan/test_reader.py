@@ -86,13 +86,13 @@ def test_nanoseconds_in_341_run_time():
 
 def test_first_non_empty_name_wins_across_streams():
     raw = b"".join(struct.pack("<Q", 11) + n + b"\0" for n in (b"", b"/a", b"/b"))
-    assert reader._parse_names(raw, reader._Header(simple())) == {11: "/a"}
+    assert reader._parse_names(raw, reader.Header(simple())) == {11: "/a"}
 
 
 def test_an_id_with_only_empty_names_maps_to_empty():
     records = ((11, b"/a"), (12, b""), (13, b"/c"), (12, b""))
     raw = b"".join(struct.pack("<Q", rid) + n + b"\0" for rid, n in records)
-    assert reader._parse_names(raw, reader._Header(simple())) == {11: "/a", 12: "", 13: "/c"}
+    assert reader._parse_names(raw, reader.Header(simple())) == {11: "/a", 12: "", 13: "/c"}
 
 
 def test_record_without_a_name_is_kept():
@@ -201,7 +201,7 @@ def test_dxt_counts_beyond_region():
 def test_names_cut_short():
     raw = struct.pack("<Q", 11) + b"/no/terminator"
     with pytest.raises(LogError) as err:
-        reader._parse_names(raw, reader._Header(simple()))
+        reader._parse_names(raw, reader.Header(simple()))
     assert err.value.reason == "corrupt_stream"
 
 
