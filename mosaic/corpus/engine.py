@@ -452,9 +452,9 @@ def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str
 def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen]:
     """`command` (if any) under a reaper that stops it and removes `workdir` when
     this run ends, even by SIGKILL (see mosaic/corpus/reaper.py)."""
-    reaper = subprocess.Popen([sys.executable, "-m", "mosaic.corpus.reaper", workdir, "--",
-                               *command], stdin=subprocess.DEVNULL, stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    reaper = subprocess.Popen([sys.executable, "-m", "mosaic.corpus.reaper", workdir,
+                               str(os.getpid()), "--", *command], stdin=subprocess.DEVNULL,
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         yield reaper
     finally:

@@ -153,7 +153,7 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
         mosaic.send_signal(signal.SIGKILL)
         mosaic.wait()
         _, alive = psutil.wait_procs(helpers, timeout=15)
-        assert alive == [], "the local dispynode outlived a SIGKILLed mosaic run"
+        assert alive == [], f"the local dispynode outlived a mosaic run SIGKILLed after {stop_at} logs"
         assert [p.name for p in scratch.iterdir()] == [], "temporary folders left behind"
     finally:
         mosaic.kill()
