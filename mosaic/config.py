@@ -138,8 +138,9 @@ class Config:
 
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)
-    batch_size: int = execution(1024, lo=1)  # logs per dispy job at most; validation ramps up to it (pipeline._batches)
-    batch_bytes: int = execution(4 << 20, lo=1)  # a batch also closes at this many bytes of logs: heavy logs spread over every core
+    batch_size: int = execution(4096, lo=1)  # logs per validation job at most (a job and its worker fork cost ~30-40 ms of CPU); validation ramps up to it (pipeline._batches)
+    categorize_batch_size: int = execution(1024, lo=1)  # logs per categorization job at most: a log costs ~5x its validation, and smaller jobs keep every core busy to the end
+    batch_bytes: int = execution(16 << 20, lo=1)  # a batch also closes at this many bytes of logs: heavy logs spread over every core
     jobs_in_flight_per_cpu: int = execution(2, lo=1)  # dispy jobs queued per node CPU (bounds parent memory)
     node_pulse_seconds: float = execution(1.0, **POSITIVE)  # a node silent for 5 pulses is dead; its jobs move on
     node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join

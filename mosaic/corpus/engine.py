@@ -10,8 +10,9 @@ Why it looks like this (SPEC 5):
 * ``JobCluster``, not ``SharedJobCluster``: one ``mosaic run`` owns its nodes
   for its duration, and the shared variant would need a ``dispyscheduler``
   daemon as one more thing to start and keep alive.
-* Work goes out as one dispy job per batch of ``config.batch_size`` logs: one
-  job per log spends more time in dispy than in the work.
+* Work goes out as one dispy job per batch of logs (``config.batch_size`` to
+  validate, ``config.categorize_batch_size`` to categorize): one job per log
+  spends more time in dispy than in the work.
 * dispy's ``setup`` imports the heavy modules once per node; each job process
   is forked from that warm process, so a job starts in milliseconds.
 * A dispy node notices a job process that died (segfault, OOM killer) only

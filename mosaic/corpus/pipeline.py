@@ -210,7 +210,7 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
     total = sum(1 for _ in store.to_categorize(config.all_runs))
     if total:
         size = balanced_batch_size(total, engine.cpus() * config.jobs_in_flight_per_cpu,
-                                   config.batch_size)
+                                   config.categorize_batch_size)
         targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes,
                                             config.max_log_bytes), size, config.batch_bytes)
         _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)

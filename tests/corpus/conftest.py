@@ -20,7 +20,7 @@ def year_corpus(tmp_path_factory):
 @pytest.fixture(scope="session")
 def small_config():
     """Small batches so that a small corpus still makes many dispy jobs."""
-    return Config(batch_size=16, trace_timeout_seconds=20.0)
+    return Config(batch_size=16, categorize_batch_size=16, trace_timeout_seconds=20.0)
 
 
 @pytest.fixture(scope="session")

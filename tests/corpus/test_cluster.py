@@ -27,6 +27,7 @@ SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
 def config_file(tmp_path, config, extra=""):
     path = tmp_path / "config.toml"
     path.write_text(f"batch_size = {config.batch_size}\n"
+                    f"categorize_batch_size = {config.categorize_batch_size}\n"
                     f"trace_timeout_seconds = {config.trace_timeout_seconds}\n{extra}")
     return str(path)
 
