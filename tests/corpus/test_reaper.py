@@ -15,6 +15,14 @@ import pytest
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 
 
+@pytest.fixture
+def workdir(tmp_path):
+    """The run's ``mosaic-dispy-*`` folder the reaper removes."""
+    folder = tmp_path / "mosaic-dispy-x"
+    folder.mkdir()
+    return folder
+
+
 def reaper_command(workdir, run_pid: int, command: list[str]) -> list[str]:
     return [sys.executable, "-m", "mosaic.corpus.reaper", str(workdir), str(run_pid), "--",
             *command]
@@ -30,11 +38,9 @@ def wait_for_child(pid: int, timeout: float = 20.0) -> psutil.Process:
     raise AssertionError(f"process {pid} started no child within {timeout} s")
 
 
-def test_a_burst_of_signals_stops_the_command_and_removes_the_workdir(tmp_path):
+def test_a_burst_of_signals_stops_the_command_and_removes_the_workdir(workdir):
     """Signals arriving back to back (the run's SIGTERM at its end, then the death
     signal of a run killed right after) once deadlocked the reaper in its own handler."""
-    workdir = tmp_path / "mosaic-dispy-x"
-    workdir.mkdir()
     reaper = subprocess.Popen(reaper_command(workdir, os.getpid(), SLEEPER))
     try:
         command = wait_for_child(reaper.pid)
@@ -50,9 +56,7 @@ def test_a_burst_of_signals_stops_the_command_and_removes_the_workdir(tmp_path):
         reaper.kill()
 
 
-def test_a_sigkilled_run_takes_the_command_down(tmp_path):
-    workdir = tmp_path / "mosaic-dispy-x"
-    workdir.mkdir()
+def test_a_sigkilled_run_takes_the_command_down(workdir):
     spawn = (f"import os, subprocess, time; args = {reaper_command(workdir, 0, SLEEPER)!r}; "
              "args[4] = str(os.getpid()); subprocess.Popen(args); time.sleep(120)")
     run = subprocess.Popen([sys.executable, "-c", spawn])
@@ -68,11 +72,9 @@ def test_a_sigkilled_run_takes_the_command_down(tmp_path):
         run.kill()
 
 
-def test_a_run_that_died_before_the_reaper_started_is_not_waited_for(tmp_path):
+def test_a_run_that_died_before_the_reaper_started_is_not_waited_for(workdir, tmp_path):
     """The reaper's parent is not the run it was told of: the run is gone already,
     so the command never starts and the workdir goes."""
-    workdir = tmp_path / "mosaic-dispy-x"
-    workdir.mkdir()
     marker = tmp_path / "started"
     command = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -84,9 +86,7 @@ def test_a_run_that_died_before_the_reaper_started_is_not_waited_for(tmp_path):
 
 
 @pytest.mark.parametrize("code", [0, 3])
-def test_a_command_that_exits_on_its_own_passes_its_status_and_keeps_the_workdir(tmp_path, code):
-    workdir = tmp_path / "mosaic-dispy-x"
-    workdir.mkdir()
+def test_a_command_that_exits_on_its_own_passes_its_status_and_keeps_the_workdir(workdir, code):
     command = [sys.executable, "-c", f"raise SystemExit({code})"]
     reaper = subprocess.run(reaper_command(workdir, os.getpid(), command), timeout=20)
     assert reaper.returncode == code
