@@ -45,7 +45,7 @@ LOCK_FILE = ".mosaic-run.lock"
 # analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
 # for its MeanShift (meanshift_implementation = "sklearn").
 WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize")
-RAMP_FACTOR = 16  # validation's first batch holds batch_size / RAMP_FACTOR logs (see _batches)
+RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs (64 by default; see _batches)
 
 
 # ----- per-log tasks (run on workers) -----
