@@ -220,7 +220,7 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
         counts = np.zeros((0, len(F.CANONICAL_COUNTERS)), np.int64)
         times = np.zeros((0, len(F.CANONICAL_FCOUNTERS)))
         return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
-            F.canonical_columns(counts, times), times, slice(0, 0)
+            F.CanonicalColumns(counts, times), times, slice(0, 0)
     tables = [m.canonical_tables() for m in mods]
     if len(mods) == 1:
         (counts, times), = tables
@@ -234,7 +234,7 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
     stdio = log.modules.get(F.STDIO)
     first_stdio = 0 if posix is None else len(posix.ids)
     stdio_rows = slice(first_stdio, first_stdio + (0 if stdio is None else len(stdio.ids)))
-    return ids, ranks, F.canonical_columns(counts, times), times, stdio_rows
+    return ids, ranks, F.CanonicalColumns(counts, times), times, stdio_rows
 
 
 def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:

@@ -540,7 +540,7 @@ def test_mount_root_keeps_unnamed_records_and_drops_relative_names():
 def test_canonical_columns_are_views_made_on_demand():
     counts = np.arange(12, dtype=np.int64).reshape(2, 6)
     times = np.arange(16, dtype=np.float64).reshape(2, 8)
-    columns = F.canonical_columns(counts, times)
+    columns = F.CanonicalColumns(counts, times)
     assert list(columns) == list(F.CANONICAL_COUNTERS + F.CANONICAL_FCOUNTERS)
     assert len(columns) == 14
     assert columns["bytes_written"].tolist() == [5, 11]

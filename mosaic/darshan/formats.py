@@ -265,7 +265,7 @@ class ModuleRecords:
     def canonical(self) -> CanonicalColumns:
         """Canonical counters and fcounters of this module version, by name."""
         counts, times = self.canonical_tables()
-        return canonical_columns(counts, times)
+        return CanonicalColumns(counts, times)
 
     def canonical_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """Canonical counters (int64, ``CANONICAL_COUNTERS`` order) and fcounters
@@ -280,11 +280,6 @@ class ModuleRecords:
         else:
             counts = self.counters[:, counter_index]
         return counts, self.fcounters[:, fcounter_index]
-
-
-def canonical_columns(counts: np.ndarray, times: np.ndarray) -> CanonicalColumns:
-    """Field name -> column (a view) of canonical tables."""
-    return CanonicalColumns(counts, times)
 
 
 _COUNTER_AT = {name: i for i, name in enumerate(CANONICAL_COUNTERS)}
