@@ -47,8 +47,9 @@ def run_one(name: str) -> tuple[float, int]:
         args = [arg.replace("{tmp}", tmp) for arg in QUICK[name]]
         print(f"\n=== {name} {' '.join(args)}", flush=True)
         started = time.perf_counter()
-        status = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", *args],
-                                cwd=HERE.parent).returncode
+        status = subprocess.run(
+            [sys.executable, "-m", f"benchmarks.{name}", *args], cwd=HERE.parent
+        ).returncode
         return time.perf_counter() - started, status
 
 

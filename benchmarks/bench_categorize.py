@@ -51,16 +51,23 @@ def stage_times(trace, config: Config) -> dict[str, float]:
         ops = trace.direction(code)
         starts, ends, nbytes = ops["start"], ops["end"], ops["bytes"]
         merged, spent["merging"] = _timed(
-            lambda: merging.merge(starts, ends, nbytes, ops["ranks"], trace.run_time, config))
-        spent["temporality"] += _timed(lambda: temporality.chunk_bytes(starts, ends, nbytes,
-                                                                       trace.run_time))[1]
+            lambda: merging.merge(starts, ends, nbytes, ops["ranks"], trace.run_time, config)
+        )
+        spent["temporality"] += _timed(lambda: temporality.chunk_bytes(starts, ends, nbytes, trace.run_time))[
+            1
+        ]
         if nbytes.sum() >= config.significant_bytes:
-            spent["mean shift"] += _timed(lambda: segments.meanshift_periodicity(
-                merged.starts, merged.ends, merged.bytes, config))[1]
-            spent["FFT"] += _timed(lambda: spectrum.fft_periodicity(starts, ends, nbytes,
-                                                                    trace.run_time, config))[1]
-    spent["metadata"] = _timed(lambda: metadata.labels(
-        metadata.requests_per_second(trace.meta, trace.run_time), trace.run_time, config))[1]
+            spent["mean shift"] += _timed(
+                lambda: segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config)
+            )[1]
+            spent["FFT"] += _timed(
+                lambda: spectrum.fft_periodicity(starts, ends, nbytes, trace.run_time, config)
+            )[1]
+    spent["metadata"] = _timed(
+        lambda: metadata.labels(
+            metadata.requests_per_second(trace.meta, trace.run_time), trace.run_time, config
+        )
+    )[1]
     return spent
 
 
@@ -75,9 +82,16 @@ def measure(locations: list[str], config: Config) -> dict[str, np.ndarray]:
         except LogError:
             continue
         _, categorize = _timed(lambda: result(analyze(trace, config), config))
-        rows.append({"read_log": alone, "whole": read + build + categorize, "read": read,
-                     "trace": build, "records": int(len(trace.ops)),
-                     **stage_times(trace, config)})
+        rows.append(
+            {
+                "read_log": alone,
+                "whole": read + build + categorize,
+                "read": read,
+                "trace": build,
+                "records": int(len(trace.ops)),
+                **stage_times(trace, config),
+            }
+        )
     return {key: np.array([row[key] for row in rows]) for key in rows[0]} if rows else {}
 
 
@@ -94,15 +108,21 @@ def report(name: str, times: dict[str, np.ndarray]) -> None:
         return
     ms = {key: 1e3 * value for key, value in times.items()}
     ratio = times["whole"] / times["read_log"]
-    print(f"{name}: {len(ratio)} logs, records per trace median {np.median(times['records']):.0f}, "
-          f"max {times['records'].max()}")
+    print(
+        f"{name}: {len(ratio)} logs, records per trace median {np.median(times['records']):.0f}, "
+        f"max {times['records'].max()}"
+    )
     for key in ("read_log", "whole"):
         print(f"  {key:12s} median {np.median(ms[key]):8.2f} ms   p99 {np.percentile(ms[key], 99):8.2f} ms")
-    print(f"  whole / read_log per log: median {np.median(ratio):.2f}x, p99 {np.percentile(ratio, 99):.2f}x,"
-          f" total {times['whole'].sum() / times['read_log'].sum():.2f}x (target <= 3x)")
-    print("  whole / read_log by distribution: median "
-          f"{np.median(times['whole']) / np.median(times['read_log']):.2f}x, p99 "
-          f"{np.percentile(times['whole'], 99) / np.percentile(times['read_log'], 99):.2f}x")
+    print(
+        f"  whole / read_log per log: median {np.median(ratio):.2f}x, p99 {np.percentile(ratio, 99):.2f}x,"
+        f" total {times['whole'].sum() / times['read_log'].sum():.2f}x (target <= 3x)"
+    )
+    print(
+        "  whole / read_log by distribution: median "
+        f"{np.median(times['whole']) / np.median(times['read_log']):.2f}x, p99 "
+        f"{np.percentile(times['whole'], 99) / np.percentile(times['read_log'], 99):.2f}x"
+    )
     total = sum(times[stage].sum() for stage in STAGES)
     print("  split: " + ", ".join(f"{stage} {times[stage].sum() / total:.0%}" for stage in STAGES))
 

@@ -79,15 +79,25 @@ def random_io(rng):
     return starts, ends, rng.lognormal(20, 1, starts.size), run_time, None
 
 
-FAMILIES = {"clean": clean, "jittered 5 %": jittered, "second harmonic": second_harmonic,
-            "20 ms checkpoints": short_checkpoints, "day long": day_long, "random": random_io}
+FAMILIES = {
+    "clean": clean,
+    "jittered 5 %": jittered,
+    "second harmonic": second_harmonic,
+    "20 ms checkpoints": short_checkpoints,
+    "day long": day_long,
+    "random": random_io,
+}
 
 
 def make_cases(count: int) -> dict[str, list]:
     """``count`` seeded cases per family (fewer day-long ones: FTIO needs seconds each)."""
-    return {name: [make(np.random.default_rng(seed))
-                   for seed in range(max(count // 4, 2) if name == "day long" else count)]
-            for name, make in FAMILIES.items()}
+    return {
+        name: [
+            make(np.random.default_rng(seed))
+            for seed in range(max(count // 4, 2) if name == "day long" else count)
+        ]
+        for name, make in FAMILIES.items()
+    }
 
 
 def step_function(starts, ends, nbytes):
@@ -102,13 +112,19 @@ def step_function(starts, ends, nbytes):
 def run_ours(cases) -> list[dict]:
     from mosaic.analysis.spectrum import fft_periodicity
     from mosaic.config import Config
+
     config = Config()
     out = []
     for starts, ends, nbytes, run_time, _ in cases:
         tick = time.process_time()
         result = fft_periodicity(starts, ends, nbytes, run_time, config)
-        out.append({"periodic": result["periodic"], "period": result["period"],
-                    "seconds": time.process_time() - tick})
+        out.append(
+            {
+                "periodic": result["periodic"],
+                "period": result["period"],
+                "seconds": time.process_time() - tick,
+            }
+        )
     return out
 
 
@@ -116,19 +132,20 @@ def ftio_worker(cases_path: str, out_path: str) -> None:
     """Runs inside FTIO's virtualenv: one FTIO analysis per step function."""
     from ftio.cli.ftio_core import core
     from ftio.parse.args import parse_args
+
     args = parse_args(["-e", "no"], "ftio")
     data = np.load(cases_path)
     out = []
     for i in range(int(data["count"])):
         times, bandwidth = data[f"t{i}"], data[f"b{i}"]
         tick = time.process_time()
-        prediction, _ = core({"time": times, "bandwidth": bandwidth,
-                              "total_bytes": int(data[f"v{i}"]), "ranks": 1}, args)
+        prediction, _ = core(
+            {"time": times, "bandwidth": bandwidth, "total_bytes": int(data[f"v{i}"]), "ranks": 1}, args
+        )
         frequency, _ = prediction.get_dominant_freq_and_conf()
         seconds = time.process_time() - tick
         periodic = bool(np.isfinite(frequency) and frequency > 0)
-        out.append({"periodic": periodic, "period": 1 / frequency if periodic else None,
-                    "seconds": seconds})
+        out.append({"periodic": periodic, "period": 1 / frequency if periodic else None, "seconds": seconds})
     Path(out_path).write_text(json.dumps(out))
 
 
@@ -141,8 +158,11 @@ def run_ftio(python: Path, cases) -> list[dict] | None:
             arrays[f"t{i}"], arrays[f"b{i}"] = step_function(starts, ends, nbytes)
             arrays[f"v{i}"] = nbytes.sum()
         np.savez(f"{tmp}/cases.npz", **arrays)
-        subprocess.run([str(python), __file__, "--ftio-worker", f"{tmp}/cases.npz",
-                        f"{tmp}/out.json"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(python), __file__, "--ftio-worker", f"{tmp}/cases.npz", f"{tmp}/out.json"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         return json.loads(Path(f"{tmp}/out.json").read_text())
 
 
@@ -151,9 +171,11 @@ def summarize(cases, results) -> dict:
     errors = [abs(r["period"] - t) / t for r, t in zip(results, truths) if t and r["periodic"]]
     periodic = [r["periodic"] for r in results]
     found = sum(e <= TOLERANCE for e in errors)
-    return {"rate": found / len(cases) if truths[0] else float(np.mean(periodic)),
-            "error": float(np.median(errors)) if errors else float("nan"),
-            "ms": 1e3 * float(np.mean([r["seconds"] for r in results]))}
+    return {
+        "rate": found / len(cases) if truths[0] else float(np.mean(periodic)),
+        "error": float(np.median(errors)) if errors else float("nan"),
+        "ms": 1e3 * float(np.mean([r["seconds"] for r in results])),
+    }
 
 
 def corpus_cost(folder: Path) -> None:
@@ -162,6 +184,7 @@ def corpus_cost(folder: Path) -> None:
     from mosaic.config import Config
     from mosaic.errors import LogError
     from mosaic.trace import DIRECTIONS, read_trace
+
     config = Config()
     cost, samples = [], []
     for path in sorted(p for p in folder.rglob("*.darshan*") if p.is_file()):
@@ -176,21 +199,25 @@ def corpus_cost(folder: Path) -> None:
             best = np.inf
             for _ in range(3):
                 tick = time.process_time()
-                result = spectrum.fft_periodicity(ops["start"], ops["end"], ops["bytes"],
-                                                  trace.run_time, config)
+                result = spectrum.fft_periodicity(
+                    ops["start"], ops["end"], ops["bytes"], trace.run_time, config
+                )
                 if trace.heatmap is not None:
-                    spectrum.heatmap_periodicity(getattr(trace.heatmap, name),
-                                                 trace.heatmap.bin_seconds, config)
+                    spectrum.heatmap_periodicity(
+                        getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
+                    )
                 best = min(best, time.process_time() - tick)
             cost.append(1e3 * best)
             samples.append(result["samples"])
     if not cost:
         print(f"no significant direction under {folder}")
         return
-    print(f"{len(cost)} significant directions: FFT CPU ms per direction median "
-          f"{np.median(cost):.2f}, p99 {np.percentile(cost, 99):.2f}, max {max(cost):.2f}; "
-          f"samples median {np.median(samples):.0f}, at the cap "
-          f"{np.mean(np.array(samples) == config.fft_max_samples):.0%}")
+    print(
+        f"{len(cost)} significant directions: FFT CPU ms per direction median "
+        f"{np.median(cost):.2f}, p99 {np.percentile(cost, 99):.2f}, max {max(cost):.2f}; "
+        f"samples median {np.median(samples):.0f}, at the cap "
+        f"{np.mean(np.array(samples) == config.fft_max_samples):.0%}"
+    )
 
 
 def main(argv=None) -> None:
@@ -209,20 +236,23 @@ def main(argv=None) -> None:
     families = make_cases(options.cases)
     if not options.ftio_python.exists():
         print(f"ftio-hpc not found at {options.ftio_python}: reporting ours only")
-    print(f"{'family':18} {'cases':>5} | {'ours: found':>11} {'err':>7} {'CPU ms':>7} |"
-          f" {'FTIO: found':>11} {'err':>7} {'CPU ms':>8} | speed-up")
+    print(
+        f"{'family':18} {'cases':>5} | {'ours: found':>11} {'err':>7} {'CPU ms':>7} |"
+        f" {'FTIO: found':>11} {'err':>7} {'CPU ms':>8} | speed-up"
+    )
     totals = {"ours": 0.0, "ftio": 0.0}
     for name, cases in families.items():
         ours = summarize(cases, run_ours(cases))
         ftio_results = run_ftio(options.ftio_python, cases)
-        line = (f"{name:18} {len(cases):5} | {ours['rate']:11.0%} {ours['error']:7.2%}"
-                f" {ours['ms']:7.2f} |")
+        line = f"{name:18} {len(cases):5} | {ours['rate']:11.0%} {ours['error']:7.2%} {ours['ms']:7.2f} |"
         totals["ours"] += ours["ms"] * len(cases)
         if ftio_results is not None:
             ftio = summarize(cases, ftio_results)
             totals["ftio"] += ftio["ms"] * len(cases)
-            line += (f" {ftio['rate']:11.0%} {ftio['error']:7.2%} {ftio['ms']:8.2f} |"
-                     f" {ftio['ms'] / ours['ms']:6.1f}x")
+            line += (
+                f" {ftio['rate']:11.0%} {ftio['error']:7.2%} {ftio['ms']:8.2f} |"
+                f" {ftio['ms'] / ours['ms']:6.1f}x"
+            )
         print(line)
     print("(random: 'found' is the false-positive rate)")
     if totals["ftio"]:

@@ -100,12 +100,18 @@ def measure(root: Path, workers: int, config: Config) -> dict:
     cpu = _tree_cpu_seconds() - cpu_before
     timings, funnel = summary["timings"], summary["funnel"]
     validate_dedup = timings["scan_validate"] + timings["dedup"]
-    return {"logs": funnel["logs"], "categorized": funnel["categorized"],
-            "seconds": timings["total"], "logs_per_s": timings["logs_per_second"],
-            "validate_per_worker": funnel["logs"] / validate_dedup / workers,
-            "categorize_s": timings["categorize"], "start_s": timings["start"],
-            "peak_mb": memory.peak / 2**20, "parent_mb": memory.parent_peak / 2**20,
-            "logs_per_cpu_s": funnel["logs"] / cpu}
+    return {
+        "logs": funnel["logs"],
+        "categorized": funnel["categorized"],
+        "seconds": timings["total"],
+        "logs_per_s": timings["logs_per_second"],
+        "validate_per_worker": funnel["logs"] / validate_dedup / workers,
+        "categorize_s": timings["categorize"],
+        "start_s": timings["start"],
+        "peak_mb": memory.peak / 2**20,
+        "parent_mb": memory.parent_peak / 2**20,
+        "logs_per_cpu_s": funnel["logs"] / cpu,
+    }
 
 
 def _tree_cpu_seconds() -> float:
@@ -119,8 +125,14 @@ def validation_cpu_rate(root: Path, config: Config) -> float:
     """Logs per CPU second of scan + validation + dedup in this process (no engine)."""
     started = time.process_time()
     facts = [validate_log(ref, config) for ref in scan([root])]
-    runs = sorted((Run(f["file"], f["group_key"], f["total_bytes"], f["run_time"])
-                   for f in facts if f["status"] == "ok"), key=lambda r: r.group_key)
+    runs = sorted(
+        (
+            Run(f["file"], f["group_key"], f["total_bytes"], f["run_time"])
+            for f in facts
+            if f["status"] == "ok"
+        ),
+        key=lambda r: r.group_key,
+    )
     for _ in dedup.groups(runs):
         pass
     return len(facts) / (time.process_time() - started)
@@ -140,18 +152,18 @@ def isolation_overhead(root: Path, config: Config, batch: int = 256) -> dict[str
     seconds = {"in process": time.perf_counter() - started}
     started = time.perf_counter()
     for i in range(0, len(refs), batch):
-        run_batch(task, refs[i:i + batch], config, isolate=True)
+        run_batch(task, refs[i : i + batch], config, isolate=True)
     seconds["engine: fork per batch"] = time.perf_counter() - started
     with pebble.ProcessPool(max_workers=1) as pool:
         pool.schedule(validate_log, (refs[0], config)).result()  # worker started and warm
         started = time.perf_counter()
         for ref in refs:
-            pool.schedule(validate_log, (ref, config),
-                          timeout=config.trace_timeout_seconds).result()
+            pool.schedule(validate_log, (ref, config), timeout=config.trace_timeout_seconds).result()
         seconds["pebble: task per log"] = time.perf_counter() - started
         started = time.perf_counter()
-        futures = [pool.schedule(validate_log, (ref, config),
-                                 timeout=config.trace_timeout_seconds) for ref in refs]
+        futures = [
+            pool.schedule(validate_log, (ref, config), timeout=config.trace_timeout_seconds) for ref in refs
+        ]
         for future in futures:
             future.result()
         seconds["pebble: all queued"] = time.perf_counter() - started
@@ -169,9 +181,11 @@ def print_rerun(root: Path, config: Config, workers: int = 2) -> None:
             seconds.append(time.perf_counter() - started)
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    print(f"{summary['funnel']['logs']} logs, --workers {workers}: first run {seconds[0]:.2f} s, "
-          f"rerun {seconds[1]:.2f} s (x{seconds[0] / seconds[1]:.1f} faster; engine started: "
-          f"{summary['timings']['engine_started']})")
+    print(
+        f"{summary['funnel']['logs']} logs, --workers {workers}: first run {seconds[0]:.2f} s, "
+        f"rerun {seconds[1]:.2f} s (x{seconds[0] / seconds[1]:.1f} faster; engine started: "
+        f"{summary['timings']['engine_started']})"
+    )
 
 
 def heavy_corpus(data: Path, count: int) -> Path:
@@ -190,8 +204,7 @@ def _zlib_v3(path: str) -> bool:
 
     with open(path, "rb") as fh:
         head = fh.read(17)
-    return path.endswith(".darshan") and head[:2] == b"3." and len(head) == 17 and (
-        head[16] == COMP_ZLIB)
+    return path.endswith(".darshan") and head[:2] == b"3." and len(head) == 17 and (head[16] == COMP_ZLIB)
 
 
 def print_heavy(root: Path, config: Config, workers: int = 2) -> None:
@@ -210,8 +223,7 @@ def print_heavy(root: Path, config: Config, workers: int = 2) -> None:
         evicted = {json.loads(line)["file"] for line in (out / "evicted.jsonl").open()}
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    valid = [ref.location for ref in scan([root])
-             if ref.name not in evicted and _zlib_v3(ref.location)]
+    valid = [ref.location for ref in scan([root]) if ref.name not in evicted and _zlib_v3(ref.location)]
     read, seconds, cpu = 0, 0.0, 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -225,14 +237,16 @@ def print_heavy(root: Path, config: Config, workers: int = 2) -> None:
             cpu += time.process_time() - cpu_started
             read += 1
     timings = summary["timings"]
-    print(f"heavy corpus {summary['funnel']['logs']} logs ({len(valid)} valid): mosaic run "
-          f"--workers {workers} {ours:.2f} s (scan+validate {timings['scan_validate']:.2f}, "
-          f"categorize {timings['categorize']:.2f}, start {timings['start']:.2f}); pydarshan "
-          f"read_all over the {read} it reads, one process: {seconds:.2f} s; ratio "
-          f"x{seconds / ours:.2f} (pydarshan time / mosaic time; target >= 2). CPU seconds "
-          f"(all processes): mosaic {our_cpu:.2f}, pydarshan {cpu:.2f}; on {workers} idle "
-          f"cores mosaic needs at least {our_cpu / workers:.2f} s: ratio at most "
-          f"x{seconds / (our_cpu / workers):.2f}")
+    print(
+        f"heavy corpus {summary['funnel']['logs']} logs ({len(valid)} valid): mosaic run "
+        f"--workers {workers} {ours:.2f} s (scan+validate {timings['scan_validate']:.2f}, "
+        f"categorize {timings['categorize']:.2f}, start {timings['start']:.2f}); pydarshan "
+        f"read_all over the {read} it reads, one process: {seconds:.2f} s; ratio "
+        f"x{seconds / ours:.2f} (pydarshan time / mosaic time; target >= 2). CPU seconds "
+        f"(all processes): mosaic {our_cpu:.2f}, pydarshan {cpu:.2f}; on {workers} idle "
+        f"cores mosaic needs at least {our_cpu / workers:.2f} s: ratio at most "
+        f"x{seconds / (our_cpu / workers):.2f}"
+    )
 
 
 def print_isolation(root: Path, config: Config) -> None:
@@ -240,8 +254,10 @@ def print_isolation(root: Path, config: Config) -> None:
     logs, base = figures.pop("logs"), figures["in process"]
     print(f"{logs} logs, validation, one worker: wall s, per-log overhead over in-process")
     for name, seconds in figures.items():
-        print(f"  {name:<24} {seconds:7.2f} s  {(seconds - base) / logs * 1e3:+7.3f} ms/log "
-              f"(x{seconds / base:.2f})")
+        print(
+            f"  {name:<24} {seconds:7.2f} s  {(seconds - base) / logs * 1e3:+7.3f} ms/log "
+            f"(x{seconds / base:.2f})"
+        )
 
 
 def main() -> None:
@@ -249,12 +265,15 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "mosaic-bench")
-    parser.add_argument("--heavy", type=int, metavar="COUNT",
-                        help="mosaic run against pydarshan on COUNT heavy logs")
-    parser.add_argument("--rerun", action="store_true",
-                        help="first run against a rerun of the finished output folder")
-    parser.add_argument("--isolation", action="store_true",
-                        help="per-log overhead of the engine's supervision against pebble")
+    parser.add_argument(
+        "--heavy", type=int, metavar="COUNT", help="mosaic run against pydarshan on COUNT heavy logs"
+    )
+    parser.add_argument(
+        "--rerun", action="store_true", help="first run against a rerun of the finished output folder"
+    )
+    parser.add_argument(
+        "--isolation", action="store_true", help="per-log overhead of the engine's supervision against pebble"
+    )
     args = parser.parse_args()
     config = Config()
     if args.heavy:
@@ -268,24 +287,27 @@ def main() -> None:
         for size in args.sizes:
             print_isolation(corpus(args.data, size), config)
         return
-    header = (f"{'logs':>7} {'workers':>7} {'total s':>8} {'logs/s':>7} "
-              f"{'valid+dedup logs/s/worker':>26} {'categorize s':>12} {'start s':>7} "
-              f"{'peak tree RSS MB':>16} {'parent MB':>9} {'load':>5} {'logs/CPU s':>10}")
+    header = (
+        f"{'logs':>7} {'workers':>7} {'total s':>8} {'logs/s':>7} "
+        f"{'valid+dedup logs/s/worker':>26} {'categorize s':>12} {'start s':>7} "
+        f"{'peak tree RSS MB':>16} {'parent MB':>9} {'load':>5} {'logs/CPU s':>10}"
+    )
     rows = []
     for size in args.sizes:
         root = corpus(args.data, size)
         for workers in args.workers:
             r = measure(root, workers, config)
-            rows.append(f"{r['logs']:>7} {workers:>7} {r['seconds']:>8.1f} {r['logs_per_s']:>7.0f} "
-                        f"{r['validate_per_worker']:>26.0f} {r['categorize_s']:>12.1f} "
-                        f"{r['start_s']:>7.1f} {r['peak_mb']:>16.0f} {r['parent_mb']:>9.0f} "
-                        f"{os.getloadavg()[0]:>5.1f} "
-                        f"{r['logs_per_cpu_s']:>10.0f}")
+            rows.append(
+                f"{r['logs']:>7} {workers:>7} {r['seconds']:>8.1f} {r['logs_per_s']:>7.0f} "
+                f"{r['validate_per_worker']:>26.0f} {r['categorize_s']:>12.1f} "
+                f"{r['start_s']:>7.1f} {r['peak_mb']:>16.0f} {r['parent_mb']:>9.0f} "
+                f"{os.getloadavg()[0]:>5.1f} "
+                f"{r['logs_per_cpu_s']:>10.0f}"
+            )
             print(rows[-1], flush=True)
         # after the runs: its list of facts must not inflate their parent RSS
         rate = validation_cpu_rate(root, config)
-        rows.append(f"{size:>7} logs: scan + validation + dedup, one process: "
-                    f"{rate:.0f} logs per CPU second")
+        rows.append(f"{size:>7} logs: scan + validation + dedup, one process: {rate:.0f} logs per CPU second")
         print(rows[-1], flush=True)
     print("\n" + header + "\n" + "\n".join(rows))
 

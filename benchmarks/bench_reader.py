@@ -33,8 +33,11 @@ def safe_for_pydarshan(paths: list[str]) -> list[str]:
     """Logs pydarshan reads without killing its process (probed one by one on a crash)."""
     if subprocess.run([sys.executable, "-c", PROBE, *paths], capture_output=True).returncode == 0:
         return paths
-    return [p for p in paths
-            if subprocess.run([sys.executable, "-c", PROBE, p], capture_output=True).returncode == 0]
+    return [
+        p
+        for p in paths
+        if subprocess.run([sys.executable, "-c", PROBE, p], capture_output=True).returncode == 0
+    ]
 
 
 def call_times(fns, min_time: float) -> list[np.ndarray]:
@@ -61,13 +64,15 @@ def quietly(fn):
             fn()
         except LogError:
             pass  # evicted logs (the empty one) are timed too: eviction is work
+
     return call
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--min-time", type=float, default=0.3,
-                        help="seconds of repetitions per log (all readers)")
+    parser.add_argument(
+        "--min-time", type=float, default=0.3, help="seconds of repetitions per log (all readers)"
+    )
     args = parser.parse_args()
     import darshan
     import darshan.backend.cffi_backend  # noqa: F401  (import cost out of the timings)
@@ -75,30 +80,43 @@ def main() -> None:
     paths = safe_for_pydarshan([str(p) for p in real_logs() + pydarshan_example_logs()])
     config = Config()
     means, medians, ratios = np.zeros(3), np.zeros(3), []
-    print(f"{'CPU time per call':40s} {'size':>7s} | mean ms: {'log':>6s} {'trace':>6s} "
-          f"{'pyd':>6s} {'ratio':>6s} | median ms: {'log':>6s} {'trace':>6s} {'pyd':>6s} "
-          f"{'ratio':>6s}")
+    print(
+        f"{'CPU time per call':40s} {'size':>7s} | mean ms: {'log':>6s} {'trace':>6s} "
+        f"{'pyd':>6s} {'ratio':>6s} | median ms: {'log':>6s} {'trace':>6s} {'pyd':>6s} "
+        f"{'ratio':>6s}"
+    )
     for path in paths:
-        times = call_times([quietly(lambda: read_log(path)),
-                            quietly(lambda: read_trace(path, config)),
-                            lambda: darshan.DarshanReport(path, read_all=True)], args.min_time)
+        times = call_times(
+            [
+                quietly(lambda: read_log(path)),
+                quietly(lambda: read_trace(path, config)),
+                lambda: darshan.DarshanReport(path, read_all=True),
+            ],
+            args.min_time,
+        )
         mean = np.array([t.mean() for t in times])
         median = np.array([np.median(t) for t in times])
         means += mean
         medians += median
         ratios.append(median[2] / median[0])
-        print(f"{Path(path).name[:40]:40s} {Path(path).stat().st_size:7d} | "
-              f"{mean[0] * 1e3:15.2f} {mean[1] * 1e3:6.2f} {mean[2] * 1e3:6.2f} "
-              f"{mean[2] / mean[0]:5.1f}x | {median[0] * 1e3:17.2f} {median[1] * 1e3:6.2f} "
-              f"{median[2] * 1e3:6.2f} {median[2] / median[0]:5.1f}x")
+        print(
+            f"{Path(path).name[:40]:40s} {Path(path).stat().st_size:7d} | "
+            f"{mean[0] * 1e3:15.2f} {mean[1] * 1e3:6.2f} {mean[2] * 1e3:6.2f} "
+            f"{mean[2] / mean[0]:5.1f}x | {median[0] * 1e3:17.2f} {median[1] * 1e3:6.2f} "
+            f"{median[2] * 1e3:6.2f} {median[2] / median[0]:5.1f}x"
+        )
     ratios.sort()
     for label, total in (("mean", means), ("median", medians)):
-        print(f"\n{len(paths)} logs, sum of per-log {label}s: read_log {total[0] * 1e3:.1f} ms, "
-              f"read_trace {total[1] * 1e3:.1f} ms, pydarshan {total[2] * 1e3:.1f} ms; "
-              f"pydarshan / read_log {total[2] / total[0]:.1f}x, "
-              f"pydarshan / read_trace {total[2] / total[1]:.1f}x")
-    print(f"per-log median ratio pydarshan / read_log: median {ratios[len(ratios) // 2]:.1f}x, "
-          f"lowest {ratios[0]:.1f}x, highest {ratios[-1]:.1f}x")
+        print(
+            f"\n{len(paths)} logs, sum of per-log {label}s: read_log {total[0] * 1e3:.1f} ms, "
+            f"read_trace {total[1] * 1e3:.1f} ms, pydarshan {total[2] * 1e3:.1f} ms; "
+            f"pydarshan / read_log {total[2] / total[0]:.1f}x, "
+            f"pydarshan / read_trace {total[2] / total[1]:.1f}x"
+        )
+    print(
+        f"per-log median ratio pydarshan / read_log: median {ratios[len(ratios) // 2]:.1f}x, "
+        f"lowest {ratios[0]:.1f}x, highest {ratios[-1]:.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -75,9 +75,20 @@ def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, int]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     mosaic = Path(sys.executable).with_name("mosaic")
-    process = subprocess.Popen([str(mosaic), "serve", "--store", str(folder / "store.sqlite"),
-                                "--port", str(port), "--workers", str(workers)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            str(mosaic),
+            "serve",
+            "--store",
+            str(folder / "store.sqlite"),
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline and process.poll() is None:
@@ -92,6 +103,7 @@ def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, int]:
 
 def cpu_seconds(server: psutil.Process) -> tuple[float, float]:
     """CPU time used so far by the server's main process and by its workers."""
+
     def used(process: psutil.Process) -> float:
         times = process.cpu_times()
         return times.user + times.system
@@ -119,8 +131,12 @@ def load(port: int, logs: list[bytes], clients: int, seconds: float, warmup: flo
         while (sent := time.perf_counter()) < stop:
             count += 1
             try:
-                connection.request("POST", "/v1/categorize", body=next(feed),
-                                   headers={"Content-Type": "application/octet-stream"})
+                connection.request(
+                    "POST",
+                    "/v1/categorize",
+                    body=next(feed),
+                    headers={"Content-Type": "application/octet-stream"},
+                )
                 response = connection.getresponse()
                 body = response.read()
                 status = response.status
@@ -147,8 +163,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--corpus", choices=("heavy", "year"), default="heavy")
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--count", type=int, default=None,
-                        help="logs generated [default: 12 heavy, 600 in the year]")
+    parser.add_argument(
+        "--count", type=int, default=None, help="logs generated [default: 12 heavy, 600 in the year]"
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=2019)
     args = parser.parse_args()
@@ -158,10 +175,12 @@ def main() -> None:
         count = args.count or (12 if args.corpus == "heavy" else 600)
         logs = corpus_logs(args.corpus, folder / "logs", count, args.seed)
         sizes = np.array([len(data) for data in logs])
-        print(f"{len(logs)} {args.corpus} logs "
-              f"(median {np.median(sizes) / 1000:.1f} KB, max {sizes.max() / 1000:.1f} KB); "
-              f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients, "
-              f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}")
+        print(
+            f"{len(logs)} {args.corpus} logs "
+            f"(median {np.median(sizes) / 1000:.1f} KB, max {sizes.max() / 1000:.1f} KB); "
+            f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients, "
+            f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}"
+        )
         floor, floor_p99, ok_share = serial_rate(logs)
         process, port = start_server(folder, args.workers)
         try:
@@ -169,8 +188,7 @@ def main() -> None:
             main_before, workers_before = cpu_seconds(server)
             client_before = time.process_time()
             samples, sent = load(port, logs, args.clients, args.seconds, args.warmup)
-            main_cpu, workers_cpu = np.subtract(cpu_seconds(server),
-                                                (main_before, workers_before)) / sent
+            main_cpu, workers_cpu = np.subtract(cpu_seconds(server), (main_before, workers_before)) / sent
             client_cpu = (time.process_time() - client_before) / sent
         finally:
             process.terminate()
@@ -178,9 +196,11 @@ def main() -> None:
     report(samples, args.seconds, floor, floor_p99, ok_share)
     # CPU per request does not depend on what else runs on the machine; wall-clock does.
     total = main_cpu + workers_cpu + client_cpu
-    print(f"CPU per request     {total * 1e3:8.2f} ms   (server {main_cpu * 1e3:.2f}, "
-          f"workers {workers_cpu * 1e3:.2f}, client {client_cpu * 1e3:.2f}): "
-          f"{(os.cpu_count() or 1) / total:.0f} req/s if the CPUs were ours alone")
+    print(
+        f"CPU per request     {total * 1e3:8.2f} ms   (server {main_cpu * 1e3:.2f}, "
+        f"workers {workers_cpu * 1e3:.2f}, client {client_cpu * 1e3:.2f}): "
+        f"{(os.cpu_count() or 1) / total:.0f} req/s if the CPUs were ours alone"
+    )
     print(f"load average after  {os.getloadavg()[0]:8.1f}   (other processes share the CPUs)")
 
 
@@ -191,23 +211,29 @@ def report(samples, seconds: float, floor: float, floor_p99: float, ok_share: fl
     failed = ~np.isin(status, (200, 422)) | np.isin(reasons, WORKER_FAILURES)
     rate = len(samples) / seconds
     p50, p99 = np.percentile(latency, [50, 99])
-    print(f"requests            {len(samples)}  (200: {(status == 200).sum()}, "
-          f"422 invalid log: {((status == 422) & ~failed).sum()}, failed: {failed.sum()})")
-    print(f"share answered 200  {(status == 200).mean():8.3f}   in-process ok share "
-          f"{ok_share:.3f}")
+    print(
+        f"requests            {len(samples)}  (200: {(status == 200).sum()}, "
+        f"422 invalid log: {((status == 422) & ~failed).sum()}, failed: {failed.sum()})"
+    )
+    print(f"share answered 200  {(status == 200).mean():8.3f}   in-process ok share {ok_share:.3f}")
     evicted = Counter(reasons[(status == 422) & ~failed].tolist())
     print("422 by reason       " + ", ".join(f"{k}: {n}" for k, n in evicted.most_common()))
     if failed.any():
         kinds = Counter(zip(status[failed].tolist(), reasons[failed].tolist()))
         print("failed by (status, reason): " + ", ".join(f"{k}: {n}" for k, n in kinds.items()))
-    print(f"throughput          {rate:8.1f} req/s   target >= {TARGET_RATE:g}   "
-          f"ratio {rate / TARGET_RATE:.2f}")
+    print(
+        f"throughput          {rate:8.1f} req/s   target >= {TARGET_RATE:g}   ratio {rate / TARGET_RATE:.2f}"
+    )
     print(f"latency p50         {p50 * 1e3:8.1f} ms")
-    print(f"latency p99         {p99 * 1e3:8.1f} ms     target <= {TARGET_P99_SECONDS * 1e3:g}"
-          f"   ratio {p99 / TARGET_P99_SECONDS:.2f}")
+    print(
+        f"latency p99         {p99 * 1e3:8.1f} ms     target <= {TARGET_P99_SECONDS * 1e3:g}"
+        f"   ratio {p99 / TARGET_P99_SECONDS:.2f}"
+    )
     print(f"latency max         {latency.max() * 1e3:8.1f} ms")
-    print(f"serial, in-process  {floor:8.1f} logs/s   p99 {floor_p99 * 1e3:.1f} ms per log; "
-          f"service / serial {rate / floor:.2f}")
+    print(
+        f"serial, in-process  {floor:8.1f} logs/s   p99 {floor_p99 * 1e3:.1f} ms per log; "
+        f"service / serial {rate / floor:.2f}"
+    )
 
 
 if __name__ == "__main__":

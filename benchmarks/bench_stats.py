@@ -59,8 +59,11 @@ def streamed(label_sets, runs):
 
 def held_in_memory(label_sets, runs):
     """All traces as one-hot rows, then pairwise column statistics (single run view)."""
-    table = pd.DataFrame([{label: True for label in labels} for labels in label_sets],
-                         columns=list(ALL_LABELS)).fillna(False).astype(bool)
+    table = (
+        pd.DataFrame([{label: True for label in labels} for labels in label_sets], columns=list(ALL_LABELS))
+        .fillna(False)
+        .astype(bool)
+    )
     table["runs"] = runs
     present = [label for label in ALL_LABELS if table[label].any()]
     jaccard = pd.DataFrame(0.0, index=present, columns=present)
@@ -83,33 +86,49 @@ def main() -> None:
     ours, ours_time, ours_peak = measured(streamed, label_sets, runs)
     (jaccard, _), base_time, base_peak = measured(held_in_memory, label_sets, runs)
     view = ours["jaccard"]["single_run"]
-    difference = np.abs(np.asarray(view["matrix"])
-                        - jaccard.loc[view["labels"], view["labels"]].to_numpy()).max()
+    difference = np.abs(
+        np.asarray(view["matrix"]) - jaccard.loc[view["labels"], view["labels"]].to_numpy()
+    ).max()
 
     print(f"{args.traces:,} traces, {args.distinct} distinct label sets")
     print(f"{'':28s}{'time/trace':>12s}{'peak memory':>14s}")
-    print(f"{'CorpusStats (streamed)':28s}{ours_time / args.traces * 1e6:10.1f} us"
-          f"{ours_peak / 2**20:11.1f} MiB")
-    print(f"{'pandas table (held)':28s}{base_time / args.traces * 1e6:10.1f} us"
-          f"{base_peak / 2**20:11.1f} MiB")
-    print(f"speed-up x{base_time / ours_time:.1f}, memory /{base_peak / ours_peak:.0f}, "
-          f"max |Jaccard difference| {difference:.2e}")
+    print(
+        f"{'CorpusStats (streamed)':28s}{ours_time / args.traces * 1e6:10.1f} us{ours_peak / 2**20:11.1f} MiB"
+    )
+    print(f"{'pandas table (held)':28s}{base_time / args.traces * 1e6:10.1f} us{base_peak / 2**20:11.1f} MiB")
+    print(
+        f"speed-up x{base_time / ours_time:.1f}, memory /{base_peak / ours_peak:.0f}, "
+        f"max |Jaccard difference| {difference:.2e}"
+    )
 
     from mosaic.report.figures import render_figures
     from mosaic.report.markdown import write_report
 
-    summary = {"funnel": {"files_seen": args.traces, "skipped_files": 0, "logs": args.traces,
-                          "evicted": {}, "evicted_total": 0, "valid": args.traces, "partial": 0,
-                          "groups": args.traces, "categorized": args.traces},
-               **ours, "stability": stability_summary(np.random.default_rng(1).random(500))}
+    summary = {
+        "funnel": {
+            "files_seen": args.traces,
+            "skipped_files": 0,
+            "logs": args.traces,
+            "evicted": {},
+            "evicted_total": 0,
+            "valid": args.traces,
+            "partial": 0,
+            "groups": args.traces,
+            "categorized": args.traces,
+        },
+        **ours,
+        "stability": stability_summary(np.random.default_rng(1).random(500)),
+    }
     with tempfile.TemporaryDirectory() as out:
         (Path(out) / "summary.json").write_text(json.dumps(summary))
         start, cpu = time.perf_counter(), time.process_time()
         drawn = render_figures(Path(out))
         write_report(Path(out))
-        print(f"mosaic figures: {sum(d is not None for d in drawn.values())} figures (PNG + SVG) "
-              f"and report.md in {time.perf_counter() - start:.1f} s "
-              f"({time.process_time() - cpu:.1f} s CPU), every label present")
+        print(
+            f"mosaic figures: {sum(d is not None for d in drawn.values())} figures (PNG + SVG) "
+            f"and report.md in {time.perf_counter() - start:.1f} s "
+            f"({time.process_time() - cpu:.1f} s CPU), every label present"
+        )
 
 
 if __name__ == "__main__":

@@ -38,16 +38,24 @@ RANDOM_SEEDS = 3
 def random_bursts(rng_seed: int, tag: str):
     """Scenarios whose bursts fall at uniform random times: never periodic."""
     from mosaic.synth.scenarios import Phase, Range, Scenario
+
     rng = np.random.default_rng(rng_seed)
     rows = []
     for i in range(RANDOM_LAYOUTS):
         direction = ("read", "write")[i % 2]
         starts = np.sort(rng.uniform(0, 0.98, int(rng.integers(6, 40))))
-        phases = tuple(Phase(direction, float(s), float(rng.uniform(0.001, 0.015)),
-                             Range(3e8, 1e10), shared=True) for s in starts)
-        rows.append(Scenario(f"random_bursts_{tag}_{direction}_{i:02d}",
-                             ranks=Range(4, 64, integer=True), run_time=Range(900, 43200),
-                             phases=phases))
+        phases = tuple(
+            Phase(direction, float(s), float(rng.uniform(0.001, 0.015)), Range(3e8, 1e10), shared=True)
+            for s in starts
+        )
+        rows.append(
+            Scenario(
+                f"random_bursts_{tag}_{direction}_{i:02d}",
+                ranks=Range(4, 64, integer=True),
+                run_time=Range(900, 43200),
+                phases=phases,
+            )
+        )
     return tuple(rows)
 
 
@@ -56,14 +64,15 @@ def write_corpora(out: Path, seeds: int, year_logs: int) -> dict[str, Path]:
     from mosaic.synth.catalog import SCENARIOS
     from mosaic.synth.corpus import write_scenarios
     from mosaic.synth.year import generate_year
-    periodic = tuple(dataclasses.replace(s, name=f"{s.name}_heldout")
-                     for s in SCENARIOS if s.periodic)
+
+    periodic = tuple(dataclasses.replace(s, name=f"{s.name}_heldout") for s in SCENARIOS if s.periodic)
     makers = {
         "scenarios": lambda path: write_scenarios(path, seeds=seeds),
         "year": lambda path: generate_year(path, year_logs),
         "random": lambda path: write_scenarios(path, RANDOM_SEEDS, scenarios=random_bursts(11, "a")),
         "heldout": lambda path: write_scenarios(
-            path, max(seeds // 2, 1), scenarios=periodic + random_bursts(12, "b")),
+            path, max(seeds // 2, 1), scenarios=periodic + random_bursts(12, "b")
+        ),
         "holdout": lambda path: generate(path, max(seeds // 4, 1)),
     }
     corpora = {}
@@ -82,6 +91,7 @@ def score_rules(corpus: Path, results: Path) -> dict[str, dict]:
     from mosaic.errors import LogError
     from mosaic.synth.evaluate import evaluate
     from mosaic.trace import read_trace
+
     base = Config()
     traces = []
     with open(corpus / "truth.jsonl") as fh:
@@ -114,15 +124,22 @@ def main(argv=None) -> None:
     table = {name: score_rules(path, options.out / "results") for name, path in corpora.items()}
     (options.out / "scores.json").write_text(json.dumps(table, indent=1))
     names = list(corpora)
-    print("| rule | " + " | ".join(f"{n} ({table[n]['meanshift']['scored']} logs): "
-                                    "all / read per. / write per." for n in names) + " |")
+    print(
+        "| rule | "
+        + " | ".join(
+            f"{n} ({table[n]['meanshift']['scored']} logs): all / read per. / write per." for n in names
+        )
+        + " |"
+    )
     print("|---" * (len(names) + 1) + "|")
     for rule in table[names[0]]:
         cells = []
         for name in names:
             s = table[name][rule]
-            cells.append(f"{s['accuracy']:.2%} / {s['families']['read_periodicity']:.2%}"
-                         f" / {s['families']['write_periodicity']:.2%}")
+            cells.append(
+                f"{s['accuracy']:.2%} / {s['families']['read_periodicity']:.2%}"
+                f" / {s['families']['write_periodicity']:.2%}"
+            )
         print(f"| `{rule}` | " + " | ".join(cells) + " |")
 
 

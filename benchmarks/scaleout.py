@@ -67,6 +67,7 @@ class StoreClock:
                 return method(*args, **kwargs)
             finally:
                 self.seconds += time.thread_time() - started
+
         return timed
 
 
@@ -80,9 +81,13 @@ def daemons(count: int, port: int, workdir: Path):
     with ExitStack() as stack:
         procs = []
         for host in node_addresses(count):
-            proc = subprocess.Popen(dispynode_command(1, host, port, str(workdir / host)),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                dispynode_command(1, host, port, str(workdir / host)),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             stack.callback(stop_process_group, proc)
             procs.append(psutil.Process(proc.pid))
         yield procs
@@ -103,16 +108,27 @@ def measure(root: Path, out: Path, config: Config, nodes: int, workdir: Path) ->
         time.sleep(NODE_SETTLE_SECONDS if nodes else 0)
         node_cpu = sum(tree_cpu_seconds(p) for p in procs) - node_cpu_before
     logs = summary["funnel"]["logs"]
-    return {"nodes": nodes, "logs": logs, "wall": wall, "logs_per_s": logs / wall,
-            "per_node": logs / wall / max(nodes, 1), "parent_cpu": parent_cpu,
-            "main_thread_cpu": main_cpu, "store_cpu": clock.seconds, "node_cpu": node_cpu,
-            "timings": summary["timings"], "load": os.getloadavg()[0]}
+    return {
+        "nodes": nodes,
+        "logs": logs,
+        "wall": wall,
+        "logs_per_s": logs / wall,
+        "per_node": logs / wall / max(nodes, 1),
+        "parent_cpu": parent_cpu,
+        "main_thread_cpu": main_cpu,
+        "store_cpu": clock.seconds,
+        "node_cpu": node_cpu,
+        "timings": summary["timings"],
+        "load": os.getloadavg()[0],
+    }
 
 
 def net_of_startup(r: dict, empty: dict) -> dict:
     """`r` less the fixed costs of the same run on an empty corpus (node start, setup imports)."""
-    return {**r, **{key: r[key] - empty[key] for key in ("wall", "parent_cpu", "main_thread_cpu",
-                                                        "node_cpu")}}
+    return {
+        **r,
+        **{key: r[key] - empty[key] for key in ("wall", "parent_cpu", "main_thread_cpu", "node_cpu")},
+    }
 
 
 def projection(runs: list[dict]) -> list[str]:
@@ -120,25 +136,29 @@ def projection(runs: list[dict]) -> list[str]:
     largest, alone = runs[-1], runs[0]
     logs = largest["logs"]
     worker_rate = logs / largest["node_cpu"]  # logs per CPU second of a worker
-    ceilings = {"parent CPU": logs / largest["parent_cpu"],
-                "parent main thread (scan, archives, results, SQLite)":
-                    logs / largest["main_thread_cpu"],
-                "SQLite writes alone": logs / max(largest["store_cpu"], 1e-9)}
+    ceilings = {
+        "parent CPU": logs / largest["parent_cpu"],
+        "parent main thread (scan, archives, results, SQLite)": logs / largest["main_thread_cpu"],
+        "SQLite writes alone": logs / max(largest["store_cpu"], 1e-9),
+    }
     overhead = (largest["parent_cpu"] + largest["node_cpu"] - alone["parent_cpu"]) / logs
-    lines = [f"in-process work: {1e3 * alone['parent_cpu'] / logs:.2f} ms CPU per log; over "
-             f"{largest['nodes']} node(s): parent {1e3 * largest['parent_cpu'] / logs:.2f} + "
-             f"nodes {1e3 * largest['node_cpu'] / logs:.2f} ms per log -> shipping overhead "
-             f"{1e3 * overhead:.2f} ms per log "
-             f"({overhead / (alone['parent_cpu'] / logs):.0%} of the work)",
-             f"one worker: {worker_rate:.0f} logs per CPU second"]
+    lines = [
+        f"in-process work: {1e3 * alone['parent_cpu'] / logs:.2f} ms CPU per log; over "
+        f"{largest['nodes']} node(s): parent {1e3 * largest['parent_cpu'] / logs:.2f} + "
+        f"nodes {1e3 * largest['node_cpu'] / logs:.2f} ms per log -> shipping overhead "
+        f"{1e3 * overhead:.2f} ms per log "
+        f"({overhead / (alone['parent_cpu'] / logs):.0%} of the work)",
+        f"one worker: {worker_rate:.0f} logs per CPU second",
+    ]
     lines += [f"ceiling from {name}: {rate:,.0f} logs/s" for name, rate in ceilings.items()]
-    bottleneck = min(ceilings["parent CPU"], ceilings["parent main thread (scan, archives, "
-                                                     "results, SQLite)"])
+    bottleneck = min(ceilings["parent CPU"], ceilings["parent main thread (scan, archives, results, SQLite)"])
     for name, cores in PROJECTED_CORES.items():
         rate = min(cores * worker_rate, bottleneck)
         limit = "workers" if cores * worker_rate < bottleneck else "the parent"
-        lines.append(f"{name}: {rate:,.0f} logs/s (limited by {limit}); the paper's year in "
-                     f"{PAPER_YEAR_LOGS / rate / 60:.1f} min")
+        lines.append(
+            f"{name}: {rate:,.0f} logs/s (limited by {limit}); the paper's year in "
+            f"{PAPER_YEAR_LOGS / rate / 60:.1f} min"
+        )
     return lines
 
 
@@ -161,9 +181,11 @@ def main() -> None:
     try:
         scanned, scan_s = scan_seconds(root)
         print(f"{scanned:,} logs; scan alone {scan_s:.1f} s ({scanned / scan_s:,.0f} logs/s)")
-        print(f"{'nodes':>5} {'wall s':>7} {'logs/s':>7} {'per node':>8} {'parent CPU':>10} "
-              f"{'main thr':>8} {'SQLite':>6} {'nodes CPU':>9} {'validate s':>10} "
-              f"{'categorize s':>12} {'load':>5}")
+        print(
+            f"{'nodes':>5} {'wall s':>7} {'logs/s':>7} {'per node':>8} {'parent CPU':>10} "
+            f"{'main thr':>8} {'SQLite':>6} {'nodes CPU':>9} {'validate s':>10} "
+            f"{'categorize s':>12} {'load':>5}"
+        )
         for nodes in [0, *args.nodes]:
             fixed = measure(empty, work / "out", config, nodes, work)
             r = net_of_startup(measure(root, work / "out", config, nodes, work), fixed)
@@ -171,10 +193,13 @@ def main() -> None:
             r["per_node"] = r["logs_per_s"] / max(nodes, 1)
             runs.append(r)
             t = r["timings"]
-            print(f"{nodes:>5} {r['wall']:>7.1f} {r['logs_per_s']:>7.0f} {r['per_node']:>8.0f} "
-                  f"{r['parent_cpu']:>10.1f} {r['main_thread_cpu']:>8.1f} {r['store_cpu']:>6.1f} "
-                  f"{r['node_cpu']:>9.1f} {t['scan_validate']:>10.1f} {t['categorize']:>12.1f} "
-                  f"{r['load']:>5.1f}", flush=True)
+            print(
+                f"{nodes:>5} {r['wall']:>7.1f} {r['logs_per_s']:>7.0f} {r['per_node']:>8.0f} "
+                f"{r['parent_cpu']:>10.1f} {r['main_thread_cpu']:>8.1f} {r['store_cpu']:>6.1f} "
+                f"{r['node_cpu']:>9.1f} {t['scan_validate']:>10.1f} {t['categorize']:>12.1f} "
+                f"{r['load']:>5.1f}",
+                flush=True,
+            )
         print("\n".join(["", *projection(runs)]))
     finally:
         shutil.rmtree(work, ignore_errors=True)

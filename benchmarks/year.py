@@ -48,14 +48,28 @@ MOSAIC = str(Path(sys.executable).with_name("mosaic"))
 # The paper's figures (MOSAIC, Fig. 3, Tables II-III, Fig. 4) as shares, with our label.
 PAPER = {
     "funnel": {"logs": 462_502, "evicted_share": 0.32, "unique_share": 0.08, "categorized": 24_606},
-    "single_run": {"write_periodic": 0.02, "read_insignificant": 0.85, "read_on_start": 0.09,
-                   "read_steady": 0.02, "write_insignificant": 0.87, "write_on_end": 0.08,
-                   "write_steady": 0.03},
+    "single_run": {
+        "write_periodic": 0.02,
+        "read_insignificant": 0.85,
+        "read_on_start": 0.09,
+        "read_steady": 0.02,
+        "write_insignificant": 0.87,
+        "write_on_end": 0.08,
+        "write_steady": 0.03,
+    },
     # Fig. 4 counts executions: compared with the all-runs view
-    "all_runs": {"write_periodic": 0.08, "read_insignificant": 0.27, "read_on_start": 0.38,
-                 "read_steady": 0.30, "write_insignificant": 0.47, "write_on_end": 0.14,
-                 "write_steady": 0.37, "metadata_high_spike": 0.60,
-                 "metadata_multiple_spikes": 0.459, "metadata_high_density": 0.13},
+    "all_runs": {
+        "write_periodic": 0.08,
+        "read_insignificant": 0.27,
+        "read_on_start": 0.38,
+        "read_steady": 0.30,
+        "write_insignificant": 0.47,
+        "write_on_end": 0.14,
+        "write_steady": 0.37,
+        "metadata_high_spike": 0.60,
+        "metadata_multiple_spikes": 0.459,
+        "metadata_high_density": 0.13,
+    },
 }
 
 
@@ -78,8 +92,13 @@ def corpus(folder: Path, count: int, seed: int) -> tuple[Path, dict]:
     shutil.rmtree(root, ignore_errors=True)
     started, cpu = time.perf_counter(), time.process_time()
     generate_year(root, count, seed=seed)
-    made = {"count": count, "seed": seed, "seconds": time.perf_counter() - started,
-            "cpu_seconds": time.process_time() - cpu, "bytes": tree_bytes(root)}
+    made = {
+        "count": count,
+        "seed": seed,
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": time.process_time() - cpu,
+        "bytes": tree_bytes(root),
+    }
     mark.write_text(json.dumps(made))
     return root, {**made, "reused": False}
 
@@ -135,32 +154,61 @@ def run_mosaic(root: Path, out: Path, workers: int, all_runs: bool = False) -> d
     cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     with TreeMemory(YEAR_SAMPLE_SECONDS) as memory, TreeCPU(YEAR_SAMPLE_SECONDS) as cpu:
-        subprocess.run([MOSAIC, "run", str(root), "--out", str(out), "--workers", str(workers),
-                        "--quiet", *(["--all-runs"] if all_runs else [])], check=True)
+        subprocess.run(
+            [
+                MOSAIC,
+                "run",
+                str(root),
+                "--out",
+                str(out),
+                "--workers",
+                str(workers),
+                "--quiet",
+                *(["--all-runs"] if all_runs else []),
+            ],
+            check=True,
+        )
     wall = time.perf_counter() - started
     summary = json.loads((out / "summary.json").read_text())
-    return {"wall_seconds": wall,
-            "cpu_seconds": max(cpu.peak, children_cpu_seconds() - cpu_before),
-            "peak_rss_mb": memory.peak / 2**20, "summary": summary,
-            "output_bytes": {p.name: p.stat().st_size for p in sorted(out.iterdir())}}
+    return {
+        "wall_seconds": wall,
+        "cpu_seconds": max(cpu.peak, children_cpu_seconds() - cpu_before),
+        "peak_rss_mb": memory.peak / 2**20,
+        "summary": summary,
+        "output_bytes": {p.name: p.stat().st_size for p in sorted(out.iterdir())},
+    }
 
 
 def evaluate(out: Path, root: Path) -> tuple[dict, float]:
     started = time.perf_counter()
-    done = subprocess.run([MOSAIC, "eval", str(out), "--truth", str(root / "truth.jsonl"),
-                           "--json"], check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [MOSAIC, "eval", str(out), "--truth", str(root / "truth.jsonl"), "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(done.stdout), time.perf_counter() - started
 
 
 def stage_rates(summary: dict, scan_s: float) -> dict:
     """Per stage: seconds and logs/s over the logs that stage handles."""
     timings, funnel = summary["timings"], summary["funnel"]
-    handled = {"scan": funnel["logs"], "scan_validate": funnel["logs"], "dedup": funnel["valid"],
-               "categorize": funnel["categorized"], "write": funnel["categorized"]}
+    handled = {
+        "scan": funnel["logs"],
+        "scan_validate": funnel["logs"],
+        "dedup": funnel["valid"],
+        "categorize": funnel["categorized"],
+        "write": funnel["categorized"],
+    }
     seconds = {"scan": scan_s, **{stage: timings[stage] for stage in handled if stage != "scan"}}
-    return {stage: {"logs": handled[stage], "seconds": seconds[stage],
-                    "logs_per_second": handled[stage] / max(seconds[stage], 1e-9)}
-            for stage in handled}
+    return {
+        stage: {
+            "logs": handled[stage],
+            "seconds": seconds[stage],
+            "logs_per_second": handled[stage] / max(seconds[stage], 1e-9),
+        }
+        for stage in handled
+    }
 
 
 def label_shares(summary: dict, view: str) -> dict:
@@ -176,48 +224,54 @@ def label_shares(summary: dict, view: str) -> dict:
 def paper_comparison(summary: dict) -> list[tuple[str, float, float]]:
     """(figure, ours, paper) rows."""
     funnel = summary["funnel"]
-    rows = [("logs", funnel["logs"], PAPER["funnel"]["logs"]),
-            ("evicted share", funnel["evicted_total"] / funnel["logs"],
-             PAPER["funnel"]["evicted_share"]),
-            ("unique (groups / valid logs)", funnel["groups"] / funnel["valid"],
-             PAPER["funnel"]["unique_share"]),
-            ("categorized", funnel["categorized"], PAPER["funnel"]["categorized"])]
+    rows = [
+        ("logs", funnel["logs"], PAPER["funnel"]["logs"]),
+        ("evicted share", funnel["evicted_total"] / funnel["logs"], PAPER["funnel"]["evicted_share"]),
+        ("unique (groups / valid logs)", funnel["groups"] / funnel["valid"], PAPER["funnel"]["unique_share"]),
+        ("categorized", funnel["categorized"], PAPER["funnel"]["categorized"]),
+    ]
     for view in ("single_run", "all_runs"):
         ours = label_shares(summary, view)
-        rows += [(f"{view}: {label}", ours.get(label, 0.0), paper)
-                 for label, paper in PAPER[view].items()]
+        rows += [(f"{view}: {label}", ours.get(label, 0.0), paper) for label, paper in PAPER[view].items()]
     return rows
 
 
 def report(result: dict) -> str:
     run, made = result["run"], result["generation"]
     funnel = run["summary"]["funnel"]
-    lines = [f"corpus: {result['corpus']} ({made['count']:,} logs, seed {made['seed']}, "
-             f"{made['bytes'] / 1e9:.2f} GB; generation {made['seconds']:.0f} s"
-             f"{' earlier, reused' if made['reused'] else ''})",
-             f"funnel: {funnel['logs']:,} logs, {funnel['evicted_total']:,} evicted, "
-             f"{funnel['valid']:,} valid, {funnel['groups']:,} groups, "
-             f"{funnel['categorized']:,} categorized",
-             "", f"{'stage':<14} {'logs':>9} {'seconds':>8} {'logs/s':>8}"]
+    lines = [
+        f"corpus: {result['corpus']} ({made['count']:,} logs, seed {made['seed']}, "
+        f"{made['bytes'] / 1e9:.2f} GB; generation {made['seconds']:.0f} s"
+        f"{' earlier, reused' if made['reused'] else ''})",
+        f"funnel: {funnel['logs']:,} logs, {funnel['evicted_total']:,} evicted, "
+        f"{funnel['valid']:,} valid, {funnel['groups']:,} groups, "
+        f"{funnel['categorized']:,} categorized",
+        "",
+        f"{'stage':<14} {'logs':>9} {'seconds':>8} {'logs/s':>8}",
+    ]
     for stage, r in result["stages"].items():
         lines.append(f"{stage:<14} {r['logs']:>9,} {r['seconds']:>8.1f} {r['logs_per_second']:>8.0f}")
     accuracy = result["eval"]["traces"]["accuracy"]
-    checks = {"processing_seconds": run["wall_seconds"], "peak_rss_mb": run["peak_rss_mb"],
-              "accuracy": accuracy}
+    checks = {
+        "processing_seconds": run["wall_seconds"],
+        "peak_rss_mb": run["peak_rss_mb"],
+        "accuracy": accuracy,
+    }
     lines += ["", f"{'figure':<22} {'measured':>10} {'target':>10}"]
     for name, value in checks.items():
-        target = (ALL_RUNS_SECONDS if result["all_runs"] and name == "processing_seconds"
-                  else TARGETS[name])
+        target = ALL_RUNS_SECONDS if result["all_runs"] and name == "processing_seconds" else TARGETS[name]
         met = value >= target if name == "accuracy" else value <= target
         lines.append(f"{name:<22} {value:>10.3f} {target:>10.3f} {'met' if met else 'MISSED'}")
-    lines += [f"{'tree CPU s':<22} {run['cpu_seconds']:>10.1f}",
-              f"{'logs / tree CPU s':<22} {funnel['logs'] / run['cpu_seconds']:>10.0f}",
-              f"{'eviction accuracy':<22} {result['eval']['eviction']['accuracy']:>10.4f}",
-              f"{'dedup accuracy':<22} {result['eval']['dedup']['accuracy']:>10.4f}",
-              f"{'eval seconds':<22} {result['eval_seconds']:>10.1f}",
-              "outputs: " + ", ".join(f"{name} {size / 1e6:.1f} MB"
-                                      for name, size in run["output_bytes"].items()),
-              "", f"{'vs the paper':<36} {'ours':>8} {'paper':>8}"]
+    lines += [
+        f"{'tree CPU s':<22} {run['cpu_seconds']:>10.1f}",
+        f"{'logs / tree CPU s':<22} {funnel['logs'] / run['cpu_seconds']:>10.0f}",
+        f"{'eviction accuracy':<22} {result['eval']['eviction']['accuracy']:>10.4f}",
+        f"{'dedup accuracy':<22} {result['eval']['dedup']['accuracy']:>10.4f}",
+        f"{'eval seconds':<22} {result['eval_seconds']:>10.1f}",
+        "outputs: " + ", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in run["output_bytes"].items()),
+        "",
+        f"{'vs the paper':<36} {'ours':>8} {'paper':>8}",
+    ]
     for name, ours, paper in result["paper"]:
         fmt = "{:>8,.0f}" if paper > 1 else "{:>8.1%}"
         lines.append(f"{name:<36} {fmt.format(ours)} {fmt.format(paper)}")
@@ -228,14 +282,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=PAPER_YEAR_LOGS)
     parser.add_argument("--seed", type=int, default=2019)
-    parser.add_argument("--dir", type=Path, default=None,
-                        help="Where the corpus and outputs go (default: /dev/shm if it has room).")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="Where the corpus and outputs go (default: /dev/shm if it has room).",
+    )
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--all-runs", action="store_true",
-                        help="Categorize every valid run (mosaic run --all-runs), not one per group.")
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="Categorize every valid run (mosaic run --all-runs), not one per group.",
+    )
     parser.add_argument("--keep", action="store_true", help="Keep the corpus and outputs.")
-    parser.add_argument("--json", type=Path, default=None,
-                        help="Write the figures here (default: DIR/year-COUNT-seedSEED.json).")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="Write the figures here (default: DIR/year-COUNT-seedSEED.json).",
+    )
     args = parser.parse_args()
     folder = args.dir or default_dir(args.count)
     root, made = corpus(folder, args.count, args.seed)
@@ -248,18 +313,25 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(root, ignore_errors=True)
-    result = {"corpus": str(root), "generation": made, "workers": args.workers, "scanned": scanned,
-              "all_runs": args.all_runs,
-              "load_average": os.getloadavg(), "run": run,
-              "stages": stage_rates(run["summary"], scan_s), "eval": scores, "eval_seconds": eval_s,
-              "paper": paper_comparison(run["summary"])}
+    result = {
+        "corpus": str(root),
+        "generation": made,
+        "workers": args.workers,
+        "scanned": scanned,
+        "all_runs": args.all_runs,
+        "load_average": os.getloadavg(),
+        "run": run,
+        "stages": stage_rates(run["summary"], scan_s),
+        "eval": scores,
+        "eval_seconds": eval_s,
+        "paper": paper_comparison(run["summary"]),
+    }
     print(report(result))
-    path = args.json or folder / (f"year-{args.count}-seed{args.seed}"
-                                  f"{'-all' if args.all_runs else ''}.json")
+    path = args.json or folder / (f"year-{args.count}-seed{args.seed}{'-all' if args.all_runs else ''}.json")
     run["summary"] = {key: run["summary"][key] for key in ("funnel", "timings", "distributions")}
-    result["eval"] = {key: scores[key] for key in ("logs", "categorized", "evicted", "eviction",
-                                                   "dedup")} | {
-        "traces": {k: v for k, v in scores["traces"].items() if k != "scenarios"}}
+    result["eval"] = {key: scores[key] for key in ("logs", "categorized", "evicted", "eviction", "dedup")} | {
+        "traces": {k: v for k, v in scores["traces"].items() if k != "scenarios"}
+    }
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(f"\nfigures -> {path}")
 

@@ -33,10 +33,10 @@ SECTIONS = ("method", "execution", "service", "truth")
 
 def _field(section: str, default, *, lo=None, hi=None, lo_open=False, hi_open=False):
     """A dataclass field tagged with its section and its allowed range."""
-    kw = ({"default_factory": lambda: default} if isinstance(default, list) else
-          {"default": default})
-    return dataclasses.field(**kw, metadata={
-        "section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open})
+    kw = {"default_factory": lambda: default} if isinstance(default, list) else {"default": default}
+    return dataclasses.field(
+        **kw, metadata={"section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open}
+    )
 
 
 def method(default, **bounds):
@@ -60,9 +60,15 @@ NON_NEGATIVE = {"lo": 0.0}
 SHARE = {"lo": 0.0, "hi": 1.0}
 
 VerdictRule = Literal[
-    "meanshift", "fft", "both", "meanshift_or_fft", "meanshift_or_confident_fft",
-    "meanshift_or_scored_fft", "meanshift_or_significant_fft",
-    "vetted_meanshift_or_significant_fft"]
+    "meanshift",
+    "fft",
+    "both",
+    "meanshift_or_fft",
+    "meanshift_or_confident_fft",
+    "meanshift_or_scored_fft",
+    "meanshift_or_significant_fft",
+    "vetted_meanshift_or_significant_fft",
+]
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,12 @@ class Config:
 
     # --- record cleaning (SPEC 3.1) ---
     clock_slack_seconds: float = method(1.0, **NON_NEGATIVE)  # timestamps may exceed run time by max(this,
-    clock_slack_fraction: float = method(0.01, **NON_NEGATIVE)  # this * run time) before the record is dropped
-    max_run_time_seconds: float = method(400 * 86400.0, **POSITIVE)  # longer runs are bad_job (bogus end times)
+    clock_slack_fraction: float = method(
+        0.01, **NON_NEGATIVE
+    )  # this * run time) before the record is dropped
+    max_run_time_seconds: float = method(
+        400 * 86400.0, **POSITIVE
+    )  # longer runs are bad_job (bogus end times)
 
     # --- merging (SPEC 3.3) ---
     minor_rate_fraction: float = method(0.01, **SHARE)  # ops slower than this * median rate skip merging
@@ -88,16 +98,24 @@ class Config:
     # --- mean-shift periodicity (SPEC 3.4) ---
     meanshift_bandwidth: float = method(math.log(1.25), **POSITIVE)
     min_periodic_segments: int = method(3, lo=2)
-    periodic_regular_share: float = method(0.5, **SHARE)  # share of a periodic cluster's gaps alike (segments._recurs)
+    periodic_regular_share: float = method(
+        0.5, **SHARE
+    )  # share of a periodic cluster's gaps alike (segments._recurs)
     periodic_segment_share: float = method(0.75, **SHARE)
-    min_period_seconds: float = method(1.0, **NON_NEGATIVE)  # closer repeats are request cadence (SPEC 3.4, 3.5)
-    train_gap_factor: float = method(2.0, lo=1.0)  # a gap over this * the median one ends a train (segments._period)
+    min_period_seconds: float = method(
+        1.0, **NON_NEGATIVE
+    )  # closer repeats are request cadence (SPEC 3.4, 3.5)
+    train_gap_factor: float = method(
+        2.0, lo=1.0
+    )  # a gap over this * the median one ends a train (segments._period)
     period_second_max: float = method(30.0, **POSITIVE)
     period_minute_max: float = method(30 * 60.0, **POSITIVE)
     period_hour_max: float = method(12 * 3600.0, **POSITIVE)
     low_busy_max: float = method(0.25, **SHARE)
     high_busy_min: float = method(0.75, **SHARE)
-    meanshift_min_duration: float = method(1e-6, **POSITIVE)  # floors before log(): Darshan's clock resolution
+    meanshift_min_duration: float = method(
+        1e-6, **POSITIVE
+    )  # floors before log(): Darshan's clock resolution
     meanshift_min_bytes: float = method(1.0, **POSITIVE)  # and one byte, so log() of a zero stays finite
 
     # --- FFT periodicity (SPEC 3.5) ---
@@ -108,13 +126,21 @@ class Config:
     fft_min_score: float = method(0.3, **SHARE)
     fft_min_samples: int = method(1 << 10, lo=1)  # enough frequency range when operations are long
     fft_bins_per_operation: float = method(4.0, **POSITIVE)  # bins across the shortest operation
-    fft_min_bin_seconds: float = method(0.25, **NON_NEGATIVE)  # no finer: a quarter of min_period_seconds; finer bins only show faster cadence (its aliases: fft_min_exact_share)
+    fft_min_bin_seconds: float = method(
+        0.25, **NON_NEGATIVE
+    )  # no finer: a quarter of min_period_seconds; finer bins only show faster cadence (its aliases: fft_min_exact_share)
     fft_score_smoothing: float = method(0.1, **SHARE)  # score smooths over this share of the period
     fft_min_significance: float = method(2.5, **NON_NEGATIVE)  # score must beat chance by this many sigmas
     fft_oversampling: int = method(2, lo=1)  # spectrum points per frequency bin (zero padding)
-    fft_min_exact_share: float = method(0.5, **NON_NEGATIVE)  # the operations' exact Fourier amplitude at the peak / the bins': below, an alias of faster I/O
-    verdict_fft_min_score: float = method(0.8, **SHARE)  # "meanshift_or_scored_fft": FFT alone needs this score
-    verdict_fft_min_significance: float = method(5.0, **NON_NEGATIVE)  # "meanshift_or_significant_fft": FFT alone needs this
+    fft_min_exact_share: float = method(
+        0.5, **NON_NEGATIVE
+    )  # the operations' exact Fourier amplitude at the peak / the bins': below, an alias of faster I/O
+    verdict_fft_min_score: float = method(
+        0.8, **SHARE
+    )  # "meanshift_or_scored_fft": FFT alone needs this score
+    verdict_fft_min_significance: float = method(
+        5.0, **NON_NEGATIVE
+    )  # "meanshift_or_significant_fft": FFT alone needs this
     verdict_rule: VerdictRule = method("meanshift_or_significant_fft")  # measured best: docs/periodicity.md
 
     # --- temporality (SPEC 3.6) ---
@@ -138,32 +164,77 @@ class Config:
 
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)
-    batch_size: int = execution(4096, lo=1)  # logs per validation job at most (a job and its worker fork cost ~30-40 ms of CPU); validation ramps up to it (pipeline._batches)
-    categorize_batch_size: int = execution(1024, lo=1)  # logs per categorization job at most: a log costs ~5x its validation, and smaller jobs keep every core busy to the end
-    batch_bytes: int = execution(16 << 20, lo=1)  # a batch also closes at this many bytes of logs: heavy logs spread over every core
+    batch_size: int = execution(
+        4096, lo=1
+    )  # logs per validation job at most (a job and its worker fork cost ~30-40 ms of CPU); validation ramps up to it (pipeline._batches)
+    categorize_batch_size: int = execution(
+        1024, lo=1
+    )  # logs per categorization job at most: a log costs ~5x its validation, and smaller jobs keep every core busy to the end
+    batch_bytes: int = execution(
+        16 << 20, lo=1
+    )  # a batch also closes at this many bytes of logs: heavy logs spread over every core
     jobs_in_flight_per_cpu: int = execution(2, lo=1)  # dispy jobs queued per node CPU (bounds parent memory)
-    node_pulse_seconds: float = execution(1.0, **POSITIVE)  # a node silent for 5 pulses is dead; its jobs move on
+    node_pulse_seconds: float = execution(
+        1.0, **POSITIVE
+    )  # a node silent for 5 pulses is dead; its jobs move on
     node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join
-    dispy_port: int = execution(9700, lo=1, hi=65534)  # dispynode's -p (dispy's default); a local node picks a free one
-    meanshift_implementation: Literal["numpy", "sklearn"] = execution("numpy")  # same labels; numpy skips sklearn's ~9 ms per fit
-    node_lost_timeout_seconds: float = execution(120.0, **POSITIVE)  # no live dispy node this long: the run stops (resumable)
-    worker_memory_bytes: int = execution(1 << 30, lo=1 << 20)  # address space a batch worker may add (RLIMIT_AS); past it: too_large
-    max_log_bytes: int = execution(1 << 30, lo=1)  # a log file or archive member as stored; larger: too_large, never read
-    max_inflated_bytes: int = execution(1 << 30, lo=1)  # one log's decompressed data, all regions; past it: too_large
+    dispy_port: int = execution(
+        9700, lo=1, hi=65534
+    )  # dispynode's -p (dispy's default); a local node picks a free one
+    meanshift_implementation: Literal["numpy", "sklearn"] = execution(
+        "numpy"
+    )  # same labels; numpy skips sklearn's ~9 ms per fit
+    node_lost_timeout_seconds: float = execution(
+        120.0, **POSITIVE
+    )  # no live dispy node this long: the run stops (resumable)
+    worker_memory_bytes: int = execution(
+        1 << 30, lo=1 << 20
+    )  # address space a batch worker may add (RLIMIT_AS); past it: too_large
+    max_log_bytes: int = execution(
+        1 << 30, lo=1
+    )  # a log file or archive member as stored; larger: too_large, never read
+    max_inflated_bytes: int = execution(
+        1 << 30, lo=1
+    )  # one log's decompressed data, all regions; past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
     service_max_header_bytes: int = service(64 << 10, lo=1024)  # a larger request head gets 431 before auth
-    service_request_timeout_seconds: float = service(10.0, **POSITIVE)  # head, then body, must arrive within this
-    service_max_connections: int = service(1000, lo=1)  # past it the oldest connection awaiting a request is dropped
+    service_request_timeout_seconds: float = service(
+        10.0, **POSITIVE
+    )  # head, then body, must arrive within this
+    service_max_connections: int = service(
+        1000, lo=1
+    )  # past it the oldest connection awaiting a request is dropped
     service_spool_bytes: int = service(1 << 20, lo=0)  # bodies above this stream to a temp file, not memory
-    service_latency_buckets: tuple[float, ...] = service((  # /metrics histogram bounds, seconds
-        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0))
+    service_latency_buckets: tuple[float, ...] = service(
+        (  # /metrics histogram bounds, seconds
+            0.001,
+            0.0025,
+            0.005,
+            0.01,
+            0.025,
+            0.05,
+            0.1,
+            0.25,
+            0.5,
+            1.0,
+            2.5,
+            10.0,
+            60.0,
+        )
+    )
 
     # ===== truth: the ground-truth generators (mosaic synth) =====
-    truth_margin: float = truth(0.1, **SHARE)  # assert a rule's outcome only this far (relative) from its threshold
-    truth_busy_margin: float = truth(0.05, **SHARE)  # busy labels only this far inside low_busy_max / high_busy_min
-    truth_periodic_share: float = truth(0.85, **SHARE)  # design share of periodic segments to assert `periodic`
+    truth_margin: float = truth(
+        0.1, **SHARE
+    )  # assert a rule's outcome only this far (relative) from its threshold
+    truth_busy_margin: float = truth(
+        0.05, **SHARE
+    )  # busy labels only this far inside low_busy_max / high_busy_min
+    truth_periodic_share: float = truth(
+        0.85, **SHARE
+    )  # design share of periodic segments to assert `periodic`
     truth_min_occurrences: int = truth(5, lo=1)  # held-out truth: a series asserts `periodic` from this many
 
     def __post_init__(self):
@@ -181,8 +252,7 @@ class Config:
         return {k: v for k, v in self.to_dict().items() if SECTION_OF[k] == name}
 
     def to_dict(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v
-                for k, v in dataclasses.asdict(self).items()}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
     def replace(self, **changes) -> Config:
         changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
@@ -197,12 +267,13 @@ class Config:
         for key, value in data.items():
             if isinstance(value, dict):
                 if key not in SECTIONS:
-                    raise ValueError(f"{path}: unknown table [{key}]; "
-                                     f"tables are {', '.join(SECTIONS)}")
+                    raise ValueError(f"{path}: unknown table [{key}]; tables are {', '.join(SECTIONS)}")
                 misplaced = sorted(k for k in value if SECTION_OF.get(k, key) != key)
                 if misplaced:
-                    raise ValueError(f"{path}: {', '.join(misplaced)} not in [{key}] "
-                                     f"(belongs in [{SECTION_OF[misplaced[0]]}])")
+                    raise ValueError(
+                        f"{path}: {', '.join(misplaced)} not in [{key}] "
+                        f"(belongs in [{SECTION_OF[misplaced[0]]}])"
+                    )
                 flat.update(value)
             else:
                 flat[key] = value
@@ -236,9 +307,10 @@ def _check(f: dataclasses.Field, hint, value) -> None:
     meta = f.metadata
     lo, hi = meta.get("lo"), meta.get("hi")
     if hint in (int, float) and (
-            (lo is not None and (value < lo or (meta["lo_open"] and value == lo)))
-            or (hi is not None and (value > hi or (meta["hi_open"] and value == hi)))
-            or (isinstance(value, float) and not math.isfinite(value))):
+        (lo is not None and (value < lo or (meta["lo_open"] and value == lo)))
+        or (hi is not None and (value > hi or (meta["hi_open"] and value == hi)))
+        or (isinstance(value, float) and not math.isfinite(value))
+    ):
         left = "(" if meta["lo_open"] else "["
         right = ")" if meta["hi_open"] else "]"
         span = f"{left}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{right}"

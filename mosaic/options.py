@@ -26,12 +26,20 @@ def load_config(config_file: str | None, **overrides) -> Config:
 
 
 config_option = click.option(
-    "--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
     help="TOML file overriding settings of mosaic.config.Config "
-         "(flat keys or tables [method], [execution], [service], [truth]).")
+    "(flat keys or tables [method], [execution], [service], [truth]).",
+)
 mount_option = click.option(
-    "--mount", "mounts", multiple=True, metavar="PREFIX",
+    "--mount",
+    "mounts",
+    multiple=True,
+    metavar="PREFIX",
     help="Keep only files under this prefix (repeatable). Default: all files "
-         "except Darshan pseudo-files and /proc, /sys, /dev.")
+    "except Darshan pseudo-files and /proc, /sys, /dev.",
+)
 strict_option = click.option(
-    "--strict", is_flag=True, default=None, help="Evict partial logs instead of flagging them.")
+    "--strict", is_flag=True, default=None, help="Evict partial logs instead of flagging them."
+)

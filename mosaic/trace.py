@@ -28,19 +28,27 @@ READ, WRITE = 0, 1
 DIRECTIONS = {READ: "read", WRITE: "write"}
 
 # One row per operation: a record's traffic in one direction, or a DXT segment.
-OPS_DTYPE = np.dtype([
-    ("start", "f8"), ("end", "f8"),  # seconds from job start
-    ("bytes", "f8"),
-    ("ranks", "i8"),  # ranks it stands for: nprocs for a shared record, else 1
-    ("direction", "i1"),  # READ or WRITE
-])
+OPS_DTYPE = np.dtype(
+    [
+        ("start", "f8"),
+        ("end", "f8"),  # seconds from job start
+        ("bytes", "f8"),
+        ("ranks", "i8"),  # ranks it stands for: nprocs for a shared record, else 1
+        ("direction", "i1"),  # READ or WRITE
+    ]
+)
 
 # One row per kept file record: what its metadata requests are and when.
-META_DTYPE = np.dtype([
-    ("opens", "f8"), ("seeks", "f8"),
-    ("open_start", "f8"), ("open_end", "f8"),
-    ("close_start", "f8"), ("close_end", "f8"),
-])
+META_DTYPE = np.dtype(
+    [
+        ("opens", "f8"),
+        ("seeks", "f8"),
+        ("open_start", "f8"),
+        ("open_end", "f8"),
+        ("close_start", "f8"),
+        ("close_end", "f8"),
+    ]
+)
 
 
 @dataclass
@@ -51,6 +59,7 @@ class HeatmapSignal:
     whose traffic POSIX already counts). The FFT detector's second signal
     (SPEC 3.5); it changes no byte total, temporality or metadata.
     """
+
     bin_seconds: float
     read: np.ndarray  # float64 bytes per bin
     write: np.ndarray  # float64, as many bins as read
@@ -113,14 +122,19 @@ def trace_from_bytes(data: bytes, file: str, config: Config) -> Trace:
 
 def read_bounded(source: str | os.PathLike | bytes, config: Config, name: str = "") -> DarshanLog:
     """``read_log`` under the execution settings' size limits (too_large past them)."""
-    return read_log(source, name, max_log_bytes=config.max_log_bytes,
-                    max_inflated_bytes=config.max_inflated_bytes,
-                    memory_bytes=config.worker_memory_bytes)
+    return read_log(
+        source,
+        name,
+        max_log_bytes=config.max_log_bytes,
+        max_inflated_bytes=config.max_inflated_bytes,
+        memory_bytes=config.worker_memory_bytes,
+    )
 
 
 @dataclass
 class _CleanRecords:
     """SPEC 2 / 3.1's one cleaned, filtered set of records of a log, before any analysis array."""
+
     ids: np.ndarray  # record ids (POSIX, STDIO, MPI-IO stand-ins)
     ranks: np.ndarray
     fields: F.CanonicalColumns  # canonical counters and fcounters
@@ -140,8 +154,10 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     job = log.job
     if job.run_time > config.max_run_time_seconds:
         # A bogus end time would size per-second arrays in the analysis.
-        raise LogError(Reason.BAD_JOB, f"run time {job.run_time:.0f} s exceeds "
-                                  f"max_run_time_seconds {config.max_run_time_seconds:.0f}")
+        raise LogError(
+            Reason.BAD_JOB,
+            f"run time {job.run_time:.0f} s exceeds max_run_time_seconds {config.max_run_time_seconds:.0f}",
+        )
     if job.partial and config.strict:
         raise LogError(Reason.PARTIAL, "a module ran out of record memory (--strict)")
     slack = max(config.clock_slack_seconds, config.clock_slack_fraction * job.run_time)
@@ -160,8 +176,18 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         traced = _members(ids, dxt_files)
         traced[stdio_rows] = False
         from_records = kept & ~traced
-    return _CleanRecords(ids, ranks, fields, kept, from_records, dropped, dxt_ops, dxt_files,
-                         dropped_segments, 0 if stand_ins is None else len(stand_ins.ids))
+    return _CleanRecords(
+        ids,
+        ranks,
+        fields,
+        kept,
+        from_records,
+        dropped,
+        dxt_ops,
+        dxt_files,
+        dropped_segments,
+        0 if stand_ins is None else len(stand_ins.ids),
+    )
 
 
 def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
@@ -169,16 +195,24 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     (:func:`_clean`); DXT_POSIX segments replace the POSIX operations of their files."""
     clean = _clean(log, config)
     job = log.job
-    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.ranks, clean.from_records,
-                                                job.nprocs)
+    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.ranks, clean.from_records, job.nprocs)
     has_dxt = len(clean.dxt_files) > 0
     return Trace(
-        file=file, job=_job_dict(log), ops=_assemble(ops), meta=_meta_rows(clean.fields, clean.kept),
-        partial=job.partial, dropped_records=clean.dropped, has_dxt=has_dxt,
+        file=file,
+        job=_job_dict(log),
+        ops=_assemble(ops),
+        meta=_meta_rows(clean.fields, clean.kept),
+        partial=job.partial,
+        dropped_records=clean.dropped,
+        has_dxt=has_dxt,
         heatmap=heatmap_signal(log.heatmaps),
-        info={"modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
-              "format": job.version, "dxt": has_dxt, "dropped_segments": clean.dropped_segments,
-              "mpiio_stand_ins": clean.stand_ins},
+        info={
+            "modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.present_modules],
+            "format": job.version,
+            "dxt": has_dxt,
+            "dropped_segments": clean.dropped_segments,
+            "mpiio_stand_ins": clean.stand_ins,
+        },
     )
 
 
@@ -187,6 +221,7 @@ class LogFacts:
     """What deduplication and the funnel need of a log (SPEC 3.1-3.2), without the
     analysis arrays: validating a year of logs builds no operations, metadata rows
     or heatmap signal."""
+
     job: dict  # as Trace.job
     total_bytes: float  # bytes read + written, as the sum of the trace's operations
     partial: bool
@@ -219,11 +254,16 @@ def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
     if not mods:
         counts = np.zeros((0, len(F.CANONICAL_COUNTERS)), np.int64)
         times = np.zeros((0, len(F.CANONICAL_FCOUNTERS)))
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64), \
-            F.CanonicalColumns(counts, times), times, slice(0, 0)
+        return (
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            F.CanonicalColumns(counts, times),
+            times,
+            slice(0, 0),
+        )
     tables = [m.canonical_tables() for m in mods]
     if len(mods) == 1:
-        (counts, times), = tables
+        ((counts, times),) = tables
         ids, ranks = mods[0].ids, mods[0].ranks
     else:
         counts = np.concatenate([c for c, _ in tables])
@@ -257,8 +297,14 @@ def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
     wanted = np.zeros(len(mpiio.ids), key)
     wanted["id"], wanted["rank"] = mpiio.ids, mpiio.ranks
     lost = ~np.isin(wanted, have) & ~np.isin(mpiio.ids, ids[ranks == -1])
-    return F.ModuleRecords(F.MPIIO, mpiio.version, mpiio.ids[lost], mpiio.ranks[lost],
-                           mpiio.counters[lost], mpiio.fcounters[lost])
+    return F.ModuleRecords(
+        F.MPIIO,
+        mpiio.version,
+        mpiio.ids[lost],
+        mpiio.ranks[lost],
+        mpiio.counters[lost],
+        mpiio.fcounters[lost],
+    )
 
 
 def _job_dict(log: DarshanLog) -> dict:
@@ -270,10 +316,18 @@ def _job_dict(log: DarshanLog) -> dict:
     if len(start) != len("2019-01-01T00:00:00Z"):  # no time before year 1 or after 9999
         raise LogError(Reason.BAD_JOB, f"start time {job.start} out of range")
     tokens = job.cmdline.split()
-    return {"uid": int(job.uid), "job_id": str(job.job_id), "exe": job.cmdline,
-            "application": tokens[0] if tokens else "", "nprocs": int(job.nprocs),
-            "start": start, "start_epoch": float(job.start), "end_epoch": float(job.end),
-            "run_time": float(job.run_time), "version": job.version}
+    return {
+        "uid": int(job.uid),
+        "job_id": str(job.job_id),
+        "exe": job.cmdline,
+        "application": tokens[0] if tokens else "",
+        "nprocs": int(job.nprocs),
+        "start": start,
+        "start_epoch": float(job.start),
+        "end_epoch": float(job.end),
+        "run_time": float(job.run_time),
+        "version": job.version,
+    }
 
 
 class _NameFilter:
@@ -290,8 +344,9 @@ class _NameFilter:
 
     def __init__(self, config: Config):
         self.keep_listed = bool(config.mounts)
-        self.pattern = _listed_pattern(config.mounts or config.excluded_prefixes,
-                                       streams=not self.keep_listed)
+        self.pattern = _listed_pattern(
+            config.mounts or config.excluded_prefixes, streams=not self.keep_listed
+        )
 
     def keep(self, paths: list[str]) -> np.ndarray:
         """Keep mask of `paths`."""
@@ -339,8 +394,10 @@ class _KeptFiles:
         names, mounts = log.names, log.record_mounts
         paths = list(names.values())
         if mounts:  # 2.x names are path suffixes: prefix their mount for the filter
-            paths = [mounts[rid].rstrip("/") + "/" + path.lstrip("/") if mounts.get(rid) else path
-                     for rid, path in zip(names, paths)]
+            paths = [
+                mounts[rid].rstrip("/") + "/" + path.lstrip("/") if mounts.get(rid) else path
+                for rid, path in zip(names, paths)
+            ]
         name_filter = _NameFilter(config)
         listed = name_filter.listed(paths + [""])  # the last one: a file without a name
         unnamed_listed = bool(len(listed)) and int(listed[-1]) == len(paths)
@@ -350,8 +407,9 @@ class _KeptFiles:
             unlisted = np.ones(len(paths), bool)
             unlisted[listed[:-1]] = False
             odd = unlisted.nonzero()[0]
-        self.odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd] if len(odd) \
-            else np.zeros(0, np.uint64)
+        self.odd_ids = (
+            np.fromiter(names, np.uint64, count=len(names))[odd] if len(odd) else np.zeros(0, np.uint64)
+        )
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""
@@ -367,8 +425,7 @@ class _KeptFiles:
 FEW_ODD_IDS = 16
 
 
-def _valid_records(fields: F.CanonicalColumns, times: np.ndarray, lo: float,
-                   hi: float) -> np.ndarray:
+def _valid_records(fields: F.CanonicalColumns, times: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """SPEC 3.1 record cleaning: no negative bytes, no inverted or out-of-run timestamps.
 
     ``times``: the canonical timestamps table (start and end pairs, ``CANONICAL_FCOUNTERS``).
@@ -402,8 +459,7 @@ def _assemble(parts: list[tuple]) -> np.ndarray:
     return ops
 
 
-def _record_operations(fields, record_ranks: np.ndarray, kept: np.ndarray,
-                       nprocs: int) -> list[tuple]:
+def _record_operations(fields, record_ranks: np.ndarray, kept: np.ndarray, nprocs: int) -> list[tuple]:
     """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
     ranks = np.where(record_ranks == -1, nprocs, 1)
     out = []
@@ -411,13 +467,21 @@ def _record_operations(fields, record_ranks: np.ndarray, kept: np.ndarray,
         nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]
         sel = kept & (nbytes > 0)
         start = fields[f"{name}_start"][sel]
-        out.append((start, fields[f"{name}_end"][sel], nbytes[sel], ranks[sel],
-                    np.full(len(start), direction, np.int8)))
+        out.append(
+            (
+                start,
+                fields[f"{name}_end"][sel],
+                nbytes[sel],
+                ranks[sel],
+                np.full(len(start), direction, np.int8),
+            )
+        )
     return out
 
 
-def _dxt_operations(log: DarshanLog, kept_files: _KeptFiles, lo: float,
-                    hi: float) -> tuple[tuple, np.ndarray, int]:
+def _dxt_operations(
+    log: DarshanLog, kept_files: _KeptFiles, lo: float, hi: float
+) -> tuple[tuple, np.ndarray, int]:
     """Operations from DXT_POSIX segments, the file ids they cover, segments dropped.
 
     A partial DXT module lost segments, so its files keep their POSIX
@@ -432,8 +496,12 @@ def _dxt_operations(log: DarshanLog, kept_files: _KeptFiles, lo: float,
     kept_first = kept_files(dxt.ids[first])
     files = sorted_unique(dxt.ids[first][kept_first])
     kept = np.repeat(kept_first, np.diff(np.r_[first, len(dxt.ids)]))
-    valid = (dxt.lengths >= 0) & (dxt.ends >= dxt.starts) \
-        & _within(dxt.starts, lo, hi) & _within(dxt.ends, lo, hi)
+    valid = (
+        (dxt.lengths >= 0)
+        & (dxt.ends >= dxt.starts)
+        & _within(dxt.starts, lo, hi)
+        & _within(dxt.ends, lo, hi)
+    )
     dropped = int((kept & ~valid).sum())
     sel = kept & valid & (dxt.lengths > 0)
     direction = np.where(dxt.is_write[sel], WRITE, READ)
@@ -480,4 +548,5 @@ def heatmap_signal(heatmaps: F.HeatmapRecords | None) -> HeatmapSignal | None:
     return HeatmapSignal(
         bin_seconds=coarse,
         read=np.bincount(target, weights=heatmaps.read_bins[sel], minlength=size),
-        write=np.bincount(target, weights=heatmaps.write_bins[sel], minlength=size))
+        write=np.bincount(target, weights=heatmaps.write_bins[sel], minlength=size),
+    )

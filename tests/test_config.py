@@ -5,8 +5,9 @@ from mosaic.config import SECTIONS, Config
 
 def test_toml_overrides_flat_and_section_keys(tmp_path):
     path = tmp_path / "c.toml"
-    path.write_text('significant_bytes = 5e7\n[method]\nmetadata_high_spike = 300\n'
-                    '[execution]\nbatch_size = 16\n')
+    path.write_text(
+        "significant_bytes = 5e7\n[method]\nmetadata_high_spike = 300\n[execution]\nbatch_size = 16\n"
+    )
     cfg = Config.from_toml(path)
     assert cfg.significant_bytes == 5e7
     assert cfg.metadata_high_spike == 300
@@ -22,10 +23,13 @@ def test_unknown_key_is_an_error(tmp_path):
         Config.from_toml(path)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[metadata]\nmetadata_high_spike = 300\n", r"unknown table \[metadata\]"),
-    ("[execution]\nsignificant_bytes = 1\n", r"significant_bytes not in \[execution\]"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[metadata]\nmetadata_high_spike = 300\n", r"unknown table \[metadata\]"),
+        ("[execution]\nsignificant_bytes = 1\n", r"significant_bytes not in \[execution\]"),
+    ],
+)
 def test_tables_are_sections(tmp_path, text, message):
     path = tmp_path / "c.toml"
     path.write_text(text)
@@ -33,19 +37,25 @@ def test_tables_are_sections(tmp_path, text, message):
         Config.from_toml(path)
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"verdict_rule": "meanshift_or_sig_fft"}, "verdict_rule = 'meanshift_or_sig_fft': choose from"),
-    ({"group_by": "application"}, "group_by = 'application': choose from 'app', 'cmdline'"),
-    ({"meanshift_bandwidth": -0.1}, r"meanshift_bandwidth = -0.1: must be a finite number in \(0.0, inf\]"),
-    ({"meanshift_bandwidth": 0.0}, r"meanshift_bandwidth = 0.0: must be"),
-    ({"periodic_segment_share": 1.01}, r"periodic_segment_share = 1.01: .* \[0.0, 1.0\]"),
-    ({"significant_bytes": float("nan")}, "significant_bytes = nan"),
-    ({"batch_size": 0}, "batch_size = 0"),
-    ({"batch_size": 2.5}, "batch_size = 2.5: expected int"),
-    ({"strict": "yes"}, "strict = 'yes': expected bool"),
-    ({"steady_cv": True}, "steady_cv = True: expected float"),
-    ({"mounts": ("/scratch", 3)}, "mounts = .*: expected a list of str"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"verdict_rule": "meanshift_or_sig_fft"}, "verdict_rule = 'meanshift_or_sig_fft': choose from"),
+        ({"group_by": "application"}, "group_by = 'application': choose from 'app', 'cmdline'"),
+        (
+            {"meanshift_bandwidth": -0.1},
+            r"meanshift_bandwidth = -0.1: must be a finite number in \(0.0, inf\]",
+        ),
+        ({"meanshift_bandwidth": 0.0}, r"meanshift_bandwidth = 0.0: must be"),
+        ({"periodic_segment_share": 1.01}, r"periodic_segment_share = 1.01: .* \[0.0, 1.0\]"),
+        ({"significant_bytes": float("nan")}, "significant_bytes = nan"),
+        ({"batch_size": 0}, "batch_size = 0"),
+        ({"batch_size": 2.5}, "batch_size = 2.5: expected int"),
+        ({"strict": "yes"}, "strict = 'yes': expected bool"),
+        ({"steady_cv": True}, "steady_cv = True: expected float"),
+        ({"mounts": ("/scratch", 3)}, "mounts = .*: expected a list of str"),
+    ],
+)
 def test_bad_values_stop_at_construction(changes, message):
     with pytest.raises(ValueError, match=message):
         Config().replace(**changes)
@@ -72,8 +82,16 @@ def test_lists_become_tuples_so_config_stays_hashable(tmp_path):
 
 
 def test_only_the_method_section_changes_the_results_hash():
-    assert Config(batch_size=7, dispy_port=9800, trace_timeout_seconds=5.0,
-                  service_max_request_bytes=10, truth_margin=0.2).hash() == Config().hash()
+    assert (
+        Config(
+            batch_size=7,
+            dispy_port=9800,
+            trace_timeout_seconds=5.0,
+            service_max_request_bytes=10,
+            truth_margin=0.2,
+        ).hash()
+        == Config().hash()
+    )
     assert Config(significant_bytes=2e8).hash() != Config().hash()
     sections = {name: Config().section(name) for name in SECTIONS}
     assert sum(len(s) for s in sections.values()) == len(Config().to_dict())

@@ -4,15 +4,18 @@ import os
 import subprocess
 import sys
 
-PROBE = ("import mosaic, numpy, threadpoolctl; "
-         "print([i['num_threads'] for i in threadpoolctl.threadpool_info() "
-         "if i['internal_api'] == 'openblas'])")
+PROBE = (
+    "import mosaic, numpy, threadpoolctl; "
+    "print([i['num_threads'] for i in threadpoolctl.threadpool_info() "
+    "if i['internal_api'] == 'openblas'])"
+)
 
 
 def probe(**env) -> str:
     clean = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
-    return subprocess.run([sys.executable, "-c", PROBE], env={**clean, **env}, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], env={**clean, **env}, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_one_blas_thread_by_default_and_the_users_choice_kept():

@@ -23,22 +23,38 @@ from mosaic.trace import (
 )
 
 RUN_TIME = 100.0
-POSIX_F = dict(open_start=0, read_start=1, write_start=2, close_start=3,
-               open_end=4, read_end=5, write_end=6, close_end=7)
-STDIO_F = dict(open_start=3, close_start=4, write_start=5, read_start=6,
-               open_end=7, close_end=8, write_end=9, read_end=10)
+POSIX_F = dict(
+    open_start=0, read_start=1, write_start=2, close_start=3, open_end=4, read_end=5, write_end=6, close_end=7
+)
+STDIO_F = dict(
+    open_start=3,
+    close_start=4,
+    write_start=5,
+    read_start=6,
+    open_end=7,
+    close_end=8,
+    write_end=9,
+    read_end=10,
+)
 
 
 def job(**kw):
-    base = dict(uid=5, job_id=77, start=1_700_000_000.0, end=1_700_000_099.0, run_time=RUN_TIME,
-                nprocs=8, cmdline="/apps/lmp -in in.lj", version="3.21")
+    base = dict(
+        uid=5,
+        job_id=77,
+        start=1_700_000_000.0,
+        end=1_700_000_099.0,
+        run_time=RUN_TIME,
+        nprocs=8,
+        cmdline="/apps/lmp -in in.lj",
+        version="3.21",
+    )
     base.update(kw)
     return Job(**base)
 
 
 # module -> (version, counters, fcounters, indices of opens/seeks/bytes read/written, fcounters)
-LAYOUTS = {F.POSIX: (4, 69, 17, [0, 5, 14, 15], POSIX_F),
-           F.STDIO: (2, 14, 15, [0, 4, 7, 6], STDIO_F)}
+LAYOUTS = {F.POSIX: (4, 69, 17, [0, 5, 14, 15], POSIX_F), F.STDIO: (2, 14, 15, [0, 4, 7, 6], STDIO_F)}
 
 
 def records(module, rows):
@@ -50,12 +66,24 @@ def records(module, rows):
         c[i, cidx] = opens, seeks, nread, nwritten
         for name, t in times.items():
             f[i, fidx[name]] = t
-    return ModuleRecords(module, version, np.array([r[0] for r in rows], np.uint64),
-                         np.array([r[1] for r in rows], np.int64), c, f)
+    return ModuleRecords(
+        module,
+        version,
+        np.array([r[0] for r in rows], np.uint64),
+        np.array([r[1] for r in rows], np.int64),
+        c,
+        f,
+    )
 
 
-NAMES = {1: "/scratch/run/out.h5", 2: "/home/u/in.cfg", 3: "<STDOUT>", 4: "/proc/self/maps",
-         5: "/scratch2/other", 6: "/scratch/run/log.txt"}
+NAMES = {
+    1: "/scratch/run/out.h5",
+    2: "/home/u/in.cfg",
+    3: "<STDOUT>",
+    4: "/proc/self/maps",
+    5: "/scratch2/other",
+    6: "/scratch/run/log.txt",
+}
 
 
 def make_log(posix_rows=(), stdio_rows=(), **kw):
@@ -65,24 +93,46 @@ def make_log(posix_rows=(), stdio_rows=(), **kw):
     if stdio_rows:
         modules[F.STDIO] = records(F.STDIO, stdio_rows)
     kw.setdefault("present_modules", tuple(sorted(modules)))
-    return DarshanLog(job=kw.pop("job", job()), names=kw.pop("names", NAMES), modules=modules,
-                      **kw)
+    return DarshanLog(job=kw.pop("job", job()), names=kw.pop("names", NAMES), modules=modules, **kw)
 
 
 def ops_list(trace):
-    return sorted((int(o["direction"]), o["start"], o["end"], o["bytes"], int(o["ranks"]))
-                  for o in trace.ops)
+    return sorted((int(o["direction"]), o["start"], o["end"], o["bytes"], int(o["ranks"])) for o in trace.ops)
 
 
 def test_operations_and_metadata_hand_computed():
     log = make_log(
         posix_rows=[
-            (1, -1, 16, 4, 0, 8_000, dict(open_start=0.5, open_end=0.75, write_start=1.0,
-                                          write_end=9.0, close_start=9.5, close_end=10.0)),
+            (
+                1,
+                -1,
+                16,
+                4,
+                0,
+                8_000,
+                dict(
+                    open_start=0.5,
+                    open_end=0.75,
+                    write_start=1.0,
+                    write_end=9.0,
+                    close_start=9.5,
+                    close_end=10.0,
+                ),
+            ),
             (2, 3, 1, 0, 300, 0, dict(open_start=0.1, open_end=0.2, read_start=0.3, read_end=0.4)),
         ],
-        stdio_rows=[(6, 0, 2, 1, 10, 20, dict(open_start=1.0, read_start=2.0, read_end=3.0,
-                                               write_start=4.0, write_end=5.0))])
+        stdio_rows=[
+            (
+                6,
+                0,
+                2,
+                1,
+                10,
+                20,
+                dict(open_start=1.0, read_start=2.0, read_end=3.0, write_start=4.0, write_end=5.0),
+            )
+        ],
+    )
     trace = build_trace(log, "x.darshan", Config())
     assert trace.ops.dtype == OPS_DTYPE and trace.meta.dtype == META_DTYPE
     assert ops_list(trace) == [
@@ -92,19 +142,29 @@ def test_operations_and_metadata_hand_computed():
         (WRITE, 4.0, 5.0, 20.0, 1),
     ]
     meta = sorted(trace.meta.tolist())
-    assert meta == [(1.0, 0.0, 0.1, 0.2, 0.0, 0.0),  # never closed: 0 kept as 0
-                    (2.0, 1.0, 1.0, 0.0, 0.0, 0.0),
-                    (16.0, 4.0, 0.5, 0.75, 9.5, 10.0)]
+    assert meta == [
+        (1.0, 0.0, 0.1, 0.2, 0.0, 0.0),  # never closed: 0 kept as 0
+        (2.0, 1.0, 1.0, 0.0, 0.0, 0.0),
+        (16.0, 4.0, 0.5, 0.75, 9.5, 10.0),
+    ]
     assert trace.dropped_records == 0 and not trace.partial and not trace.has_dxt
     assert trace.total_bytes == 8330.0
 
 
 def test_job_fields():
     trace = build_trace(make_log([(1, 0, 1, 0, 1, 0, {})]), "f", Config())
-    assert trace.job == {"uid": 5, "job_id": "77", "exe": "/apps/lmp -in in.lj",
-                         "application": "/apps/lmp", "nprocs": 8,
-                         "start": "2023-11-14T22:13:20Z", "start_epoch": 1_700_000_000.0,
-                         "end_epoch": 1_700_000_099.0, "run_time": 100.0, "version": "3.21"}
+    assert trace.job == {
+        "uid": 5,
+        "job_id": "77",
+        "exe": "/apps/lmp -in in.lj",
+        "application": "/apps/lmp",
+        "nprocs": 8,
+        "start": "2023-11-14T22:13:20Z",
+        "start_epoch": 1_700_000_000.0,
+        "end_epoch": 1_700_000_099.0,
+        "run_time": 100.0,
+        "version": "3.21",
+    }
     assert trace.group_key() == "5:/apps/lmp"
     assert trace.info["format"] == "3.21" and trace.info["modules"] == ["POSIX"]
     empty_cmd = build_trace(make_log([(1, 0, 1, 0, 1, 0, {})], job=job(cmdline="")), "f", Config())
@@ -130,17 +190,53 @@ def test_name_filter_edges():
     """Equal to a prefix or under it is listed; a longer name, or '<' not closed by '>', is not."""
     from mosaic.trace import _NameFilter
 
-    paths = ["/proc", "/proc/", "/procx/a", "/dev/shm/x", "<STDERR>", "<a>b", "x<a>", "<", "",
-             "/scratch", "/scratch/", "/scratch2/a", "/home/a/scratch/b"]
+    paths = [
+        "/proc",
+        "/proc/",
+        "/procx/a",
+        "/dev/shm/x",
+        "<STDERR>",
+        "<a>b",
+        "x<a>",
+        "<",
+        "",
+        "/scratch",
+        "/scratch/",
+        "/scratch2/a",
+        "/home/a/scratch/b",
+    ]
     assert _NameFilter(Config()).keep(paths).tolist() == [
-        False, False, True, False, False, True, True, True, True, True, True, True, True]
-    assert _NameFilter(Config(mounts=("/scratch/",))).keep(paths).tolist() == [
-        False] * 9 + [True, True, False, False]
+        False,
+        False,
+        True,
+        False,
+        False,
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+    ]
+    assert _NameFilter(Config(mounts=("/scratch/",))).keep(paths).tolist() == [False] * 9 + [
+        True,
+        True,
+        False,
+        False,
+    ]
     assert _NameFilter(Config()).keep([]).tolist() == []
     assert _NameFilter(Config(mounts=("/",))).keep(["/a", "rel", "", "<STDOUT>"]).tolist() == [
-        True, False, True, False]  # "/" holds every absolute path; no name is the empty path
+        True,
+        False,
+        True,
+        False,
+    ]  # "/" holds every absolute path; no name is the empty path
     assert _NameFilter(Config(excluded_prefixes=())).keep(["/proc/x", "<STDIN>"]).tolist() == [
-        True, False]  # streams are never files
+        True,
+        False,
+    ]  # streams are never files
 
 
 @pytest.mark.parametrize("filtered", [1, 16, 17, 40])  # a few filtered files, or many
@@ -159,9 +255,12 @@ def test_sorted_unique_is_numpys_unique():
     from mosaic.trace import sorted_unique
 
     rng = np.random.default_rng(3)
-    for values in (rng.integers(0, 2**63, 500).astype(np.uint64),
-                   np.repeat(np.array([7, 3, 3, 9], np.uint64), [2, 1, 4, 3]),
-                   np.zeros(0, np.uint64), np.array([5], np.uint64)):
+    for values in (
+        rng.integers(0, 2**63, 500).astype(np.uint64),
+        np.repeat(np.array([7, 3, 3, 9], np.uint64), [2, 1, 4, 3]),
+        np.zeros(0, np.uint64),
+        np.array([5], np.uint64),
+    ):
         assert sorted_unique(values).tolist() == np.unique(values).tolist()
 
 
@@ -177,14 +276,29 @@ def test_all_records_filtered_away_is_still_a_trace():
 
 
 # Slack at RUN_TIME = 100 s: max(1 s, 1 % of 100 s) = 1 s; at 1,000 s it is 10 s.
-@pytest.mark.parametrize("run_time, t, kept", [
-    (100.0, 101.0, True), (100.0, 101.001, False),
-    (1000.0, 1010.0, True), (1000.0, 1010.01, False),
-    (100.0, -1.0, True), (100.0, -1.001, False),
-])
+@pytest.mark.parametrize(
+    "run_time, t, kept",
+    [
+        (100.0, 101.0, True),
+        (100.0, 101.001, False),
+        (1000.0, 1010.0, True),
+        (1000.0, 1010.01, False),
+        (100.0, -1.0, True),
+        (100.0, -1.001, False),
+    ],
+)
 def test_timestamp_slack_edge(run_time, t, kept):
-    rows = [(1, 0, 1, 0, 0, 50, dict(write_start=0.5, write_end=t) if t > 0 else
-             dict(write_start=t, write_end=0.5))]
+    rows = [
+        (
+            1,
+            0,
+            1,
+            0,
+            0,
+            50,
+            dict(write_start=0.5, write_end=t) if t > 0 else dict(write_start=t, write_end=0.5),
+        )
+    ]
     trace = build_trace(make_log(rows, job=job(run_time=run_time)), "f", Config())
     assert (len(trace.ops) == 1) == kept
     assert trace.dropped_records == (0 if kept else 1)
@@ -197,18 +311,21 @@ def test_slack_settings_come_from_config():
     assert build_trace(make_log(rows), "f", Config(clock_slack_fraction=0.04)).dropped_records == 0
 
 
-@pytest.mark.parametrize("row, dropped", [
-    ((1, 0, 1, 0, -1, 0, {}), 1),  # negative bytes read
-    ((1, 0, 1, 0, 0, -5, {}), 1),  # negative bytes written
-    ((1, 0, 1, 0, 10, 0, dict(read_start=5.0, read_end=4.0)), 1),  # inverted read
-    ((1, 0, 1, 0, 10, 0, dict(read_start=5.0, read_end=5.0)), 0),  # zero-length is fine
-    ((1, 0, 1, 0, 0, 10, dict(write_start=2.0, write_end=1.999)), 1),
-    ((1, 0, 1, 0, 0, 0, dict(open_start=3.0, open_end=2.0)), 1),
-    ((1, 0, 1, 0, 0, 0, dict(open_start=3.0, open_end=0.0)), 0),  # open end never recorded
-    ((1, 0, 1, 0, 0, 0, dict(close_start=9.0, close_end=0.0)), 0),  # never closed
-    ((1, 0, 1, 0, 0, 0, dict(close_start=9.0, close_end=8.0)), 1),
-    ((1, 0, 1, 0, 10, 0, dict(read_start=np.nan, read_end=1.0)), 1),
-])
+@pytest.mark.parametrize(
+    "row, dropped",
+    [
+        ((1, 0, 1, 0, -1, 0, {}), 1),  # negative bytes read
+        ((1, 0, 1, 0, 0, -5, {}), 1),  # negative bytes written
+        ((1, 0, 1, 0, 10, 0, dict(read_start=5.0, read_end=4.0)), 1),  # inverted read
+        ((1, 0, 1, 0, 10, 0, dict(read_start=5.0, read_end=5.0)), 0),  # zero-length is fine
+        ((1, 0, 1, 0, 0, 10, dict(write_start=2.0, write_end=1.999)), 1),
+        ((1, 0, 1, 0, 0, 0, dict(open_start=3.0, open_end=2.0)), 1),
+        ((1, 0, 1, 0, 0, 0, dict(open_start=3.0, open_end=0.0)), 0),  # open end never recorded
+        ((1, 0, 1, 0, 0, 0, dict(close_start=9.0, close_end=0.0)), 0),  # never closed
+        ((1, 0, 1, 0, 0, 0, dict(close_start=9.0, close_end=8.0)), 1),
+        ((1, 0, 1, 0, 10, 0, dict(read_start=np.nan, read_end=1.0)), 1),
+    ],
+)
 def test_record_cleaning_rules(row, dropped):
     trace = build_trace(make_log([row, (6, 0, 1, 0, 7, 0, {})]), "f", Config())
     assert trace.dropped_records == dropped
@@ -223,47 +340,66 @@ def test_filtered_records_are_not_counted_as_dropped():
 def test_mpiio_records_never_make_operations():
     log = make_log([(1, 0, 1, 0, 10, 0, {})])
     mpi = records(F.POSIX, [(1, 0, 1, 0, 10, 0, {})])
-    log.modules[F.MPIIO] = ModuleRecords(F.MPIIO, 3, mpi.ids, mpi.ranks,
-                                         np.full((1, 51), 999, np.int64), np.zeros((1, 17)))
+    log.modules[F.MPIIO] = ModuleRecords(
+        F.MPIIO, 3, mpi.ids, mpi.ranks, np.full((1, 51), 999, np.int64), np.zeros((1, 17))
+    )
     assert len(build_trace(log, "f", Config()).ops) == 1
 
 
 def dxt(rows, partial=False):
     """rows: (id, rank, is_write, length, start, end)."""
     a = np.array(rows, dtype=object)
-    return DxtSegments(ids=a[:, 0].astype(np.uint64), ranks=a[:, 1].astype(np.int64),
-                       is_write=a[:, 2].astype(bool), offsets=np.zeros(len(rows), np.int64),
-                       lengths=a[:, 3].astype(np.int64), starts=a[:, 4].astype(float),
-                       ends=a[:, 5].astype(float))
+    return DxtSegments(
+        ids=a[:, 0].astype(np.uint64),
+        ranks=a[:, 1].astype(np.int64),
+        is_write=a[:, 2].astype(bool),
+        offsets=np.zeros(len(rows), np.int64),
+        lengths=a[:, 3].astype(np.int64),
+        starts=a[:, 4].astype(float),
+        ends=a[:, 5].astype(float),
+    )
 
 
 def test_dxt_segments_replace_posix_operations_of_traced_files():
-    rows = [(1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0)),
-            (6, 0, 1, 0, 0, 40, dict(write_start=2.0, write_end=3.0))]
-    segs = dxt([(1, 0, True, 100, 1.0, 2.0), (1, 1, True, 200, 8.0, 9.0),
-                (1, 1, False, 0, 5.0, 5.5),  # zero bytes: no operation
-                (3, 0, True, 10, 1.0, 1.1),  # <STDOUT>: filtered like records
-                (1, 0, True, 5, 50.0, 40.0)])  # inverted segment: dropped
+    rows = [
+        (1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0)),
+        (6, 0, 1, 0, 0, 40, dict(write_start=2.0, write_end=3.0)),
+    ]
+    segs = dxt(
+        [
+            (1, 0, True, 100, 1.0, 2.0),
+            (1, 1, True, 200, 8.0, 9.0),
+            (1, 1, False, 0, 5.0, 5.5),  # zero bytes: no operation
+            (3, 0, True, 10, 1.0, 1.1),  # <STDOUT>: filtered like records
+            (1, 0, True, 5, 50.0, 40.0),
+        ]
+    )  # inverted segment: dropped
     log = make_log(rows, dxt_posix=segs, present_modules=(F.POSIX, F.DXT_POSIX))
     trace = build_trace(log, "f", Config())
-    assert ops_list(trace) == [(WRITE, 1.0, 2.0, 100.0, 1), (WRITE, 2.0, 3.0, 40.0, 1),
-                               (WRITE, 8.0, 9.0, 200.0, 1)]
+    assert ops_list(trace) == [
+        (WRITE, 1.0, 2.0, 100.0, 1),
+        (WRITE, 2.0, 3.0, 40.0, 1),
+        (WRITE, 8.0, 9.0, 200.0, 1),
+    ]
     assert trace.has_dxt and trace.info["dxt"] and trace.info["dropped_segments"] == 1
     assert len(trace.meta) == 2  # metadata still comes from the POSIX records
 
 
 def test_partial_dxt_is_not_used():
     rows = [(1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0))]
-    log = make_log(rows, dxt_posix=dxt([(1, 0, True, 100, 1.0, 2.0)]),
-                   partial_modules=(F.DXT_POSIX,), job=job(partial=True))
+    log = make_log(
+        rows,
+        dxt_posix=dxt([(1, 0, True, 100, 1.0, 2.0)]),
+        partial_modules=(F.DXT_POSIX,),
+        job=job(partial=True),
+    )
     trace = build_trace(log, "f", Config())
     assert ops_list(trace) == [(WRITE, 1.0, 9.0, 300.0, 8)] and not trace.has_dxt
     assert trace.partial
 
 
 def test_partial_logs_are_evicted_only_when_strict():
-    log = make_log([(1, 0, 1, 0, 10, 0, {})], job=job(partial=True),
-                   partial_modules=(F.POSIX,))
+    log = make_log([(1, 0, 1, 0, 10, 0, {})], job=job(partial=True), partial_modules=(F.POSIX,))
     assert build_trace(log, "f", Config()).partial
     with pytest.raises(LogError) as err:
         build_trace(log, "f", Config(strict=True))
@@ -334,16 +470,19 @@ def test_trace_from_bytes_and_from_an_archive_member(shared_logs, tmp_path):
 # --------------------------------------------------------------------------- heatmap
 
 # (API, rank, bin width, write bins, read bins)
-HEATMAP_ROWS = [("heatmap:POSIX", 0, 0.1, [1, 2, 3, 4], [0, 0, 0, 5]),
-                ("heatmap:POSIX", 1, 0.1, [10, 0, 0, 0], [0, 0, 0, 0]),
-                ("heatmap:STDIO", 0, 0.2, [100, 200], [7, 0]),
-                ("heatmap:MPIIO", 0, 0.2, [1000, 1000], [1000, 1000])]
+HEATMAP_ROWS = [
+    ("heatmap:POSIX", 0, 0.1, [1, 2, 3, 4], [0, 0, 0, 5]),
+    ("heatmap:POSIX", 1, 0.1, [10, 0, 0, 0], [0, 0, 0, 0]),
+    ("heatmap:STDIO", 0, 0.2, [100, 200], [7, 0]),
+    ("heatmap:MPIIO", 0, 0.2, [1000, 1000], [1000, 1000]),
+]
 
 
 def heatmap_log(rows):
-    return make_log([(1, 0, 1, 0, 10, 20, dict(read_start=1.0, read_end=2.0, write_start=3.0,
-                                                 write_end=4.0))],
-                    heatmaps=heatmap_records(*zip(*rows)))
+    return make_log(
+        [(1, 0, 1, 0, 10, 20, dict(read_start=1.0, read_end=2.0, write_start=3.0, write_end=4.0))],
+        heatmaps=heatmap_records(*zip(*rows)),
+    )
 
 
 def test_heatmap_sums_posix_and_stdio_on_the_coarser_bins():
@@ -356,20 +495,25 @@ def test_heatmap_sums_posix_and_stdio_on_the_coarser_bins():
 
 
 def test_heatmap_of_equal_widths_is_a_plain_sum_and_odd_bins_keep_their_tail():
-    rows = [("heatmap:POSIX", 0, 0.4, [1, 2, 3], [0, 0, 0]),
-            ("heatmap:STDIO", 2, 0.1, [1, 1, 1, 1, 1], [0, 0, 0, 0, 9])]
+    rows = [
+        ("heatmap:POSIX", 0, 0.4, [1, 2, 3], [0, 0, 0]),
+        ("heatmap:STDIO", 2, 0.1, [1, 1, 1, 1, 1], [0, 0, 0, 0, 9]),
+    ]
     signal = build_trace(heatmap_log(rows), "f", Config()).heatmap
     # STDIO's five 0.1 s bins: four fall into [0, 0.4), the fifth into [0.4, 0.8).
     assert signal.bin_seconds == 0.4
     assert signal.write.tolist() == [5.0, 3.0, 3.0] and signal.read.tolist() == [0.0, 9.0, 0.0]
 
 
-@pytest.mark.parametrize("rows", [
-    [],  # no HEATMAP module
-    [HEATMAP_ROWS[3]],  # MPI-IO only
-    [("heatmap:DFS", 0, 0.1, [5], [5])],  # DFS only
-    [("heatmap:POSIX", 0, 0.1, [5, -1], [0, 0])],  # the only record is corrupt
-])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [],  # no HEATMAP module
+        [HEATMAP_ROWS[3]],  # MPI-IO only
+        [("heatmap:DFS", 0, 0.1, [5], [5])],  # DFS only
+        [("heatmap:POSIX", 0, 0.1, [5, -1], [0, 0])],  # the only record is corrupt
+    ],
+)
 def test_no_posix_or_stdio_heatmap_is_none(rows):
     log = heatmap_log(rows) if rows else make_log([(1, 0, 1, 0, 10, 0, {})])
     assert build_trace(log, "f", Config()).heatmap is None
@@ -410,6 +554,7 @@ def test_heatmap_of_real_logs(shared_logs):
 
 # --------------------------------------------------------------------------- partial POSIX
 
+
 def mpiio(rows):
     """MPI-IO v3 records; rows: (id, rank, indep opens, coll opens, bytes read, written, times)."""
     c, f = np.zeros((len(rows), 51), np.int64), np.zeros((len(rows), 17))
@@ -418,20 +563,22 @@ def mpiio(rows):
         c[i, 10] = 7  # MPIIO_SYNCS: not a seek
         for name, t in times.items():
             f[i, POSIX_F[name]] = t
-    return ModuleRecords(F.MPIIO, 3, np.array([r[0] for r in rows], np.uint64),
-                         np.array([r[1] for r in rows], np.int64), c, f)
+    return ModuleRecords(
+        F.MPIIO, 3, np.array([r[0] for r in rows], np.uint64), np.array([r[1] for r in rows], np.int64), c, f
+    )
 
 
-W = dict(open_start=1.0, open_end=1.5, write_start=2.0, write_end=3.0,
-         close_start=3.5, close_end=4.0)
+W = dict(open_start=1.0, open_end=1.5, write_start=2.0, write_end=3.0, close_start=3.5, close_end=4.0)
 # POSIX has file 1 at rank 0 and file 6 shared (rank -1); 5 seeks each.
 POSIX_KEPT = [(1, 0, 1, 5, 0, 10, W), (6, -1, 1, 5, 0, 20, W)]
-MPIIO_ROWS = [(1, 0, 1, 0, 0, 1000, W),  # (file 1, rank 0) has its POSIX record
-              (1, 3, 0, 2, 0, 3000, dict(W, write_start=10.0, write_end=20.0)),  # rank 3 lost
-              (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),  # no POSIX -1
-              (6, 2, 1, 0, 0, 5000, W),  # file 6's rank -1 POSIX record covers rank 2
-              (6, -1, 0, 8, 0, 6000, W),  # ... and rank -1
-              (2, 5, 1, 1, 700, 0, dict(W, read_start=50.0, read_end=60.0))]  # no POSIX at all
+MPIIO_ROWS = [
+    (1, 0, 1, 0, 0, 1000, W),  # (file 1, rank 0) has its POSIX record
+    (1, 3, 0, 2, 0, 3000, dict(W, write_start=10.0, write_end=20.0)),  # rank 3 lost
+    (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),  # no POSIX -1
+    (6, 2, 1, 0, 0, 5000, W),  # file 6's rank -1 POSIX record covers rank 2
+    (6, -1, 0, 8, 0, 6000, W),  # ... and rank -1
+    (2, 5, 1, 1, 700, 0, dict(W, read_start=50.0, read_end=60.0)),
+]  # no POSIX at all
 
 
 def partial_log(partial=(F.POSIX,)):
@@ -443,9 +590,13 @@ def partial_log(partial=(F.POSIX,)):
 def test_mpiio_stands_in_for_records_a_partial_posix_module_lost():
     trace = build_trace(partial_log(), "f", Config())
     assert trace.info["mpiio_stand_ins"] == 3
-    assert ops_list(trace) == [(READ, 50.0, 60.0, 700.0, 1),
-                               (WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8),
-                               (WRITE, 10.0, 20.0, 3000.0, 1), (WRITE, 30.0, 40.0, 4000.0, 8)]
+    assert ops_list(trace) == [
+        (READ, 50.0, 60.0, 700.0, 1),
+        (WRITE, 2.0, 3.0, 10.0, 1),
+        (WRITE, 2.0, 3.0, 20.0, 8),
+        (WRITE, 10.0, 20.0, 3000.0, 1),
+        (WRITE, 30.0, 40.0, 4000.0, 8),
+    ]
     # Metadata: opens are independent + collective opens, seeks 0 (MPI-IO has none).
     rows = sorted(zip(trace.meta["opens"].tolist(), trace.meta["seeks"].tolist()))
     assert rows == [(1.0, 5.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (8.0, 0.0)]
@@ -460,8 +611,12 @@ def test_mpiio_is_ignored_unless_posix_is_partial(partial):
 
 def test_stand_ins_are_filtered_and_cleaned_like_posix_records():
     log = partial_log()
-    log.modules[F.MPIIO] = mpiio([(3, 0, 1, 0, 0, 99, W),  # <STDOUT>: not a file
-                                  (2, 0, 1, 0, 0, 99, dict(W, write_end=1.0))])  # inverted
+    log.modules[F.MPIIO] = mpiio(
+        [
+            (3, 0, 1, 0, 0, 99, W),  # <STDOUT>: not a file
+            (2, 0, 1, 0, 0, 99, dict(W, write_end=1.0)),
+        ]
+    )  # inverted
     trace = build_trace(log, "f", Config())
     assert trace.info["mpiio_stand_ins"] == 2 and trace.dropped_records == 1
     assert ops_list(trace) == [(WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8)]
@@ -499,10 +654,17 @@ def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     assert writes["bytes"].sum() == 79_525_075_654.0
 
 
-@pytest.mark.parametrize("start, iso", [
-    (-1.5, "1969-12-31T23:59:58Z"), (1_700_000_000.9, "2023-11-14T22:13:20Z"),
-    (253_402_300_799.0, "9999-12-31T23:59:59Z"), (253_402_300_800.0, None), (1e20, None),
-    (float("nan"), None)])
+@pytest.mark.parametrize(
+    "start, iso",
+    [
+        (-1.5, "1969-12-31T23:59:58Z"),
+        (1_700_000_000.9, "2023-11-14T22:13:20Z"),
+        (253_402_300_799.0, "9999-12-31T23:59:59Z"),
+        (253_402_300_800.0, None),
+        (1e20, None),
+        (float("nan"), None),
+    ],
+)
 def test_start_time_in_iso_or_bad_job(start, iso):
     """Start times print as UTC seconds; outside years 1-9999 the job is bad_job."""
     log = make_log([(1, 0, 1, 0, 1, 0, {})], job=job(start=start, end=start + 99))
@@ -529,8 +691,12 @@ def test_mount_root_keeps_unnamed_records_and_drops_relative_names():
     """Under mounts=("/",) the empty path of an id without a name record is listed (kept),
     so the odd ids are the names that are not listed: a relative name and a stream."""
     names = {1: "/scratch/a", 2: "rel/b", 3: "<STDOUT>"}
-    rows = [(1, 0, 1, 0, 10, 0, {}), (2, 0, 1, 0, 20, 0, {}), (3, 0, 1, 0, 40, 0, {}),
-            (9, 0, 1, 0, 80, 0, {})]  # id 9 has no name record
+    rows = [
+        (1, 0, 1, 0, 10, 0, {}),
+        (2, 0, 1, 0, 20, 0, {}),
+        (3, 0, 1, 0, 40, 0, {}),
+        (9, 0, 1, 0, 80, 0, {}),
+    ]  # id 9 has no name record
     trace = build_trace(make_log(rows, names=names), "f", Config(mounts=("/",)))
     assert sorted(trace.ops["bytes"].tolist()) == [10.0, 80.0]
     kept_default = build_trace(make_log(rows, names=names), "f", Config())

@@ -68,8 +68,7 @@ def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     read, write = (_analyze_direction(trace, code, config) for code in DIRECTIONS)
     per_second = metadata.requests_per_second(trace.meta, trace.run_time)
     summary = metadata.statistics(per_second, trace.run_time, config)
-    return TraceAnalysis(trace, read, write, per_second, summary,
-                         metadata.summary_labels(summary, config))
+    return TraceAnalysis(trace, read, write, per_second, summary, metadata.summary_labels(summary, config))
 
 
 def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnalysis:
@@ -89,13 +88,15 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
         meanshift = segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config)
         fft = spectrum.fft_periodicity(starts, ends, nbytes, run_time, config)
         if trace.heatmap is not None:
-            heatmap = spectrum.heatmap_periodicity(getattr(trace.heatmap, name),
-                                                   trace.heatmap.bin_seconds, config)
+            heatmap = spectrum.heatmap_periodicity(
+                getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
+            )
             fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
         found += segments.labels(final, config)
-    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final,
-                             [f"{name}_{label}" for label in found])
+    return DirectionAnalysis(
+        name, ops, merged, chunks, significant, meanshift, fft, final, [f"{name}_{label}" for label in found]
+    )
 
 
 def categorize_trace(trace: Trace, config: Config) -> dict:
@@ -133,8 +134,11 @@ def _direction_result(direction: DirectionAnalysis) -> dict:
         meanshift = {key: value for key, value in direction.meanshift.items() if key != "segments"}
         meanshift["operations"] = [dict(op) for op in meanshift["operations"]]
         meanshift["segments"] = len(direction.meanshift["segments"]["durations"])
-        periodicity = {"meanshift": meanshift, "fft": _plain(direction.fft),
-                       "verdict": dict(direction.verdict)}
+        periodicity = {
+            "meanshift": meanshift,
+            "fft": _plain(direction.fft),
+            "verdict": dict(direction.verdict),
+        }
     return {
         "bytes": direction.bytes,
         "operations": len(direction.ops),

@@ -115,7 +115,7 @@ def _nearest(points: np.ndarray, centers: np.ndarray, bandwidth: float) -> np.nd
     brute = len(centers) < BRUTE_BELOW_NEAREST
     block = max(1, MAX_BLOCK // len(centers))
     for start in range(0, len(points), block):
-        chunk = points[start:start + block]
+        chunk = points[start : start + block]
         if brute:  # scikit-learn queries all points in one product here
             squared = -2 * (chunk @ centers.T)
             squared += np.einsum("ij,ij->i", chunk, chunk)[:, None]
@@ -126,7 +126,7 @@ def _nearest(points: np.ndarray, centers: np.ndarray, bandwidth: float) -> np.nd
             squared = _squared_distances(chunk, centers, brute=False)
             nearest = np.argmin(squared, axis=1)
         reach = np.sqrt(squared[np.arange(len(chunk)), nearest]) <= bandwidth
-        labels[start:start + block][reach] = nearest[reach]
+        labels[start : start + block][reach] = nearest[reach]
     return labels
 
 

@@ -70,8 +70,14 @@ def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> Merge
     starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
     ranks = np.asarray(ranks, dtype=float)
     if len(starts) < 2:  # nothing to merge, and a lone operation is never minor
-        return MergedOperations(starts, ends, nbytes, ranks * (ends - starts),
-                                np.zeros(len(starts), dtype=bool), np.arange(len(starts), dtype=np.int64))
+        return MergedOperations(
+            starts,
+            ends,
+            nbytes,
+            ranks * (ends - starts),
+            np.zeros(len(starts), dtype=bool),
+            np.arange(len(starts), dtype=np.int64),
+        )
     minor = minor_mask(starts, ends, nbytes, config)
     # ndarray methods, not np.flatnonzero / np.argsort / np.cumsum: their Python wrappers
     # cost more than the work on the few operations most directions have
@@ -83,8 +89,9 @@ def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> Merge
     opens_group = _opens_group(s, e)
     member_group = opens_group.cumsum() - 1
     s, e, b, rank_seconds = _reduce(opens_group.nonzero()[0], s, e, b, rank_seconds)
-    member_group, s, e, b, rank_seconds = _neighbor_merge(member_group, s, e, b, rank_seconds,
-                                                          run_time, config)
+    member_group, s, e, b, rank_seconds = _neighbor_merge(
+        member_group, s, e, b, rank_seconds, run_time, config
+    )
     group = np.full(len(starts), -1, dtype=np.int64)
     group[order] = member_group
     return MergedOperations(s, e, b, rank_seconds, minor, group)
@@ -105,14 +112,19 @@ def _reduce(first: np.ndarray, s, e, b, rank_seconds):
     """Collapse consecutive runs starting at ``first`` into one operation each."""
     if len(s) == 0:
         return s, e, b, rank_seconds
-    return (s[first], np.maximum.reduceat(e, first), np.add.reduceat(b, first),
-            np.add.reduceat(rank_seconds, first))
+    return (
+        s[first],
+        np.maximum.reduceat(e, first),
+        np.add.reduceat(b, first),
+        np.add.reduceat(rank_seconds, first),
+    )
 
 
 def _joins(gap, merged_duration, run_time: float, config: Config):
     """SPEC 3.3 step 3: a gap below 0.1 % of the run or 1 % of the merged duration."""
-    return ((gap < config.neighbor_gap_runtime_fraction * run_time)
-            | (gap < config.neighbor_gap_duration_fraction * merged_duration))
+    return (gap < config.neighbor_gap_runtime_fraction * run_time) | (
+        gap < config.neighbor_gap_duration_fraction * merged_duration
+    )
 
 
 def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config: Config):
@@ -152,7 +164,8 @@ def _stack_merge(s: list, e: list, run_time: float, config: Config) -> np.ndarra
     firsts: list[int] = []
     for i in range(len(s)):
         firsts.append(i)
-        while len(firsts) > 1 and _joins(s[firsts[-1]] - e[firsts[-1] - 1],
-                                         e[i] - s[firsts[-2]], run_time, config):
+        while len(firsts) > 1 and _joins(
+            s[firsts[-1]] - e[firsts[-1] - 1], e[i] - s[firsts[-2]], run_time, config
+        ):
             firsts.pop()
     return np.asarray(firsts, dtype=np.int64)

@@ -34,8 +34,7 @@ def requests_per_second(meta: np.ndarray, run_time: float) -> np.ndarray:
     open_end = np.where(meta["open_end"] == 0, meta["open_start"], meta["open_end"])
     close_start = np.where(meta["close_start"] == 0, meta["close_end"], meta["close_start"])
     close_end = np.where(meta["close_end"] == 0, meta["close_start"], meta["close_end"])
-    counts = np.concatenate([meta["opens"] + meta["seeks"],
-                             np.where(never_closed, 0.0, meta["opens"])])
+    counts = np.concatenate([meta["opens"] + meta["seeks"], np.where(never_closed, 0.0, meta["opens"])])
     firsts = np.concatenate([meta["open_start"], close_start])
     lasts = np.concatenate([open_end, close_end])
     lows = np.minimum(np.maximum(np.minimum(firsts, lasts), 0.0), bins)  # cheaper than np.clip
@@ -54,17 +53,21 @@ def _spread(lows, highs, counts, bins: int) -> np.ndarray:
     lo, hi, lb, hb = lows[~one_bin], highs[~one_bin], low_bin[~one_bin], high_bin[~one_bin]
     density = counts[~one_bin] / (hi - lo)
     # Instants, and the partial first and last second of each window ...
-    partial = np.bincount(np.concatenate([low_bin[one_bin], lb, hb]),
-                          weights=np.concatenate([counts[one_bin], density * (lb + 1 - lo),
-                                                  density * (hi - hb)]), minlength=bins)
+    partial = np.bincount(
+        np.concatenate([low_bin[one_bin], lb, hb]),
+        weights=np.concatenate([counts[one_bin], density * (lb + 1 - lo), density * (hi - hb)]),
+        minlength=bins,
+    )
     # ... plus +density on every whole second strictly between them (lb+1 .. hb-1). Only
     # windows longer than a second have such seconds, and their density is below their
     # count: a huge density (a window of a microsecond across a boundary) never enters
     # the running sum, where it would swamp its neighbors' digits.
     long = hb - lb >= 2
-    steps = np.bincount(np.concatenate([lb[long] + 1, hb[long]]),
-                        weights=np.concatenate([density[long], -density[long]]),
-                        minlength=bins + 1)
+    steps = np.bincount(
+        np.concatenate([lb[long] + 1, hb[long]]),
+        weights=np.concatenate([density[long], -density[long]]),
+        minlength=bins + 1,
+    )
     return np.maximum(partial + steps[:bins].cumsum(), 0.0)  # no -1e-17 dust below zero
 
 

@@ -59,8 +59,12 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     for the direction to reach ``periodic_segment_share`` scikit-learn is not
     called at all (every id stays NO_CLUSTER).
     """
-    features = np.column_stack([np.log(np.maximum(durations, config.meanshift_min_duration)),
-                                np.log(np.maximum(nbytes, config.meanshift_min_bytes))])
+    features = np.column_stack(
+        [
+            np.log(np.maximum(durations, config.meanshift_min_duration)),
+            np.log(np.maximum(nbytes, config.meanshift_min_bytes)),
+        ]
+    )
     bandwidth = config.meanshift_bandwidth
     company = cKDTree(features).query_ball_point(features, 2 * bandwidth, return_length=True)
     crowded = company >= config.min_periodic_segments
@@ -77,8 +81,9 @@ def _sklearn_labels(features: np.ndarray, seeds: np.ndarray, bandwidth: float) -
     from sklearn import config_context
     from sklearn.cluster import MeanShift
 
-    with config_context(assume_finite=True, skip_parameter_validation=True,
-                        enable_cython_pairwise_dist=False):
+    with config_context(
+        assume_finite=True, skip_parameter_validation=True, enable_cython_pairwise_dist=False
+    ):
         model = MeanShift(bandwidth=bandwidth, seeds=seeds, cluster_all=False).fit(features)
     return model.labels_.astype(np.int64)
 
@@ -101,9 +106,11 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config) -> dict:
     count = len(durations)
     if count >= config.min_periodic_segments:
         ids = cluster(durations, seg_bytes, config)
-        operations = [op for op in _operations(ids, starts, ends, durations, seg_bytes, config)
-                      if op["period"] >= config.min_period_seconds
-                      and _recurs(starts[ids == op["cluster"]], config)]
+        operations = [
+            op
+            for op in _operations(ids, starts, ends, durations, seg_bytes, config)
+            if op["period"] >= config.min_period_seconds and _recurs(starts[ids == op["cluster"]], config)
+        ]
     else:  # too few segments for any periodic cluster (most directions)
         ids, operations = np.full(count, NO_CLUSTER, dtype=np.int64), []
     in_periodic = sum(op["occurrences"] for op in operations)  # segments in periodic clusters
@@ -189,15 +196,17 @@ def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list
     for cluster_id in cluster_ids:
         members = ids == cluster_id
         same_volume = np.abs(log_bytes - small.mean(log_bytes[members])) <= config.meanshift_bandwidth
-        operations.append({
-            "cluster": int(cluster_id),
-            "period": _period(starts[same_volume], config),
-            "occurrences": int(members.sum()),
-            "bytes_per_occurrence": small.mean(seg_bytes[members]),
-            "busy_fraction": small.mean(busy[members]),
-            "start": float(starts[members][0]),
-            "end": float(ends[members].max()),
-        })
+        operations.append(
+            {
+                "cluster": int(cluster_id),
+                "period": _period(starts[same_volume], config),
+                "occurrences": int(members.sum()),
+                "bytes_per_occurrence": small.mean(seg_bytes[members]),
+                "busy_fraction": small.mean(busy[members]),
+                "start": float(starts[members][0]),
+                "end": float(ends[members].max()),
+            }
+        )
     operations.sort(key=lambda op: op["bytes_per_occurrence"] * op["occurrences"], reverse=True)
     return operations
 

@@ -71,8 +71,10 @@ def _sample_count(durations: np.ndarray, spread: np.ndarray, window: float, conf
     operations. The count is rounded up to a size the FFT handles fast (a
     large prime count would cost many times more).
     """
-    shortest = max(durations.min(initial=np.inf, where=spread) / config.fft_bins_per_operation,
-                   config.fft_min_bin_seconds)
+    shortest = max(
+        durations.min(initial=np.inf, where=spread) / config.fft_bins_per_operation,
+        config.fft_min_bin_seconds,
+    )
     wanted = window / shortest
     count = math.ceil(min(max(wanted, config.fft_min_samples), config.fft_max_samples))
     return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
@@ -93,7 +95,7 @@ def _bytes_per_bin(starts, durations, spread, nbytes, bin_width: float, count: i
     index = np.minimum((times / bin_width).astype(np.int64), count - 1)
     after = index + 1
     own_bin = change * (after * bin_width - times)
-    own_bin[:starts.size] += np.where(spread, 0.0, nbytes)
+    own_bin[: starts.size] += np.where(spread, 0.0, nbytes)
     moved = np.bincount(index, weights=own_bin, minlength=count)
     # The rate before each bin, summed over the bins where it changes only:
     # adding the zeros in between changes no sum, and a cumulative sum over
@@ -103,7 +105,7 @@ def _bytes_per_bin(starts, durations, spread, nbytes, bin_width: float, count: i
     edges = (steps != 0).nonzero()[0]
     if edges.size > 1:
         rate_before = steps[edges[:-1]].cumsum() * bin_width
-        moved[edges[0]:] += rate_before.repeat(edges[1:] - edges[:-1])
+        moved[edges[0] :] += rate_before.repeat(edges[1:] - edges[:-1])
     return moved
 
 
@@ -147,23 +149,32 @@ def more_significant(operations: dict, heatmap: dict | None) -> dict:
     return operations
 
 
-def detect(values: np.ndarray, bin_width: float, signal: str, config: Config,
-           exact=None) -> dict:
+def detect(values: np.ndarray, bin_width: float, signal: str, config: Config, exact=None) -> dict:
     """FTIO-style verdict on a bandwidth signal sampled every ``bin_width`` seconds.
 
     ``exact``: the signal's exact Fourier coefficient at a frequency, when it
     is known beyond the samples (operations); the peak must be there too.
     """
-    result = {"periodic": False, "period": None, "frequency": None, "confidence": 0.0,
-              "confidence_label": NONE, "score": 0.0, "significance": 0.0, "candidates": [],
-              "harmonics": 0, "bin_width": bin_width, "samples": int(values.size),
-              "signal": signal, "exact_share": None}
+    result = {
+        "periodic": False,
+        "period": None,
+        "frequency": None,
+        "confidence": 0.0,
+        "confidence_label": NONE,
+        "score": 0.0,
+        "significance": 0.0,
+        "candidates": [],
+        "harmonics": 0,
+        "bin_width": bin_width,
+        "samples": int(values.size),
+        "signal": signal,
+        "exact_share": None,
+    }
     mean = _mean(values)
     busy = (values > mean).nonzero()[0]  # substantial I/O
     if busy.size == values.size:  # flat: every bin equal, above a mean rounded low
         busy = busy[:0]
-    found = _dominant_period(values, mean, _span(busy), bin_width, config, exact) \
-        if busy.size else None
+    found = _dominant_period(values, mean, _span(busy), bin_width, config, exact) if busy.size else None
     if found is None:
         return {**result, "busy_fraction": _busy_fraction(values, busy)}
     result.update(found, busy_fraction=_busy_fraction(values, busy, found["period"] / bin_width))
@@ -194,8 +205,8 @@ class _Amplitudes(NamedTuple):
         ac = values[1:]
         mean = float(_mean(ac))
         dc, last = float(values[0]), float(values[-1])  # squared in double precision
-        ac_power = (size * energy - dc ** 2 + (last ** 2 if size % 2 == 0 else 0.0)) / 2.0
-        return cls(values, mean, math.sqrt(max(ac_power / ac.size - mean ** 2, 0.0)))
+        ac_power = (size * energy - dc**2 + (last**2 if size % 2 == 0 else 0.0)) / 2.0
+        return cls(values, mean, math.sqrt(max(ac_power / ac.size - mean**2, 0.0)))
 
     def z(self, bins):
         """z-scores of these bins."""
@@ -206,8 +217,9 @@ class _Amplitudes(NamedTuple):
         return self.mean + z * self.spread
 
 
-def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_width: float,
-                     config: Config, exact=None) -> dict | None:
+def _dominant_period(
+    values: np.ndarray, mean: float, active_bins: int, bin_width: float, config: Config, exact=None
+) -> dict | None:
     """Period, confidence, score, candidates and verdict of the strongest fundamental, if any."""
     window = bin_width * values.size
     # Oversampled spectrum: a period that does not divide the window falls
@@ -219,7 +231,7 @@ def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_widt
     # FFT may overwrite: no intermediate copies.
     oversampling = config.fft_oversampling
     padded = np.zeros(oversampling * values.size, dtype=np.float32)
-    centred = np.subtract(values, mean, out=padded[:values.size], casting="same_kind")
+    centred = np.subtract(values, mean, out=padded[: values.size], casting="same_kind")
     energy = _dot(centred, centred)
     spectrum = scipy.fft.rfft(padded, overwrite_x=True)
     amplitudes = _Amplitudes.of(spectrum, padded.size, energy)
@@ -233,23 +245,38 @@ def _dominant_period(values: np.ndarray, mean: float, active_bins: int, bin_widt
     dominant = int(fundamentals[z.argmax()])
     frequency = _refine(amplitudes, dominant, config) / (oversampling * window)
     period = 1.0 / frequency
-    score, significance = _periodicity_score(spectrum[::oversampling], active_bins, values.size,
-                                             period / bin_width, config)
+    score, significance = _periodicity_score(
+        spectrum[::oversampling], active_bins, values.size, period / bin_width, config
+    )
     label, confidence = _confidence(z, score)
-    periodic = bool(label != NONE and window / period >= config.fft_min_periods
-                    and period >= config.min_period_seconds
-                    and score >= config.fft_min_score
-                    and significance >= config.fft_min_significance)
+    periodic = bool(
+        label != NONE
+        and window / period >= config.fft_min_periods
+        and period >= config.min_period_seconds
+        and score >= config.fft_min_score
+        and significance >= config.fft_min_significance
+    )
     exact_share = None
     if periodic and exact is not None:  # a pass over the operations: only to confirm a period
-        exact_share = _exact_share(exact, float(amplitudes.values[dominant]),
-                                   dominant / (oversampling * window), bin_width)
+        exact_share = _exact_share(
+            exact, float(amplitudes.values[dominant]), dominant / (oversampling * window), bin_width
+        )
         periodic = exact_share >= config.fft_min_exact_share
-    return {"periodic": periodic, "period": period, "frequency": frequency,
-            "confidence": confidence, "confidence_label": label, "score": score, "significance": significance,
-            "harmonics": harmonics, "exact_share": exact_share,
-            "candidates": [{"period": oversampling * window / k, "z": float(zk)}
-                           for k, zk in zip(fundamentals.tolist(), z.tolist())]}
+    return {
+        "periodic": periodic,
+        "period": period,
+        "frequency": frequency,
+        "confidence": confidence,
+        "confidence_label": label,
+        "score": score,
+        "significance": significance,
+        "harmonics": harmonics,
+        "exact_share": exact_share,
+        "candidates": [
+            {"period": oversampling * window / k, "z": float(zk)}
+            for k, zk in zip(fundamentals.tolist(), z.tolist())
+        ],
+    }
 
 
 def _exact_share(exact, amplitude: float, frequency: float, bin_width: float) -> float:
@@ -305,15 +332,18 @@ def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.nda
     which then set no bar for the others either.
     """
     lowest = math.ceil(config.fft_min_periods * config.fft_oversampling)
-    band = amplitudes.values[lowest:highest + 1]
+    band = amplitudes.values[lowest : highest + 1]
     if not band.size:
         return np.zeros(0, dtype=np.int64)
     top = max(float(amplitudes.z(lowest + int(band.argmax()))), 0.0)
-    inner = band[:amplitudes.values.size - 1 - lowest]  # a local maximum needs two neighbours
+    inner = band[: amplitudes.values.size - 1 - lowest]  # a local maximum needs two neighbours
     found = lowest + (inner > amplitudes.at_z(config.fft_z_threshold)).nonzero()[0]
     level = amplitudes.values[found]
-    found = found[(level >= amplitudes.values[found - 1]) & (level > amplitudes.values[found + 1])
-                  & (amplitudes.z(found) >= config.fft_peak_fraction * top)]
+    found = found[
+        (level >= amplitudes.values[found - 1])
+        & (level > amplitudes.values[found + 1])
+        & (amplitudes.z(found) >= config.fft_peak_fraction * top)
+    ]
     # Grouped in Python: there are a handful of peaks, and numpy's fixed cost
     # per call would be most of this function's. On ties the first peak wins.
     kept, best, last = [], [], None
@@ -368,7 +398,7 @@ def _refine(amplitudes: _Amplitudes, k: int, config: Config) -> float:
     position, previous = _interpolated_peak(amplitude, k), k
     order = 2
     while (target := int(round(order * position))) + 2 < amplitude.size:
-        local = target - 1 + int(amplitude[target - 1:target + 2].argmax())
+        local = target - 1 + int(amplitude[target - 1 : target + 2].argmax())
         is_peak = amplitude[local - 1] <= amplitude[local] >= amplitude[local + 1]
         if not (local > previous and is_peak and amplitude[local] > outlier):
             break
@@ -388,8 +418,7 @@ def _interpolated_peak(amplitude: np.ndarray, k: int) -> float:
     return k + float(min(max(0.5 * (left - right) / curvature, -0.5), 0.5))
 
 
-def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: float,
-                       config: Config):
+def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: float, config: Config):
     """Correlation of the smoothed signal with itself one period later, in [0, 1],
     and its significance (Fisher z in standard deviations).
 

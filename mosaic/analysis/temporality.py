@@ -33,8 +33,9 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     if spans.all():  # the usual case: no instant, nothing to select
         return _spread(starts, ends, nbytes, width)
     instant_chunk = np.minimum(starts[~spans] // width, CHUNKS - 1).astype(np.int64)
-    return (_spread(starts[spans], ends[spans], nbytes[spans], width)
-            + np.bincount(instant_chunk, weights=nbytes[~spans], minlength=CHUNKS))
+    return _spread(starts[spans], ends[spans], nbytes[spans], width) + np.bincount(
+        instant_chunk, weights=nbytes[~spans], minlength=CHUNKS
+    )
 
 
 def _spread(starts, ends, nbytes, width: float) -> np.ndarray:
@@ -81,13 +82,16 @@ def labels(chunks, total: float, config: Config) -> list[str]:
     rules = {
         "on_start": q0 > config.chunk_dominance * (q1 + q2 + q3),
         "on_end": q3 > config.chunk_dominance * (q0 + q1 + q2),
-        "after_start": (q0 < (q1 + q2 + q3) / config.chunk_minor_divisor
-                        and cv([q1, q2, q3]) < config.steady_cv),
-        "before_end": (q3 < (q0 + q1 + q2) / config.chunk_minor_divisor
-                       and cv([q0, q1, q2]) < config.steady_cv),
+        "after_start": (
+            q0 < (q1 + q2 + q3) / config.chunk_minor_divisor and cv([q1, q2, q3]) < config.steady_cv
+        ),
+        "before_end": (
+            q3 < (q0 + q1 + q2) / config.chunk_minor_divisor and cv([q0, q1, q2]) < config.steady_cv
+        ),
         "after_start_before_end": q1 + q2 > config.chunk_middle_ratio * (q0 + q3),
-        "on_start_and_end": (q0 + q3 > config.chunk_middle_ratio * (q1 + q2)
-                             and cv([q0, q3]) < config.steady_cv),
+        "on_start_and_end": (
+            q0 + q3 > config.chunk_middle_ratio * (q1 + q2) and cv([q0, q3]) < config.steady_cv
+        ),
         "steady": cv([q0, q1, q2, q3]) < config.steady_cv,
     }
     found = [name for name, holds in rules.items() if holds]

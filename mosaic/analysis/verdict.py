@@ -29,8 +29,7 @@ def _fft_scored(fft: dict, config: Config) -> bool:
 
 def _fft_significant(fft: dict, config: Config) -> bool:
     """Periodic far beyond chance: random bursts reach a few sigmas, real series many."""
-    return (bool(fft.get("periodic"))
-            and fft.get("significance", 0.0) >= config.verdict_fft_min_significance)
+    return bool(fft.get("periodic")) and fft.get("significance", 0.0) >= config.verdict_fft_min_significance
 
 
 def _meanshift_vetted(ms: bool, fft: dict, config: Config) -> bool:
@@ -52,7 +51,8 @@ RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
     "meanshift_or_scored_fft": lambda ms, fft, config: ms or _fft_scored(fft, config),
     "meanshift_or_significant_fft": lambda ms, fft, config: ms or _fft_significant(fft, config),
     "vetted_meanshift_or_significant_fft": lambda ms, fft, config: (
-        _meanshift_vetted(ms, fft, config) or _fft_significant(fft, config)),
+        _meanshift_vetted(ms, fft, config) or _fft_significant(fft, config)
+    ),
 }
 
 
@@ -61,17 +61,20 @@ def combine(meanshift: dict, fft: dict, config: Config) -> dict:
     rule = RULES[config.verdict_rule]  # Config accepts only these names
     ms_periodic = bool(meanshift.get("periodic")) and bool(meanshift.get("operations"))
     fft_periodic = bool(fft.get("periodic"))
-    verdict = {"periodic": False, "period": None, "source": None,
-               "magnitude_period": None, "busy_fraction": None}
+    verdict = {
+        "periodic": False,
+        "period": None,
+        "source": None,
+        "magnitude_period": None,
+        "busy_fraction": None,
+    }
     if not rule(ms_periodic, fft, config):
         return verdict
     if ms_periodic:
-        dominant = max(meanshift["operations"],
-                       key=lambda op: op["bytes_per_occurrence"] * op["occurrences"])
+        dominant = max(meanshift["operations"], key=lambda op: op["bytes_per_occurrence"] * op["occurrences"])
         period, busy = float(dominant["period"]), float(dominant["busy_fraction"])
     else:
         period, busy = float(fft["period"]), float(fft["busy_fraction"])
     source = "both" if ms_periodic and fft_periodic else ("meanshift" if ms_periodic else "fft")
-    verdict.update(periodic=True, period=period, source=source,
-                   magnitude_period=period, busy_fraction=busy)
+    verdict.update(periodic=True, period=period, source=source, magnitude_period=period, busy_fraction=busy)
     return verdict

@@ -13,28 +13,55 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Output folder: traces.jsonl, evicted.jsonl, summary.json, store.sqlite.")
-@click.option("--nodes", metavar="HOST[:PORT][,HOST...]",
-              help="Use these running dispynode daemons (PORT = their -p, default 9700) "
-                   "instead of starting a local one.")
-@click.option("--workers", type=click.IntRange(min=0), default=None,
-              help="CPUs of the local dispy node (default: all); 0 runs in this process "
-                   "(debugging: no crash isolation, no time limit).")
-@click.option("--all-runs", is_flag=True, default=None,
-              help="Categorize every valid run, not only each group's heaviest.")
-@click.option("--group-by", type=click.Choice(["app", "cmdline"]), default=None,
-              help="Group runs by uid and executable (app) or whole command line.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Output folder: traces.jsonl, evicted.jsonl, summary.json, store.sqlite.",
+)
+@click.option(
+    "--nodes",
+    metavar="HOST[:PORT][,HOST...]",
+    help="Use these running dispynode daemons (PORT = their -p, default 9700) "
+    "instead of starting a local one.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help="CPUs of the local dispy node (default: all); 0 runs in this process "
+    "(debugging: no crash isolation, no time limit).",
+)
+@click.option(
+    "--all-runs",
+    is_flag=True,
+    default=None,
+    help="Categorize every valid run, not only each group's heaviest.",
+)
+@click.option(
+    "--group-by",
+    type=click.Choice(["app", "cmdline"]),
+    default=None,
+    help="Group runs by uid and executable (app) or whole command line.",
+)
 @mount_option
 @strict_option
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Per-log time limit in seconds; a log past it is evicted as 'timeout'.")
-@click.option("--ship-logs", is_flag=True,
-              help="Send each log's bytes with its job (nodes without a shared file system).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Per-log time limit in seconds; a log past it is evicted as 'timeout'.",
+)
+@click.option(
+    "--ship-logs",
+    is_flag=True,
+    help="Send each log's bytes with its job (nodes without a shared file system).",
+)
 @config_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no final summary.")
-def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout, ship_logs,
-        config_file, quiet) -> None:
+def run(
+    inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout, ship_logs, config_file, quiet
+) -> None:
     """Categorize a corpus: INPUT folders (recursive), tar archives and log files.
 
     Rerunning the same command resumes where an interrupted run stopped.
@@ -43,19 +70,25 @@ def run(inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout
     from mosaic.corpus.pipeline import run as run_pipeline
     from mosaic.errors import EngineError
 
-    config = load_config(config_file, mounts=mounts or None, strict=strict, all_runs=all_runs,
-                     group_by=group_by, trace_timeout_seconds=timeout)
+    config = load_config(
+        config_file,
+        mounts=mounts or None,
+        strict=strict,
+        all_runs=all_runs,
+        group_by=group_by,
+        trace_timeout_seconds=timeout,
+    )
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
     workers = _workers(workers)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop like Ctrl-C
     try:
-        summary = run_pipeline(inputs, out, config, workers=workers, nodes=node_list,
-                               ship_bytes=ship_logs, quiet=quiet)
+        summary = run_pipeline(
+            inputs, out, config, workers=workers, nodes=node_list, ship_bytes=ship_logs, quiet=quiet
+        )
     except EngineError as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted: finished work is in the store; "
-                         "rerun the same command to resume\n")
+        sys.stderr.write("\ninterrupted: finished work is in the store; rerun the same command to resume\n")
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -71,7 +104,8 @@ def _workers(requested: int | None) -> int:
     """All CPUs by default; dispynode refuses more CPUs than the machine has."""
     available = os.cpu_count() or 1
     if requested is not None and requested > available:
-        raise click.BadParameter(f"{requested} > {available} CPUs on this machine "
-                                 "(use --nodes to go beyond one machine)",
-                                 param_hint="--workers")
+        raise click.BadParameter(
+            f"{requested} > {available} CPUs on this machine (use --nodes to go beyond one machine)",
+            param_hint="--workers",
+        )
     return available if requested is None else requested

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Run:
     """The facts of one valid log that deduplication needs."""
+
     file: str
     group_key: str
     total_bytes: float

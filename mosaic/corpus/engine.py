@@ -90,14 +90,14 @@ class Task:
 
 # ----- worker side -----
 
+
 def run_batch(task: Task, items: list, config: Config, isolate: bool) -> list[dict]:
     """Apply `task` to each item; with `isolate`, in supervised child processes (module doc)."""
     if not isolate:
         return [_call(task, item, config) for item in items]
     results: dict[int, dict] = {}  # item index -> result
     while len(results) < len(items):
-        _supervise(task, items, [i for i in range(len(items)) if i not in results], config,
-                   results)
+        _supervise(task, items, [i for i in range(len(items)) if i not in results], config, results)
     return [results[i] for i in range(len(items))]
 
 
@@ -150,8 +150,7 @@ class _Progress:
         self._page.close()
 
 
-def _supervise(task: Task, items: list, todo: list[int], config: Config,
-               results: dict[int, dict]) -> None:
+def _supervise(task: Task, items: list, todo: list[int], config: Config, results: dict[int, dict]) -> None:
     """Fill `results` for items[todo] in order: all of them, or up to a culprit's eviction
     (the results a dying child had not sent yet are left for the next child)."""
     progress = _Progress()
@@ -166,15 +165,13 @@ def _supervise(task: Task, items: list, todo: list[int], config: Config,
             os._exit(0)
     writer.close()
     try:
-        _collect(reader, pid, progress, task, items, todo, config.trace_timeout_seconds,
-                 results)
+        _collect(reader, pid, progress, task, items, todo, config.trace_timeout_seconds, results)
     finally:
         reader.close()
         progress.close()
 
 
-def _work_through(task: Task, items: list, config: Config, writer: Connection,
-                  progress: _Progress) -> None:
+def _work_through(task: Task, items: list, config: Config, writer: Connection, progress: _Progress) -> None:
     """The child's loop: mark each item, work, send the results in groups."""
     group = []
     for position, item in enumerate(items):
@@ -185,8 +182,16 @@ def _work_through(task: Task, items: list, config: Config, writer: Connection,
             group = []
 
 
-def _collect(reader: Connection, pid: int, progress: _Progress, task: Task, items: list,
-             todo: list[int], timeout: float, results: dict[int, dict]) -> None:
+def _collect(
+    reader: Connection,
+    pid: int,
+    progress: _Progress,
+    task: Task,
+    items: list,
+    todo: list[int],
+    timeout: float,
+    results: dict[int, dict],
+) -> None:
     received = 0
     while received < len(todo):
         position, started = progress.read()
@@ -198,8 +203,9 @@ def _collect(reader: Connection, pid: int, progress: _Progress, task: Task, item
                 position = progress.read()[0]
                 if position >= received:  # else it died between logs: the next child goes on
                     culprit = todo[position]
-                    results[culprit] = task.give_up(items[culprit], Reason.WORKER_CRASH,
-                                                    _describe_exit(status))
+                    results[culprit] = task.give_up(
+                        items[culprit], Reason.WORKER_CRASH, _describe_exit(status)
+                    )
                 return
             for result in group:
                 results[todo[received]] = result
@@ -208,8 +214,7 @@ def _collect(reader: Connection, pid: int, progress: _Progress, task: Task, item
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             culprit = todo[position]
-            results[culprit] = task.give_up(items[culprit], Reason.TIMEOUT,
-                                            f"no result after {timeout:g} s")
+            results[culprit] = task.give_up(items[culprit], Reason.TIMEOUT, f"no result after {timeout:g} s")
             return
     os.waitpid(pid, 0)
 
@@ -251,6 +256,7 @@ def _dispy_setup(modules):
     """Runs once per node process: the heavy imports every job then inherits."""
     global _mosaic_engine
     import mosaic.corpus.engine as _mosaic_engine
+
     _mosaic_engine.preload(modules)
     return 0
 
@@ -268,6 +274,7 @@ def preload(modules: Iterable[str]) -> None:
 
 
 # ----- parent side -----
+
 
 class InProcessEngine:
     """`--workers 0`: the same batch function, in this process (debugging, unit tests).
@@ -301,8 +308,9 @@ class DispyEngine:
     imports `preload` once, ahead of any job.
     """
 
-    def __init__(self, config: Config, nodes: list[str] | None = None, workers: int = 1,
-                 preload: Iterable[str] = ()) -> None:
+    def __init__(
+        self, config: Config, nodes: list[str] | None = None, workers: int = 1, preload: Iterable[str] = ()
+    ) -> None:
         self.config = config
         self.nodes = nodes
         self.workers = workers
@@ -336,13 +344,21 @@ class DispyEngine:
             node_addrs = [_node_address(node, port) for node in self.nodes]
             loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
             host = LOOPBACK if loopback else None
-        allocations = [dispy.NodeAllocate(addr, node_port, setup_args=(self.preload,))
-                       for addr, node_port in node_addrs]
+        allocations = [
+            dispy.NodeAllocate(addr, node_port, setup_args=(self.preload,)) for addr, node_port in node_addrs
+        ]
         self._cluster = dispy.JobCluster(
-            _dispy_compute, nodes=allocations, host=host, dispy_port=port,
-            setup=_dispy_setup, depends=[], pulse_interval=self.config.node_pulse_seconds,
-            reentrant=True, loglevel=logging.ERROR,
-            recover_file=os.path.join(workdir, "recover"))
+            _dispy_compute,
+            nodes=allocations,
+            host=host,
+            dispy_port=port,
+            setup=_dispy_setup,
+            depends=[],
+            pulse_interval=self.config.node_pulse_seconds,
+            reentrant=True,
+            loglevel=logging.ERROR,
+            recover_file=os.path.join(workdir, "recover"),
+        )
         self._stack.callback(self._close_cluster)
         self._wait_for_nodes()
 
@@ -355,9 +371,11 @@ class DispyEngine:
         deadline = time.monotonic() + self.config.node_start_timeout_seconds
         while self.cpus() == 0:
             if time.monotonic() > deadline:
-                raise EngineError("no dispy node joined within "
-                                  f"{self.config.node_start_timeout_seconds:g} s "
-                                  f"(nodes: {self.nodes or 'local'})")
+                raise EngineError(
+                    "no dispy node joined within "
+                    f"{self.config.node_start_timeout_seconds:g} s "
+                    f"(nodes: {self.nodes or 'local'})"
+                )
             time.sleep(POLL_SECONDS * 10)
 
     def cpus(self) -> int:
@@ -382,7 +400,8 @@ class DispyEngine:
                 raise EngineError(
                     f"no live dispy node for {self.config.node_lost_timeout_seconds:g} s "
                     f"(nodes: {self.nodes or 'local'}); finished work is in the store: "
-                    "rerun the same command to resume")
+                    "rerun the same command to resume"
+                )
             window = max(1, cpus) * self.config.jobs_in_flight_per_cpu
             while len(inflight) < window and (retries or not exhausted):
                 batch = retries.popleft() if retries else next(batches, None)
@@ -416,7 +435,7 @@ def _job_failure(job) -> str:
 
 
 def _node_address(node: str, default_port: int) -> tuple[str, int]:
-    """"HOST[:PORT]" -> (address, port the node listens on: dispynode's -p + 1)."""
+    """ "HOST[:PORT]" -> (address, port the node listens on: dispynode's -p + 1)."""
     host, _, port = node.partition(":")
     return socket.gethostbyname(host), int(port or default_port) + 1
 
@@ -445,17 +464,33 @@ def _port_free(port: int) -> bool:
 def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str]:
     """The command that starts dispynode (the script dispy installs beside python)."""
     script = os.path.join(os.path.dirname(sys.executable), "dispynode.py")
-    return [sys.executable, script, "--cpus", str(cpus), "-i", host, "-p", str(port),
-            "--daemon", "--clean", "--dest_path_prefix", workdir]
+    return [
+        sys.executable,
+        script,
+        "--cpus",
+        str(cpus),
+        "-i",
+        host,
+        "-p",
+        str(port),
+        "--daemon",
+        "--clean",
+        "--dest_path_prefix",
+        workdir,
+    ]
 
 
 @contextlib.contextmanager
 def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen]:
     """`command` (if any) under a reaper that stops it and removes `workdir` when
     this run ends, even by SIGKILL (see mosaic/corpus/reaper.py)."""
-    reaper = subprocess.Popen([sys.executable, "-m", "mosaic.corpus.reaper", workdir,
-                               str(os.getpid()), "--", *command], stdin=subprocess.DEVNULL,
-                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    reaper = subprocess.Popen(
+        [sys.executable, "-m", "mosaic.corpus.reaper", workdir, str(os.getpid()), "--", *command],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         yield reaper
     finally:
@@ -465,9 +500,10 @@ def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen]
 @contextlib.contextmanager
 def _local_node(cpus: int, port: int, workdir: str, config: Config) -> Iterator[None]:
     """A private dispynode on the loopback, stopped (with its job processes) on exit."""
-    with open(os.path.join(workdir, "dispynode.log"), "wb") as log, _reaped(
-            workdir, dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")),
-            log) as node:
+    with (
+        open(os.path.join(workdir, "dispynode.log"), "wb") as log,
+        _reaped(workdir, dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")), log) as node,
+    ):
         _wait_for_port(node, port + 1, config.node_start_timeout_seconds, log.name)
         yield
 
@@ -520,10 +556,10 @@ class LazyEngine:
             yield from self._started().map(task, itertools.chain([first], batches))
 
 
-def make_engine(config: Config, workers: int, nodes: list[str] | None,
-                preload: Iterable[str] = ()) -> LazyEngine:
+def make_engine(
+    config: Config, workers: int, nodes: list[str] | None, preload: Iterable[str] = ()
+) -> LazyEngine:
     """In-process for `workers == 0` without nodes, else dispy; started on first use."""
     if workers == 0 and not nodes:
         return LazyEngine(lambda: InProcessEngine(config))
-    return LazyEngine(lambda: DispyEngine(config, nodes=nodes, workers=max(1, workers),
-                                          preload=preload))
+    return LazyEngine(lambda: DispyEngine(config, nodes=nodes, workers=max(1, workers), preload=preload))

@@ -50,11 +50,19 @@ RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs
 
 # ----- per-log tasks (run on workers) -----
 
+
 def evicted(ref: LogRef, reason: str, detail: str) -> dict:
     """Result of a log given up on (same keys as a task's eviction)."""
-    return {"file": ref.name, "location": ref.location, "archive": ref.archive,
-            "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
-            "status": "evicted", "reason": reason, "detail": detail}
+    return {
+        "file": ref.name,
+        "location": ref.location,
+        "archive": ref.archive,
+        "size": ref.stamp and ref.stamp[0],
+        "mtime_ns": ref.stamp and ref.stamp[1],
+        "status": "evicted",
+        "reason": reason,
+        "detail": detail,
+    }
 
 
 def _read(ref: LogRef, config: Config):
@@ -99,14 +107,25 @@ def validate_log(ref: LogRef, config: Config) -> dict:
         else:
             facts = log_facts(log, config)
         job = facts.job
-        return {"file": ref.name, "location": ref.location, "archive": ref.archive,
-                "size": ref.stamp and ref.stamp[0], "mtime_ns": ref.stamp and ref.stamp[1],
-                "status": "ok", "group_key": facts.group_key(config.group_by),
-                "uid": int(job["uid"]), "job_id": str(job["job_id"]),
-                "application": job["application"], "start": job.get("start"),
-                "total_bytes": facts.total_bytes, "run_time": job["run_time"],
-                "partial": bool(facts.partial), "dropped_records": facts.dropped_records,
-                "result": result}
+        return {
+            "file": ref.name,
+            "location": ref.location,
+            "archive": ref.archive,
+            "size": ref.stamp and ref.stamp[0],
+            "mtime_ns": ref.stamp and ref.stamp[1],
+            "status": "ok",
+            "group_key": facts.group_key(config.group_by),
+            "uid": int(job["uid"]),
+            "job_id": str(job["job_id"]),
+            "application": job["application"],
+            "start": job.get("start"),
+            "total_bytes": facts.total_bytes,
+            "run_time": job["run_time"],
+            "partial": bool(facts.partial),
+            "dropped_records": facts.dropped_records,
+            "result": result,
+        }
+
     return _guarded(ref, work)
 
 
@@ -115,8 +134,9 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
 
-    return as_row(_guarded(ref, lambda: categorize_trace(
-        build_trace(_read(ref, config), ref.name, config), config)))
+    return as_row(
+        _guarded(ref, lambda: categorize_trace(build_trace(_read(ref, config), ref.name, config), config))
+    )
 
 
 def as_row(result: dict) -> dict:
@@ -124,8 +144,13 @@ def as_row(result: dict) -> dict:
     in the worker (serializing hundreds of thousands of results would load the parent)."""
     from mosaic.corpus.store import result_row
 
-    return {"file": result["file"], "status": result["status"], "reason": result.get("reason"),
-            "detail": result.get("detail"), "row": result_row(result)}
+    return {
+        "file": result["file"],
+        "status": result["status"],
+        "reason": result.get("reason"),
+        "detail": result.get("detail"),
+        "row": result_row(result),
+    }
 
 
 def save_validated(store: Store, batch: list[dict]) -> None:
@@ -140,8 +165,16 @@ CATEGORIZE = Task(categorize_log, evicted)
 
 # ----- orchestration (parent) -----
 
-def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1,
-        nodes: list[str] | None = None, ship_bytes: bool = False, quiet: bool = True) -> dict:
+
+def run(
+    inputs: Iterable[str],
+    out: str | Path,
+    config: Config,
+    workers: int = 1,
+    nodes: list[str] | None = None,
+    ship_bytes: bool = False,
+    quiet: bool = True,
+) -> dict:
     """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
 
     Rerunning the same command resumes: logs already validated or
@@ -153,15 +186,23 @@ def run(inputs: Iterable[str], out: str | Path, config: Config, workers: int = 1
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     counts = ScanCounts()
-    with _locked(out), Store(out / "store.sqlite") as store, \
-            make_engine(config, workers, nodes, WORKER_PRELOAD) as engine:
+    with (
+        _locked(out),
+        Store(out / "store.sqlite") as store,
+        make_engine(config, workers, nodes, WORKER_PRELOAD) as engine,
+    ):
         store.begin_run(config.hash())
         timings["start"] = _lap(clock)
         total = count_log_files(inputs) if _show_progress(quiet) else None
         refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
-        _stream(engine.map(VALIDATE, _new_batches(refs, store, config.batch_size,
-                                                  config.batch_bytes, counts)),
-                functools.partial(save_validated, store), "validate", total, quiet, counts)
+        _stream(
+            engine.map(VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)),
+            functools.partial(save_validated, store),
+            "validate",
+            total,
+            quiet,
+            counts,
+        )
         store.save_archives(counts.archives_read)
         timings["scan_validate"] = _lap(clock, timings)
         store.save_groups(dedup.groups(store.runs_by_group()))
@@ -197,8 +238,10 @@ def _locked(out: Path) -> Iterator[None]:
         except BlockingIOError:
             lock.seek(0)
             holder = lock.read().strip() or "another process"
-            raise EngineError(f"{out} is in use by another mosaic run ({holder}); "
-                              "wait for it to end or choose another --out") from None
+            raise EngineError(
+                f"{out} is in use by another mosaic run ({holder}); "
+                "wait for it to end or choose another --out"
+            ) from None
         lock.truncate(0)
         lock.write(f"pid {os.getpid()}\n")
         lock.flush()
@@ -209,10 +252,14 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
     """Categorize the logs still to do (representatives, or every valid run); how many."""
     total = sum(1 for _ in store.to_categorize(config.all_runs))
     if total:
-        size = balanced_batch_size(total, engine.cpus() * config.jobs_in_flight_per_cpu,
-                                   config.categorize_batch_size)
-        targets = _batches(_categorize_refs(store, config.all_runs, ship_bytes,
-                                            config.max_log_bytes), size, config.batch_bytes)
+        size = balanced_batch_size(
+            total, engine.cpus() * config.jobs_in_flight_per_cpu, config.categorize_batch_size
+        )
+        targets = _batches(
+            _categorize_refs(store, config.all_runs, ship_bytes, config.max_log_bytes),
+            size,
+            config.batch_bytes,
+        )
         _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
     return total
 
@@ -222,8 +269,9 @@ def _lap(clock: float, timings: dict | None = None) -> float:
     return time.perf_counter() - clock - sum((timings or {}).values())
 
 
-def _batches(refs: Iterable[LogRef], size: int, max_bytes: int,
-             first: int | None = None) -> Iterator[list[LogRef]]:
+def _batches(
+    refs: Iterable[LogRef], size: int, max_bytes: int, first: int | None = None
+) -> Iterator[list[LogRef]]:
     """Batches of at most `size` logs that stop once they hold `max_bytes` of logs: a
     batch of a thousand heavy logs would keep one core busy while the other has nothing to do.
 
@@ -255,21 +303,20 @@ def balanced_batch_size(total: int, slots: int, cap: int) -> int:
     return max(1, min(cap, -(-total // max(slots, 1))))
 
 
-def _new_batches(refs: Iterable[LogRef], store: Store, size: int, max_bytes: int,
-                 counts: ScanCounts) -> Iterator[list[LogRef]]:
+def _new_batches(
+    refs: Iterable[LogRef], store: Store, size: int, max_bytes: int, counts: ScanCounts
+) -> Iterator[list[LogRef]]:
     """Batches of scanned logs not yet validated, from these very files, under this
     results hash (the others are counted in `counts.validated_before`)."""
     for batch in _batches(refs, size, max_bytes, first=max(1, size // RAMP_FACTOR)):
-        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None)))
-                                for ref in batch])
+        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None))) for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]
         counts.validated_before += len(batch) - len(fresh)
         if fresh:
             yield fresh
 
 
-def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool,
-                     max_bytes: int) -> Iterator[LogRef]:
+def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool, max_bytes: int) -> Iterator[LogRef]:
     """Logs to categorize; members of one archive are read in one pass over it."""
     from mosaic.darshan.archive import iter_archive
 
@@ -277,12 +324,12 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool,
     for archive, members in itertools.groupby(rows, key=lambda row: row["archive"]):
         if archive is None:
             for row in members:
-                data, error = read_regular(row["location"], max_bytes) if ship_bytes else (
-                    None, None)
-                yield LogRef(row["file"], row["location"], data, error=error,
-                             stamp=(row["size"], row["mtime_ns"]))
+                data, error = read_regular(row["location"], max_bytes) if ship_bytes else (None, None)
+                yield LogRef(
+                    row["file"], row["location"], data, error=error, stamp=(row["size"], row["mtime_ns"])
+                )
             continue
-        wanted = {row["location"][len(archive) + 1:]: row["file"] for row in members}
+        wanted = {row["location"][len(archive) + 1 :]: row["file"] for row in members}
         try:
             for member, data, error in iter_archive(archive, max_bytes):
                 if member in wanted:
@@ -293,16 +340,21 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool,
         else:
             detail = "member no longer in the archive"
         for member, name in wanted.items():
-            yield LogRef(name, f"{archive}/{member}", archive=archive,
-                         error=(Reason.UNREADABLE, detail))
+            yield LogRef(name, f"{archive}/{member}", archive=archive, error=(Reason.UNREADABLE, detail))
 
 
 def _show_progress(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
-def _stream(results: Iterator[list[dict]], save, stage: str, total: int | None,
-            quiet: bool, counts: ScanCounts | None = None) -> None:
+def _stream(
+    results: Iterator[list[dict]],
+    save,
+    stage: str,
+    total: int | None,
+    quiet: bool,
+    counts: ScanCounts | None = None,
+) -> None:
     """Save each batch of results as it arrives; show progress on a terminal.
 
     With the scan's `counts`, the total grows by the archive members met so far
@@ -312,8 +364,10 @@ def _stream(results: Iterator[list[dict]], save, stage: str, total: int | None,
     from tqdm import tqdm
 
     evictions, handled = 0, 0
-    with tqdm(total=total, desc=stage, unit="log", disable=not _show_progress(quiet),
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=total, desc=stage, unit="log", disable=not _show_progress(quiet), dynamic_ncols=True
+    ) as bar:
+
         def advance() -> None:
             if counts is not None and total is not None:
                 bar.total = total + counts.members
@@ -328,8 +382,7 @@ def _stream(results: Iterator[list[dict]], save, stage: str, total: int | None,
         advance()
 
 
-def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
-                  timings: dict) -> dict:
+def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict) -> dict:
     """Write traces.jsonl and evicted.jsonl (sorted by file); return the summary.
 
     `timings` is placed in the summary as is, so the caller can complete it.
@@ -344,32 +397,42 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts,
             representative = bool(row["representative"])
             share = shares.get(row["group_key"]) if shares is not None else _NO_SHARE
             # The stored JSON object without its closing brace, then the group: no parse.
-            fh.write(f'{row["result"][:-1]}, "group": '
-                     f'{group_json(row["group_key"], row["runs"], representative, share)}}}\n')
+            fh.write(
+                f'{row["result"][:-1]}, "group": '
+                f"{group_json(row['group_key'], row['runs'], representative, share)}}}\n"
+            )
             tally = label_sets.setdefault((row["categories"], representative), [0, 0])
             tally[0] += 1
             tally[1] += 1 if config.all_runs else row["runs"]
     stats = CorpusStats()  # whole weights: summing them per label set first is exact
     for (categories, representative), (traces, weight_all) in label_sets.items():
-        stats.add(json.loads(categories), float(traces if representative else 0),
-                  float(weight_all))
+        stats.add(json.loads(categories), float(traces if representative else 0), float(weight_all))
     evicted_at = {"validate": Counter(), "categorize": Counter()}
     with open(out / "evicted.jsonl", "w") as fh:
         for row in store.evicted():
-            fh.write(json.dumps({"file": row["file"], "reason": row["reason"],
-                                 "detail": row["detail"]}) + "\n")
-            evicted_at["categorize" if row["stage"] == "categorize" else "validate"][
-                row["reason"]] += 1
-    funnel = {"files_seen": counts.files_seen, "skipped_files": counts.skipped_files,
-              "skipped": dict(sorted(counts.skipped.items())), "logs": counts.logs,
-              "evicted": dict(sorted(evicted_at["validate"].items())),
-              "evicted_total": sum(evicted_at["validate"].values())}
+            fh.write(
+                json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n"
+            )
+            evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
+    funnel = {
+        "files_seen": counts.files_seen,
+        "skipped_files": counts.skipped_files,
+        "skipped": dict(sorted(counts.skipped.items())),
+        "logs": counts.logs,
+        "evicted": dict(sorted(evicted_at["validate"].items())),
+        "evicted_total": sum(evicted_at["validate"].values()),
+    }
     funnel.update(store.funnel_counts())
     funnel["categorize_evicted"] = dict(sorted(evicted_at["categorize"].items()))
-    return {"funnel": funnel, **stats.to_dict(),
-            "stability": stability_summary(shares.values()) if shares is not None else None,
-            "timings": timings, "config": config.to_dict(), "config_hash": config.hash(),
-            "mosaic_version": version("mosaic-io")}
+    return {
+        "funnel": funnel,
+        **stats.to_dict(),
+        "stability": stability_summary(shares.values()) if shares is not None else None,
+        "timings": timings,
+        "config": config.to_dict(),
+        "config_hash": config.hash(),
+        "mosaic_version": version("mosaic-io"),
+    }
 
 
 _NO_SHARE = object()  # single run: a group has no "same_as_representative"
@@ -414,14 +477,18 @@ def one_screen(summary: dict, out: str | Path, top: int = 12) -> str:
         f"  (partial {funnel['partial']})",
         f"groups {funnel['groups']}   categorized {funnel['categorized']}",
     ]
-    reasons = {**funnel["evicted"], **{f"{k} (categorize)": v
-                                       for k, v in funnel["categorize_evicted"].items()}}
+    reasons = {
+        **funnel["evicted"],
+        **{f"{k} (categorize)": v for k, v in funnel["categorize_evicted"].items()},
+    }
     if reasons:
         lines.append("evicted: " + ", ".join(f"{k} {v}" for k, v in reasons.items()))
     traces = single["traces"] or 1
     ranked = sorted(single["counts"].items(), key=lambda kv: -kv[1])[:top]
-    lines.append("categories (single run): " + ", ".join(
-        f"{label} {count / traces:.0%}" for label, count in ranked if count))
+    lines.append(
+        "categories (single run): "
+        + ", ".join(f"{label} {count / traces:.0%}" for label, count in ranked if count)
+    )
     if summary["stability"]:
         lines.append(f"runs like their representative: mean {summary['stability']['mean']:.0%}")
     lines.append(f"{timings['total']:.1f} s, {timings['logs_per_second']:.0f} logs/s  ->  {out}")

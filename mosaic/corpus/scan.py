@@ -62,9 +62,13 @@ class ScanCounts:
 Reuse = Callable[[str, int, int], "int | None"]
 
 
-def scan(inputs: Iterable[str | os.PathLike], counts: ScanCounts | None = None,
-         ship_bytes: bool = False, max_bytes: int = DEFAULT.max_log_bytes,
-         reuse: Reuse | None = None) -> Iterator[LogRef]:
+def scan(
+    inputs: Iterable[str | os.PathLike],
+    counts: ScanCounts | None = None,
+    ship_bytes: bool = False,
+    max_bytes: int = DEFAULT.max_log_bytes,
+    reuse: Reuse | None = None,
+) -> Iterator[LogRef]:
     """Every log under `inputs`, in a deterministic order (sorted names per folder).
 
     With several input folders, names are prefixed with the shortest tail of
@@ -81,11 +85,9 @@ def scan(inputs: Iterable[str | os.PathLike], counts: ScanCounts | None = None,
     for path in inputs:
         if path in prefixes:
             for full, rel, info in _walk(path, counts, visited):
-                yield from _refs(full, prefixes[path] + rel, info, counts, ship_bytes, max_bytes,
-                                 reuse)
+                yield from _refs(full, prefixes[path] + rel, info, counts, ship_bytes, max_bytes, reuse)
         elif (info := _stat(path, counts)) is not None:
-            yield from _refs(os.path.abspath(path), path, info, counts, ship_bytes, max_bytes,
-                             reuse)
+            yield from _refs(os.path.abspath(path), path, info, counts, ship_bytes, max_bytes, reuse)
 
 
 def folder_prefixes(folders: list[str]) -> dict[str, str]:
@@ -96,8 +98,7 @@ def folder_prefixes(folders: list[str]) -> dict[str, str]:
     parts = {folder: os.path.abspath(folder).strip(os.sep).split(os.sep) for folder in folders}
     distinct = {tuple(p) for p in parts.values()}  # the same folder twice is walked once
     longest = max(map(len, distinct))
-    depth = next(k for k in range(1, longest + 1)
-                 if len({tuple(p[-k:]) for p in distinct}) == len(distinct))
+    depth = next(k for k in range(1, longest + 1) if len({tuple(p[-k:]) for p in distinct}) == len(distinct))
     return {folder: "/".join(p[-depth:]) + "/" for folder, p in parts.items()}
 
 
@@ -125,8 +126,9 @@ def _stat(path: str, counts: ScanCounts) -> os.stat_result | None:
     return None
 
 
-def _walk(root: str, counts: ScanCounts,
-          visited: set[tuple[int, int]]) -> Iterator[tuple[str, str, os.stat_result]]:
+def _walk(
+    root: str, counts: ScanCounts, visited: set[tuple[int, int]]
+) -> Iterator[tuple[str, str, os.stat_result]]:
     """(absolute path, path relative to root, stat) of every file, sorted, depth first;
     each folder (by device and inode) once."""
     root = os.path.abspath(root)  # entries of an absolute, normal folder are absolute, normal
@@ -158,12 +160,19 @@ def _walk(root: str, counts: ScanCounts,
             if stat.S_ISDIR(info.st_mode):
                 subfolders.append(entry.path)
             else:
-                yield entry.path, entry.path[len(under):], info
+                yield entry.path, entry.path[len(under) :], info
         stack.extend(reversed(subfolders))
 
 
-def _refs(location: str, name: str, info: os.stat_result, counts: ScanCounts, ship_bytes: bool,
-          max_bytes: int, reuse: Reuse | None) -> Iterator[LogRef]:
+def _refs(
+    location: str,
+    name: str,
+    info: os.stat_result,
+    counts: ScanCounts,
+    ship_bytes: bool,
+    max_bytes: int,
+    reuse: Reuse | None,
+) -> Iterator[LogRef]:
     """The log(s) of one file; `location` is absolute and normal (both callers make it so)."""
     if not stat.S_ISREG(info.st_mode):
         counts.skipped[NOT_REGULAR] += 1
@@ -199,8 +208,9 @@ def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]
         return None, (error.reason, error.detail)
 
 
-def _archive_refs(location: str, name: str, stamp: tuple[int, int], counts: ScanCounts,
-                  max_bytes: int) -> Iterator[LogRef]:
+def _archive_refs(
+    location: str, name: str, stamp: tuple[int, int], counts: ScanCounts, max_bytes: int
+) -> Iterator[LogRef]:
     """Members of one archive; a damaged archive is reported as one evicted entry.
     Once every member is out, the archive goes to `counts.archives_read`."""
     logs = 0
@@ -209,8 +219,9 @@ def _archive_refs(location: str, name: str, stamp: tuple[int, int], counts: Scan
             counts.logs += 1
             counts.members += 1
             logs += 1
-            yield LogRef(f"{name}/{member}", f"{location}/{member}", data, error,
-                         archive=location, stamp=stamp)
+            yield LogRef(
+                f"{name}/{member}", f"{location}/{member}", data, error, archive=location, stamp=stamp
+            )
     except LogError as error:
         counts.logs += 1
         counts.members += 1

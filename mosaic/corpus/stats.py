@@ -34,7 +34,8 @@ VIEWS = ("single_run", "all_runs")
 # B holds by definition whenever A does: such pairs are not "noteworthy".
 IMPLIED_BY_DEFINITION = frozenset(
     [(f"{d}_{p}", f"{d}_periodic") for d in DIRECTIONS for p in PERIODICITY if p != "periodic"]
-    + [("metadata_high_density", "metadata_multiple_spikes")])
+    + [("metadata_high_density", "metadata_multiple_spikes")]
+)
 
 _INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
 _MAX_PENDING_SETS = 4096  # distinct label sets held before folding them into the matrices
@@ -112,16 +113,14 @@ class CorpusStats:
                 "counts": dict(zip(ALL_LABELS, self._counts[v].tolist(), strict=True)),
             }
             out["jaccard"][view] = {"labels": labels, "matrix": _safe_ratio(joint, union)}
-            out["conditional"][view] = {"labels": labels,
-                                        "matrix": _safe_ratio(joint, counts[:, None])}
+            out["conditional"][view] = {"labels": labels, "matrix": _safe_ratio(joint, counts[:, None])}
         return out
 
 
 def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> list[list[float]]:
     """numerator / denominator, 0 where the denominator is 0 (JSON has no NaN)."""
     denominator = np.broadcast_to(denominator, numerator.shape)
-    ratio = np.divide(numerator, denominator, out=np.zeros_like(numerator),
-                      where=denominator > 0)
+    ratio = np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
     return ratio.tolist()
 
 
@@ -143,9 +142,12 @@ def stability_summary(shares: Iterable[float], bins: int = DEFAULT.stability_his
     }
 
 
-def noteworthy_correlations(conditional: dict, distributions: dict,
-                            min_p: float = DEFAULT.correlation_min_probability,
-                            min_support: float = DEFAULT.correlation_min_support) -> list[dict]:
+def noteworthy_correlations(
+    conditional: dict,
+    distributions: dict,
+    min_p: float = DEFAULT.correlation_min_probability,
+    min_support: float = DEFAULT.correlation_min_support,
+) -> list[dict]:
     """Pairs with P(B | A) >= min_p carried together by >= min_support of traces.
 
     `conditional` and `distributions` are one view of `CorpusStats.to_dict()`
@@ -161,8 +163,9 @@ def noteworthy_correlations(conditional: dict, distributions: dict,
     weight_a = np.array([distributions["counts"][a] for a in labels], dtype=float)
     support = p * weight_a[:, None] / total
     rows, cols = np.nonzero((p >= min_p) & (support >= min_support))
-    found = [{"if": labels[i], "then": labels[j], "probability": float(p[i, j]),
-              "support": float(support[i, j])}
-             for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
-             if i != j and (labels[i], labels[j]) not in IMPLIED_BY_DEFINITION]
+    found = [
+        {"if": labels[i], "then": labels[j], "probability": float(p[i, j]), "support": float(support[i, j])}
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
+        if i != j and (labels[i], labels[j]) not in IMPLIED_BY_DEFINITION
+    ]
     return sorted(found, key=lambda c: (-c["probability"], -c["support"]))

@@ -64,9 +64,25 @@ CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
 """
 
 RESUME_TABLES = ("logs", "results", "archives")
-FACT_COLUMNS = ("file", "location", "archive", "size", "mtime_ns", "status", "reason", "detail", "group_key",
-                "uid", "job_id", "application", "start", "total_bytes", "run_time",
-                "partial", "dropped_records")
+FACT_COLUMNS = (
+    "file",
+    "location",
+    "archive",
+    "size",
+    "mtime_ns",
+    "status",
+    "reason",
+    "detail",
+    "group_key",
+    "uid",
+    "job_id",
+    "application",
+    "start",
+    "total_bytes",
+    "run_time",
+    "partial",
+    "dropped_records",
+)
 
 
 def _value(value):
@@ -90,8 +106,14 @@ def result_row(result: dict) -> tuple:
     ``group``, which the parent adds once deduplication knows the groups.
     """
     body = {key: value for key, value in result.items() if key != "group"}
-    return (result["file"], result["status"], result.get("reason"), result.get("detail"),
-            json.dumps(result.get("categories")), json.dumps(body, sort_keys=True))
+    return (
+        result["file"],
+        result["status"],
+        result.get("reason"),
+        result.get("detail"),
+        json.dumps(result.get("categories")),
+        json.dumps(body, sort_keys=True),
+    )
 
 
 class Row(sqlite3.Row):
@@ -109,13 +131,15 @@ class Store:
 
     def __init__(self, path: str | Path, busy_timeout_seconds: float = 30.0) -> None:
         self.path = Path(path)
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_seconds,
-                                   check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(
+            self.path, timeout=busy_timeout_seconds, check_same_thread=False, isolation_level=None
+        )
         self._db.row_factory = Row
         # Streams read through their own connection: a WAL snapshot unaffected
         # by the writes the caller makes while consuming them.
-        self._reader = sqlite3.connect(self.path, timeout=busy_timeout_seconds,
-                                       check_same_thread=False, isolation_level=None)
+        self._reader = sqlite3.connect(
+            self.path, timeout=busy_timeout_seconds, check_same_thread=False, isolation_level=None
+        )
         self._reader.row_factory = Row
         self._lock = threading.Lock()
         with self._lock:
@@ -125,8 +149,7 @@ class Store:
             if self._meta("resume_schema") != RESUME_SCHEMA:  # older layout: redo, never misread
                 self._db.executescript("".join(f"DROP TABLE {t};" for t in RESUME_TABLES))
                 self._db.executescript(SCHEMA)
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('resume_schema', ?)",
-                                 (RESUME_SCHEMA,))
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('resume_schema', ?)", (RESUME_SCHEMA,))
         self.run_id = 0
         self._fresh = False
 
@@ -186,8 +209,10 @@ class Store:
         # Nothing to resume from: no log to look up or to forget (~8 us a log saved).
         self._fresh = self._db.execute("SELECT 1 FROM logs LIMIT 1").fetchone() is None
         self.run_id = int(self._meta("run") or 0) + 1
-        self._write("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                    [("results_hash", results_hash), ("run", str(self.run_id))])
+        self._write(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [("results_hash", results_hash), ("run", str(self.run_id))],
+        )
         return self.run_id
 
     def mark_seen(self, logs: list[tuple]) -> set[str]:
@@ -196,22 +221,31 @@ class Store:
         return their names. Any other log is validated again."""
         if self._fresh:
             return set()
-        self._write("UPDATE logs SET seen = ? WHERE file = ? AND location = ? AND size IS ? "
-                    "AND mtime_ns IS ?", [(self.run_id, *log) for log in logs])
+        self._write(
+            "UPDATE logs SET seen = ? WHERE file = ? AND location = ? AND size IS ? AND mtime_ns IS ?",
+            [(self.run_id, *log) for log in logs],
+        )
         marks = ",".join("?" * len(logs))
-        return {row[0] for row in self._db.execute(
-            f"SELECT file FROM logs WHERE seen = ? AND file IN ({marks})",
-            _params((self.run_id, *(log[0] for log in logs))))}
+        return {
+            row[0]
+            for row in self._db.execute(
+                f"SELECT file FROM logs WHERE seen = ? AND file IN ({marks})",
+                _params((self.run_id, *(log[0] for log in logs))),
+            )
+        }
 
     def reuse_archive(self, location: str, size: int, mtime_ns: int) -> int | None:
         """Logs of an archive validated whole by an earlier run and unchanged since,
         flagged as part of this run (None: read it again)."""
-        row = self._db.execute("SELECT logs FROM archives WHERE location = ? AND size = ? "
-                               "AND mtime_ns = ?", _params((location, size, mtime_ns))).fetchone()
+        row = self._db.execute(
+            "SELECT logs FROM archives WHERE location = ? AND size = ? AND mtime_ns = ?",
+            _params((location, size, mtime_ns)),
+        ).fetchone()
         if row is None:
             return None
-        self._write("UPDATE logs SET seen = ? WHERE archive = ? OR location = ?",
-                    [(self.run_id, location, location)])
+        self._write(
+            "UPDATE logs SET seen = ? WHERE archive = ? OR location = ?", [(self.run_id, location, location)]
+        )
         return row[0]
 
     def save_archives(self, archives: Iterable[tuple]) -> None:
@@ -226,14 +260,19 @@ class Store:
         rows = [(*map(fact.get, FACT_COLUMNS), self.run_id) for fact in facts]
         if not self._fresh:
             self._write("DELETE FROM results WHERE file = ?", [(fact["file"],) for fact in facts])
-        self._write(f"INSERT OR REPLACE INTO logs ({columns}, seen) "
-                    f"VALUES ({','.join('?' * (len(FACT_COLUMNS) + 1))})", rows)
+        self._write(
+            f"INSERT OR REPLACE INTO logs ({columns}, seen) "
+            f"VALUES ({','.join('?' * (len(FACT_COLUMNS) + 1))})",
+            rows,
+        )
 
     def runs_by_group(self) -> Iterator[Run]:
         """Valid logs of this run, clustered by group key (dedup input)."""
-        for row in self._rows("SELECT file, group_key, total_bytes, run_time FROM logs "
-                              "WHERE seen = ? AND status = 'ok' ORDER BY group_key",
-                              (self.run_id,)):
+        for row in self._rows(
+            "SELECT file, group_key, total_bytes, run_time FROM logs "
+            "WHERE seen = ? AND status = 'ok' ORDER BY group_key",
+            (self.run_id,),
+        ):
             yield Run(*row)
 
     def save_groups(self, groups: Iterable[Group]) -> None:
@@ -241,10 +280,11 @@ class Store:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             for group in groups:
-                self._db.execute("UPDATE logs SET runs = ?, representative = (file = ?) "
-                                 "WHERE group_key = ? AND seen = ? AND status = 'ok'",
-                                 _params((group.runs, group.representative, group.key,
-                                          self.run_id)))
+                self._db.execute(
+                    "UPDATE logs SET runs = ?, representative = (file = ?) "
+                    "WHERE group_key = ? AND seen = ? AND status = 'ok'",
+                    _params((group.runs, group.representative, group.key, self.run_id)),
+                )
             self._db.execute("COMMIT")
 
     def to_categorize(self, all_runs: bool) -> Iterator[Row]:
@@ -255,14 +295,21 @@ class Store:
             "SELECT l.file, l.location, l.archive, l.size, l.mtime_ns FROM logs l "
             "LEFT JOIN results r USING (file) "
             f"WHERE l.seen = ? AND l.status = 'ok' {which} AND r.file IS NULL "
-            "ORDER BY l.archive, l.file", (self.run_id,))
+            "ORDER BY l.archive, l.file",
+            (self.run_id,),
+        )
 
     def promote_stand_ins(self) -> int:
         """Groups whose representative was evicted during categorization: the next-
         heaviest valid run not evicted stands in. Returns how many groups changed."""
-        keys = [row[0] for row in self._db.execute(
-            "SELECT l.group_key FROM logs l JOIN results r USING (file) WHERE l.seen = ? "
-            "AND l.representative = 1 AND r.status = 'evicted'", (self.run_id,)).fetchall()]
+        keys = [
+            row[0]
+            for row in self._db.execute(
+                "SELECT l.group_key FROM logs l JOIN results r USING (file) WHERE l.seen = ? "
+                "AND l.representative = 1 AND r.status = 'evicted'",
+                (self.run_id,),
+            ).fetchall()
+        ]
         promoted = 0
         for key in keys:
             row = self._db.execute(
@@ -270,10 +317,14 @@ class Store:
                 "l.group_key = ? AND l.seen = ? AND l.status = 'ok' AND "
                 "coalesce(r.status, 'ok') = 'ok' "
                 "ORDER BY l.total_bytes DESC, l.run_time DESC, l.file LIMIT 1",
-                _params((key, self.run_id))).fetchone()
+                _params((key, self.run_id)),
+            ).fetchone()
             if row is not None:
-                self._write("UPDATE logs SET representative = (file = ?) WHERE group_key = ? "
-                            "AND seen = ? AND status = 'ok'", [(row[0], key, self.run_id)])
+                self._write(
+                    "UPDATE logs SET representative = (file = ?) WHERE group_key = ? "
+                    "AND seen = ? AND status = 'ok'",
+                    [(row[0], key, self.run_id)],
+                )
                 promoted += 1
         return promoted
 
@@ -289,14 +340,18 @@ class Store:
         yield from self._rows(
             "SELECT r.result, r.categories, l.group_key, l.runs, l.representative "
             "FROM results r JOIN logs l USING (file) "
-            f"WHERE l.seen = ? AND r.status = 'ok' {which} ORDER BY l.file", (self.run_id,))
+            f"WHERE l.seen = ? AND r.status = 'ok' {which} ORDER BY l.file",
+            (self.run_id,),
+        )
 
     def categories_by_group(self) -> Iterator[Row]:
         """(group_key, representative, categories) of categorized runs, by group."""
         yield from self._rows(
             "SELECT l.group_key, l.representative, r.categories FROM results r "
             "JOIN logs l USING (file) WHERE l.seen = ? AND r.status = 'ok' "
-            "ORDER BY l.group_key", (self.run_id,))
+            "ORDER BY l.group_key",
+            (self.run_id,),
+        )
 
     def evicted(self) -> Iterator[Row]:
         """(file, reason, detail, stage) of every log of this run evicted, by file."""
@@ -306,7 +361,8 @@ class Store:
             "THEN 'categorize' ELSE 'validate' END AS stage "
             "FROM logs l LEFT JOIN results r USING (file) "
             "WHERE l.seen = ? AND (l.status = 'evicted' OR r.status = 'evicted') ORDER BY l.file",
-            (self.run_id,))
+            (self.run_id,),
+        )
 
     def funnel_counts(self) -> dict:
         """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
@@ -315,18 +371,27 @@ class Store:
         db = self._reader
         row = db.execute(  # a group has one representative: no DISTINCT to sort
             "SELECT count(*), coalesce(sum(partial), 0), coalesce(sum(representative), 0) "
-            "FROM logs WHERE seen = ? AND status = 'ok'", (self.run_id,)).fetchone()
+            "FROM logs WHERE seen = ? AND status = 'ok'",
+            (self.run_id,),
+        ).fetchone()
         categorized = db.execute(
-            "SELECT count(*) FROM results r JOIN logs l USING (file) "
-            "WHERE l.seen = ? AND r.status = 'ok'", (self.run_id,)).fetchone()[0]
+            "SELECT count(*) FROM results r JOIN logs l USING (file) WHERE l.seen = ? AND r.status = 'ok'",
+            (self.run_id,),
+        ).fetchone()[0]
         stand_ins = db.execute(
             "SELECT count(*) FROM logs l WHERE l.seen = ? AND l.representative = 1 AND EXISTS ("
             "SELECT 1 FROM logs m JOIN results r ON r.file = m.file AND r.status = 'evicted' "
             "WHERE m.group_key = l.group_key AND m.seen = l.seen AND m.status = 'ok' AND "
             "(-m.total_bytes, -m.run_time, m.file) < (-l.total_bytes, -l.run_time, l.file))",
-            (self.run_id,)).fetchone()[0]
-        return {"valid": row[0], "partial": row[1], "groups": row[2], "categorized": categorized,
-                "stand_ins": stand_ins}
+            (self.run_id,),
+        ).fetchone()[0]
+        return {
+            "valid": row[0],
+            "partial": row[1],
+            "groups": row[2],
+            "categorized": categorized,
+            "stand_ins": stand_ins,
+        }
 
     def publish(self) -> None:
         """Fill the lookup tables from this run's groups and results."""
@@ -334,13 +399,17 @@ class Store:
         self._write(
             "INSERT OR REPLACE INTO jobs SELECT l.file, l.job_id, l.group_key, r.categories "
             "FROM logs l LEFT JOIN results r ON r.file = l.file AND r.status = 'ok' "
-            "WHERE l.seen = ? AND l.status = 'ok'", run)
+            "WHERE l.seen = ? AND l.status = 'ok'",
+            run,
+        )
         self._write(
             "INSERT OR REPLACE INTO applications SELECT l.group_key, l.uid, l.application, "
             "l.runs, (SELECT max(start) FROM logs m WHERE m.group_key = l.group_key "
             "AND m.seen = l.seen AND m.status = 'ok'), l.file, l.total_bytes, l.run_time, "
             "r.categories FROM logs l JOIN results r ON r.file = l.file AND r.status = 'ok' "
-            "WHERE l.seen = ? AND l.representative = 1", run)
+            "WHERE l.seen = ? AND l.representative = 1",
+            run,
+        )
 
     # ----- lookup API (scheduler service) -----
 
@@ -351,8 +420,9 @@ class Store:
         by command line). None if the store has never seen it.
         """
         with self._lock:
-            row = self._db.execute("SELECT * FROM applications WHERE group_key = ?",
-                                   (f"{uid}:{app}",)).fetchone()
+            row = self._db.execute(
+                "SELECT * FROM applications WHERE group_key = ?", (f"{uid}:{app}",)
+            ).fetchone()
         return _application(row) if row else None
 
     def job(self, job_id: str) -> list[dict]:
@@ -361,17 +431,24 @@ class Store:
             rows = self._db.execute(
                 "SELECT j.file, j.job_id, j.group_key, j.categories AS own, a.* FROM jobs j "
                 "LEFT JOIN applications a USING (group_key) WHERE j.job_id = ? ORDER BY j.file",
-                (str(job_id),)).fetchall()
-        return [{"file": row["file"], "job_id": row["job_id"],
-                 "categories": json.loads(row["own"]) if row["own"] else None,
-                 "application": _application(row) if row["runs"] is not None else None}
-                for row in rows]
+                (str(job_id),),
+            ).fetchall()
+        return [
+            {
+                "file": row["file"],
+                "job_id": row["job_id"],
+                "categories": json.loads(row["own"]) if row["own"] else None,
+                "application": _application(row) if row["runs"] is not None else None,
+            }
+            for row in rows
+        ]
 
     def job_uids(self, job_id: str) -> set[int]:
         """The uids of the runs stored under ``job_id`` (a scheduler job has one owner)."""
         with self._lock:
-            rows = self._db.execute("SELECT DISTINCT group_key FROM jobs WHERE job_id = ?",
-                                    (str(job_id),)).fetchall()
+            rows = self._db.execute(
+                "SELECT DISTINCT group_key FROM jobs WHERE job_id = ?", (str(job_id),)
+            ).fetchall()
         return {int(row[0].split(":", 1)[0]) for row in rows}
 
     def record(self, result: dict) -> None:
@@ -388,29 +465,42 @@ class Store:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?",
-                                         _params((run.file,))).fetchone()
-                self._db.execute("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
-                                 _params((run.file, str(job["job_id"]), key, categories)))
-                row = self._db.execute("SELECT * FROM applications WHERE group_key = ?",
-                                       (key,)).fetchone()
+                known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?", _params((run.file,))).fetchone()
+                self._db.execute(
+                    "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
+                    _params((run.file, str(job["job_id"]), key, categories)),
+                )
+                row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
                 if row is None:
                     self._db.execute(
                         "INSERT INTO applications VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                        _params((key, job["uid"], job["application"], job.get("start"),
-                                 run.file, run.total_bytes, run.run_time, categories)))
+                        _params(
+                            (
+                                key,
+                                job["uid"],
+                                job["application"],
+                                job.get("start"),
+                                run.file,
+                                run.total_bytes,
+                                run.run_time,
+                                categories,
+                            )
+                        ),
+                    )
                 else:
                     current = Run(row["representative"], key, row["total_bytes"], row["run_time"])
                     heavier = heaviness(run) < heaviness(current)
                     self._db.execute(
                         "UPDATE applications SET runs = runs + ?, last_seen = max(coalesce("
                         "last_seen, ''), coalesce(?, '')) WHERE group_key = ?",
-                        (0 if known else 1, job.get("start"), key))
+                        (0 if known else 1, job.get("start"), key),
+                    )
                     if heavier or row["representative"] == run.file:
                         self._db.execute(
                             "UPDATE applications SET representative = ?, total_bytes = ?, "
                             "run_time = ?, categories = ? WHERE group_key = ?",
-                            _params((run.file, run.total_bytes, run.run_time, categories, key)))
+                            _params((run.file, run.total_bytes, run.run_time, categories, key)),
+                        )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -418,12 +508,16 @@ class Store:
 
 
 def _total_bytes(result: dict) -> float:
-    return float(result.get("read", {}).get("bytes", 0)) + float(
-        result.get("write", {}).get("bytes", 0))
+    return float(result.get("read", {}).get("bytes", 0)) + float(result.get("write", {}).get("bytes", 0))
 
 
 def _application(row: Row) -> dict:
-    return {"group_key": row["group_key"], "uid": row["uid"], "application": row["application"],
-            "categories": json.loads(row["categories"]) if row["categories"] else None,
-            "runs": row["runs"], "last_seen": row["last_seen"],
-            "representative": row["representative"]}
+    return {
+        "group_key": row["group_key"],
+        "uid": row["uid"],
+        "application": row["application"],
+        "categories": json.loads(row["categories"]) if row["categories"] else None,
+        "runs": row["runs"],
+        "last_seen": row["last_seen"],
+        "representative": row["representative"],
+    }

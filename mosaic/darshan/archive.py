@@ -34,8 +34,7 @@ def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int)
     if not member.isfile():
         raise LogError(Reason.UNREADABLE, f"member {member.name} is not a regular file")
     if member.size > max_bytes:
-        raise LogError(Reason.TOO_LARGE,
-                       f"member {member.name}: {member.size} bytes > limit {max_bytes}")
+        raise LogError(Reason.TOO_LARGE, f"member {member.name}: {member.size} bytes > limit {max_bytes}")
     data = tar.extractfile(member).read()
     if len(data) != member.size:
         raise LogError(Reason.UNREADABLE, f"archive ends inside member {member.name}")
@@ -56,8 +55,9 @@ def _check_stream_end(tar: tarfile.TarFile) -> None:
         raise LogError(Reason.UNREADABLE, "compressed archive ends early")
 
 
-def iter_archive(path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_log_bytes
-                 ) -> Iterator[tuple[str, bytes | None, tuple[Reason, str] | None]]:
+def iter_archive(
+    path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_log_bytes
+) -> Iterator[tuple[str, bytes | None, tuple[Reason, str] | None]]:
     """(member name, bytes, None) of every log in a tar archive, streamed in order;
     (member name, None, (reason, detail)) for a member that cannot be read
     (larger than ``max_member_bytes``: too_large, never inflated into memory).

@@ -23,11 +23,23 @@ BGQ, LUSTRE, STDIO, DXT_POSIX, DXT_MPIIO, MDHIM = 7, 8, 9, 10, 11, 12
 APXC, APMPI, HEATMAP, DFS, DAOS = 13, 14, 15, 16, 17
 
 MODULE_NAMES = {
-    POSIX: "POSIX", MPIIO: "MPI-IO", H5F: "H5F", H5D: "H5D",
-    PNETCDF_FILE: "PNETCDF_FILE", PNETCDF_VAR: "PNETCDF_VAR", BGQ: "BG/Q",
-    LUSTRE: "LUSTRE", STDIO: "STDIO", DXT_POSIX: "DXT_POSIX",
-    DXT_MPIIO: "DXT_MPIIO", MDHIM: "MDHIM", APXC: "APXC", APMPI: "APMPI",
-    HEATMAP: "HEATMAP", DFS: "DFS", DAOS: "DAOS",
+    POSIX: "POSIX",
+    MPIIO: "MPI-IO",
+    H5F: "H5F",
+    H5D: "H5D",
+    PNETCDF_FILE: "PNETCDF_FILE",
+    PNETCDF_VAR: "PNETCDF_VAR",
+    BGQ: "BG/Q",
+    LUSTRE: "LUSTRE",
+    STDIO: "STDIO",
+    DXT_POSIX: "DXT_POSIX",
+    DXT_MPIIO: "DXT_MPIIO",
+    MDHIM: "MDHIM",
+    APXC: "APXC",
+    APMPI: "APMPI",
+    HEATMAP: "HEATMAP",
+    DFS: "DFS",
+    DAOS: "DAOS",
 }
 
 # The uncompressed header, one layout per generation (darshan-log-format.h):
@@ -59,6 +71,8 @@ def job_struct(version: str, endian: str = "<") -> struct.Struct:
 
 def job_fields(version: str) -> tuple[str, ...]:
     return JOB_FIELDS_341 if version >= "3.41" else JOB_FIELDS_OLD
+
+
 SUPPORTED_VERSIONS = ("3.00", "3.01", "3.02", "3.10", "3.20", "3.21", "3.41")
 LEGACY_VERSIONS = ("2.05", "2.06")
 
@@ -80,16 +94,22 @@ DXT_VERSIONS = (1,)
 @cache
 def dxt_header_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
-    return np.dtype([("id", e + "u8"), ("rank", e + "i8"), ("shared", e + "i8"),
-                     ("hostname", f"S{DXT_HOSTNAME_LEN}"),
-                     ("write_count", e + "i8"), ("read_count", e + "i8")])
+    return np.dtype(
+        [
+            ("id", e + "u8"),
+            ("rank", e + "i8"),
+            ("shared", e + "i8"),
+            ("hostname", f"S{DXT_HOSTNAME_LEN}"),
+            ("write_count", e + "i8"),
+            ("read_count", e + "i8"),
+        ]
+    )
 
 
 @cache
 def dxt_segment_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
-    return np.dtype([("offset", e + "i8"), ("length", e + "i8"),
-                     ("start", e + "f8"), ("end", e + "f8")])
+    return np.dtype([("offset", e + "i8"), ("length", e + "i8"), ("start", e + "f8"), ("end", e + "f8")])
 
 
 # HEATMAP (darshan-heatmap-log-format.h): a variable-size record per
@@ -100,8 +120,10 @@ HEATMAP_VERSIONS = (1,)
 # The record id of each API's heatmap is the Darshan hash of its name (what
 # pydarshan hard-codes); used when a log lacks the name record.
 HEATMAP_API_IDS = {
-    16592106915301738621: "heatmap:POSIX", 3989511027826779520: "heatmap:STDIO",
-    3668870418325792824: "heatmap:MPIIO", 1597927878319380788: "heatmap:DFS",
+    16592106915301738621: "heatmap:POSIX",
+    3989511027826779520: "heatmap:STDIO",
+    3668870418325792824: "heatmap:MPIIO",
+    1597927878319380788: "heatmap:DFS",
     4131494093108637317: "heatmap:DAOS",
 }
 
@@ -109,9 +131,16 @@ HEATMAP_API_IDS = {
 @cache
 def heatmap_header_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
-    return np.dtype([("id", e + "u8"), ("rank", e + "i8"), ("bin_seconds", e + "f8"),
-                     ("nbins", e + "i8"), ("write_pointer", e + "u8"),
-                     ("read_pointer", e + "u8")])
+    return np.dtype(
+        [
+            ("id", e + "u8"),
+            ("rank", e + "i8"),
+            ("bin_seconds", e + "f8"),
+            ("nbins", e + "i8"),
+            ("write_pointer", e + "u8"),
+            ("read_pointer", e + "u8"),
+        ]
+    )
 
 
 def ragged_index(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -131,8 +160,7 @@ LEGACY_COUNTERS, LEGACY_FCOUNTERS = 144, 18
 # 2.x does record first read/write start and last end (CP_F_READ_START_TIMESTAMP
 # etc., darshan-util 2.x's darshan_f_names), not only open and close times.
 LEGACY_INDEX = dict(
-    counters=dict(opens=13, seeks=14, reads=11, writes=12, bytes_read=47,
-                  bytes_written=48, device=138),
+    counters=dict(opens=13, seeks=14, reads=11, writes=12, bytes_read=47, bytes_written=48, device=138),
     fcounters=dict(open=0, read_start=1, write_start=2, close=3, read_end=4, write_end=5),
 )
 
@@ -140,10 +168,15 @@ LEGACY_INDEX = dict(
 @cache
 def legacy_record_dtype(big_endian: bool = False) -> np.dtype:
     e = ">" if big_endian else "<"
-    return np.dtype([("id", e + "u8"), ("rank", e + "i8"),
-                     ("name_suffix", f"S{LEGACY_NAME_SUFFIX_LEN}"),
-                     ("counters", e + "i8", (LEGACY_COUNTERS,)),
-                     ("fcounters", e + "f8", (LEGACY_FCOUNTERS,))])
+    return np.dtype(
+        [
+            ("id", e + "u8"),
+            ("rank", e + "i8"),
+            ("name_suffix", f"S{LEGACY_NAME_SUFFIX_LEN}"),
+            ("counters", e + "i8", (LEGACY_COUNTERS,)),
+            ("fcounters", e + "f8", (LEGACY_FCOUNTERS,)),
+        ]
+    )
 
 
 def current_module_id(version: str, stored_id: int) -> int:
@@ -190,41 +223,52 @@ RECORD_SHAPES: dict[tuple[int, int], tuple[int, int]] = {
 # Canonical fields used downstream. Counters: int64, fcounters: float64.
 CANONICAL_COUNTERS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
 CANONICAL_FCOUNTERS = (
-    "open_start", "open_end", "read_start", "read_end",
-    "write_start", "write_end", "close_start", "close_end",
+    "open_start",
+    "open_end",
+    "read_start",
+    "read_end",
+    "write_start",
+    "write_end",
+    "close_start",
+    "close_end",
 )
 
-_POSIX_F_V3 = dict(open_start=0, read_start=1, write_start=2, close_start=3,
-                   open_end=4, read_end=5, write_end=6, close_end=7)
+_POSIX_F_V3 = dict(
+    open_start=0, read_start=1, write_start=2, close_start=3, open_end=4, read_end=5, write_end=6, close_end=7
+)
 # Formats 3.00 (POSIX, MPI-IO v1) keep one open and one close timestamp: start == end.
-_V1_F = dict(open_start=0, open_end=0, read_start=1, write_start=2,
-             read_end=3, write_end=4, close_start=5, close_end=5)
+_V1_F = dict(
+    open_start=0, open_end=0, read_start=1, write_start=2, read_end=3, write_end=4, close_start=5, close_end=5
+)
 # MPI-IO v1-v3: INDEP_OPENS 0, COLL_OPENS 1, then INDEP / COLL / SPLIT / NB
 # reads and writes 2-9, ..., BYTES_READ 14, BYTES_WRITTEN 15.
-_MPIIO_C = dict(opens=(0, 1), reads=(2, 4, 6, 8), writes=(3, 5, 7, 9), seeks=(),
-                bytes_read=14, bytes_written=15)
-_STDIO_F = dict(open_start=3, close_start=4, write_start=5, read_start=6,
-                open_end=7, close_end=8, write_end=9, read_end=10)
+_MPIIO_C = dict(
+    opens=(0, 1), reads=(2, 4, 6, 8), writes=(3, 5, 7, 9), seeks=(), bytes_read=14, bytes_written=15
+)
+_STDIO_F = dict(
+    open_start=3,
+    close_start=4,
+    write_start=5,
+    read_start=6,
+    open_end=7,
+    close_end=8,
+    write_end=9,
+    read_end=10,
+)
 
 # (module, version) -> (canonical counter -> index, canonical fcounter -> index)
 # A counter index may be a tuple of indices whose counters add up (MPI-IO
 # counts independent and collective calls apart; it has no seeks: ()).
 CANONICAL_INDEX: dict[tuple[int, int], tuple[dict[str, int | tuple[int, ...]], dict[str, int]]] = {
-    (POSIX, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=13, bytes_written=14),
-                 _V1_F),
-    (POSIX, 2): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10),
-                 _POSIX_F_V3),
-    (POSIX, 3): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10),
-                 _POSIX_F_V3),
-    (POSIX, 4): (dict(opens=0, reads=3, writes=4, seeks=5, bytes_read=14, bytes_written=15),
-                 _POSIX_F_V3),
+    (POSIX, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=13, bytes_written=14), _V1_F),
+    (POSIX, 2): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10), _POSIX_F_V3),
+    (POSIX, 3): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=9, bytes_written=10), _POSIX_F_V3),
+    (POSIX, 4): (dict(opens=0, reads=3, writes=4, seeks=5, bytes_read=14, bytes_written=15), _POSIX_F_V3),
     (MPIIO, 1): (_MPIIO_C, _V1_F),
     (MPIIO, 2): (_MPIIO_C, _V1_F),
     (MPIIO, 3): (_MPIIO_C, _POSIX_F_V3),
-    (STDIO, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=6, bytes_written=5),
-                 _STDIO_F),
-    (STDIO, 2): (dict(opens=0, reads=2, writes=3, seeks=4, bytes_read=7, bytes_written=6),
-                 _STDIO_F),
+    (STDIO, 1): (dict(opens=0, reads=1, writes=2, seeks=3, bytes_read=6, bytes_written=5), _STDIO_F),
+    (STDIO, 2): (dict(opens=0, reads=2, writes=3, seeks=4, bytes_read=7, bytes_written=6), _STDIO_F),
 }
 
 
@@ -233,8 +277,14 @@ def record_dtype(module_id: int, version: int, big_endian: bool = False) -> np.d
     """numpy dtype of one fixed-size record: id, rank, counters, fcounters."""
     n_c, n_f = RECORD_SHAPES[(module_id, version)]
     e = ">" if big_endian else "<"
-    return np.dtype([("id", e + "u8"), ("rank", e + "i8"),
-                     ("counters", e + "i8", (n_c,)), ("fcounters", e + "f8", (n_f,))])
+    return np.dtype(
+        [
+            ("id", e + "u8"),
+            ("rank", e + "i8"),
+            ("counters", e + "i8", (n_c,)),
+            ("fcounters", e + "f8", (n_f,)),
+        ]
+    )
 
 
 @dataclass
@@ -255,6 +305,7 @@ class Job:
 @dataclass
 class ModuleRecords:
     """Fixed-size records of one module, columnar."""
+
     module: int  # current module id
     version: int
     ids: np.ndarray  # uint64
@@ -274,9 +325,15 @@ class ModuleRecords:
         counter_index, fcounter_index = _canonical_index_arrays(self.module, self.version)
         if counter_index is None:  # some field sums several counters (MPI-IO)
             cidx = CANONICAL_INDEX[(self.module, self.version)][0]
-            counts = np.stack([self.counters[:, list(cidx[name])].sum(axis=1)
-                               if isinstance(cidx[name], tuple) else self.counters[:, cidx[name]]
-                               for name in CANONICAL_COUNTERS], axis=1)
+            counts = np.stack(
+                [
+                    self.counters[:, list(cidx[name])].sum(axis=1)
+                    if isinstance(cidx[name], tuple)
+                    else self.counters[:, cidx[name]]
+                    for name in CANONICAL_COUNTERS
+                ],
+                axis=1,
+            )
         else:
             counts = self.counters[:, counter_index]
         return counts, self.fcounters[:, fcounter_index]
@@ -318,6 +375,7 @@ def _canonical_index_arrays(module: int, version: int) -> tuple[np.ndarray | Non
 @dataclass
 class DxtSegments:
     """DXT_POSIX segments, one row per traced request."""
+
     ids: np.ndarray  # uint64 record id of the file
     ranks: np.ndarray  # int64
     is_write: np.ndarray  # bool
@@ -335,6 +393,7 @@ class HeatmapRecords:
     concatenated: record i's bins are ``[offsets[i], offsets[i] + nbins[i])``
     of ``write_bins`` and ``read_bins`` (bytes per bin from job start).
     """
+
     ids: np.ndarray  # uint64 record id (names the API)
     ranks: np.ndarray  # int64
     apis: np.ndarray  # str: "heatmap:POSIX", "heatmap:STDIO", "heatmap:MPIIO", ... ("" unknown)
@@ -355,6 +414,7 @@ class HeatmapRecords:
 @dataclass
 class DarshanLog:
     """Everything the reader extracts from one log."""
+
     job: Job
     names: dict[int, str]
     modules: dict[int, ModuleRecords]  # by current module id (POSIX, MPIIO, STDIO)

@@ -34,17 +34,22 @@ def read_legacy(raw: bytes) -> DarshanLog:
         raise LogError(Reason.UNREADABLE, "bad magic number")
     fields = dict(zip(F.LEGACY_JOB_FIELDS, struct.unpack_from(e + "6q", raw, 8)))
     struct_end = 8 + 8 * len(F.LEGACY_JOB_FIELDS) + F.JOB_METADATA_LEN
-    exe, devices = _exe_and_devices(raw[struct_end:F.LEGACY_JOB_RECORD_SIZE])
-    job = Job(uid=fields["uid"], job_id=fields["jobid"], start=float(fields["start_sec"]),
-              end=float(fields["end_sec"]),
-              run_time=float(fields["end_sec"] - fields["start_sec"] + 1),
-              nprocs=fields["nprocs"], cmdline=exe,
-              mounts=sorted(set(devices.values()), key=lambda m: -len(m[0])),
-              metadata=parse_metadata(raw[8 + 8 * len(F.LEGACY_JOB_FIELDS):struct_end]),
-              version=version)
+    exe, devices = _exe_and_devices(raw[struct_end : F.LEGACY_JOB_RECORD_SIZE])
+    job = Job(
+        uid=fields["uid"],
+        job_id=fields["jobid"],
+        start=float(fields["start_sec"]),
+        end=float(fields["end_sec"]),
+        run_time=float(fields["end_sec"] - fields["start_sec"] + 1),
+        nprocs=fields["nprocs"],
+        cmdline=exe,
+        mounts=sorted(set(devices.values()), key=lambda m: -len(m[0])),
+        metadata=parse_metadata(raw[8 + 8 * len(F.LEGACY_JOB_FIELDS) : struct_end]),
+        version=version,
+    )
     validate_job(job)
 
-    body = memoryview(raw)[F.LEGACY_JOB_RECORD_SIZE:]
+    body = memoryview(raw)[F.LEGACY_JOB_RECORD_SIZE :]
     dtype = F.legacy_record_dtype(e == ">")
     if len(body) % dtype.itemsize:
         raise LogError(Reason.TRUNCATED, "last file record cut short")
@@ -57,8 +62,9 @@ def read_legacy(raw: bytes) -> DarshanLog:
         names.setdefault(rid, suffix.split(b"\0", 1)[0].decode("utf-8", "replace"))
     dev = rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]].tolist()
     mounts = {rid: devices.get(d, ("", ""))[0] for rid, d in zip(posix.ids.tolist(), dev)}
-    return DarshanLog(job=job, names=names, modules={F.POSIX: posix},
-                      present_modules=(F.POSIX,), record_mounts=mounts)
+    return DarshanLog(
+        job=job, names=names, modules={F.POSIX: posix}, present_modules=(F.POSIX,), record_mounts=mounts
+    )
 
 
 def _exe_and_devices(raw: bytes) -> tuple[str, dict[int, tuple[str, str]]]:
@@ -97,6 +103,11 @@ def _to_posix(rec: np.ndarray, job_start: float) -> ModuleRecords:
         missing = (start == 0) & (end == 0)
         fcounters[:, fidx[direction + "_start"]] = np.where(missing, opened, start)
         fcounters[:, fidx[direction + "_end"]] = np.where(missing, closed, end)
-    return ModuleRecords(module=F.POSIX, version=TARGET_VERSION,
-                         ids=rec["id"].astype(np.uint64), ranks=rec["rank"].astype(np.int64),
-                         counters=counters, fcounters=fcounters)
+    return ModuleRecords(
+        module=F.POSIX,
+        version=TARGET_VERSION,
+        ids=rec["id"].astype(np.uint64),
+        ranks=rec["rank"].astype(np.int64),
+        counters=counters,
+        fcounters=fcounters,
+    )

@@ -42,10 +42,14 @@ IO_MODULES = (F.POSIX, F.STDIO, F.DXT_POSIX)
 DXT_MEMORY_PER_BYTE = 8
 
 
-def read_log(source: str | os.PathLike | bytes, name: str = "", *,
-             max_log_bytes: int = DEFAULT.max_log_bytes,
-             max_inflated_bytes: int = DEFAULT.max_inflated_bytes,
-             memory_bytes: int = DEFAULT.worker_memory_bytes) -> DarshanLog:
+def read_log(
+    source: str | os.PathLike | bytes,
+    name: str = "",
+    *,
+    max_log_bytes: int = DEFAULT.max_log_bytes,
+    max_inflated_bytes: int = DEFAULT.max_inflated_bytes,
+    memory_bytes: int = DEFAULT.worker_memory_bytes,
+) -> DarshanLog:
     """Read one Darshan log from a path (or ``ARCHIVE/MEMBER``) or from bytes.
 
     Raises LogError(reason, detail) for anything that is not a usable log,
@@ -57,8 +61,9 @@ def read_log(source: str | os.PathLike | bytes, name: str = "", *,
     All three are ``too_large``.
     """
     try:
-        data = source if isinstance(source, bytes | bytearray) else \
-            read_bytes(os.fspath(source), max_log_bytes)
+        data = (
+            source if isinstance(source, bytes | bytearray) else read_bytes(os.fspath(source), max_log_bytes)
+        )
         if len(data) > max_log_bytes:
             raise LogError(Reason.TOO_LARGE, f"{len(data)} bytes > limit {max_log_bytes}")
         return _read_bytes(bytes(data), _Budget(max_inflated_bytes, memory_bytes))
@@ -66,8 +71,7 @@ def read_log(source: str | os.PathLike | bytes, name: str = "", *,
         raise
     except Exception as exc:  # last line of defence: a defect must not escape as a crash
         label = name or (source if not isinstance(source, bytes | bytearray) else "bytes")
-        raise LogError(Reason.UNREADABLE,
-                       f"internal error {type(exc).__name__} on {label}: {exc}") from exc
+        raise LogError(Reason.UNREADABLE, f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
 def unwrap(data: bytes, cap: int) -> bytes:
@@ -118,7 +122,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
         # number of streams if each were handed the rest of the region.
         d, size = new(), (end if pos == 0 else INFLATE_CHUNK_FIRST)
         while True:
-            chunk = view[pos:pos + size]
+            chunk = view[pos : pos + size]
             try:
                 out = d.decompress(chunk, cap - total + 1)
             except (zlib_ng.error, OSError, ValueError, EOFError) as exc:
@@ -152,23 +156,25 @@ class Header:
         if len(data) < layout.size:
             raise LogError(Reason.TRUNCATED, f"header needs {layout.size} bytes, file has {len(data)}")
         for endian in "<>":
-            _, magic, self.comp, partial, name_off, name_len, *rest = \
-                F.header_struct(self.version, endian).unpack_from(data)
+            _, magic, self.comp, partial, name_off, name_len, *rest = F.header_struct(
+                self.version, endian
+            ).unpack_from(data)
             if magic == F.MAGIC:
                 break
         else:
             raise LogError(Reason.UNREADABLE, "bad magic number")
         self.endian, self.size = endian, layout.size
         slots = F.header_slots(self.version)
-        maps, versions = rest[:2 * slots], rest[2 * slots:]
+        maps, versions = rest[: 2 * slots], rest[2 * slots :]
         self.names = (name_off, name_len)
         # current id -> (offset, length, module version) of the slots holding a region
         # (slot 0 is Darshan's NULL module); compress() skips the empty ones at C speed.
         current = _current_ids(self.version)
-        self.modules = {current[i]: (maps[2 * i], maps[2 * i + 1], versions[i])
-                        for i in itertools.compress(range(1, slots), maps[3::2])}
-        self.partial_modules = [current[i] for i in range(1, slots) if partial >> i & 1] \
-            if partial else []
+        self.modules = {
+            current[i]: (maps[2 * i], maps[2 * i + 1], versions[i])
+            for i in itertools.compress(range(1, slots), maps[3::2])
+        }
+        self.partial_modules = [current[i] for i in range(1, slots) if partial >> i & 1] if partial else []
         self._check_regions(len(data))
 
     def _check_regions(self, file_size: int) -> None:
@@ -176,8 +182,9 @@ class Header:
         for off, n in regions:
             if n and (off < self.size or off + n > file_size):
                 if off + n > file_size:
-                    raise LogError(Reason.TRUNCATED,
-                                   f"region [{off}, {off + n}) past end of file ({file_size})")
+                    raise LogError(
+                        Reason.TRUNCATED, f"region [{off}, {off + n}) past end of file ({file_size})"
+                    )
                 raise LogError(Reason.UNREADABLE, f"region at {off} overlaps the header")
 
     def job_region_end(self, file_size: int) -> int:
@@ -209,19 +216,21 @@ class _Budget:
             return self.inflate(region, comp, cap=self.dxt_cap)
         except LogError as error:
             if error.reason == Reason.TOO_LARGE and self.dxt_cap < self.left:
-                raise LogError(Reason.TOO_LARGE, f"DXT_POSIX region over {self.dxt_cap} bytes "
-                                                 f"(more than {self.dxt_cap // 32} segments) "
-                                                 "would need more than the memory budget") from None
+                raise LogError(
+                    Reason.TOO_LARGE,
+                    f"DXT_POSIX region over {self.dxt_cap} bytes "
+                    f"(more than {self.dxt_cap // 32} segments) "
+                    "would need more than the memory budget",
+                ) from None
             raise
 
 
-def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str
-                      ) -> memoryview:
+def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str) -> memoryview:
     """A variable-size module's region, once its version is one we can parse."""
     off, n, ver = hdr.modules[module]
     if ver not in versions:
         raise LogError(Reason.UNSUPPORTED_VERSION, f"{label} version {ver}")
-    return view[off:off + n]
+    return view[off : off + n]
 
 
 def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
@@ -230,18 +239,19 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
     job_end = hdr.job_region_end(len(data))
     if job_end <= hdr.size:
         raise LogError(Reason.TRUNCATED, "no job region")
-    job = _parse_job(budget.inflate(view[hdr.size:job_end], hdr.comp), hdr)
+    job = _parse_job(budget.inflate(view[hdr.size : job_end], hdr.comp), hdr)
     io_present = [m for m in IO_MODULES if m in hdr.modules]
     if not io_present:
         raise LogError(Reason.NO_IO_MODULES, "no POSIX, STDIO or DXT_POSIX data")
     off, n = hdr.names
-    names = _parse_names(budget.inflate(view[off:off + n], hdr.comp), hdr) if n else {}
+    names = _parse_names(budget.inflate(view[off : off + n], hdr.comp), hdr) if n else {}
     modules = {}
     for mod in DECODED_MODULES:
         if mod in hdr.modules:
             off, n, ver = hdr.modules[mod]
-            modules[mod] = _parse_records(budget.inflate(view[off:off + n], hdr.comp),
-                                          mod, ver, hdr.endian == ">")
+            modules[mod] = _parse_records(
+                budget.inflate(view[off : off + n], hdr.comp), mod, ver, hdr.endian == ">"
+            )
     dxt = heatmaps = None
     if F.DXT_POSIX in hdr.modules:
         region = _versioned_region(hdr, view, F.DXT_POSIX, F.DXT_VERSIONS, "DXT_POSIX")
@@ -249,9 +259,15 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
     if F.HEATMAP in hdr.modules:
         region = _versioned_region(hdr, view, F.HEATMAP, F.HEATMAP_VERSIONS, "HEATMAP")
         heatmaps = parse_heatmap(budget.inflate(region, hdr.comp), hdr.endian == ">", names)
-    return DarshanLog(job=job, names=names, modules=modules, dxt_posix=dxt, heatmaps=heatmaps,
-                      present_modules=tuple(sorted(hdr.modules)),
-                      partial_modules=tuple(sorted(hdr.partial_modules)))
+    return DarshanLog(
+        job=job,
+        names=names,
+        modules=modules,
+        dxt_posix=dxt,
+        heatmaps=heatmaps,
+        present_modules=tuple(sorted(hdr.modules)),
+        partial_modules=tuple(sorted(hdr.partial_modules)),
+    )
 
 
 def _parse_job(raw: bytes, hdr: Header) -> Job:
@@ -264,11 +280,20 @@ def _parse_job(raw: bytes, hdr: Header) -> Job:
     end = values["end_sec"] + values.get("end_nsec", 0) * 1e-9
     # SPEC 2: whole-second formats count both the first and the last second.
     run_time = end - start if hdr.version >= "3.41" else end - start + 1
-    exe, mounts = parse_exe_and_mounts(raw[layout.size:])
-    job = Job(uid=values["uid"], job_id=values["jobid"], start=float(start), end=float(end),
-              run_time=float(run_time), nprocs=values["nprocs"], cmdline=exe,
-              mounts=mounts, metadata=parse_metadata(meta_raw), version=hdr.version,
-              partial=bool(hdr.partial_modules))
+    exe, mounts = parse_exe_and_mounts(raw[layout.size :])
+    job = Job(
+        uid=values["uid"],
+        job_id=values["jobid"],
+        start=float(start),
+        end=float(end),
+        run_time=float(run_time),
+        nprocs=values["nprocs"],
+        cmdline=exe,
+        mounts=mounts,
+        metadata=parse_metadata(meta_raw),
+        version=hdr.version,
+        partial=bool(hdr.partial_modules),
+    )
     validate_job(job)
     return job
 
@@ -314,7 +339,7 @@ def _parse_names_300(raw: bytes, e: str) -> tuple[list[int], list[bytes]]:
         if pos + 12 + length > n:
             raise LogError(Reason.CORRUPT_STREAM, "name longer than its region")
         ids.append(rid)
-        paths.append(raw[pos + 12:pos + 12 + length].split(b"\0", 1)[0])  # a C string
+        paths.append(raw[pos + 12 : pos + 12 + length].split(b"\0", 1)[0])  # a C string
         pos += 12 + length
     return ids, paths
 
@@ -323,19 +348,24 @@ def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> M
     """Fixed-size records as views of one table of 8-byte words (id, rank, counters,
     fcounters): a few views cost less than a copy per field on a year of small logs."""
     if (module, version) not in F.RECORD_SHAPES:
-        raise LogError(Reason.UNSUPPORTED_VERSION,
-                       f"{F.MODULE_NAMES[module]} version {version}")
+        raise LogError(Reason.UNSUPPORTED_VERSION, f"{F.MODULE_NAMES[module]} version {version}")
     n_counters, n_fcounters = F.RECORD_SHAPES[(module, version)]
     width = 2 + n_counters + n_fcounters
     if len(raw) % (8 * width):
-        raise LogError(Reason.CORRUPT_STREAM,
-                       f"{F.MODULE_NAMES[module]} region is not a whole number of records")
+        raise LogError(
+            Reason.CORRUPT_STREAM, f"{F.MODULE_NAMES[module]} region is not a whole number of records"
+        )
     words = np.frombuffer(raw, ">i8" if big_endian else "<i8").reshape(-1, width)
     if big_endian:
         words = words.astype(np.int64)  # native byte order, once
-    return ModuleRecords(module=module, version=version, ids=words[:, 0].view(np.uint64),
-                         ranks=words[:, 1], counters=words[:, 2:2 + n_counters],
-                         fcounters=words[:, 2 + n_counters:].view(np.float64))
+    return ModuleRecords(
+        module=module,
+        version=version,
+        ids=words[:, 0].view(np.uint64),
+        ranks=words[:, 1],
+        counters=words[:, 2 : 2 + n_counters],
+        fcounters=words[:, 2 + n_counters :].view(np.float64),
+    )
 
 
 def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
@@ -345,8 +375,7 @@ def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
     append per record); headers and segments are then gathered in one step each.
     """
     head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(big_endian)
-    counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, \
-        seg_t.itemsize
+    counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, seg_t.itemsize
     unpack_counts = struct.Struct((">" if big_endian else "<") + "qq").unpack_from
     at = array("q")
     pos, n = 0, len(raw)
@@ -363,14 +392,16 @@ def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
     writes = heads["write_count"].astype(np.int64)
     counts = writes + heads["read_count"].astype(np.int64)
     within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts)
-                               + within * (seg_size // 8)]
-    return DxtSegments(ids=np.repeat(heads["id"].astype(np.uint64), counts),
-                       ranks=np.repeat(heads["rank"].astype(np.int64), counts),
-                       is_write=within < np.repeat(writes, counts),
-                       offsets=seg["offset"].astype(np.int64),
-                       lengths=seg["length"].astype(np.int64),
-                       starts=seg["start"].astype(np.float64), ends=seg["end"].astype(np.float64))
+    seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts) + within * (seg_size // 8)]
+    return DxtSegments(
+        ids=np.repeat(heads["id"].astype(np.uint64), counts),
+        ranks=np.repeat(heads["rank"].astype(np.int64), counts),
+        is_write=within < np.repeat(writes, counts),
+        offsets=seg["offset"].astype(np.int64),
+        lengths=seg["length"].astype(np.int64),
+        starts=seg["start"].astype(np.float64),
+        ends=seg["end"].astype(np.float64),
+    )
 
 
 def _strided(raw: bytes, dtype: np.dtype) -> np.ndarray:
@@ -397,12 +428,17 @@ def parse_heatmap(raw: bytes, big_endian: bool, names: dict[int, str]) -> F.Heat
         raise LogError(Reason.CORRUPT_STREAM, "HEATMAP bin width not a positive number")
     ids = heads["id"].astype(np.uint64)
     api_of = {i: names.get(i) or F.HEATMAP_API_IDS.get(i, "") for i in set(ids.tolist())}
-    apis = np.array([api_of[i] for i in ids.tolist()] or [""], dtype=str)[:len(ids)]
+    apis = np.array([api_of[i] for i in ids.tolist()] or [""], dtype=str)[: len(ids)]
     split = len(write_at)
-    return F.HeatmapRecords(ids=ids, ranks=heads["rank"].astype(np.int64), apis=apis,
-                            bin_seconds=widths, nbins=nbins,
-                            write_bins=bins[:split].astype(np.int64),
-                            read_bins=bins[split:].astype(np.int64))
+    return F.HeatmapRecords(
+        ids=ids,
+        ranks=heads["rank"].astype(np.int64),
+        apis=apis,
+        bin_seconds=widths,
+        nbins=nbins,
+        write_bins=bins[:split].astype(np.int64),
+        read_bins=bins[split:].astype(np.int64),
+    )
 
 
 @functools.cache
@@ -432,5 +468,5 @@ def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray
             raise LogError(Reason.CORRUPT_STREAM, "HEATMAP bin count exceeds the region")
         offsets.append(pos)
         pos += size + 16 * nbins
-    heads = np.frombuffer(b"".join(raw[o:o + size] for o in offsets), head_t)
+    heads = np.frombuffer(b"".join(raw[o : o + size] for o in offsets), head_t)
     return heads, np.array(offsets, np.int64) + size

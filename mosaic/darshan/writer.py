@@ -46,14 +46,32 @@ ALLOWED_MODULE_VERSIONS = {
 }
 
 # Darshan 2.x: where each canonical field goes (formats.LEGACY_INDEX names them).
-LEGACY_FROM_CANONICAL = dict(open="open_start", close="close_end", read_start="read_start",
-                             read_end="read_end", write_start="write_start", write_end="write_end")
+LEGACY_FROM_CANONICAL = dict(
+    open="open_start",
+    close="close_end",
+    read_start="read_start",
+    read_end="read_end",
+    write_start="write_start",
+    write_end="write_end",
+)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C13)  # lookup8's initial c
 # lookup8's mix64 as (target lane, shift): the target lane loses the other two,
 # then is xored with the lane before it shifted right (> 0) or left (< 0).
-_MIX_STEPS = ((0, 43), (1, -9), (2, 8), (0, 38), (1, -23), (2, 5),
-              (0, 35), (1, -49), (2, 11), (0, 12), (1, -18), (2, 22))
+_MIX_STEPS = (
+    (0, 43),
+    (1, -9),
+    (2, 8),
+    (0, 38),
+    (1, -23),
+    (2, 5),
+    (0, 35),
+    (1, -49),
+    (2, 11),
+    (0, 12),
+    (1, -18),
+    (2, 22),
+)
 
 
 def _mix64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
@@ -83,7 +101,7 @@ def darshan_hash(paths: Sequence[str]) -> np.ndarray:
     n_blocks = int(lengths.max() // 24) + 1
     buf = np.zeros((n, n_blocks * 24), np.uint8)
     for i, e in enumerate(encoded):
-        buf[i, :len(e)] = np.frombuffer(e, np.uint8)
+        buf[i, : len(e)] = np.frombuffer(e, np.uint8)
     words = buf.view("<u8").reshape(n, n_blocks, 3)
     a = np.zeros(n, np.uint64)
     b = np.zeros(n, np.uint64)
@@ -93,8 +111,7 @@ def darshan_hash(paths: Sequence[str]) -> np.ndarray:
         for k in range(n_blocks - 1):
             active = full > k
             na, nb, nc = _mix64(a + words[:, k, 0], b + words[:, k, 1], c + words[:, k, 2])
-            a, b, c = (np.where(active, na, a), np.where(active, nb, b),
-                       np.where(active, nc, c))
+            a, b, c = (np.where(active, na, a), np.where(active, nb, b), np.where(active, nc, c))
         tail = words[np.arange(n), full]
         a = a + tail[:, 0]
         b = b + tail[:, 1]
@@ -121,7 +138,7 @@ def _compress(raw_parts: list[bytes], compression: str, level: int = ZLIB_LEVEL)
 
 def _metadata(job: F.Job) -> bytes:
     """``key=value`` lines, cut to fit char metadata[] with its NUL."""
-    return "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[:F.JOB_METADATA_LEN - 1]
+    return "".join(f"{k}={v}\n" for k, v in job.metadata.items()).encode()[: F.JOB_METADATA_LEN - 1]
 
 
 def _job_region(job: F.Job, version: str, e: str) -> bytes:
@@ -136,14 +153,13 @@ def _job_region(job: F.Job, version: str, e: str) -> bytes:
     mounts = job.mounts or [("/", "rootfs")]
     tail = "".join(f"\n{fs}\t{mnt}" for mnt, fs in mounts).encode()
     room = JOB_REGION_MAX - len(body) - len(tail) - 1
-    return body + job.cmdline.encode()[:max(room, 0)] + tail + b"\0"
+    return body + job.cmdline.encode()[: max(room, 0)] + tail + b"\0"
 
 
 def _name_parts(names: dict[int, str], n_streams: int, e: str) -> list[bytes]:
     """Name records (id, NUL-terminated path), split into ``n_streams`` parts."""
     raw_ids = np.fromiter(names, np.uint64, len(names)).astype(e + "u8").tobytes()
-    records = [raw_ids[8 * k: 8 * k + 8] + path.encode() + b"\0"
-               for k, path in enumerate(names.values())]
+    records = [raw_ids[8 * k : 8 * k + 8] + path.encode() + b"\0" for k, path in enumerate(names.values())]
     bounds = np.linspace(0, len(records), max(1, min(n_streams, len(records))) + 1).astype(int)
     return [b"".join(records[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
@@ -176,7 +192,7 @@ def _dxt_parts(dxt: F.DxtSegments, n_streams: int, big_endian: bool) -> list[byt
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
     records: dict[int, list[bytes]] = {}
     for u in range(len(uniq)):
-        rows = order[bounds[u]:bounds[u + 1]]
+        rows = order[bounds[u] : bounds[u + 1]]
         segs = np.zeros(len(rows), F.dxt_segment_dtype(big_endian))
         segs["offset"], segs["length"] = dxt.offsets[rows], dxt.lengths[rows]
         segs["start"], segs["end"] = dxt.starts[rows], dxt.ends[rows]
@@ -190,9 +206,13 @@ def _dxt_parts(dxt: F.DxtSegments, n_streams: int, big_endian: bool) -> list[byt
     return [b"".join(v) for _, v in sorted(records.items())]
 
 
-def heatmap_records(apis: Sequence[str], ranks: Sequence[int], bin_seconds: Sequence[float],
-                    write_bins: Sequence[Sequence[int]],
-                    read_bins: Sequence[Sequence[int]]) -> F.HeatmapRecords:
+def heatmap_records(
+    apis: Sequence[str],
+    ranks: Sequence[int],
+    bin_seconds: Sequence[float],
+    write_bins: Sequence[Sequence[int]],
+    read_bins: Sequence[Sequence[int]],
+) -> F.HeatmapRecords:
     """HEATMAP records from one row per (API, rank); ``apis`` like ``"heatmap:POSIX"``.
 
     Row i has ``len(write_bins[i])`` bins (``read_bins[i]`` as many).
@@ -204,10 +224,15 @@ def heatmap_records(apis: Sequence[str], ranks: Sequence[int], bin_seconds: Sequ
     def flat(rows):
         return np.concatenate([np.asarray(r, np.int64) for r in rows] + [np.zeros(0, np.int64)])
 
-    return F.HeatmapRecords(ids=darshan_hash(list(apis)), ranks=np.asarray(ranks, np.int64),
-                            apis=np.asarray(apis, str),
-                            bin_seconds=np.asarray(bin_seconds, np.float64), nbins=nbins,
-                            write_bins=flat(write_bins), read_bins=flat(read_bins))
+    return F.HeatmapRecords(
+        ids=darshan_hash(list(apis)),
+        ranks=np.asarray(ranks, np.int64),
+        apis=np.asarray(apis, str),
+        bin_seconds=np.asarray(bin_seconds, np.float64),
+        nbins=nbins,
+        write_bins=flat(write_bins),
+        read_bins=flat(read_bins),
+    )
 
 
 def _heatmap_parts(hm: F.HeatmapRecords, n_streams: int, big_endian: bool) -> list[bytes]:
@@ -233,9 +258,15 @@ def _heatmap_parts(hm: F.HeatmapRecords, n_streams: int, big_endian: bool) -> li
     return [raw[a:b] for a, b in zip(cut[:-1], cut[1:])]
 
 
-def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False,
-              compression: str = "zlib", streams_per_region: int = 1,
-              partial: bool | None = None, level: int = ZLIB_LEVEL) -> bytes:
+def write_log(
+    log: F.DarshanLog,
+    version: str = "3.41",
+    big_endian: bool = False,
+    compression: str = "zlib",
+    streams_per_region: int = 1,
+    partial: bool | None = None,
+    level: int = ZLIB_LEVEL,
+) -> bytes:
     """Serialize ``log`` as a Darshan 3.x log; returns the file's bytes.
 
     ``log.modules`` holds POSIX / MPI-IO / STDIO records with the module
@@ -255,8 +286,9 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
     allowed = ALLOWED_MODULE_VERSIONS[version]
     for mid, mod in log.modules.items():
         if mod.version not in allowed.get(mid, ()):
-            raise ValueError(f"module {F.MODULE_NAMES.get(mid, mid)} v{mod.version} "
-                             f"does not exist in format {version}")
+            raise ValueError(
+                f"module {F.MODULE_NAMES.get(mid, mid)} v{mod.version} does not exist in format {version}"
+            )
     e = ">" if big_endian else "<"
     layout, n_slots = F.header_struct(version, e), F.header_slots(version)
 
@@ -264,26 +296,37 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
     for mid in sorted(log.modules):
         mod = log.modules[mid]
         if len(mod.ids):
-            regions.append((F.stored_module_id(version, mid), mod.version,
-                            _compress(_module_parts(mod, streams_per_region, big_endian),
-                                      compression, level)))
+            regions.append(
+                (
+                    F.stored_module_id(version, mid),
+                    mod.version,
+                    _compress(_module_parts(mod, streams_per_region, big_endian), compression, level),
+                )
+            )
     if log.dxt_posix is not None and len(log.dxt_posix.ids):
-        regions.append((F.stored_module_id(version, F.DXT_POSIX), DXT_POSIX_VERSION,
-                        _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian),
-                                  compression, level)))
+        regions.append(
+            (
+                F.stored_module_id(version, F.DXT_POSIX),
+                DXT_POSIX_VERSION,
+                _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian), compression, level),
+            )
+        )
     all_names = dict(log.names)
     if log.heatmaps is not None and len(log.heatmaps.ids):
         if version not in HEATMAP_FORMATS:
             raise ValueError(f"module HEATMAP does not exist in format {version}")
         all_names.update(zip(log.heatmaps.ids.tolist(), log.heatmaps.apis.tolist()))
-        regions.append((F.stored_module_id(version, F.HEATMAP), HEATMAP_VERSION,
-                        _compress(_heatmap_parts(log.heatmaps, streams_per_region, big_endian),
-                                  compression, level)))
+        regions.append(
+            (
+                F.stored_module_id(version, F.HEATMAP),
+                HEATMAP_VERSION,
+                _compress(_heatmap_parts(log.heatmaps, streams_per_region, big_endian), compression, level),
+            )
+        )
     regions.sort()
 
     job = _compress([_job_region(log.job, version, e)], compression, level)
-    names = _compress(_name_parts(all_names, streams_per_region, e), compression, level) \
-        if all_names else b""
+    names = _compress(_name_parts(all_names, streams_per_region, e), compression, level) if all_names else b""
     offset = layout.size + len(job)
     name_map = (offset if names else 0, len(names))
     offset += len(names)
@@ -296,16 +339,24 @@ def write_log(log: F.DarshanLog, version: str = "3.41", big_endian: bool = False
     is_partial = log.job.partial if partial is None else partial
     partial_bits = (1 << regions[0][0]) if (is_partial and regions) else 0
 
-    head = layout.pack(version.encode(), F.MAGIC, COMPRESSIONS[compression], partial_bits,
-                       *name_map, *mod_map.ravel().tolist(), *mod_ver.tolist())
+    head = layout.pack(
+        version.encode(),
+        F.MAGIC,
+        COMPRESSIONS[compression],
+        partial_bits,
+        *name_map,
+        *mod_map.ravel().tolist(),
+        *mod_ver.tolist(),
+    )
     return b"".join([head, job, names] + [data for _, _, data in regions])
 
 
 # --------------------------------------------------------------------------- 2.x
 
 
-def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
-                     compression: str = "none", level: int = ZLIB_LEVEL) -> bytes:
+def write_legacy_log(
+    log: F.DarshanLog, version: str = "2.06", compression: str = "none", level: int = ZLIB_LEVEL
+) -> bytes:
     """Serialize ``log``'s POSIX records as a Darshan 2.x log (``none``, ``gzip``, ``bzip2``).
 
     2.x keeps opens, seeks, reads, writes, bytes, one open and one close
@@ -318,13 +369,13 @@ def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
         raise ValueError(f"cannot write legacy format {version!r}")
     job = log.job
     head = version.encode().ljust(8, b"\0") + struct.pack(
-        "<6q", F.MAGIC, job.uid, int(job.start), int(job.end), job.nprocs, job.job_id)
+        "<6q", F.MAGIC, job.uid, int(job.start), int(job.end), job.nprocs, job.job_id
+    )
     head += _metadata(job).ljust(F.JOB_METADATA_LEN, b"\0")
     mounts = job.mounts or [("/", "rootfs")]
     tail = "".join(f"\n{dev}\t{fs}\t{mnt}" for dev, (mnt, fs) in enumerate(mounts)).encode()
     room = F.LEGACY_JOB_RECORD_SIZE - len(head) - len(tail) - 1
-    head = (head + job.cmdline.encode()[:max(room, 0)] + tail).ljust(F.LEGACY_JOB_RECORD_SIZE,
-                                                                     b"\0")
+    head = (head + job.cmdline.encode()[: max(room, 0)] + tail).ljust(F.LEGACY_JOB_RECORD_SIZE, b"\0")
 
     posix = log.modules.get(F.POSIX)
     n = 0 if posix is None else len(posix.ids)
@@ -333,7 +384,7 @@ def write_legacy_log(log: F.DarshanLog, version: str = "2.06",
         canon = posix.canonical()
         paths = [log.names.get(int(i), "") for i in posix.ids]
         rec["id"], rec["rank"] = posix.ids, posix.ranks
-        rec["name_suffix"] = [p[-(F.LEGACY_NAME_SUFFIX_LEN - 1):].encode() for p in paths]
+        rec["name_suffix"] = [p[-(F.LEGACY_NAME_SUFFIX_LEN - 1) :].encode() for p in paths]
         for name, idx in F.LEGACY_INDEX["counters"].items():
             if name != "device":
                 rec["counters"][:, idx] = canon[name]

@@ -32,9 +32,11 @@ def matched_results(logs: str | Path, results: str | Path):
 
 def wrong_families(expected: dict, got: set) -> dict[str, tuple[list, list]]:
     """Per wrong family: (missing must labels, present must_not labels)."""
-    return {fam: (sorted(set(e["must"]) - got), sorted(set(e["must_not"]) & got))
-            for fam, e in expected["families"].items()
-            if not set(e["must"]) <= got or set(e["must_not"]) & got}
+    return {
+        fam: (sorted(set(e["must"]) - got), sorted(set(e["must_not"]) & got))
+        for fam, e in expected["families"].items()
+        if not set(e["must"]) <= got or set(e["must_not"]) & got
+    }
 
 
 BREAKDOWN_KEYS = ("format", "big_endian", "compression", "streams", "mpiio", "broken", "partial")
@@ -49,8 +51,10 @@ def accuracy_by_log_shape(logs: str | Path, results: str | Path) -> str:
             cell = tally.setdefault((key, str(expected["params"].get(key))), [0, 0])
             cell[0] += right
             cell[1] += 1
-    return "\n".join(f"  {key + '=' + value:<24}{100 * r / n:6.1f}%  ({n})"
-                     for (key, value), (r, n) in sorted(tally.items()))
+    return "\n".join(
+        f"  {key + '=' + value:<24}{100 * r / n:6.1f}%  ({n})"
+        for (key, value), (r, n) in sorted(tally.items())
+    )
 
 
 def explain_wrong(logs: str | Path, results: str | Path, limit: int = 3) -> str:
@@ -75,17 +79,26 @@ def explain_wrong(logs: str | Path, results: str | Path, limit: int = 3) -> str:
                 d = obj[direction]
                 per = d.get("periodicity") or {}
                 ms, fft, verdict = (per.get(k) or {} for k in ("meanshift", "fft", "verdict"))
-                lines.append(f"    chunks={[round(x / MB, 1) for x in d['chunks_bytes']]} MB "
-                             f"ops={d['operations']} merged={d['merged_operations']} "
-                             f"minor={d.get('minor_operations')}")
-                lines.append(f"    meanshift periodic={ms.get('periodic')} "
-                             f"share={ms.get('share')} segments={ms.get('segments')} ops="
-                             + json.dumps([{k: round(v, 3) if isinstance(v, float) else v
-                                            for k, v in op.items()}
-                                           for op in ms.get("operations", [])][:4]))
-                lines.append(f"    fft periodic={fft.get('periodic')} period={fft.get('period')} "
-                             f"score={fft.get('score')} conf={fft.get('confidence_label')} "
-                             f"signif={fft.get('significance')}  verdict={verdict}")
+                lines.append(
+                    f"    chunks={[round(x / MB, 1) for x in d['chunks_bytes']]} MB "
+                    f"ops={d['operations']} merged={d['merged_operations']} "
+                    f"minor={d.get('minor_operations')}"
+                )
+                lines.append(
+                    f"    meanshift periodic={ms.get('periodic')} "
+                    f"share={ms.get('share')} segments={ms.get('segments')} ops="
+                    + json.dumps(
+                        [
+                            {k: round(v, 3) if isinstance(v, float) else v for k, v in op.items()}
+                            for op in ms.get("operations", [])
+                        ][:4]
+                    )
+                )
+                lines.append(
+                    f"    fft periodic={fft.get('periodic')} period={fft.get('period')} "
+                    f"score={fft.get('score')} conf={fft.get('confidence_label')} "
+                    f"signif={fft.get('significance')}  verdict={verdict}"
+                )
             else:
                 lines.append(f"    metadata={obj['metadata']}")
     return "\n".join(lines)
@@ -97,8 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", help="folder for the logs, truth.jsonl and results/")
     parser.add_argument("--seeds", type=int, default=20, help="logs per scenario")
-    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
-                        help="only these scenarios (repeatable)")
+    parser.add_argument(
+        "--scenario", action="append", choices=sorted(SCENARIOS), help="only these scenarios (repeatable)"
+    )
     args = parser.parse_args(argv)
     logs = Path(args.out) / "logs"
     generate(logs, args.seeds, args.scenario)

@@ -18,9 +18,23 @@ MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_d
 ZLIB_LEVEL = 1  # the reader cannot tell; level 6 spends most of the generation time
 
 
-RECORD_FIELDS = ("rank", "bytes_read", "bytes_written", "read_start", "read_end",
-                 "write_start", "write_end", "opens", "seeks",
-                 "open_start", "open_end", "close_start", "close_end", "stdio", "lost")
+RECORD_FIELDS = (
+    "rank",
+    "bytes_read",
+    "bytes_written",
+    "read_start",
+    "read_end",
+    "write_start",
+    "write_end",
+    "opens",
+    "seeks",
+    "open_start",
+    "open_end",
+    "close_start",
+    "close_end",
+    "stdio",
+    "lost",
+)
 
 
 class Records:
@@ -31,8 +45,19 @@ class Records:
         self.columns: dict[str, list[np.ndarray]] = {name: [] for name in RECORD_FIELDS}
         self.dxt: list[dict] = []  # per-request segments, one dict of arrays per call
 
-    def add(self, paths, rank=0, read=None, write=None, opens=1, seeks=0,
-            open_window=None, close_window=None, stdio=False, lost=False) -> None:
+    def add(
+        self,
+        paths,
+        rank=0,
+        read=None,
+        write=None,
+        opens=1,
+        seeks=0,
+        open_window=None,
+        close_window=None,
+        stdio=False,
+        lost=False,
+    ) -> None:
         """Rows for ``paths`` (str or list); ``read`` / ``write`` are (start, end, bytes).
 
         Scalars broadcast. The open window defaults to just before the first
@@ -51,11 +76,23 @@ class Records:
             open_window = (np.maximum(first - TIMESTAMP_EPSILON, 0.0), first)
         if close_window is None:
             close_window = (last, last + TIMESTAMP_EPSILON)
-        values = dict(rank=rank, bytes_read=rb, bytes_written=wb, read_start=rs, read_end=re,
-                      write_start=ws, write_end=we, opens=opens, seeks=seeks,
-                      open_start=open_window[0], open_end=open_window[1],
-                      close_start=close_window[0], close_end=close_window[1], stdio=stdio,
-                      lost=lost)
+        values = dict(
+            rank=rank,
+            bytes_read=rb,
+            bytes_written=wb,
+            read_start=rs,
+            read_end=re,
+            write_start=ws,
+            write_end=we,
+            opens=opens,
+            seeks=seeks,
+            open_start=open_window[0],
+            open_end=open_window[1],
+            close_start=close_window[0],
+            close_end=close_window[1],
+            stdio=stdio,
+            lost=lost,
+        )
         for name, value in values.items():
             self.columns[name].append(np.broadcast_to(np.asarray(value, float), n).copy())
         self.paths += paths
@@ -63,15 +100,14 @@ class Records:
     def add_dxt(self, path: str, rank: int, is_write: bool, starts, ends, lengths) -> None:
         """DXT_POSIX requests of one (file, rank) plus the POSIX record they aggregate."""
         starts, ends, lengths = (np.asarray(v, float) for v in (starts, ends, lengths))
-        self.dxt.append(dict(path=path, rank=rank, is_write=is_write, starts=starts,
-                             ends=ends, lengths=lengths))
+        self.dxt.append(
+            dict(path=path, rank=rank, is_write=is_write, starts=starts, ends=ends, lengths=lengths)
+        )
         span = (starts.min(), ends.max(), lengths.sum())
-        self.add(path, rank, write=span if is_write else None, read=None if is_write else span,
-                 opens=1)
+        self.add(path, rank, write=span if is_write else None, read=None if is_write else span, opens=1)
 
     def table(self) -> dict[str, np.ndarray]:
-        out = {name: np.concatenate(parts) if parts else np.zeros(0)
-               for name, parts in self.columns.items()}
+        out = {name: np.concatenate(parts) if parts else np.zeros(0) for name, parts in self.columns.items()}
         out["path"] = np.array(self.paths, dtype=object)
         return out
 

@@ -27,9 +27,18 @@ def loguniform(rng: np.random.Generator, low: float, high: float) -> float:
     return float(np.exp(rng.uniform(np.log(low), np.log(high))))
 
 
-def phase(records: Records, rng: np.random.Generator, direction: str, start: float,
-          total: float, duration: float, ranks: int, layout: str, path: str,
-          desync: float = 0.3) -> tuple[float, float]:
+def phase(
+    records: Records,
+    rng: np.random.Generator,
+    direction: str,
+    start: float,
+    total: float,
+    duration: float,
+    ranks: int,
+    layout: str,
+    path: str,
+    desync: float = 0.3,
+) -> tuple[float, float]:
     """``ranks`` ranks move ``total`` bytes from ``start``; returns the phase's span.
 
     Ranks start up to ``desync`` x ``duration`` late. ``layout``: ``shared``
@@ -44,22 +53,40 @@ def phase(records: Records, rng: np.random.Generator, direction: str, start: flo
     nbytes = np.floor(total * weights / weights.sum())
     if layout == "shared":
         traffic = {direction: (starts.min(), ends.max(), nbytes.sum())}
-        records.add(path, -1 if ranks > 1 else 0, opens=ranks,
-                    open_window=(max(starts.min() - TIMESTAMP_EPSILON, 0.0), starts.max()),
-                    close_window=(ends.min(), ends.max() + TIMESTAMP_EPSILON), **traffic)
+        records.add(
+            path,
+            -1 if ranks > 1 else 0,
+            opens=ranks,
+            open_window=(max(starts.min() - TIMESTAMP_EPSILON, 0.0), starts.max()),
+            close_window=(ends.min(), ends.max() + TIMESTAMP_EPSILON),
+            **traffic,
+        )
     else:
         paths = [f"{path}.{r:05d}" for r in range(ranks)] if layout == "fpp" else [path] * ranks
         records.add(paths, np.arange(ranks), **{direction: (starts, ends, nbytes)})
     return float(starts.min()), float(ends.max())
 
 
-def series(records: Records, rng: np.random.Generator, direction: str, times, sizes,
-           durations, ranks: int, layout: str, path: str, desync: float = 0.3) -> Series:
+def series(
+    records: Records,
+    rng: np.random.Generator,
+    direction: str,
+    times,
+    sizes,
+    durations,
+    ranks: int,
+    layout: str,
+    path: str,
+    desync: float = 0.3,
+) -> Series:
     """One phase per time; the designed period, busy fraction and bytes of the series."""
     durations = np.broadcast_to(np.asarray(durations, float), len(times))
-    spans = np.array([phase(records, rng, direction, t, s, d, ranks, layout, f"{path}{k:04d}",
-                            desync)
-                      for k, (t, s, d) in enumerate(zip(times, sizes, durations))])
+    spans = np.array(
+        [
+            phase(records, rng, direction, t, s, d, ranks, layout, f"{path}{k:04d}", desync)
+            for k, (t, s, d) in enumerate(zip(times, sizes, durations))
+        ]
+    )
     return series_truth(spans, float(np.sum(sizes)))
 
 
@@ -68,8 +95,11 @@ def series_truth(spans: np.ndarray, total_bytes: float) -> Series:
     starts, ends = spans[:, 0], spans[:, 1]
     segments = np.diff(starts)
     segments = np.append(segments, max(segments[-1], ends[-1] - starts[-1]))
-    return Series(period=float(segments.mean()),
-                  busy=float(np.mean((ends - starts) / segments)), total_bytes=total_bytes)
+    return Series(
+        period=float(segments.mean()),
+        busy=float(np.mean((ends - starts) / segments)),
+        total_bytes=total_bytes,
+    )
 
 
 def latest_timestamp(records: Records) -> float:
@@ -91,12 +121,14 @@ def regular_times(rng, first: float, period: float, count: int, jitter: float = 
 
 def small_input(records: Records, rng: np.random.Generator, ranks: int) -> None:
     """An input deck every rank reads at start: real, but far below 100 MB."""
-    phase(records, rng, "read", 0.01, loguniform(rng, 1e4, 2e7), 0.5, ranks, "shared",
-          "/home/user/input.deck")
+    phase(
+        records, rng, "read", 0.01, loguniform(rng, 1e4, 2e7), 0.5, ranks, "shared", "/home/user/input.deck"
+    )
 
 
-def checkpoint_run(rng, config, ranks, count, period, busy, sizes, layout, jitter=0.0,
-                   desync=0.3, path="/scratch/run/ckpt"):
+def checkpoint_run(
+    rng, config, ranks, count, period, busy, sizes, layout, jitter=0.0, desync=0.3, path="/scratch/run/ckpt"
+):
     """The common core: a small input read, then ``count`` checkpoints every ``period``."""
     records = Records()
     small_input(records, rng, ranks)
@@ -115,12 +147,15 @@ def checkpoint_design(rng, config, jitter=0.0, size_spread=0.0, **fixed) -> Desi
     layout = fixed.get("layout") or str(rng.choice(["shared", "per_rank"]))
     size = fixed.get("size") or loguniform(rng, 2e8, 5e10)
     sizes = size * rng.uniform(1 - size_spread, 1 + size_spread, count)
-    records, run_time, write = checkpoint_run(rng, config, ranks, count, period, busy, sizes,
-                                              layout, jitter)
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(ranks=ranks, count=count, period=period, busy=busy, layout=layout,
-                       size=size))
+    records, run_time, write = checkpoint_run(rng, config, ranks, count, period, busy, sizes, layout, jitter)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(ranks=ranks, count=count, period=period, busy=busy, layout=layout, size=size),
+    )
 
 
 def shared_ckpt_desync(rng, config) -> Design:
@@ -128,9 +163,14 @@ def shared_ckpt_desync(rng, config) -> Design:
 
 
 def fpp_thousands(rng, config) -> Design:
-    return checkpoint_design(rng, config, ranks=int(rng.integers(2048, 4097)),
-                             count=int(rng.integers(5, 8)), layout="fpp",
-                             period=loguniform(rng, 60, 3600))
+    return checkpoint_design(
+        rng,
+        config,
+        ranks=int(rng.integers(2048, 4097)),
+        count=int(rng.integers(5, 8)),
+        layout="fpp",
+        period=loguniform(rng, 60, 3600),
+    )
 
 
 def ckpt_size_var(rng, config) -> Design:
@@ -161,10 +201,14 @@ def many_small_files(rng, config) -> Design:
         spans.append((starts.min(), ends.max()))
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
     write = series_truth(np.array(spans), file_bytes * ranks * files * count)
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(ranks=ranks, files=files, count=count, period=period,
-                       file_bytes=file_bytes))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(ranks=ranks, files=files, count=count, period=period, file_bytes=file_bytes),
+    )
 
 
 def two_series_interleaved(rng, config) -> Design:
@@ -179,19 +223,42 @@ def two_series_interleaved(rng, config) -> Design:
     small_input(records, rng, ranks)
     times = regular_times(rng, period * rng.uniform(0.3, 1.0), period, count)
     busy = rng.uniform(0.05, 0.2)
-    dumps = series(records, rng, "write", times, np.full(count, small), busy * period / 1.3,
-                   ranks, "shared", "/scratch/run/dump")
-    big_times = times[every - 1::every][:n_big] + offset * period
-    ckpts = series(records, rng, "write", big_times, np.full(n_big, big),
-                   busy * period / 1.3, ranks, "shared", "/scratch/run/ckpt")
+    dumps = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(count, small),
+        busy * period / 1.3,
+        ranks,
+        "shared",
+        "/scratch/run/dump",
+    )
+    big_times = times[every - 1 :: every][:n_big] + offset * period
+    ckpts = series(
+        records,
+        rng,
+        "write",
+        big_times,
+        np.full(n_big, big),
+        busy * period / 1.3,
+        ranks,
+        "shared",
+        "/scratch/run/ckpt",
+    )
     # The big series cuts the small one's segments: periods look like the offset,
     # all within one magnitude by construction; busy fractions are not asserted.
     for s in (dumps, ckpts):
         s.busy = None
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
-    return Design(run_time, ranks, records, NOT_PERIODIC, Periodicity(True, [dumps, ckpts]),
-                  dict(ranks=ranks, every=every, count=count, period=period, offset=offset,
-                       small=small, big=big))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(True, [dumps, ckpts]),
+        dict(ranks=ranks, every=every, count=count, period=period, offset=offset, small=small, big=big),
+    )
 
 
 def two_phase_series(rng, config) -> Design:
@@ -205,15 +272,22 @@ def two_phase_series(rng, config) -> Design:
     small_input(records, rng, ranks)
     b1, b2 = rng.uniform(0.05, 0.6), rng.uniform(0.05, 0.6)
     times1 = regular_times(rng, t1, t1, n1)
-    first = series(records, rng, "write", times1, np.full(n1, s1), b1 * t1 / 1.3, ranks,
-                   "shared", "/scratch/run/diag")
+    first = series(
+        records, rng, "write", times1, np.full(n1, s1), b1 * t1 / 1.3, ranks, "shared", "/scratch/run/diag"
+    )
     times2 = regular_times(rng, times1[-1] + t2, t2, n2)
-    second = series(records, rng, "write", times2, np.full(n2, s2), b2 * t2 / 1.3, ranks,
-                    "shared", "/scratch/run/ckpt")
+    second = series(
+        records, rng, "write", times2, np.full(n2, s2), b2 * t2 / 1.3, ranks, "shared", "/scratch/run/ckpt"
+    )
     run_time = float(times2[-1] + t2 * rng.uniform(0.6, 1.0))
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([n1, n2], 0, config), [first, second]),
-                  dict(ranks=ranks, n1=n1, n2=n2, t1=t1, t2=t2, s1=s1, s2=s2))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([n1, n2], 0, config), [first, second]),
+        dict(ranks=ranks, n1=n1, n2=n2, t1=t1, t2=t2, s1=s1, s2=s2),
+    )
 
 
 def periodic_input_reads(rng, config) -> Design:
@@ -224,15 +298,37 @@ def periodic_input_reads(rng, config) -> Design:
     times = regular_times(rng, rng.uniform(0.01, 0.2) * period, period, count)
     layout = str(rng.choice(["shared", "per_rank", "fpp"]))
     chunk = loguniform(rng, 1e8, 2e9)
-    read = series(records, rng, "read", times, np.full(count, chunk), busy * period / 1.3,
-                  ranks, layout, "/scratch/data/chunk")
+    read = series(
+        records,
+        rng,
+        "read",
+        times,
+        np.full(count, chunk),
+        busy * period / 1.3,
+        ranks,
+        layout,
+        "/scratch/data/chunk",
+    )
     run_time = end_of_run(records, times[-1] + period * 1.5)
-    phase(records, rng, "write", times[-1] + period * 1.1, loguniform(rng, 1e9, 1e10),
-          0.3 * period, ranks, "shared", "/scratch/out/result.h5")
-    return Design(run_time, ranks, records, Periodicity(periodic_claim([count], 0, config),
-                                                        [read]), NOT_PERIODIC,
-                  dict(ranks=ranks, count=count, period=period, busy=busy, layout=layout,
-                       chunk=chunk))
+    phase(
+        records,
+        rng,
+        "write",
+        times[-1] + period * 1.1,
+        loguniform(rng, 1e9, 1e10),
+        0.3 * period,
+        ranks,
+        "shared",
+        "/scratch/out/result.h5",
+    )
+    return Design(
+        run_time,
+        ranks,
+        records,
+        Periodicity(periodic_claim([count], 0, config), [read]),
+        NOT_PERIODIC,
+        dict(ranks=ranks, count=count, period=period, busy=busy, layout=layout, chunk=chunk),
+    )
 
 
 def log_plus_ckpt(rng, config) -> Design:
@@ -245,10 +341,12 @@ def log_plus_ckpt(rng, config) -> Design:
     share = rng.uniform(0.0005, 0.004)  # of the median rate: well under SPEC's 1 %
     log_bytes = max(np.floor(share * np.median(rates) * (end - start)), 1.0)
     # Kept open until the job ended: Darshan never recorded its close (SPEC 2).
-    design.records.add("/scratch/run/simulation.log", 0, write=(start, end, log_bytes),
-                       close_window=(0.0, 0.0))
-    design.records.add("<STDOUT>", 0, write=(start, end, loguniform(rng, 1e8, 1e9)),
-                       stdio=True, close_window=(0.0, 0.0))
+    design.records.add(
+        "/scratch/run/simulation.log", 0, write=(start, end, log_bytes), close_window=(0.0, 0.0)
+    )
+    design.records.add(
+        "<STDOUT>", 0, write=(start, end, loguniform(rng, 1e8, 1e9)), stdio=True, close_window=(0.0, 0.0)
+    )
     design.posix_only = False
     design.params.update(log_bytes=log_bytes, log_rate_share=share)
     return design
@@ -260,13 +358,26 @@ def restart_ckpt_final(rng, config) -> Design:
     design = checkpoint_design(rng, config, count=count, layout="shared")
     size, period, ranks = design.params["size"], design.params["period"], design.nprocs
     restart = loguniform(rng, 2e9, 5e10)
-    phase(design.records, rng, "read", 0.02, restart, min(0.3 * period, 0.02 * design.run_time),
-          ranks, "shared", "/scratch/run/restart.h5")
+    phase(
+        design.records,
+        rng,
+        "read",
+        0.02,
+        restart,
+        min(0.3 * period, 0.02 * design.run_time),
+        ranks,
+        "shared",
+        "/scratch/run/restart.h5",
+    )
     last_end = design.run_time
     final = 2 * size
     final_duration = 0.4 * period
-    design.records.add("/scratch/run/final.h5", -1 if ranks > 1 else 0,
-                       write=(last_end, last_end + final_duration, final), opens=ranks)
+    design.records.add(
+        "/scratch/run/final.h5",
+        -1 if ranks > 1 else 0,
+        write=(last_end, last_end + final_duration, final),
+        opens=ranks,
+    )
     design.run_time = last_end + final_duration * 1.2
     design.write.claim = periodic_claim([count], 1, config)
     design.params.update(restart=restart, final=final)
@@ -287,12 +398,17 @@ def stdio_only(rng, config) -> Design:
         records.add(f"/scratch/tables/step{k:04d}.csv", 0, write=(t, t + d, size), stdio=True)
         spans.append((t, t + d))
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
-    records.add("<STDOUT>", 0, write=(0.0, run_time * 0.99, 5e8), stdio=True,
-                close_window=(0.0, 0.0))
+    records.add("<STDOUT>", 0, write=(0.0, run_time * 0.99, 5e8), stdio=True, close_window=(0.0, 0.0))
     write = series_truth(np.array(spans), size * count)
-    return Design(run_time, 1, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(count=count, period=period, busy=busy, size=size), posix_only=False)
+    return Design(
+        run_time,
+        1,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(count=count, period=period, busy=busy, size=size),
+        posix_only=False,
+    )
 
 
 def dxt_traced(rng, config) -> Design:
@@ -306,30 +422,47 @@ def dxt_traced(rng, config) -> Design:
     read_time = 0.2 * period
     for r in range(ranks):
         edges = 0.01 + np.linspace(0, read_time, requests + 1)
-        records.add_dxt("/scratch/data/input.nc", r, False, edges[:-1], edges[1:] - 1e-4,
-                        np.full(requests, np.floor(input_bytes / ranks / requests)))
+        records.add_dxt(
+            "/scratch/data/input.nc",
+            r,
+            False,
+            edges[:-1],
+            edges[1:] - 1e-4,
+            np.full(requests, np.floor(input_bytes / ranks / requests)),
+        )
     times = regular_times(rng, period * rng.uniform(0.5, 1.0), period, count)
     spans = []
     for k, t in enumerate(times):
         lag = rng.uniform(0, 0.1 * busy * period, ranks)
         for r in range(ranks):
             edges = t + lag[r] + np.linspace(0, busy * period / 1.1, requests + 1)
-            records.add_dxt(f"/scratch/run/ckpt{k:04d}.h5", r, True, edges[:-1],
-                            edges[1:] - 1e-5,
-                            np.full(requests, np.floor(size / ranks / requests)))
+            records.add_dxt(
+                f"/scratch/run/ckpt{k:04d}.h5",
+                r,
+                True,
+                edges[:-1],
+                edges[1:] - 1e-5,
+                np.full(requests, np.floor(size / ranks / requests)),
+            )
         spans.append((t, t + lag.max() + busy * period / 1.1))
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
     write = series_truth(np.array(spans), size * count)
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(ranks=ranks, count=count, period=period, busy=busy, size=size,
-                       requests=requests), posix_only=False)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(ranks=ranks, count=count, period=period, busy=busy, size=size, requests=requests),
+        posix_only=False,
+    )
 
 
 def legacy_fpp_periodic(rng, config) -> Design:
     """File-per-process checkpoints, for a Darshan 2.x log (open..close intervals)."""
-    design = checkpoint_design(rng, config, ranks=int(loguniform(rng, 4, 256)), layout="fpp",
-                               busy=rng.uniform(0.1, 0.7))
+    design = checkpoint_design(
+        rng, config, ranks=int(loguniform(rng, 4, 256)), layout="fpp", busy=rng.uniform(0.1, 0.7)
+    )
     design.params["force_legacy"] = True
     return design
 
@@ -344,13 +477,29 @@ def bytes_near_100mb(rng, config) -> Design:
     files = int(rng.integers(1, 8))
     starts = np.sort(rng.uniform(0.0, 0.15, files)) * run_time + 0.01
     ends = starts + rng.uniform(0.01, 0.05) * run_time
-    records.add([f"/scratch/in/part{i}" for i in range(files)], 0,
-                read=(starts, ends, np.floor(read_total / files)))
+    records.add(
+        [f"/scratch/in/part{i}" for i in range(files)], 0, read=(starts, ends, np.floor(read_total / files))
+    )
     wstart = run_time * rng.uniform(0.8, 0.9)
-    phase(records, rng, "write", wstart, write_total, 0.05 * run_time, ranks, "per_rank",
-          "/scratch/out/result.bin")
-    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(read_total=read_total, write_total=write_total, ranks=ranks))
+    phase(
+        records,
+        rng,
+        "write",
+        wstart,
+        write_total,
+        0.05 * run_time,
+        ranks,
+        "per_rank",
+        "/scratch/out/result.bin",
+    )
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(read_total=read_total, write_total=write_total, ranks=ranks),
+    )
 
 
 def op_spans_chunks(rng, config) -> Design:
@@ -371,24 +520,45 @@ def reads_after_first_quarter(rng, config) -> Design:
     records = Records()
     times = regular_times(rng, 0.255 * run_time, period, count)
     ranks = int(loguniform(rng, 1, 128))
-    read = series(records, rng, "read", times, np.full(count, loguniform(rng, 1e7, 1e9)),
-                  rng.uniform(0.1, 0.5) * period, ranks, "shared", "/scratch/in/frame")
+    read = series(
+        records,
+        rng,
+        "read",
+        times,
+        np.full(count, loguniform(rng, 1e7, 1e9)),
+        rng.uniform(0.1, 0.5) * period,
+        ranks,
+        "shared",
+        "/scratch/in/frame",
+    )
     poisson_writes(records, rng, run_time, equal_bytes=False)
-    return Design(run_time, ranks, records, Periodicity(periodic_claim([count], 0, config),
-                                                        [read]), NOT_PERIODIC,
-                  dict(run_time=run_time, count=count, ranks=ranks))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        Periodicity(periodic_claim([count], 0, config), [read]),
+        NOT_PERIODIC,
+        dict(run_time=run_time, count=count, ranks=ranks),
+    )
 
 
 def poisson_writes(records: Records, rng, run_time: float, equal_bytes: bool) -> int:
     """Writes at random (Poisson) times, sizes log-uniform unless ``equal_bytes``."""
     count = int(rng.integers(20, 200))
     starts = np.sort(rng.uniform(0.0, 0.97, count)) * run_time + 0.01
-    durations = np.minimum(rng.exponential(0.002, count) * run_time, np.diff(
-        np.append(starts, run_time)) * 0.5)
-    sizes = np.full(count, loguniform(rng, 1e7, 1e9)) if equal_bytes else np.exp(
-        rng.uniform(np.log(1e6), np.log(5e9), count))
-    records.add([f"/scratch/out/event{i:05d}" for i in range(count)], 0,
-                write=(starts, starts + durations, np.floor(sizes)))
+    durations = np.minimum(
+        rng.exponential(0.002, count) * run_time, np.diff(np.append(starts, run_time)) * 0.5
+    )
+    sizes = (
+        np.full(count, loguniform(rng, 1e7, 1e9))
+        if equal_bytes
+        else np.exp(rng.uniform(np.log(1e6), np.log(5e9), count))
+    )
+    records.add(
+        [f"/scratch/out/event{i:05d}" for i in range(count)],
+        0,
+        write=(starts, starts + durations, np.floor(sizes)),
+    )
     return count
 
 
@@ -404,8 +574,14 @@ def _poisson(rng, config, equal_bytes: bool) -> Design:
     run_time = loguniform(rng, 300, 200000)
     records = Records()
     count = poisson_writes(records, rng, run_time, equal_bytes)
-    return Design(run_time, 1, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(run_time=run_time, count=count, equal_bytes=equal_bytes))
+    return Design(
+        run_time,
+        1,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(run_time=run_time, count=count, equal_bytes=equal_bytes),
+    )
 
 
 def one_off_phases(rng, config) -> Design:
@@ -414,19 +590,41 @@ def one_off_phases(rng, config) -> Design:
     ranks = int(loguniform(rng, 1, 2048))
     records = Records()
     layout = str(rng.choice(["shared", "per_rank"]))
-    phase(records, rng, "read", 0.001 * run_time, loguniform(rng, 2e8, 5e10),
-          rng.uniform(0.01, 0.08) * run_time, ranks, layout, "/scratch/in/mesh.h5")
+    phase(
+        records,
+        rng,
+        "read",
+        0.001 * run_time,
+        loguniform(rng, 2e8, 5e10),
+        rng.uniform(0.01, 0.08) * run_time,
+        ranks,
+        layout,
+        "/scratch/in/mesh.h5",
+    )
     if rng.random() < 0.5:  # verify against a reference read at the end
-        phase(records, rng, "read", 0.9 * run_time, loguniform(rng, 2e8, 5e10),
-              rng.uniform(0.01, 0.06) * run_time, ranks, layout, "/scratch/in/reference.h5")
+        phase(
+            records,
+            rng,
+            "read",
+            0.9 * run_time,
+            loguniform(rng, 2e8, 5e10),
+            rng.uniform(0.01, 0.06) * run_time,
+            ranks,
+            layout,
+            "/scratch/in/reference.h5",
+        )
     snapshot, duration = loguniform(rng, 2e8, 5e10), rng.uniform(0.01, 0.08) * run_time
-    phase(records, rng, "write", 0.1 * run_time, snapshot, duration, ranks, layout,
-          "/scratch/out/snap0.h5")
+    phase(records, rng, "write", 0.1 * run_time, snapshot, duration, ranks, layout, "/scratch/out/snap0.h5")
     last = 0.98 * run_time - 1.3 * duration  # rank desync stretches the phase by 30 %
-    phase(records, rng, "write", last, snapshot, duration, ranks, layout,
-          "/scratch/out/snap1.h5")
-    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(run_time=run_time, ranks=ranks, layout=layout))
+    phase(records, rng, "write", last, snapshot, duration, ranks, layout, "/scratch/out/snap1.h5")
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(run_time=run_time, ranks=ranks, layout=layout),
+    )
 
 
 def metadata_storm_start(rng, config) -> Design:
@@ -437,13 +635,32 @@ def metadata_storm_start(rng, config) -> Design:
     records = Records()
     opened = rng.uniform(0.0, window, (files, ranks))
     for f in range(files):
-        records.add([f"/scratch/in/r{r:05d}.f{f}" for r in range(ranks)], np.arange(ranks),
-                    read=(opened[f] + 0.01, opened[f] + 0.5, 2e6), seeks=int(rng.integers(0, 3)),
-                    open_window=(opened[f], opened[f] + 0.005))
-    phase(records, rng, "write", 0.95 * run_time, loguniform(rng, 2e8, 2e10), 0.03 * run_time,
-          min(ranks, 64), "shared", "/scratch/out/final.h5")
-    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(ranks=ranks, files=files, window=window, run_time=run_time))
+        records.add(
+            [f"/scratch/in/r{r:05d}.f{f}" for r in range(ranks)],
+            np.arange(ranks),
+            read=(opened[f] + 0.01, opened[f] + 0.5, 2e6),
+            seeks=int(rng.integers(0, 3)),
+            open_window=(opened[f], opened[f] + 0.005),
+        )
+    phase(
+        records,
+        rng,
+        "write",
+        0.95 * run_time,
+        loguniform(rng, 2e8, 2e10),
+        0.03 * run_time,
+        min(ranks, 64),
+        "shared",
+        "/scratch/out/final.h5",
+    )
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(ranks=ranks, files=files, window=window, run_time=run_time),
+    )
 
 
 def metadata_bursts(rng, config) -> Design:
@@ -454,11 +671,21 @@ def metadata_bursts(rng, config) -> Design:
     times = regular_times(rng, period * 0.5, period, count)
     for k, t in enumerate(times):
         opened = np.sort(t + rng.uniform(0, window, files))
-        records.add([f"/scratch/cat/b{k:03d}_{i:04d}.json" for i in range(files)], 0,
-                    read=(opened + 1e-4, opened + 2e-4, 4096), seeks=1)
+        records.add(
+            [f"/scratch/cat/b{k:03d}_{i:04d}.json" for i in range(files)],
+            0,
+            read=(opened + 1e-4, opened + 2e-4, 4096),
+            seeks=1,
+        )
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
-    return Design(run_time, 1, records, NOT_PERIODIC, UNKNOWN,
-                  dict(count=count, period=period, files=files, window=window))
+    return Design(
+        run_time,
+        1,
+        records,
+        NOT_PERIODIC,
+        UNKNOWN,
+        dict(count=count, period=period, files=files, window=window),
+    )
 
 
 def long_run_days(rng, config) -> Design:
@@ -468,16 +695,38 @@ def long_run_days(rng, config) -> Design:
     records = Records()
     hours = days * 24 - 1
     times = regular_times(rng, HOUR * rng.uniform(0.5, 1.0), HOUR, hours, jitter=0.02)
-    write = series(records, rng, "write", times, np.full(hours, loguniform(rng, 1e9, 1e10)),
-                   rng.uniform(60, 600), ranks, "shared", "/scratch/run/ckpt")
+    write = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(hours, loguniform(rng, 1e9, 1e10)),
+        rng.uniform(60, 600),
+        ranks,
+        "shared",
+        "/scratch/run/ckpt",
+    )
     daily = regular_times(rng, 0.2 * HOUR, DAY, days)
-    read = series(records, rng, "read", daily, np.full(days, loguniform(rng, 5e9, 5e10)),
-                  rng.uniform(300, 1800), ranks, "shared", "/scratch/in/day")
+    read = series(
+        records,
+        rng,
+        "read",
+        daily,
+        np.full(days, loguniform(rng, 5e9, 5e10)),
+        rng.uniform(300, 1800),
+        ranks,
+        "shared",
+        "/scratch/in/day",
+    )
     run_time = float(days * DAY)
-    return Design(run_time, ranks, records, Periodicity(periodic_claim([days], 0, config),
-                                                        [read]),
-                  Periodicity(periodic_claim([hours], 0, config), [write]),
-                  dict(days=days, ranks=ranks))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        Periodicity(periodic_claim([days], 0, config), [read]),
+        Periodicity(periodic_claim([hours], 0, config), [write]),
+        dict(days=days, ranks=ranks),
+    )
 
 
 def short_run_subsecond(rng, config) -> Design:
@@ -493,11 +742,26 @@ def short_run_subsecond(rng, config) -> Design:
     size = max(loguniform(rng, 1e6, 2e7), 1.5e8 / count)
     records = Records()
     times = regular_times(rng, 0.5 * period, period, count)
-    write = series(records, rng, "write", times, np.full(count, size), busy * period / 1.1,
-                   ranks, "shared", "/scratch/run/frame", desync=0.1)
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(period=period, busy=busy, run_time=run_time, count=count, ranks=ranks))
+    write = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(count, size),
+        busy * period / 1.1,
+        ranks,
+        "shared",
+        "/scratch/run/frame",
+        desync=0.1,
+    )
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(period=period, busy=busy, run_time=run_time, count=count, ranks=ranks),
+    )
 
 
 def month_run(rng, config) -> Design:
@@ -506,12 +770,26 @@ def month_run(rng, config) -> Design:
     ranks = int(loguniform(rng, 16, 512))
     records = Records()
     times = regular_times(rng, DAY * rng.uniform(0.3, 1.0), DAY, days - 1)
-    write = series(records, rng, "write", times, np.full(days - 1, loguniform(rng, 1e10, 1e11)),
-                   rng.uniform(600, 3600), ranks, "shared", "/scratch/run/ckpt")
+    write = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(days - 1, loguniform(rng, 1e10, 1e11)),
+        rng.uniform(600, 3600),
+        ranks,
+        "shared",
+        "/scratch/run/ckpt",
+    )
     small_input(records, rng, ranks)
-    return Design(float(days * DAY), ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([days - 1], 0, config), [write]),
-                  dict(days=days, ranks=ranks))
+    return Design(
+        float(days * DAY),
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([days - 1], 0, config), [write]),
+        dict(days=days, ranks=ranks),
+    )
 
 
 def zero_length_ops(rng, config) -> Design:
@@ -521,16 +799,29 @@ def zero_length_ops(rng, config) -> Design:
     size = loguniform(rng, 1e8, 1e10)
     records = Records()
     times = regular_times(rng, period * 0.5, period, count)
-    records.add([f"/scratch/run/ckpt{k:04d}" for k in range(count)], -1 if ranks > 1 else 0,
-                write=(times, times, size), opens=ranks)
-    records.add([f"/scratch/run/lock{k:04d}" for k in range(count)], 0, opens=1,
-                open_window=(times + 0.3 * period, times + 0.3 * period),
-                close_window=(times + 0.31 * period, times + 0.31 * period))
+    records.add(
+        [f"/scratch/run/ckpt{k:04d}" for k in range(count)],
+        -1 if ranks > 1 else 0,
+        write=(times, times, size),
+        opens=ranks,
+    )
+    records.add(
+        [f"/scratch/run/lock{k:04d}" for k in range(count)],
+        0,
+        opens=1,
+        open_window=(times + 0.3 * period, times + 0.3 * period),
+        close_window=(times + 0.31 * period, times + 0.31 * period),
+    )
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
     write = series_truth(np.stack([times, times], 1), size * count)
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(count=count, period=period, ranks=ranks, size=size))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(count=count, period=period, ranks=ranks, size=size),
+    )
 
 
 def overlap_many_ranks(rng, config) -> Design:
@@ -547,14 +838,22 @@ def overlap_many_ranks(rng, config) -> Design:
         starts[0] = t
         ends = starts + rng.uniform(0.1, 0.3, ranks) * period
         ends[0] = starts.max() + 0.01 * period  # rank 0 overlaps every other rank
-        records.add([f"/scratch/run/out{k:04d}"] * ranks, np.arange(ranks),
-                    write=(starts, ends, np.floor(size / ranks)))
+        records.add(
+            [f"/scratch/run/out{k:04d}"] * ranks,
+            np.arange(ranks),
+            write=(starts, ends, np.floor(size / ranks)),
+        )
         spans.append((starts.min(), ends.max()))
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.7, 1.0))
     write = series_truth(np.array(spans), size * count)
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(ranks=ranks, count=count, period=period))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(ranks=ranks, count=count, period=period),
+    )
 
 
 def serialized_rank_writes(rng, config) -> Design:
@@ -566,8 +865,10 @@ def serialized_rank_writes(rng, config) -> Design:
     ranks, count = int(rng.integers(4, 13)), int(rng.integers(6, 13))
     period = loguniform(rng, 300, 7200)
     run_estimate = (count + 1) * period
-    pause = max(rng.uniform(0.2, 1.0), 3 * config.neighbor_gap_runtime_fraction * run_estimate
-                / (0.3 * period / ranks))
+    pause = max(
+        rng.uniform(0.2, 1.0),
+        3 * config.neighbor_gap_runtime_fraction * run_estimate / (0.3 * period / ranks),
+    )
     per_rank = 0.3 * period / ranks / (1 + pause)
     size = loguniform(rng, 2e8, 2e10)
     records = Records()
@@ -576,14 +877,23 @@ def serialized_rank_writes(rng, config) -> Design:
     spans = []
     for k, t in enumerate(times):
         starts = t + np.arange(ranks) * per_rank * (1 + pause)
-        records.add([f"/scratch/run/ckpt{k:04d}.h5"] * ranks, np.arange(ranks),
-                    write=(starts, starts + per_rank, np.floor(size / ranks)))
+        records.add(
+            [f"/scratch/run/ckpt{k:04d}.h5"] * ranks,
+            np.arange(ranks),
+            write=(starts, starts + per_rank, np.floor(size / ranks)),
+        )
         spans.append((starts[0], starts[-1] + per_rank))
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
     write = series_truth(np.array(spans), size * count)
     write.busy = None
-    return Design(run_time, ranks, records, NOT_PERIODIC, Periodicity(True, [write]),
-                  dict(ranks=ranks, count=count, period=period, pause=pause, size=size))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(True, [write]),
+        dict(ranks=ranks, count=count, period=period, pause=pause, size=size),
+    )
 
 
 def ckpt_two_files(rng, config) -> Design:
@@ -599,15 +909,39 @@ def ckpt_two_files(rng, config) -> Design:
     records = Records()
     small_input(records, rng, ranks)
     times = regular_times(rng, period * rng.uniform(0.3, 1.0), period, count)
-    data = series(records, rng, "write", times, np.full(count, size), busy * period / 1.3,
-                  ranks, "shared", "/scratch/run/field")
+    data = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(count, size),
+        busy * period / 1.3,
+        ranks,
+        "shared",
+        "/scratch/run/field",
+    )
     index_times = times + busy * period + pause
-    series(records, rng, "write", index_times, np.full(count, size * 0.001),
-           0.001 * period, 1, "shared", "/scratch/run/field_index")
+    series(
+        records,
+        rng,
+        "write",
+        index_times,
+        np.full(count, size * 0.001),
+        0.001 * period,
+        1,
+        "shared",
+        "/scratch/run/field_index",
+    )
     run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
     data.busy = None
-    return Design(run_time, ranks, records, NOT_PERIODIC, Periodicity(True, [data]),
-                  dict(ranks=ranks, count=count, period=period, pause=pause, size=size))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(True, [data]),
+        dict(ranks=ranks, count=count, period=period, pause=pause, size=size),
+    )
 
 
 def hourly_daily_one_direction(rng, config) -> Design:
@@ -617,15 +951,39 @@ def hourly_daily_one_direction(rng, config) -> Design:
     records = Records()
     hours = days * 24 - 1
     times = regular_times(rng, HOUR * 0.5, HOUR, hours)
-    hourly = series(records, rng, "write", times, np.full(hours, loguniform(rng, 1e9, 5e9)),
-                    rng.uniform(60, 300), ranks, "shared", "/scratch/run/ckpt")
+    hourly = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(hours, loguniform(rng, 1e9, 5e9)),
+        rng.uniform(60, 300),
+        ranks,
+        "shared",
+        "/scratch/run/ckpt",
+    )
     archive = 24 * 5 * hourly.total_bytes / hours * rng.uniform(1, 3)
-    daily_times = times[23::24][:days - 1] + 0.25 * HOUR
-    daily = series(records, rng, "write", daily_times, np.full(len(daily_times), archive),
-                   rng.uniform(600, 1200), ranks, "shared", "/scratch/archive/day")
+    daily_times = times[23::24][: days - 1] + 0.25 * HOUR
+    daily = series(
+        records,
+        rng,
+        "write",
+        daily_times,
+        np.full(len(daily_times), archive),
+        rng.uniform(600, 1200),
+        ranks,
+        "shared",
+        "/scratch/archive/day",
+    )
     hourly.busy = daily.busy = None
-    return Design(float(days * DAY), ranks, records, NOT_PERIODIC,
-                  Periodicity(True, [hourly, daily]), dict(days=days, ranks=ranks))
+    return Design(
+        float(days * DAY),
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(True, [hourly, daily]),
+        dict(days=days, ranks=ranks),
+    )
 
 
 def metadata_dense(rng, config) -> Design:
@@ -635,22 +993,23 @@ def metadata_dense(rng, config) -> Design:
     count = int(rate * run_time)
     opened = np.sort(rng.uniform(0, run_time - 1, count))
     records = Records()
-    records.add([f"/scratch/db/k{i:07d}" for i in range(count)], 0,
-                read=(opened + 1e-4, opened + 3e-4, 8192), seeks=int(rng.integers(0, 3)))
-    return Design(run_time, 1, records, UNKNOWN, NOT_PERIODIC,
-                  dict(run_time=run_time, rate=rate))
+    records.add(
+        [f"/scratch/db/k{i:07d}" for i in range(count)],
+        0,
+        read=(opened + 1e-4, opened + 3e-4, 8192),
+        seeks=int(rng.integers(0, 3)),
+    )
+    return Design(run_time, 1, records, UNKNOWN, NOT_PERIODIC, dict(run_time=run_time, rate=rate))
 
 
 def few_size_varying_ckpts(rng, config) -> Design:
     """Five to ten checkpoints whose sizes vary by +-20 % and periods by +-10 %."""
-    return checkpoint_design(rng, config, jitter=0.1, size_spread=0.2,
-                             count=int(rng.integers(5, 11)))
+    return checkpoint_design(rng, config, jitter=0.1, size_spread=0.2, count=int(rng.integers(5, 11)))
 
 
 def high_busy_ckpt(rng, config) -> Design:
     """Checkpoints that keep the file system busy 80-90 % of each period."""
-    return checkpoint_design(rng, config, busy=rng.uniform(0.8, 0.92),
-                             count=int(rng.integers(6, 15)))
+    return checkpoint_design(rng, config, busy=rng.uniform(0.8, 0.92), count=int(rng.integers(6, 15)))
 
 
 def paused_series(rng, config) -> Design:
@@ -663,13 +1022,27 @@ def paused_series(rng, config) -> Design:
     first = regular_times(rng, 0.5 * period, period, n1)
     second = regular_times(rng, first[-1] + period * rng.uniform(4, 8), period, n2)
     times = np.concatenate([first, second])
-    write = series(records, rng, "write", times, np.full(n1 + n2, size), busy * period / 1.3,
-                   ranks, "shared", "/scratch/run/ckpt")
+    write = series(
+        records,
+        rng,
+        "write",
+        times,
+        np.full(n1 + n2, size),
+        busy * period / 1.3,
+        ranks,
+        "shared",
+        "/scratch/run/ckpt",
+    )
     write.period, write.busy = period, None  # the pause stretches one segment
     run_time = float(second[-1] + period * rng.uniform(0.6, 1.0))
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([n1, n2], 0, config), [write]),
-                  dict(ranks=ranks, period=period, n1=n1, n2=n2, busy=busy))
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([n1, n2], 0, config), [write]),
+        dict(ranks=ranks, period=period, n1=n1, n2=n2, busy=busy),
+    )
 
 
 def dxt_random_small_requests(rng, config) -> Design:
@@ -682,8 +1055,15 @@ def dxt_random_small_requests(rng, config) -> Design:
         lengths = np.floor(np.exp(rng.uniform(np.log(4096), np.log(4e6), count)))
         ends = starts + lengths / loguniform(rng, 1e8, 1e9)
         records.add_dxt("/scratch/data/table.db", r, False, starts, ends, lengths)
-    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(ranks=ranks, run_time=run_time), posix_only=False)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(ranks=ranks, run_time=run_time),
+        posix_only=False,
+    )
 
 
 def periodic_near_100mb(rng, config) -> Design:
@@ -701,10 +1081,14 @@ def seek_heavy_reader(rng, config) -> Design:
     seeks = int(loguniform(rng, 100, 50000))
     records = Records()
     start = rng.uniform(0.05, 0.5) * run_time
-    records.add("/scratch/data/index.bin", 0, read=(start, start + 0.3 * run_time, 5e9),
-                seeks=seeks, open_window=(start - 0.01, start - 0.005))
-    return Design(run_time, 1, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(run_time=run_time, seeks=seeks))
+    records.add(
+        "/scratch/data/index.bin",
+        0,
+        read=(start, start + 0.3 * run_time, 5e9),
+        seeks=seeks,
+        open_window=(start - 0.01, start - 0.005),
+    )
+    return Design(run_time, 1, records, NOT_PERIODIC, NOT_PERIODIC, dict(run_time=run_time, seeks=seeks))
 
 
 def dxt_request_cadence(rng, config) -> Design:
@@ -715,13 +1099,24 @@ def dxt_request_cadence(rng, config) -> Design:
     records = Records()
     for r in range(ranks):
         starts = 0.5 + rng.uniform(0, 0.05) + cadence * np.arange(requests)
-        records.add_dxt("/scratch/data/input.nc", r, False, starts,
-                        starts + cadence * rng.uniform(0.3, 0.7),
-                        np.full(requests, np.floor(size / ranks / requests)))
+        records.add_dxt(
+            "/scratch/data/input.nc",
+            r,
+            False,
+            starts,
+            starts + cadence * rng.uniform(0.3, 0.7),
+            np.full(requests, np.floor(size / ranks / requests)),
+        )
     run_time = end_of_run(records, max(run_time, 4 * cadence * requests))
-    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(ranks=ranks, cadence=cadence, requests=requests, size=size),
-                  posix_only=False)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(ranks=ranks, cadence=cadence, requests=requests, size=size),
+        posix_only=False,
+    )
 
 
 def partial_lost_files(rng, config) -> Design:
@@ -733,14 +1128,26 @@ def partial_lost_files(rng, config) -> Design:
     run_time, ranks = loguniform(rng, 600, 40000), int(rng.integers(2, 9))
     records = Records()
     small_input(records, rng, ranks)
-    records.add("/scratch/run/progress.log", 0, write=(0.05 * run_time, 0.2 * run_time,
-                                                       loguniform(rng, 1e4, 1e6)))
+    records.add(
+        "/scratch/run/progress.log", 0, write=(0.05 * run_time, 0.2 * run_time, loguniform(rng, 1e4, 1e6))
+    )
     start, duration = rng.uniform(0.86, 0.9) * run_time, 0.08 * run_time
     nbytes = np.floor(loguniform(rng, 1e9, 5e10) / ranks)
-    records.add([f"/scratch/run/out.{r:04d}" for r in range(ranks)], np.arange(ranks),
-                write=(start, start + duration, nbytes), lost=True)
-    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC,
-                  dict(ranks=ranks, run_time=run_time, partial=True), posix_only=False)
+    records.add(
+        [f"/scratch/run/out.{r:04d}" for r in range(ranks)],
+        np.arange(ranks),
+        write=(start, start + duration, nbytes),
+        lost=True,
+    )
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(ranks=ranks, run_time=run_time, partial=True),
+        posix_only=False,
+    )
 
 
 def appended_checkpoints(rng, config) -> Design:
@@ -756,40 +1163,88 @@ def appended_checkpoints(rng, config) -> Design:
     ends = times + busy * period
     per_rank = np.floor(size * count / ranks)
     records = Records()
-    records.add(["/scratch/run/checkpoints.h5"] * ranks, np.arange(ranks),
-                write=(times[0], ends[-1], per_rank))
+    records.add(
+        ["/scratch/run/checkpoints.h5"] * ranks, np.arange(ranks), write=(times[0], ends[-1], per_rank)
+    )
     run_time = end_of_run(records, ends[-1] + period * rng.uniform(0.3, 0.6))
     width = 0.1 * 2.0 ** max(math.ceil(math.log2(math.ceil(run_time) / 25.6)), 0)
     edges = width * np.arange(math.ceil(math.ceil(run_time) / width) + 1)
-    cover = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(times[:, None], edges[:-1]),
-                    0, None).sum(axis=0) / (busy * period * count)
+    cover = np.clip(
+        np.minimum(ends[:, None], edges[1:]) - np.maximum(times[:, None], edges[:-1]), 0, None
+    ).sum(axis=0) / (busy * period * count)
     bins = np.floor(cover * per_rank).astype(np.int64)
     bins[np.argmax(bins)] += int(per_rank) - bins.sum()  # each rank's bins sum to its record
-    heatmap = writer.heatmap_records(["heatmap:POSIX"] * ranks, range(ranks), [width] * ranks,
-                                     [bins] * ranks, [np.zeros_like(bins)] * ranks)
+    heatmap = writer.heatmap_records(
+        ["heatmap:POSIX"] * ranks,
+        range(ranks),
+        [width] * ranks,
+        [bins] * ranks,
+        [np.zeros_like(bins)] * ranks,
+    )
     write = Series(period, None, size * count)  # busy time: from the FFT signal, not asserted
-    return Design(run_time, ranks, records, NOT_PERIODIC,
-                  Periodicity(periodic_claim([count], 0, config), [write]),
-                  dict(ranks=ranks, count=count, period=period, busy=busy, size=size,
-                       bin_seconds=width), posix_only=False, heatmap=heatmap)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([count], 0, config), [write]),
+        dict(ranks=ranks, count=count, period=period, busy=busy, size=size, bin_seconds=width),
+        posix_only=False,
+        heatmap=heatmap,
+    )
 
 
 # Scenarios whose truth states what an analyst expects where SPEC 3.4's own
 # rule is known to disagree (see benchmarks/README.md, "Held-out accuracy"):
 # they measure the method, not the implementation, so CI leaves them out.
-SPEC_LIMIT_PROBES = ("poisson_equal_bytes", "serialized_rank_writes", "ckpt_two_files",
-                     "hourly_daily_one_direction")
+SPEC_LIMIT_PROBES = (
+    "poisson_equal_bytes",
+    "serialized_rank_writes",
+    "ckpt_two_files",
+    "hourly_daily_one_direction",
+)
 
 SCENARIOS: dict[str, Callable[[np.random.Generator, Config], Design]] = {
-    f.__name__: f for f in (
-        shared_ckpt_desync, fpp_thousands, many_small_files, ckpt_size_var, jittered_period,
-        two_series_interleaved, two_phase_series, periodic_input_reads, log_plus_ckpt,
-        restart_ckpt_final, stdio_only, dxt_traced, legacy_fpp_periodic, bytes_near_100mb,
-        op_spans_chunks, reads_after_first_quarter, poisson_random_bytes, poisson_equal_bytes,
-        one_off_phases, metadata_storm_start, metadata_bursts, long_run_days,
-        short_run_subsecond, month_run, zero_length_ops, overlap_many_ranks,
-        serialized_rank_writes, ckpt_two_files, hourly_daily_one_direction, metadata_dense,
-        few_size_varying_ckpts, high_busy_ckpt, paused_series, dxt_random_small_requests,
-        periodic_near_100mb, seek_heavy_reader, dxt_request_cadence, partial_lost_files,
-        appended_checkpoints)
+    f.__name__: f
+    for f in (
+        shared_ckpt_desync,
+        fpp_thousands,
+        many_small_files,
+        ckpt_size_var,
+        jittered_period,
+        two_series_interleaved,
+        two_phase_series,
+        periodic_input_reads,
+        log_plus_ckpt,
+        restart_ckpt_final,
+        stdio_only,
+        dxt_traced,
+        legacy_fpp_periodic,
+        bytes_near_100mb,
+        op_spans_chunks,
+        reads_after_first_quarter,
+        poisson_random_bytes,
+        poisson_equal_bytes,
+        one_off_phases,
+        metadata_storm_start,
+        metadata_bursts,
+        long_run_days,
+        short_run_subsecond,
+        month_run,
+        zero_length_ops,
+        overlap_many_ranks,
+        serialized_rank_writes,
+        ckpt_two_files,
+        hourly_daily_one_direction,
+        metadata_dense,
+        few_size_varying_ckpts,
+        high_busy_ckpt,
+        paused_series,
+        dxt_random_small_requests,
+        periodic_near_100mb,
+        seek_heavy_reader,
+        dxt_request_cadence,
+        partial_lost_files,
+        appended_checkpoints,
+    )
 }

@@ -17,8 +17,9 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     edges = run_time * np.arange(5) / 4
     duration = ends - starts
     instant = duration <= 0
-    overlap = np.clip(np.minimum(ends[:, None], edges[None, 1:])
-                      - np.maximum(starts[:, None], edges[None, :-1]), 0, None)
+    overlap = np.clip(
+        np.minimum(ends[:, None], edges[None, 1:]) - np.maximum(starts[:, None], edges[None, :-1]), 0, None
+    )
     spread = nbytes[:, None] * overlap / np.where(instant, 1.0, duration)[:, None]
     quarter = np.clip((4 * starts // run_time).astype(int), 0, 3)
     spread[instant] = 0.0
@@ -65,16 +66,19 @@ def both(a: bool | None, b: bool | None) -> bool | None:
 def temporality_rules(q: np.ndarray, config: Config) -> dict[str, bool | None]:
     """SPEC 3.6's seven rules, each True / False / None (too close to call)."""
     v = Verdicts(config.truth_margin, 1e-6 * max(q.sum(), 1.0))
-    d, k, r, cv = (config.chunk_dominance, config.chunk_minor_divisor,
-                   config.chunk_middle_ratio, config.steady_cv)
+    d, k, r, cv = (
+        config.chunk_dominance,
+        config.chunk_minor_divisor,
+        config.chunk_middle_ratio,
+        config.steady_cv,
+    )
     rules = {
         "on_start": v.greater(q[0], d * (q[1] + q[2] + q[3])),
         "on_end": v.greater(q[3], d * (q[0] + q[1] + q[2])),
         "after_start": both(v.less(q[0], (q[1] + q[2] + q[3]) / k), v.cv_below(q[1:], cv)),
         "before_end": both(v.less(q[3], (q[0] + q[1] + q[2]) / k), v.cv_below(q[:3], cv)),
         "after_start_before_end": v.greater(q[1] + q[2], r * (q[0] + q[3])),
-        "on_start_and_end": both(v.greater(q[0] + q[3], r * (q[1] + q[2])),
-                                 v.cv_below(q[[0, 3]], cv)),
+        "on_start_and_end": both(v.greater(q[0] + q[3], r * (q[1] + q[2])), v.cv_below(q[[0, 3]], cv)),
         "steady": v.cv_below(q, cv),
     }
     if all(x is False for x in rules.values()):
@@ -87,8 +91,7 @@ def temporality_rules(q: np.ndarray, config: Config) -> dict[str, bool | None]:
 
 
 def significance(total: float, config: Config) -> bool | None:
-    return Verdicts(config.truth_margin, 0.0).greater(total, config.significant_bytes) \
-        if total > 0 else False
+    return Verdicts(config.truth_margin, 0.0).greater(total, config.significant_bytes) if total > 0 else False
 
 
 def magnitude(period: float, config: Config) -> str | None:
@@ -133,20 +136,22 @@ def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]
     return must, must_not
 
 
-def direction_truth(ops: dict, run_time: float, design: Periodicity,
-                    config: Config) -> tuple[dict, dict]:
+def direction_truth(ops: dict, run_time: float, design: Periodicity, config: Config) -> tuple[dict, dict]:
     """(temporality family, periodicity family) of one direction, unprefixed."""
     total = float(ops["bytes"].sum())
     significant = significance(total, config)
     if significant is None:
         return {"must": [], "must_not": []}, {"must": [], "must_not": []}
     if not significant:
-        return ({"must": ["insignificant"], "must_not": list(TEMPORALITY[:-1])},
-                {"must": [], "must_not": list(PERIODICITY)})
-    rules = temporality_rules(chunk_bytes(ops["start"], ops["end"], ops["bytes"], run_time),
-                              config)
-    temporal = {"must": [k for k, x in rules.items() if x is True],
-                "must_not": ["insignificant"] + [k for k, x in rules.items() if x is False]}
+        return (
+            {"must": ["insignificant"], "must_not": list(TEMPORALITY[:-1])},
+            {"must": [], "must_not": list(PERIODICITY)},
+        )
+    rules = temporality_rules(chunk_bytes(ops["start"], ops["end"], ops["bytes"], run_time), config)
+    temporal = {
+        "must": [k for k, x in rules.items() if x is True],
+        "must_not": ["insignificant"] + [k for k, x in rules.items() if x is False],
+    }
     must, must_not = periodicity_family(design, config)
     return temporal, {"must": must, "must_not": must_not}
 
@@ -168,8 +173,11 @@ def requests_per_second(table: dict, run_time: float) -> np.ndarray:
     lo, hi = np.clip(lo, 0, bins), np.clip(hi, 0, bins)
     instant = hi <= lo
     density = count[~instant] / (hi - lo)[~instant]
-    cumulative = _before(lo[instant], count[instant], bins) \
-        + _ramps_before(lo[~instant], density, bins) - _ramps_before(hi[~instant], density, bins)
+    cumulative = (
+        _before(lo[instant], count[instant], bins)
+        + _ramps_before(lo[~instant], density, bins)
+        - _ramps_before(hi[~instant], density, bins)
+    )
     cumulative[-1] = count.sum()  # everything clipped into the run is counted
     return np.diff(cumulative)
 
@@ -178,7 +186,7 @@ def _before(at, weight, bins: int) -> np.ndarray:
     """Sum of weights with ``at`` strictly before each integer edge 0..bins."""
     first_edge_after = np.floor(at).astype(np.int64) + 1
     counts = np.bincount(first_edge_after, weights=weight, minlength=bins + 2).astype(float)
-    return np.cumsum(counts)[:bins + 1]
+    return np.cumsum(counts)[: bins + 1]
 
 
 def _ramps_before(at, slope, bins: int) -> np.ndarray:
@@ -193,18 +201,26 @@ def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> 
     high = v.greater(per_second.max(initial=0.0), config.metadata_high_spike)
     surely = int((per_second >= level * (1 + m)).sum())
     maybe = int((per_second >= level * (1 - m)).sum())
-    spikes = True if surely >= config.metadata_min_spikes else (
-        False if maybe < config.metadata_min_spikes else None)
+    spikes = (
+        True
+        if surely >= config.metadata_min_spikes
+        else (False if maybe < config.metadata_min_spikes else None)
+    )
     mean = per_second.sum() / run_time
     density = both(spikes, v.greater(mean, config.metadata_density_mean) if mean > 0 else False)
-    outcome = {"metadata_high_spike": high, "metadata_multiple_spikes": spikes,
-               "metadata_high_density": density}
+    outcome = {
+        "metadata_high_spike": high,
+        "metadata_multiple_spikes": spikes,
+        "metadata_high_density": density,
+    }
     if all(x is False for x in outcome.values()):
         outcome["metadata_insignificant_load"] = True
     elif any(outcome.values()):
         outcome["metadata_insignificant_load"] = False
-    return {"must": [k for k, x in outcome.items() if x is True],
-            "must_not": [k for k, x in outcome.items() if x is False]}
+    return {
+        "must": [k for k, x in outcome.items() if x is True],
+        "must_not": [k for k, x in outcome.items() if x is False],
+    }
 
 
 def kept_rows(table: dict, config: Config) -> np.ndarray:
@@ -239,15 +255,13 @@ def truth_families(design: Design, config: Config) -> dict:
     ops = operations(design.records, table, keep)
     families = {}
     for name in ("read", "write"):
-        temporal, periodic = direction_truth(ops[name], design.run_time,
-                                             getattr(design, name), config)
-        families[f"{name}_temporality"] = {k: [f"{name}_{x}" for x in v]
-                                           for k, v in temporal.items()}
-        families[f"{name}_periodicity"] = {k: [f"{name}_{x}" for x in v]
-                                           for k, v in periodic.items()}
+        temporal, periodic = direction_truth(ops[name], design.run_time, getattr(design, name), config)
+        families[f"{name}_temporality"] = {k: [f"{name}_{x}" for x in v] for k, v in temporal.items()}
+        families[f"{name}_periodicity"] = {k: [f"{name}_{x}" for x in v] for k, v in periodic.items()}
     kept = {k: v[keep] for k, v in table.items()}
-    families["metadata"] = metadata_family(requests_per_second(kept, design.run_time),
-                                           design.run_time, config)
+    families["metadata"] = metadata_family(
+        requests_per_second(kept, design.run_time), design.run_time, config
+    )
     assert set(families) == set(FAMILIES)
     assert set(families["metadata"]["must"]) <= set(METADATA)
     return families

@@ -33,8 +33,11 @@ class LogFormat:
 
     @property
     def suffix(self) -> str:
-        return {"gzip": ".darshan.gz", "bzip2": ".darshan.bz2"}.get(
-            self.compression, ".darshan") if self.legacy else ".darshan"
+        return (
+            {"gzip": ".darshan.gz", "bzip2": ".darshan.bz2"}.get(self.compression, ".darshan")
+            if self.legacy
+            else ".darshan"
+        )
 
     def run_time(self, designed: float) -> float:
         """Older formats keep whole seconds and count end - start + 1 (SPEC 2)."""
@@ -43,19 +46,25 @@ class LogFormat:
 
 def pick_format(rng: np.random.Generator, design: Design) -> LogFormat:
     if design.heatmap is not None:  # Darshan 3.3 and later
-        return LogFormat(str(rng.choice(writer.HEATMAP_FORMATS)),
-                         big_endian=bool(rng.random() < 0.25),
-                         compression=str(rng.choice(["zlib", "bzip2", "none"])))
+        return LogFormat(
+            str(rng.choice(writer.HEATMAP_FORMATS)),
+            big_endian=bool(rng.random() < 0.25),
+            compression=str(rng.choice(["zlib", "bzip2", "none"])),
+        )
     if design.params.get("force_legacy") or (design.posix_only and rng.random() < 0.1):
-        return LogFormat(str(rng.choice(writer.LEGACY_WRITABLE)),
-                         compression=str(rng.choice(["none", "gzip", "bzip2"])))
+        return LogFormat(
+            str(rng.choice(writer.LEGACY_WRITABLE)), compression=str(rng.choice(["none", "gzip", "bzip2"]))
+        )
     version = str(rng.choice(["3.41", "3.21", "3.10"], p=[0.5, 0.25, 0.25]))
     old = version == "3.10"
-    return LogFormat(version, big_endian=bool(rng.random() < 0.25),
-                     compression=str(rng.choice(["zlib", "bzip2", "none"], p=[0.6, 0.25, 0.15])),
-                     streams=int(rng.choice([1, 1, 4, 16])),
-                     posix_version=int(rng.choice([3, 4])) if old else 4,
-                     stdio_version=int(rng.choice([1, 2])) if old else 2)
+    return LogFormat(
+        version,
+        big_endian=bool(rng.random() < 0.25),
+        compression=str(rng.choice(["zlib", "bzip2", "none"], p=[0.6, 0.25, 0.15])),
+        streams=int(rng.choice([1, 1, 4, 16])),
+        posix_version=int(rng.choice([3, 4])) if old else 4,
+        stdio_version=int(rng.choice([1, 2])) if old else 2,
+    )
 
 
 def as_legacy(records: Records) -> Records:
@@ -64,11 +73,16 @@ def as_legacy(records: Records) -> Records:
     posix = table["stdio"] == 0
     out = Records()
     span_start, span_end = table["open_start"][posix], table["close_end"][posix]
-    out.add(list(table["path"][posix]), table["rank"][posix],
-            read=(span_start, span_end, table["bytes_read"][posix]),
-            write=(span_start, span_end, table["bytes_written"][posix]),
-            opens=table["opens"][posix], seeks=table["seeks"][posix],
-            open_window=(span_start, span_start), close_window=(span_end, span_end))
+    out.add(
+        list(table["path"][posix]),
+        table["rank"][posix],
+        read=(span_start, span_end, table["bytes_read"][posix]),
+        write=(span_start, span_end, table["bytes_written"][posix]),
+        opens=table["opens"][posix],
+        seeks=table["seeks"][posix],
+        open_window=(span_start, span_start),
+        close_window=(span_end, span_end),
+    )
     return out
 
 
@@ -84,8 +98,9 @@ def module_records(table: dict, rows: np.ndarray, module: int, version: int) -> 
     counters[:, cidx["writes"]] = np.ceil(table["bytes_written"][rows] / MB)
     for name in F.CANONICAL_FCOUNTERS:
         fcounters[:, fidx[name]] = table[name][rows]
-    return F.ModuleRecords(module, version, table["id"][rows],
-                           table["rank"][rows].astype(np.int64), counters, fcounters)
+    return F.ModuleRecords(
+        module, version, table["id"][rows], table["rank"][rows].astype(np.int64), counters, fcounters
+    )
 
 
 def dxt_segments(records: Records) -> F.DxtSegments | None:
@@ -99,9 +114,11 @@ def dxt_segments(records: Records) -> F.DxtSegments | None:
         ids=np.repeat(writer.darshan_hash([p["path"] for p in parts]), sizes),
         ranks=np.repeat([p["rank"] for p in parts], sizes).astype(np.int64),
         is_write=np.repeat([p["is_write"] for p in parts], sizes).astype(bool),
-        offsets=offsets.astype(np.int64), lengths=lengths,
+        offsets=offsets.astype(np.int64),
+        lengths=lengths,
         starts=np.concatenate([p["starts"] for p in parts]),
-        ends=np.concatenate([p["ends"] for p in parts]))
+        ends=np.concatenate([p["ends"] for p in parts]),
+    )
 
 
 MPIIO_VERSION = 3
@@ -119,8 +136,9 @@ def mpiio_mirror(table: dict, rows: np.ndarray) -> F.ModuleRecords:
         counters[:, index] = table[name][rows]
     for name, index in F.CANONICAL_INDEX[(F.POSIX, 4)][1].items():
         fcounters[:, index] = table[name][rows]
-    return F.ModuleRecords(F.MPIIO, MPIIO_VERSION, table["id"][rows],
-                           table["rank"][rows].astype(np.int64), counters, fcounters)
+    return F.ModuleRecords(
+        F.MPIIO, MPIIO_VERSION, table["id"][rows], table["rank"][rows].astype(np.int64), counters, fcounters
+    )
 
 
 def broken_records(run_time: float, config: Config) -> Records:
@@ -128,8 +146,9 @@ def broken_records(run_time: float, config: Config) -> Records:
     late = run_time * (1 + 5 * config.clock_slack_fraction) + 5 * config.clock_slack_seconds
     records = Records()
     records.add("/scratch/run/inverted.dat", 0, write=(0.6 * run_time, 0.2 * run_time, 1e12))
-    records.add("/scratch/run/future.dat", 0, read=(late, late + 10, 1e12), opens=5000,
-                open_window=(late, late))
+    records.add(
+        "/scratch/run/future.dat", 0, read=(late, late + 10, 1e12), opens=5000, open_window=(late, late)
+    )
     return records
 
 
@@ -146,13 +165,15 @@ class Extras:
 def pick_extras(rng: np.random.Generator, fmt: LogFormat) -> Extras:
     if fmt.legacy:
         return Extras(broken=bool(rng.random() < 0.3))
-    return Extras(mpiio=bool(rng.random() < 0.3), broken=bool(rng.random() < 0.3),
-                  partial=bool(rng.random() < 0.1),
-                  start_fraction=float(rng.uniform(0, 1)) if fmt.version == "3.41" else 0.0)
+    return Extras(
+        mpiio=bool(rng.random() < 0.3),
+        broken=bool(rng.random() < 0.3),
+        partial=bool(rng.random() < 0.1),
+        start_fraction=float(rng.uniform(0, 1)) if fmt.version == "3.41" else 0.0,
+    )
 
 
-def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str,
-              config: Config) -> bytes:
+def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str, config: Config) -> bytes:
     table = design.records.table()
     if extras.broken:
         broken = broken_records(design.run_time, config).table()
@@ -163,10 +184,19 @@ def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str
     run_time = design.run_time
     start = EPOCH + extras.start_fraction
     end = start + run_time if fmt.version == "3.41" else start + run_time - 1
-    job = F.Job(uid=uid, job_id=uid, start=float(start), end=float(end), run_time=run_time,
-                nprocs=design.nprocs, cmdline=f"{exe} -i input.deck", mounts=MOUNTS,
-                metadata={"lib_ver": "3.4.0", "h": "romio_no_indep_rw=true"},
-                version=fmt.version, partial=extras.partial)
+    job = F.Job(
+        uid=uid,
+        job_id=uid,
+        start=float(start),
+        end=float(end),
+        run_time=run_time,
+        nprocs=design.nprocs,
+        cmdline=f"{exe} -i input.deck",
+        mounts=MOUNTS,
+        metadata={"lib_ver": "3.4.0", "h": "romio_no_indep_rw=true"},
+        version=fmt.version,
+        partial=extras.partial,
+    )
     stdio, lost = table["stdio"] > 0, table["lost"] > 0
     posix = ~stdio & ~lost
     modules = {}
@@ -177,16 +207,22 @@ def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str
     if stdio.any():
         modules[F.STDIO] = module_records(table, stdio, F.STDIO, fmt.stdio_version)
     names = dict(zip(path_ids.tolist(), paths.tolist()))
-    log = F.DarshanLog(job, names, modules, dxt_segments(design.records),
-                       heatmaps=design.heatmap)
+    log = F.DarshanLog(job, names, modules, dxt_segments(design.records), heatmaps=design.heatmap)
     if fmt.legacy:
         return writer.write_legacy_log(log, fmt.version, fmt.compression, ZLIB_LEVEL)
-    return writer.write_log(log, fmt.version, fmt.big_endian, fmt.compression,
-                            min(fmt.streams, max(design.nprocs, 1)), level=ZLIB_LEVEL)
+    return writer.write_log(
+        log,
+        fmt.version,
+        fmt.big_endian,
+        fmt.compression,
+        min(fmt.streams, max(design.nprocs, 1)),
+        level=ZLIB_LEVEL,
+    )
 
 
-def generate(out: str | Path, seeds: int, scenarios: list[str] | None = None,
-             config: Config | None = None) -> list[dict]:
+def generate(
+    out: str | Path, seeds: int, scenarios: list[str] | None = None, config: Config | None = None
+) -> list[dict]:
     """Write ``seeds`` logs per scenario under ``out`` and their truth to ``out/truth.jsonl``."""
     config = config or Config()
     out = Path(out)
@@ -211,14 +247,27 @@ def generate(out: str | Path, seeds: int, scenarios: list[str] | None = None,
                 extras = dataclasses.replace(extras, partial=True)
             (out / file).write_bytes(log_bytes(design, fmt, extras, uid, exe, config))
             params = {k: _plain(v) for k, v in design.params.items()}
-            params.update(format=fmt.version, big_endian=fmt.big_endian,
-                          compression=fmt.compression, streams=fmt.streams,
-                          run_time=design.run_time, **dataclasses.asdict(extras))
-            truth.append({"file": file, "valid": True, "reason": None,
-                          "partial": extras.partial,
-                          "families": truth_families(design, config),
-                          "group": f"{uid}:{exe}", "heaviest": True, "scenario": name,
-                          "params": params})
+            params.update(
+                format=fmt.version,
+                big_endian=fmt.big_endian,
+                compression=fmt.compression,
+                streams=fmt.streams,
+                run_time=design.run_time,
+                **dataclasses.asdict(extras),
+            )
+            truth.append(
+                {
+                    "file": file,
+                    "valid": True,
+                    "reason": None,
+                    "partial": extras.partial,
+                    "families": truth_families(design, config),
+                    "group": f"{uid}:{exe}",
+                    "heaviest": True,
+                    "scenario": name,
+                    "params": params,
+                }
+            )
     with open(out / "truth.jsonl", "w") as fh:
         fh.writelines(json.dumps(t) + "\n" for t in truth)
     return truth

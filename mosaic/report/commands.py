@@ -19,22 +19,28 @@ def figures(out: Path, config_file: str | None) -> None:
     is displayed (heatmap cut-off, noteworthy-correlation thresholds).
     """
     if not (out / "summary.json").is_file():
-        raise click.ClickException(f"{out / 'summary.json'} not found: "
-                                   f"run `mosaic run ... --out {out}` first")
+        raise click.ClickException(
+            f"{out / 'summary.json'} not found: run `mosaic run ... --out {out}` first"
+        )
     from mosaic.report.figures import render_figures
     from mosaic.report.markdown import write_report
 
     cfg = load_config(config_file)
     drawn = render_figures(out, cfg)
     report = write_report(out, cfg)
-    click.echo(f"{sum(data is not None for data in drawn.values())} figures in {out / 'figures'}, "
-               f"report in {report}")
+    click.echo(
+        f"{sum(data is not None for data in drawn.values())} figures in {out / 'figures'}, report in {report}"
+    )
 
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))  # or ARCHIVE/MEMBER
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Image to write (.png or .svg). Default: FILE's name + .timeline.png here.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Image to write (.png or .svg). Default: FILE's name + .timeline.png here.",
+)
 @config_option
 def plot(file: Path, output: Path | None, config_file: str | None) -> None:
     """Draw one log FILE (or ARCHIVE/MEMBER of a tar archive) as a timeline (paper Fig. 2).

@@ -24,7 +24,7 @@ from mosaic.report import tables
 from mosaic.report.style import CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure, save_png_svg, themed
 from mosaic.report.tables import VIEW_NAMES, display_name
 
-VIEW_COLORS = dict(zip(VIEW_NAMES.values(), PALETTE[:len(VIEW_NAMES)], strict=True))
+VIEW_COLORS = dict(zip(VIEW_NAMES.values(), PALETTE[: len(VIEW_NAMES)], strict=True))
 CORPUS_STYLE = "white"
 
 
@@ -42,8 +42,10 @@ def plot_funnel(summary: dict, out_dir: Path) -> pd.DataFrame:
     ax.set_xlim(0, max(table["logs"].max(), 1) * 1.3)  # room for the bar labels
     ax.set_xlabel("Darshan logs (count)")
     funnel = summary["funnel"]
-    ax.set_title(f"Pre-processing funnel ({funnel.get('skipped_files', 0):,} non-log files skipped, "
-                 f"{funnel.get('partial', 0):,} partial logs kept)")
+    ax.set_title(
+        f"Pre-processing funnel ({funnel.get('skipped_files', 0):,} non-log files skipped, "
+        f"{funnel.get('partial', 0):,} partial logs kept)"
+    )
     sns.despine(fig)
     save_png_svg(fig, out_dir, "funnel")
     return table
@@ -58,8 +60,7 @@ def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> 
     axes = fig.subplots(1, len(groups), squeeze=False)
     for ax, group in zip(axes[0], groups, strict=True):
         data = table[table["group"] == group].assign(percent=lambda t: 100 * t["share"])
-        sns.barplot(data=data, x="percent", y="category", hue="view", palette=VIEW_COLORS,
-                    ax=ax, orient="h")
+        sns.barplot(data=data, x="percent", y="category", hue="view", palette=VIEW_COLORS, ax=ax, orient="h")
         for container in ax.containers:
             ax.bar_label(container, fmt="%.1f%%", padding=2, fontsize=NOTE_FONT)
         ax.set_xlim(0, 115)  # 100 % plus room for the labels
@@ -71,8 +72,13 @@ def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> 
     sns.despine(fig)
     fig.tight_layout()
     # One legend under the panels, where no bar can hide it.
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="upper center",
-               bbox_to_anchor=(0.5, 0), ncol=len(VIEW_NAMES), frameon=False)
+    fig.legend(
+        *axes[0][0].get_legend_handles_labels(),
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0),
+        ncol=len(VIEW_NAMES),
+        frameon=False,
+    )
     save_png_svg(fig, out_dir, name)
     return table
 
@@ -80,12 +86,20 @@ def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> 
 def plot_periodicity(summary: dict, out_dir: Path) -> pd.DataFrame:
     """Paper Table II: non-periodic vs periodic by period magnitude, writes and reads."""
     cfg = {**Config().to_dict(), **summary.get("config", {})}
-    bounds = " < ".join(f"{name} \u2264 {_duration(cfg[key])}" for name, key in
-                        (("second", "period_second_max"), ("minute", "period_minute_max"),
-                         ("hour", "period_hour_max")))
-    return _grouped_bars(tables.periodicity_table(summary),
-                         f"Periodicity by period magnitude\n({bounds} < day or more)",
-                         out_dir, "periodicity")
+    bounds = " < ".join(
+        f"{name} \u2264 {_duration(cfg[key])}"
+        for name, key in (
+            ("second", "period_second_max"),
+            ("minute", "period_minute_max"),
+            ("hour", "period_hour_max"),
+        )
+    )
+    return _grouped_bars(
+        tables.periodicity_table(summary),
+        f"Periodicity by period magnitude\n({bounds} < day or more)",
+        out_dir,
+        "periodicity",
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -98,14 +112,14 @@ def _duration(seconds: float) -> str:
 
 def plot_temporality(summary: dict, out_dir: Path) -> pd.DataFrame:
     """Paper Table III: when in the run reads and writes happen."""
-    return _grouped_bars(tables.temporality_table(summary),
-                         "Temporality (labels are not exclusive)", out_dir, "temporality")
+    return _grouped_bars(
+        tables.temporality_table(summary), "Temporality (labels are not exclusive)", out_dir, "temporality"
+    )
 
 
 def plot_metadata(summary: dict, out_dir: Path) -> pd.DataFrame:
     """Paper Fig. 4: metadata load categories."""
-    return _grouped_bars(tables.metadata_table(summary),
-                         "Metadata load categories", out_dir, "metadata")
+    return _grouped_bars(tables.metadata_table(summary), "Metadata load categories", out_dir, "metadata")
 
 
 def related_order(jaccard: pd.DataFrame) -> list[str]:
@@ -123,22 +137,41 @@ def related_order(jaccard: pd.DataFrame) -> list[str]:
 
 
 @themed(CORPUS_STYLE)
-def _heatmap(shown: pd.DataFrame, title: str, colorbar: str, xlabel: str, ylabel: str,
-             out_dir: Path, name: str) -> None:
+def _heatmap(
+    shown: pd.DataFrame, title: str, colorbar: str, xlabel: str, ylabel: str, out_dir: Path, name: str
+) -> None:
     side = 0.42 * max(shown.shape) + 3.5
     fig = new_figure(figsize=(side + 1.5, side))
     ax = fig.subplots()
     if shown.notna().to_numpy().any():
-        sns.heatmap(100 * shown, mask=shown.isna(), annot=True, fmt=".0f", cmap=HEATMAP_CMAP,
-                    vmin=0, vmax=100, square=True, linewidths=0.5, linecolor="white",
-                    annot_kws={"fontsize": CELL_FONT}, cbar_kws={"label": colorbar, "shrink": 0.6},
-                    xticklabels=[display_name(c) for c in shown.columns],
-                    yticklabels=[display_name(r) for r in shown.index], ax=ax)
+        sns.heatmap(
+            100 * shown,
+            mask=shown.isna(),
+            annot=True,
+            fmt=".0f",
+            cmap=HEATMAP_CMAP,
+            vmin=0,
+            vmax=100,
+            square=True,
+            linewidths=0.5,
+            linecolor="white",
+            annot_kws={"fontsize": CELL_FONT},
+            cbar_kws={"label": colorbar, "shrink": 0.6},
+            xticklabels=[display_name(c) for c in shown.columns],
+            yticklabels=[display_name(r) for r in shown.index],
+            ax=ax,
+        )
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
     else:
-        ax.text(0.5, 0.5, "no pair of categories above the display threshold",
-                ha="center", va="center", transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no pair of categories above the display threshold",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
         ax.set_axis_off()
     ax.set_title(title)
     save_png_svg(fig, out_dir, name)
@@ -147,8 +180,12 @@ def _heatmap(shown: pd.DataFrame, title: str, colorbar: str, xlabel: str, ylabel
 def _visible(matrix: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Cells worth a colour: off the diagonal and above the display threshold."""
     values = matrix.to_numpy()
-    return pd.DataFrame((values > config.heatmap_display_min) & ~np.eye(len(values), dtype=bool),
-                        index=matrix.index, columns=matrix.columns, dtype=bool)
+    return pd.DataFrame(
+        (values > config.heatmap_display_min) & ~np.eye(len(values), dtype=bool),
+        index=matrix.index,
+        columns=matrix.columns,
+        dtype=bool,
+    )
 
 
 def _without_empty_lines(shown: pd.DataFrame) -> pd.DataFrame:
@@ -169,9 +206,15 @@ def plot_jaccard(summary: dict, view: str, out_dir: Path, config: Config) -> pd.
     lower = np.tril(np.ones((len(order), len(order)), dtype=bool), k=-1)
     shown = jaccard.loc[order, order].where(lower & visible.loc[order, order].to_numpy(dtype=bool))
     shown = _without_empty_lines(shown)
-    _heatmap(shown, f"Jaccard index of categories, {VIEW_NAMES[view]} "
-             f"(cells > {config.heatmap_display_min:.0%})", "Jaccard index (%)",
-             "", "", out_dir, f"jaccard_{view}")
+    _heatmap(
+        shown,
+        f"Jaccard index of categories, {VIEW_NAMES[view]} (cells > {config.heatmap_display_min:.0%})",
+        "Jaccard index (%)",
+        "",
+        "",
+        out_dir,
+        f"jaccard_{view}",
+    )
     return shown
 
 
@@ -185,9 +228,17 @@ def plot_conditional(summary: dict, view: str, out_dir: Path, config: Config) ->
     keep = visible.any(axis=0) | visible.any(axis=1)
     order = related_order(tables.matrix_frame(summary, "jaccard", view).loc[keep, keep])
     shown = _without_empty_lines(
-        conditional.loc[order, order].where(visible.loc[order, order].to_numpy(dtype=bool)))
-    _heatmap(shown, f"P(B | A), {VIEW_NAMES[view]} (cells > {config.heatmap_display_min:.0%})",
-             "P(B | A) (%)", "B (also carried)", "A (given)", out_dir, f"conditional_{view}")
+        conditional.loc[order, order].where(visible.loc[order, order].to_numpy(dtype=bool))
+    )
+    _heatmap(
+        shown,
+        f"P(B | A), {VIEW_NAMES[view]} (cells > {config.heatmap_display_min:.0%})",
+        "P(B | A) (%)",
+        "B (also carried)",
+        "A (given)",
+        out_dir,
+        f"conditional_{view}",
+    )
     return shown
 
 
@@ -201,13 +252,13 @@ def plot_stability(summary: dict, out_dir: Path) -> dict | None:
     counts = np.asarray(stability["histogram"]["counts"])
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
-    ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=PALETTE[0],
-           edgecolor="white")
-    for value, name, style, color in ((stability["mean"], "mean", "--", PALETTE[3]),
-                                      (stability["median"], "median", ":", PALETTE[2])):
+    ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=PALETTE[0], edgecolor="white")
+    for value, name, style, color in (
+        (stability["mean"], "mean", "--", PALETTE[3]),
+        (stability["median"], "median", ":", PALETTE[2]),
+    ):
         if value is not None:
-            ax.axvline(100 * value, color=color, linestyle=style, linewidth=2,
-                       label=f"{name} {value:.0%}")
+            ax.axvline(100 * value, color=color, linestyle=style, linewidth=2, label=f"{name} {value:.0%}")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("runs categorized like the representative (% of the application's runs)")
     ax.set_ylabel("applications (count)")
@@ -224,11 +275,13 @@ def render_figures(out: Path, config: Config | None = None) -> dict:
     config = config or Config()
     summary = json.loads((Path(out) / "summary.json").read_text())
     figures_dir = Path(out) / "figures"
-    drawn = {"funnel": plot_funnel(summary, figures_dir),
-             "periodicity": plot_periodicity(summary, figures_dir),
-             "temporality": plot_temporality(summary, figures_dir),
-             "metadata": plot_metadata(summary, figures_dir),
-             "stability": plot_stability(summary, figures_dir)}
+    drawn = {
+        "funnel": plot_funnel(summary, figures_dir),
+        "periodicity": plot_periodicity(summary, figures_dir),
+        "temporality": plot_temporality(summary, figures_dir),
+        "metadata": plot_metadata(summary, figures_dir),
+        "stability": plot_stability(summary, figures_dir),
+    }
     for view in VIEWS:
         drawn[f"jaccard_{view}"] = plot_jaccard(summary, view, figures_dir, config)
         drawn[f"conditional_{view}"] = plot_conditional(summary, view, figures_dir, config)

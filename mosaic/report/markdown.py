@@ -20,8 +20,9 @@ def _percent(share: float) -> str:
 
 def _shares_by_view(table: pd.DataFrame) -> str:
     """One row per (group, category), one column per view."""
-    wide = table.pivot_table(index=["group", "category"], columns="view", values="share",
-                             sort=False).reset_index()
+    wide = table.pivot_table(
+        index=["group", "category"], columns="view", values="share", sort=False
+    ).reset_index()
     for view in VIEW_NAMES.values():
         wide[view] = wide[view].map(_percent)
     return wide[["group", "category", *VIEW_NAMES.values()]].to_markdown(index=False)
@@ -40,31 +41,50 @@ def _stability(summary: dict) -> str:
     if not stability["count"]:
         return "No application with several runs."
     edges = stability["histogram"]["edges"]
-    bins = pd.DataFrame({"share of runs like the representative":
-                         [f"{100 * lo:.0f}-{100 * hi:.0f} %" for lo, hi in itertools.pairwise(edges)],
-                         "applications": stability["histogram"]["counts"]})
-    return (f"{stability['count']:,} applications; mean {_percent(stability['mean'])}, "
-            f"median {_percent(stability['median'])}.\n\n{bins.to_markdown(index=False)}")
+    bins = pd.DataFrame(
+        {
+            "share of runs like the representative": [
+                f"{100 * lo:.0f}-{100 * hi:.0f} %" for lo, hi in itertools.pairwise(edges)
+            ],
+            "applications": stability["histogram"]["counts"],
+        }
+    )
+    return (
+        f"{stability['count']:,} applications; mean {_percent(stability['mean'])}, "
+        f"median {_percent(stability['median'])}.\n\n{bins.to_markdown(index=False)}"
+    )
 
 
 def _correlations(summary: dict, view: str, config: Config) -> str:
-    found = noteworthy_correlations(summary["conditional"][view], summary["distributions"][view],
-                                    config.correlation_min_probability,
-                                    config.correlation_min_support)
+    found = noteworthy_correlations(
+        summary["conditional"][view],
+        summary["distributions"][view],
+        config.correlation_min_probability,
+        config.correlation_min_support,
+    )
     if not found:
         return "None."
-    return pd.DataFrame({"if A": [display_name(c["if"]) for c in found],
-                         "then B": [display_name(c["then"]) for c in found],
-                         "P(B \\| A)": [_percent(c["probability"]) for c in found],
-                         "support": [_percent(c["support"]) for c in found]}).to_markdown(index=False)
+    return pd.DataFrame(
+        {
+            "if A": [display_name(c["if"]) for c in found],
+            "then B": [display_name(c["then"]) for c in found],
+            "P(B \\| A)": [_percent(c["probability"]) for c in found],
+            "support": [_percent(c["support"]) for c in found],
+        }
+    ).to_markdown(index=False)
 
 
 def _jaccard(summary: dict, view: str, config: Config) -> str:
     pairs = tables.jaccard_pairs(summary, view, config.heatmap_display_min)
     if pairs.empty:
         return "None."
-    return pd.DataFrame({"A": pairs["A"].map(display_name), "B": pairs["B"].map(display_name),
-                         "Jaccard": pairs["jaccard"].map(_percent)}).to_markdown(index=False)
+    return pd.DataFrame(
+        {
+            "A": pairs["A"].map(display_name),
+            "B": pairs["B"].map(display_name),
+            "Jaccard": pairs["jaccard"].map(_percent),
+        }
+    ).to_markdown(index=False)
 
 
 def render_report(summary: dict, config: Config) -> str:
@@ -90,10 +110,13 @@ def render_report(summary: dict, config: Config) -> str:
             f"## Noteworthy correlations, {VIEW_NAMES[view]}\n\n"
             f"P(B | A) >= {_percent(config.correlation_min_probability)}, A and B together on "
             f">= {_percent(config.correlation_min_support)} of traces; strongest first.\n\n"
-            + _correlations(summary, view, config))
+            + _correlations(summary, view, config)
+        )
     for view in VIEWS:
-        sections.append(f"## Jaccard index above {_percent(config.heatmap_display_min)}, "
-                        f"{VIEW_NAMES[view]} (paper Fig. 5)\n\n" + _jaccard(summary, view, config))
+        sections.append(
+            f"## Jaccard index above {_percent(config.heatmap_display_min)}, "
+            f"{VIEW_NAMES[view]} (paper Fig. 5)\n\n" + _jaccard(summary, view, config)
+        )
     return "\n\n".join(sections) + "\n"
 
 

@@ -36,9 +36,11 @@ SUPTITLE_FONT = 11  # a timeline's header
 
 def theme_rc(style: str) -> dict:
     """seaborn's `set_theme(style=STYLE, context="notebook")` as rc parameters, without applying them."""
-    return {**sns.plotting_context("notebook"),
-            **sns.axes_style(style, rc={"font.family": "sans-serif"}),
-            "axes.prop_cycle": cycler(color=sns.color_palette("deep"))}
+    return {
+        **sns.plotting_context("notebook"),
+        **sns.axes_style(style, rc={"font.family": "sans-serif"}),
+        "axes.prop_cycle": cycler(color=sns.color_palette("deep")),
+    }
 
 
 @contextmanager

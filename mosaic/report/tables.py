@@ -28,13 +28,14 @@ def display_name(label: str) -> str:
 def funnel_table(summary: dict) -> pd.DataFrame:
     """Paper Fig. 3: logs -> evicted by reason -> valid -> unique applications -> categorized."""
     funnel = summary["funnel"]
-    rows = ([("Darshan logs", "input", funnel["logs"])]
-            + _evicted_rows(funnel["evicted"], "evicted")
-            + [("valid", "kept", funnel["valid"]),
-               ("unique applications", "kept", funnel["groups"])]
-            # logs that passed validation but failed later (a worker crash, a timeout)
-            + _evicted_rows(funnel.get("categorize_evicted", {}), "evicted while categorizing")
-            + [("categorized", "kept", funnel["categorized"])])
+    rows = (
+        [("Darshan logs", "input", funnel["logs"])]
+        + _evicted_rows(funnel["evicted"], "evicted")
+        + [("valid", "kept", funnel["valid"]), ("unique applications", "kept", funnel["groups"])]
+        # logs that passed validation but failed later (a worker crash, a timeout)
+        + _evicted_rows(funnel.get("categorize_evicted", {}), "evicted while categorizing")
+        + [("categorized", "kept", funnel["categorized"])]
+    )
     table = pd.DataFrame(rows, columns=["stage", "kind", "logs"])
     table["share"] = table["logs"] / funnel["logs"] if funnel["logs"] else 0.0
     return table
@@ -57,17 +58,26 @@ def _label_shares(summary: dict, entries: list[tuple[str, str]]) -> pd.DataFrame
             counts[f"{direction}_{NON_PERIODIC}"] = total - counts.get(f"{direction}_periodic", 0.0)
         for group, label in entries:
             weight = counts.get(label, 0.0)
-            rows.append({"group": group, "category": display_name(label.split("_", 1)[1])
-                         if group in DIRECTIONS else display_name(label),
-                         "label": label, "view": VIEW_NAMES[view], "traces": weight,
-                         "share": weight / total if total else 0.0})
+            rows.append(
+                {
+                    "group": group,
+                    "category": display_name(label.split("_", 1)[1])
+                    if group in DIRECTIONS
+                    else display_name(label),
+                    "label": label,
+                    "view": VIEW_NAMES[view],
+                    "traces": weight,
+                    "share": weight / total if total else 0.0,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def periodicity_table(summary: dict) -> pd.DataFrame:
     """Paper Table II, reads and writes: non-periodic, then periodic by period magnitude."""
-    return _label_shares(summary, [(d, f"{d}_{x}") for d in ("write", "read")
-                                   for x in (NON_PERIODIC,) + MAGNITUDES])
+    return _label_shares(
+        summary, [(d, f"{d}_{x}") for d in ("write", "read") for x in (NON_PERIODIC,) + MAGNITUDES]
+    )
 
 
 def temporality_table(summary: dict) -> pd.DataFrame:

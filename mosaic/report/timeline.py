@@ -79,14 +79,20 @@ def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
     if not len(ops):
         _no_operations(ax)
         return {"times": times, "ranks": level, "minor": 0}
-    ax.fill_between(times / scale, level, step="post", color=RAW_COLOR, alpha=0.8,
-                    label=_count(len(ops), "operation"))
+    ax.fill_between(
+        times / scale, level, step="post", color=RAW_COLOR, alpha=0.8, label=_count(len(ops), "operation")
+    )
     minor = direction.merged.minor
     if minor.any():
         minor_ops = ops[minor]
         m_times, m_level = concurrency(minor_ops["start"], minor_ops["end"], minor_ops["ranks"])
-        ax.step(m_times / scale, m_level, where="post", color=MINOR_COLOR,
-                label=f"{_count(int(minor.sum()), 'minor operation')} (not merged)")
+        ax.step(
+            m_times / scale,
+            m_level,
+            where="post",
+            color=MINOR_COLOR,
+            label=f"{_count(int(minor.sum()), 'minor operation')} (not merged)",
+        )
     ax.legend(loc="best", fontsize=style.NOTE_FONT)
     return {"times": times, "ranks": level, "minor": int(minor.sum())}
 
@@ -94,32 +100,49 @@ def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
 def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
     merged = direction.merged
     durations = merged.ends - merged.starts
-    heights = np.divide(merged.rank_seconds, durations, out=np.ones_like(durations),
-                        where=durations > 0)  # mean ranks over the merged operation
+    heights = np.divide(
+        merged.rank_seconds, durations, out=np.ones_like(durations), where=durations > 0
+    )  # mean ranks over the merged operation
     ax.set_ylabel("ranks (merged, mean)")
     if not len(merged):
         _no_operations(ax)
     else:
-        ax.fill(*_blocks(merged.starts / scale, merged.ends / scale, heights), color=MERGED_COLOR,
-                alpha=0.6, label=_count(len(merged), "merged operation"))
+        ax.fill(
+            *_blocks(merged.starts / scale, merged.ends / scale, heights),
+            color=MERGED_COLOR,
+            alpha=0.6,
+            label=_count(len(merged), "merged operation"),
+        )
     operations = (direction.meanshift or {}).get("operations", [])
     for rank, (color, op) in enumerate(zip(itertools.cycle(CLUSTER_COLORS), operations)):
         segments = direction.meanshift["segments"]
         members = np.flatnonzero(segments["cluster"] == op["cluster"])
-        label = (f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
-                 f"{_bytes(op['bytes_per_occurrence'])} each, busy {op['busy_fraction']:.0%}"
-                 if rank < LEGEND_OPERATIONS else
-                 f"{len(operations) - LEGEND_OPERATIONS} more periodic operations"
-                 if rank == LEGEND_OPERATIONS else None)
-        ax.broken_barh(list(zip(merged.starts[members] / scale, segments["durations"][members] / scale,
-                                strict=True)),
-                       (0.9, 0.08), transform=ax.get_xaxis_transform(), color=color,
-                       edgecolor="white", linewidth=0.5, label=label)
+        label = (
+            f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
+            f"{_bytes(op['bytes_per_occurrence'])} each, busy {op['busy_fraction']:.0%}"
+            if rank < LEGEND_OPERATIONS
+            else f"{len(operations) - LEGEND_OPERATIONS} more periodic operations"
+            if rank == LEGEND_OPERATIONS
+            else None
+        )
+        ax.broken_barh(
+            list(zip(merged.starts[members] / scale, segments["durations"][members] / scale, strict=True)),
+            (0.9, 0.08),
+            transform=ax.get_xaxis_transform(),
+            color=color,
+            edgecolor="white",
+            linewidth=0.5,
+            label=label,
+        )
     ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
     if len(merged):
         ax.legend(loc="best", fontsize=style.NOTE_FONT, framealpha=0.9)
-    return {"starts": merged.starts, "ends": merged.ends, "bytes": merged.bytes,
-            "periodic_operations": operations}
+    return {
+        "starts": merged.starts,
+        "ends": merged.ends,
+        "bytes": merged.bytes,
+        "periodic_operations": operations,
+    }
 
 
 def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
@@ -132,8 +155,9 @@ def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
 
 def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float) -> dict:
     edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
-    bars = ax.bar(edges[:-1], direction.chunks, width=np.diff(edges), align="edge",
-                  color=PALETTE[0], edgecolor="white")
+    bars = ax.bar(
+        edges[:-1], direction.chunks, width=np.diff(edges), align="edge", color=PALETTE[0], edgecolor="white"
+    )
     ax.bar_label(bars, labels=[_bytes(b) for b in direction.chunks], fontsize=style.NOTE_FONT)
     _bytes_axis(ax, direction.chunks, headroom=1.2)  # room for the bar labels
     ax.set_ylabel("bytes per quarter")
@@ -144,66 +168,86 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
     """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT."""
     values = getattr(heatmap, direction.name)
     edges = np.arange(len(values) + 1) * heatmap.bin_seconds
-    ax.stairs(values, edges / scale, fill=True, color=PALETTE[2], edgecolor=PALETTE[2],
-              linewidth=0.8, label=f"HEATMAP: {_bytes(values.sum())} in "
-                                   f"{_count(len(values), 'bin')} of {heatmap.bin_seconds:g} s")
+    ax.stairs(
+        values,
+        edges / scale,
+        fill=True,
+        color=PALETTE[2],
+        edgecolor=PALETTE[2],
+        linewidth=0.8,
+        label=f"HEATMAP: {_bytes(values.sum())} in {_count(len(values), 'bin')} of {heatmap.bin_seconds:g} s",
+    )
     _bytes_axis(ax, values, headroom=1.45)  # room for the legend above the bins
     ax.set_ylabel(f"bytes per {heatmap.bin_seconds:g} s bin")
     ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
     return {"heatmap_edges": edges, "heatmap_bytes": values}
 
 
-def fft_signal(direction: DirectionAnalysis, heatmap, run_time: float,
-               config: Config) -> tuple[str, float, np.ndarray]:
+def fft_signal(
+    direction: DirectionAnalysis, heatmap, run_time: float, config: Config
+) -> tuple[str, float, np.ndarray]:
     """(name, bin width, bytes/s per bin) of the signal the FFT result came from (SPEC 3.5)."""
     if (direction.fft or {}).get("signal") == "heatmap" and heatmap is not None:
         return "heatmap", heatmap.bin_seconds, getattr(heatmap, direction.name) / heatmap.bin_seconds
     ops = direction.ops
-    return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"],
-                                                    run_time, config)
+    return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"], run_time, config)
 
 
-def _spectrum_panel(ax, direction: DirectionAnalysis, heatmap, run_time: float,
-                    config: Config) -> dict:
+def _spectrum_panel(ax, direction: DirectionAnalysis, heatmap, run_time: float, config: Config) -> dict:
     if not len(direction.ops):
         _no_operations(ax)
         return {}
     signal, bin_width, values = fft_signal(direction, heatmap, run_time, config)
     freqs, power = spectrum.power_spectrum(values, bin_width)
     freqs, power = freqs[1:], power[1:]  # the DC bin is zero by construction
-    ax.plot(freqs, power / max(power.max(initial=0.0), np.finfo(float).tiny), color=PALETTE[0],
-            linewidth=0.8)
+    ax.plot(freqs, power / max(power.max(initial=0.0), np.finfo(float).tiny), color=PALETTE[0], linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel(f"frequency (Hz), spectrum of {FFT_SIGNALS[signal]}")
     ax.set_ylabel("power (share of max)")
     fft = direction.fft
     if fft and fft.get("frequency"):
         verdict = "periodic" if fft["periodic"] else "not periodic"
-        ax.axvline(fft["frequency"], color=PALETTE[3], linestyle="--",
-                   label=f"peak: period {fft['period']:.4g} s ({verdict}, "
-                         f"confidence {fft['confidence_label']}, score {fft['score']:.2f})")
+        ax.axvline(
+            fft["frequency"],
+            color=PALETTE[3],
+            linestyle="--",
+            label=f"peak: period {fft['period']:.4g} s ({verdict}, "
+            f"confidence {fft['confidence_label']}, score {fft['score']:.2f})",
+        )
         ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
     elif not direction.significant:
         ax.set_title("(insignificant: FFT not run)", fontsize=style.ASIDE_FONT)
-    return {"fft_signal": signal, "frequencies": freqs, "power": power,
-            "peak_frequency": (fft or {}).get("frequency")}
+    return {
+        "fft_signal": signal,
+        "frequencies": freqs,
+        "power": power,
+        "peak_frequency": (fft or {}).get("frequency"),
+    }
 
 
 def _direction_title(direction: DirectionAnalysis) -> str:
     labels = [display_name(label.removeprefix(f"{direction.name}_")) for label in direction.labels]
     verdict = direction.verdict or {}
-    period = (f"; period {verdict['period']:.4g} s from {verdict['source']}"
-              if verdict.get("periodic") else "")
+    period = f"; period {verdict['period']:.4g} s from {verdict['source']}" if verdict.get("periodic") else ""
     return f"{direction.name}: {_bytes(direction.bytes)}{period}\n{', '.join(labels)}"
 
 
 def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict:
     seconds = np.arange(len(per_second) + 1) / scale
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
-    ax.stairs(per_second, seconds, fill=True, color=PALETTE[0], edgecolor=PALETTE[0],
-              linewidth=0.8, label="requests per second")
-    for level, dashes, name in ((config.metadata_high_spike, "--", "high spike: more than"),
-                                (config.metadata_spike_level, ":", "spike: at least")):
+    ax.stairs(
+        per_second,
+        seconds,
+        fill=True,
+        color=PALETTE[0],
+        edgecolor=PALETTE[0],
+        linewidth=0.8,
+        label="requests per second",
+    )
+    for level, dashes, name in (
+        (config.metadata_high_spike, "--", "high spike: more than"),
+        (config.metadata_spike_level, ":", "spike: at least"),
+    ):
         ax.axhline(level, color=PALETTE[3], linestyle=dashes, label=f"{name} {level}/s")
     # Symmetric log: the thresholds and a peak of 100,000/s stay readable together.
     ax.set_yscale("symlog", linthresh=1.0)
@@ -228,16 +272,17 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     time_axes = []
     for column, direction in enumerate((analysis.read, analysis.write)):
         raw = fig.add_subplot(grid[0, column])
-        panels = [raw] + [fig.add_subplot(grid[row, column], sharex=raw)
-                          for row in range(1, len(heights) - 2)]
+        panels = [raw] + [
+            fig.add_subplot(grid[row, column], sharex=raw) for row in range(1, len(heights) - 2)
+        ]
         raw.set_title(_direction_title(direction), fontsize=style.TITLE_FONT)
-        data[direction.name] = {**_raw_panel(raw, direction, scale),
-                                **_merged_panel(panels[1], direction, scale),
-                                **_chunk_panel(panels[2], direction, run_time, scale),
-                                **(_heatmap_panel(panels[3], heatmap, direction, scale)
-                                   if heatmap is not None else {}),
-                                **_spectrum_panel(fig.add_subplot(grid[-2, column]), direction,
-                                                  heatmap, run_time, config)}
+        data[direction.name] = {
+            **_raw_panel(raw, direction, scale),
+            **_merged_panel(panels[1], direction, scale),
+            **_chunk_panel(panels[2], direction, run_time, scale),
+            **(_heatmap_panel(panels[3], heatmap, direction, scale) if heatmap is not None else {}),
+            **_spectrum_panel(fig.add_subplot(grid[-2, column]), direction, heatmap, run_time, config),
+        }
         time_axes += panels
     meta_ax = fig.add_subplot(grid[-1, :])
     data.update(_metadata_panel(meta_ax, analysis.requests_per_second, scale, config))
@@ -247,9 +292,12 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
             ax.axvline(quarter, color="0.6", linewidth=0.8, linestyle=(0, (4, 4)))
         ax.set_xlabel(f"time since job start ({unit})")
     job = trace.job
-    fig.suptitle(f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {job.get('nprocs', '?')} "
-                 f"ranks, run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} "
-                 f"timing\n{', '.join(map(display_name, analysis.metadata_labels))}",
-                 fontsize=style.SUPTITLE_FONT, y=0.95)
+    fig.suptitle(
+        f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {job.get('nprocs', '?')} "
+        f"ranks, run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} "
+        f"timing\n{', '.join(map(display_name, analysis.metadata_labels))}",
+        fontsize=style.SUPTITLE_FONT,
+        y=0.95,
+    )
     style.save(fig, [Path(path)], style.TIMELINE_DPI)
     return data

@@ -53,9 +53,12 @@ async def lifespan(app: FastAPI):
 
 def create_app(settings: ServiceSettings) -> FastAPI:
     """The API over ``settings.store`` (store and pool are opened at startup)."""
-    app = FastAPI(title="MOSAIC scheduler service", version="1",
-                  summary="I/O categories of HPC jobs from their Darshan logs",
-                  lifespan=lifespan)
+    app = FastAPI(
+        title="MOSAIC scheduler service",
+        version="1",
+        summary="I/O categories of HPC jobs from their Darshan logs",
+        lifespan=lifespan,
+    )
     app.state.settings = settings
     app.state.config = settings.config
     app.state.metrics = Metrics(settings.config)

@@ -29,23 +29,41 @@ def token_from(path: str | None, option: str) -> str | None:
 
 
 token_file_option = click.option(
-    "--token-file", type=click.Path(exists=True, dir_okay=False),
-    help="File holding the bearer token (required to bind a non-loopback address).")
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="File holding the bearer token (required to bind a non-loopback address).",
+)
 
 
 @click.command()
-@click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False),
-              help="SQLite results store (from `mosaic run`, or a new file).")
+@click.option(
+    "--store",
+    "store_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="SQLite results store (from `mosaic run`, or a new file).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Categorization processes [default: number of CPUs].")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Categorization processes [default: number of CPUs].",
+)
 @token_file_option
-@click.option("--write-token-file", type=click.Path(exists=True, dir_okay=False),
-              help="File holding the token that may record in the store (?store=true) "
-                   "[default: the --token-file token; neither: the store is read-only].")
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
-              help="TOML file overriding thresholds of mosaic.config.Config.")
+@click.option(
+    "--write-token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="File holding the token that may record in the store (?store=true) "
+    "[default: the --token-file token; neither: the store is read-only].",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TOML file overriding thresholds of mosaic.config.Config.",
+)
 def serve(store_path, host, port, workers, token_file, write_token_file, config_file) -> None:
     """Serve categories to schedulers over HTTP (FastAPI + uvicorn).
 
@@ -66,13 +84,22 @@ def serve(store_path, host, port, workers, token_file, write_token_file, config_
     from mosaic.service.protocol import protocol_class
     from mosaic.service.security import Tokens
 
-    settings = ServiceSettings(store=store_path, config=config,
-                               workers=workers or os.cpu_count() or 1,
-                               tokens=Tokens(token, write_token))
+    settings = ServiceSettings(
+        store=store_path,
+        config=config,
+        workers=workers or os.cpu_count() or 1,
+        tokens=Tokens(token, write_token),
+    )
     raise_open_files_limit()
-    uvicorn.run(create_app(settings), host=host, port=port, access_log=False,
-                log_level="info", http=protocol_class(config),
-                h11_max_incomplete_event_size=config.service_max_header_bytes)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="info",
+        http=protocol_class(config),
+        h11_max_incomplete_event_size=config.service_max_header_bytes,
+    )
 
 
 def raise_open_files_limit() -> None:
@@ -84,8 +111,12 @@ def raise_open_files_limit() -> None:
 @click.command()
 @click.option("--uid", required=True, type=click.IntRange(min=0), help="User id.")
 @click.option("--app", "application", required=True, help="Executable path (first token).")
-@click.option("--store", "store_path", type=click.Path(exists=True, dir_okay=False),
-              help="Read this SQLite store directly.")
+@click.option(
+    "--store",
+    "store_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read this SQLite store directly.",
+)
 @click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
 @token_file_option
 def lookup(uid, application, store_path, server, token_file) -> None:
@@ -108,17 +139,18 @@ def lookup(uid, application, store_path, server, token_file) -> None:
         token = token_from(token_file, "--token-file")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            response = httpx.get(f"{server.rstrip('/')}/v1/applications",
-                                 params={"uid": uid, "app": application}, headers=headers)
+            response = httpx.get(
+                f"{server.rstrip('/')}/v1/applications",
+                params={"uid": uid, "app": application},
+                headers=headers,
+            )
         except httpx.HTTPError as error:
             raise click.ClickException(f"cannot reach {server}: {error}") from error
         answer = _json_object(response)
         found = response.status_code == 200 and answer is not None
-        unknown = (response.status_code == 404
-                   and (answer or {}).get("error") == UNKNOWN_APPLICATION)
+        unknown = response.status_code == 404 and (answer or {}).get("error") == UNKNOWN_APPLICATION
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
-            raise click.ClickException(f"{server} answered {response.status_code}: "
-                                       f"{response.text}")
+            raise click.ClickException(f"{server} answered {response.status_code}: {response.text}")
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.exit(0 if found else 1)
 

@@ -6,11 +6,19 @@ from __future__ import annotations
 JSON = "application/json"
 UNKNOWN_APPLICATION = "unknown_application"  # 404 error for an unknown (uid, app) group
 
-ERROR_SCHEMA = {"type": "object", "properties": {
-    "status": {"type": "string"}, "error": {"type": "string"}, "detail": {}}}
-EVICTED_SCHEMA = {"type": "object", "properties": {
-    "file": {"type": "string"}, "status": {"const": "evicted"},
-    "reason": {"type": "string"}, "detail": {"type": "string"}}}
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {"status": {"type": "string"}, "error": {"type": "string"}, "detail": {}},
+}
+EVICTED_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "file": {"type": "string"},
+        "status": {"const": "evicted"},
+        "reason": {"type": "string"},
+        "detail": {"type": "string"},
+    },
+}
 
 
 def error_body(error: str, detail="") -> dict:

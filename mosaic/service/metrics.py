@@ -13,13 +13,22 @@ METRIC_METHODS = ("GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS")
 class Metrics:
     def __init__(self, config: Config):
         self.registry = CollectorRegistry()
-        self.requests = Counter("mosaic_requests", "HTTP requests by endpoint and status",
-                                ["endpoint", "method", "status"], registry=self.registry)
-        self.latency = Histogram("mosaic_request_duration_seconds", "HTTP request latency",
-                                 ["endpoint"], buckets=config.service_latency_buckets,
-                                 registry=self.registry)
-        self.evictions = Counter("mosaic_evictions", "Posted logs evicted, by reason",
-                                 ["reason"], registry=self.registry)
+        self.requests = Counter(
+            "mosaic_requests",
+            "HTTP requests by endpoint and status",
+            ["endpoint", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "mosaic_request_duration_seconds",
+            "HTTP request latency",
+            ["endpoint"],
+            buckets=config.service_latency_buckets,
+            registry=self.registry,
+        )
+        self.evictions = Counter(
+            "mosaic_evictions", "Posted logs evicted, by reason", ["reason"], registry=self.registry
+        )
 
     def observe(self, scope, status: int, seconds: float) -> None:
         """Count one finished request under its route (not its raw path)."""

@@ -67,8 +67,9 @@ def encode(result: dict) -> Answer:
     try:
         body = json.dumps(result, allow_nan=False).encode()
     except ValueError:
-        result = evicted_result(result["file"], Reason.UNREADABLE,
-                                "result holds a non-finite number (analysis defect)")
+        result = evicted_result(
+            result["file"], Reason.UNREADABLE, "result holds a non-finite number (analysis defect)"
+        )
         body = json.dumps(result).encode()
     return Answer(result["status"], result.get("reason", ""), body)
 
@@ -124,9 +125,12 @@ class WorkerPool:
         # process, never from the threaded server.
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)
-        self._pool = pebble.ProcessPool(max_workers=workers, initializer=_worker_init,
-                                        initargs=(config.worker_memory_bytes,),
-                                        context=context)
+        self._pool = pebble.ProcessPool(
+            max_workers=workers,
+            initializer=_worker_init,
+            initargs=(config.worker_memory_bytes,),
+            context=context,
+        )
 
     async def categorize(self, source: bytes | str) -> Answer:
         """Categorize one posted log (bytes, or a spooled file's path); a crash or a

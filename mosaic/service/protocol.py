@@ -31,8 +31,10 @@ from mosaic.service.errors import error_body
 def raw_response(status: int, phrase: str, error: str, detail: str) -> bytes:
     """A whole ``Connection: close`` JSON error response, written past h11's state machine."""
     body = json.dumps(error_body(error, detail)).encode()
-    return (f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
-            f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
+        f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode() + body
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -50,8 +52,12 @@ class GuardedH11Protocol(H11Protocol):
         self._await_head()
         if len(self.connections) > self.max_connections:
             oldest = next(iter(self.awaiting))
-            oldest.drop(503, "Service Unavailable", "too_many_connections",
-                        f"more than {self.max_connections} connections; oldest idle dropped")
+            oldest.drop(
+                503,
+                "Service Unavailable",
+                "too_many_connections",
+                f"more than {self.max_connections} connections; oldest idle dropped",
+            )
 
     def data_received(self, data: bytes) -> None:
         if self.conn.their_state is h11.IDLE:
@@ -79,8 +85,12 @@ class GuardedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         if self.head_bytes > self.max_header_bytes:
-            self.drop(431, "Request Header Fields Too Large", "header_too_large",
-                      f"request head over {self.max_header_bytes} bytes")
+            self.drop(
+                431,
+                "Request Header Fields Too Large",
+                "header_too_large",
+                f"request head over {self.max_header_bytes} bytes",
+            )
         else:
             super().send_400_response(msg)
 
@@ -108,14 +118,23 @@ class GuardedH11Protocol(H11Protocol):
     def _late(self) -> None:
         self.deadline = None
         part = "head" if self.conn.their_state is h11.IDLE else "body"
-        self.drop(408, "Request Timeout", "request_timeout",
-                  f"request {part} not received within {self.request_timeout:g} s")
+        self.drop(
+            408,
+            "Request Timeout",
+            "request_timeout",
+            f"request {part} not received within {self.request_timeout:g} s",
+        )
 
 
 def protocol_class(config: Config) -> type[GuardedH11Protocol]:
     """The protocol class of one server, with its limits and its own connection registry."""
-    return type("MosaicH11Protocol", (GuardedH11Protocol,), {
-        "request_timeout": config.service_request_timeout_seconds,
-        "max_connections": config.service_max_connections,
-        "max_header_bytes": config.service_max_header_bytes,
-        "awaiting": {}})
+    return type(
+        "MosaicH11Protocol",
+        (GuardedH11Protocol,),
+        {
+            "request_timeout": config.service_request_timeout_seconds,
+            "max_connections": config.service_max_connections,
+            "max_header_bytes": config.service_max_header_bytes,
+            "awaiting": {},
+        },
+    )

@@ -51,8 +51,9 @@ def get_metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
-async def receive_body(request: Request, limit: int, spool_bytes: int,
-                       folder: str) -> bytes | FilePath | Response:
+async def receive_body(
+    request: Request, limit: int, spool_bytes: int, folder: str
+) -> bytes | FilePath | Response:
     """The body: in memory up to ``spool_bytes``, else streamed to a file in ``folder``
     (its path; the caller deletes it), so a burst of large uploads never sits in the
     server's memory; a 413 as soon as it grows past ``limit``."""
@@ -100,47 +101,62 @@ def record(results: Store, result: dict) -> Response | None:
     job = result["job"]
     owners = results.job_uids(job["job_id"]) - {job["uid"]}
     if owners:
-        return error_response(409, "job_conflict", f"job {job['job_id']} is stored under "
-                              "another uid; a log cannot join another user's job")
+        return error_response(
+            409,
+            "job_conflict",
+            f"job {job['job_id']} is stored under another uid; a log cannot join another user's job",
+        )
     results.record(result)
     return None
 
 
-@router.post("/v1/categorize", openapi_extra={"requestBody": {
-    "required": True, "content": {"application/octet-stream": {
-        "schema": {"type": "string", "format": "binary"}}}}},
-    responses={200: {"description": "The SPEC 4 trace object"},
-               400: error_doc("Body not in its Content-Encoding"),
-               401: error_doc("Missing or wrong bearer token (store=true: the write token)"),
-               403: error_doc("store=true on a server without a write token"),
-               408: error_doc("Request head or body not received in time"),
-               409: error_doc("store=true: the job id is stored under another uid"),
-               413: error_doc("Body above the size limit"),
-               415: error_doc("Unsupported Content-Encoding"),
-               422: error_doc("The log was evicted (reason says why), or an invalid query",
-                              {"anyOf": [EVICTED_SCHEMA, ERROR_SCHEMA]})})
-async def categorize(request: Request,
-                     store: bool = Query(False, description="Also record the result in the "
-                                                            "store under its group"),
-                     pool: WorkerPool = Depends(get_pool),
-                     results: Store = Depends(get_store),
-                     metrics: Metrics = Depends(get_metrics)):
+@router.post(
+    "/v1/categorize",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+    responses={
+        200: {"description": "The SPEC 4 trace object"},
+        400: error_doc("Body not in its Content-Encoding"),
+        401: error_doc("Missing or wrong bearer token (store=true: the write token)"),
+        403: error_doc("store=true on a server without a write token"),
+        408: error_doc("Request head or body not received in time"),
+        409: error_doc("store=true: the job id is stored under another uid"),
+        413: error_doc("Body above the size limit"),
+        415: error_doc("Unsupported Content-Encoding"),
+        422: error_doc(
+            "The log was evicted (reason says why), or an invalid query",
+            {"anyOf": [EVICTED_SCHEMA, ERROR_SCHEMA]},
+        ),
+    },
+)
+async def categorize(
+    request: Request,
+    store: bool = Query(False, description="Also record the result in the store under its group"),
+    pool: WorkerPool = Depends(get_pool),
+    results: Store = Depends(get_store),
+    metrics: Metrics = Depends(get_metrics),
+):
     """Categorize one Darshan log posted as the request body."""
     if store and not request.state.may_write:
         return write_refused(request)
     encoding = request.headers.get("content-encoding", "").strip().lower()
     if encoding not in IDENTITY_ENCODINGS + GZIP_ENCODINGS:
-        return error_response(415, "unsupported_encoding",
-                              f"Content-Encoding {encoding!r}: use gzip or none")
+        return error_response(415, "unsupported_encoding", f"Content-Encoding {encoding!r}: use gzip or none")
     state = request.app.state
-    body = await receive_body(request, state.config.service_max_request_bytes,
-                              state.config.service_spool_bytes, state.spool)
+    body = await receive_body(
+        request, state.config.service_max_request_bytes, state.config.service_spool_bytes, state.spool
+    )
     if isinstance(body, Response):
         return body
     try:
         if encoding in GZIP_ENCODINGS and leading_bytes(body, 2) != GZIP_MAGIC:
-            return error_response(400, "bad_encoding", "Content-Encoding is gzip but the "
-                                  "body is not gzip data")
+            return error_response(
+                400, "bad_encoding", "Content-Encoding is gzip but the body is not gzip data"
+            )
         # The worker inflates gzip itself, within its own memory limit.
         answer = await pool.categorize(body if isinstance(body, bytes) else str(body))
     finally:
@@ -159,20 +175,28 @@ async def categorize(request: Request,
 def write_refused(request: Request) -> Response:
     """401 when a write token exists but was not given; 403 when the server has none."""
     if request.app.state.settings.tokens.write is None:
-        return error_response(403, "store_read_only", "this server records nothing: start "
-                              "it with --write-token-file (or --token-file) to allow it")
-    response = error_response(401, "unauthorized", "recording in the store (store=true) "
-                              "needs the write token")
+        return error_response(
+            403,
+            "store_read_only",
+            "this server records nothing: start it with --write-token-file (or --token-file) to allow it",
+        )
+    response = error_response(
+        401, "unauthorized", "recording in the store (store=true) needs the write token"
+    )
     response.headers["WWW-Authenticate"] = "Bearer"
     return response
 
 
 @router.get("/v1/applications", responses={404: error_doc("Unknown (uid, app)"), 422: INVALID})
-def application(uid: int = Query(ge=0, description="User id"),
-                app: str = Query(min_length=1, max_length=MAX_APP_CHARS,
-                                 description="Executable (first token of the command "
-                                             "line), as grouped by the store"),
-                results: Store = Depends(get_store)):
+def application(
+    uid: int = Query(ge=0, description="User id"),
+    app: str = Query(
+        min_length=1,
+        max_length=MAX_APP_CHARS,
+        description="Executable (first token of the command line), as grouped by the store",
+    ),
+    results: Store = Depends(get_store),
+):
     """Categories of a (user, application) group: representative's, run count, last seen."""
     found = results.application(uid, app)
     if found is None:
@@ -181,8 +205,7 @@ def application(uid: int = Query(ge=0, description="User id"),
 
 
 @router.get("/v1/jobs/{job_id}", responses={404: error_doc("Unknown job id"), 422: INVALID})
-def job(job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS),
-        results: Store = Depends(get_store)):
+def job(job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: Store = Depends(get_store)):
     """Stored runs (logs) of one scheduler job id, with their groups' categories."""
     runs = results.job(job_id)
     if not runs:
@@ -196,8 +219,7 @@ async def healthz(request: Request):
     return {"status": "ok", "workers": request.app.state.pool.workers}
 
 
-@router.get("/metrics", response_class=Response,
-            responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
+@router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
 async def prometheus(metrics: Metrics = Depends(get_metrics)):
     """Requests by endpoint and status, latency histogram, evictions by reason."""
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -41,8 +41,7 @@ def read_token(path: str | None) -> str | None:
         return None
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
-        raise ValueError(f"{path} may be read by group or others (mode {mode:03o}); "
-                         f"run: chmod 600 {path}")
+        raise ValueError(f"{path} may be read by group or others (mode {mode:03o}); run: chmod 600 {path}")
     try:
         with open(path, encoding="utf-8") as fh:
             token = fh.read().strip()
@@ -51,8 +50,10 @@ def read_token(path: str | None) -> str | None:
     if not token:
         raise ValueError(f"{path} holds no token")
     if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
-        raise ValueError(f"the token in {path} must be at least {MIN_TOKEN_CHARS} characters "
-                         "without spaces (e.g. from `openssl rand -hex 32`)")
+        raise ValueError(
+            f"the token in {path} must be at least {MIN_TOKEN_CHARS} characters "
+            "without spaces (e.g. from `openssl rand -hex 32`)"
+        )
     return token
 
 
@@ -68,8 +69,7 @@ class Tokens:
         """(may read, may write) for the request of ``scope``, in constant time."""
         given = bearer(scope)
         may_write = self.write is not None and hmac.compare_digest(given, self.write.encode())
-        may_read = (self.read is None or may_write
-                    or hmac.compare_digest(given, self.read.encode()))
+        may_read = self.read is None or may_write or hmac.compare_digest(given, self.read.encode())
         return may_read, may_write
 
 

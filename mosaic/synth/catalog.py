@@ -31,11 +31,24 @@ SHAPES = {
 
 
 def _temporality(direction: str) -> list[Scenario]:
-    rows = [Scenario(f"{direction}_{label}", ranks=RANKS, run_time=RUN, volume=BIG,
-                     phases=tuple(Phase(direction, s, d, v, shared=COIN) for s, d, v in shape))
-            for label, shape in SHAPES.items()]
-    rows.append(Scenario(f"{direction}_insignificant", ranks=RANKS, run_time=RUN,
-                         phases=(Phase(direction, 0.3, 0.3, SMALL, shared=COIN),)))
+    rows = [
+        Scenario(
+            f"{direction}_{label}",
+            ranks=RANKS,
+            run_time=RUN,
+            volume=BIG,
+            phases=tuple(Phase(direction, s, d, v, shared=COIN) for s, d, v in shape),
+        )
+        for label, shape in SHAPES.items()
+    ]
+    rows.append(
+        Scenario(
+            f"{direction}_insignificant",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase(direction, 0.3, 0.3, SMALL, shared=COIN),),
+        )
+    )
     return rows
 
 
@@ -44,94 +57,217 @@ MAGNITUDES = {
     "second": (Range(3, 20), Range(20, 50, integer=True), Range(0.3, 0.6, log=False)),
     "minute": (Range(90, 1200), Range(8, 24, integer=True), Range(0.3, 0.6, log=False)),
     "hour": (Range(5400, 28800), Range(5, 8, integer=True), Range(0.3, 0.6, log=False)),
-    "day_or_more": (Range(15 * 3600, 36 * 3600), Range(5, 6, integer=True),
-                    Range(0.3, 0.6, log=False)),
+    "day_or_more": (Range(15 * 3600, 36 * 3600), Range(5, 6, integer=True), Range(0.3, 0.6, log=False)),
 }
 BURST = Range(2e8, 2e10)
 
 
 def _periodic(direction: str) -> list[Scenario]:
-    rows = [Scenario(f"{direction}_periodic_{name}", ranks=RANKS, run_time=None,
-                     periodic=(Periodic(direction, period, busy, BURST, count, shared=COIN),))
-            for name, (period, count, busy) in MAGNITUDES.items()]
+    rows = [
+        Scenario(
+            f"{direction}_periodic_{name}",
+            ranks=RANKS,
+            run_time=None,
+            periodic=(Periodic(direction, period, busy, BURST, count, shared=COIN),),
+        )
+        for name, (period, count, busy) in MAGNITUDES.items()
+    ]
     minute, count, _ = MAGNITUDES["minute"]
     rows += [
-        Scenario(f"{direction}_periodic_low_busy", ranks=RANKS, run_time=None,
-                 periodic=(Periodic(direction, minute, Range(0.03, 0.15), BURST, count,
-                                    shared=COIN),)),
-        Scenario(f"{direction}_periodic_high_busy", ranks=RANKS, run_time=None,
-                 periodic=(Periodic(direction, minute, Range(0.85, 0.93, log=False), BURST,
-                                    count, shared=COIN),)),
-        Scenario(f"{direction}_periodic_jittered", ranks=RANKS, run_time=None,
-                 periodic=(Periodic(direction, minute, Range(0.2, 0.5), BURST, count,
-                                    jitter=0.1, shared=COIN),)),
+        Scenario(
+            f"{direction}_periodic_low_busy",
+            ranks=RANKS,
+            run_time=None,
+            periodic=(Periodic(direction, minute, Range(0.03, 0.15), BURST, count, shared=COIN),),
+        ),
+        Scenario(
+            f"{direction}_periodic_high_busy",
+            ranks=RANKS,
+            run_time=None,
+            periodic=(Periodic(direction, minute, Range(0.85, 0.93, log=False), BURST, count, shared=COIN),),
+        ),
+        Scenario(
+            f"{direction}_periodic_jittered",
+            ranks=RANKS,
+            run_time=None,
+            periodic=(Periodic(direction, minute, Range(0.2, 0.5), BURST, count, jitter=0.1, shared=COIN),),
+        ),
     ]
     return rows
 
 
 SCENARIOS: tuple[Scenario, ...] = tuple(
-    _temporality("read") + _temporality("write") + _periodic("read") + _periodic("write") + [
+    _temporality("read")
+    + _temporality("write")
+    + _periodic("read")
+    + _periodic("write")
+    + [
         # Two periodic behaviours in one direction: a big and a small series interleaved.
-        Scenario("write_two_periodic_series", ranks=RANKS, run_time=None, periodic=(
-            Periodic("write", Range(360, 1500), Range(0.03, 0.08), Range(2e9, 2e10),
-                     Range(8, 16, integer=True), offset=0.5),
-            Periodic("write", Range(360, 1500), Range(0.02, 0.05), Range(5e7, 2e8),
-                     Range(8, 16, integer=True), offset=0.5 + 1 / 3))),
+        Scenario(
+            "write_two_periodic_series",
+            ranks=RANKS,
+            run_time=None,
+            periodic=(
+                Periodic(
+                    "write",
+                    Range(360, 1500),
+                    Range(0.03, 0.08),
+                    Range(2e9, 2e10),
+                    Range(8, 16, integer=True),
+                    offset=0.5,
+                ),
+                Periodic(
+                    "write",
+                    Range(360, 1500),
+                    Range(0.02, 0.05),
+                    Range(5e7, 2e8),
+                    Range(8, 16, integer=True),
+                    offset=0.5 + 1 / 3,
+                ),
+            ),
+        ),
         # Periodic in both directions, at different magnitudes.
         # (Read gaps stay above 0.1 % of the run: closer bursts would merge, SPEC 3.3.)
-        Scenario("read_second_write_minute", ranks=RANKS, run_time=None, periodic=(
-            Periodic("read", Range(8, 20), 0.3, Range(2e8, 1e9), 100, shared=True),
-            Periodic("write", Range(120, 300), 0.3, BURST, 8, shared=COIN))),
+        Scenario(
+            "read_second_write_minute",
+            ranks=RANKS,
+            run_time=None,
+            periodic=(
+                Periodic("read", Range(8, 20), 0.3, Range(2e8, 1e9), 100, shared=True),
+                Periodic("write", Range(120, 300), 0.3, BURST, 8, shared=COIN),
+            ),
+        ),
         # A typical simulation: read the input, checkpoint, write results at the end.
-        Scenario("simulation_checkpointing", ranks=RANKS, run_time=None,
-                 phases=(Phase("read", 0.0, 0.02, BIG, shared=True),),
-                 periodic=(Periodic("write", Range(600, 1500), Range(0.05, 0.15), BURST,
-                                    Range(8, 16, integer=True), shared=COIN),)),
+        Scenario(
+            "simulation_checkpointing",
+            ranks=RANKS,
+            run_time=None,
+            phases=(Phase("read", 0.0, 0.02, BIG, shared=True),),
+            periodic=(
+                Periodic(
+                    "write",
+                    Range(600, 1500),
+                    Range(0.05, 0.15),
+                    BURST,
+                    Range(8, 16, integer=True),
+                    shared=COIN,
+                ),
+            ),
+        ),
         # Hard negatives: bursts at random times, of random sizes and lengths.
-        Scenario("write_irregular_bursts", ranks=RANKS, run_time=Range(3600, 86400),
-                 irregular=(Irregular("write", Range(6, 40, integer=True), (1e8, 1e10),
-                                      (5, 300)),)),
-        Scenario("read_irregular_bursts", ranks=RANKS, run_time=Range(3600, 86400),
-                 irregular=(Irregular("read", Range(6, 40, integer=True), (1e8, 1e10),
-                                      (5, 300)),)),
+        Scenario(
+            "write_irregular_bursts",
+            ranks=RANKS,
+            run_time=Range(3600, 86400),
+            irregular=(Irregular("write", Range(6, 40, integer=True), (1e8, 1e10), (5, 300)),),
+        ),
+        Scenario(
+            "read_irregular_bursts",
+            ranks=RANKS,
+            run_time=Range(3600, 86400),
+            irregular=(Irregular("read", Range(6, 40, integer=True), (1e8, 1e10), (5, 300)),),
+        ),
         # Metadata load.
-        Scenario("metadata_insignificant", ranks=FEW_RANKS, run_time=RUN,
-                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),)),
-        Scenario("metadata_high_spike", ranks=FEW_RANKS, run_time=RUN,
-                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
-                 metadata=(MetadataLoad(0.3, 0.5, Range(700, 2000)),)),
-        Scenario("metadata_multiple_spikes", ranks=FEW_RANKS, run_time=RUN,
-                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
-                 metadata=(MetadataLoad(0.1, 0.5, Range(160, 400),
-                                        repeat=Range(6, 20, integer=True),
-                                        spacing=Range(10, 30, integer=True)),)),
-        Scenario("metadata_high_density", ranks=FEW_RANKS, run_time=RUN,
-                 phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
-                 metadata=(MetadataLoad(0.0, 0.0, Range(80, 200)),)),
+        Scenario(
+            "metadata_insignificant",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+        ),
+        Scenario(
+            "metadata_high_spike",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+            metadata=(MetadataLoad(0.3, 0.5, Range(700, 2000)),),
+        ),
+        Scenario(
+            "metadata_multiple_spikes",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+            metadata=(
+                MetadataLoad(
+                    0.1,
+                    0.5,
+                    Range(160, 400),
+                    repeat=Range(6, 20, integer=True),
+                    spacing=Range(10, 30, integer=True),
+                ),
+            ),
+        ),
+        Scenario(
+            "metadata_high_density",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.5, 0.3, SMALL, shared=True),),
+            metadata=(MetadataLoad(0.0, 0.0, Range(80, 200)),),
+        ),
         # Repeated runs of one (user, application): exactly one is the heaviest.
-        Scenario("repeated_runs", ranks=RANKS, run_time=RUN, runs=Range(3, 8, integer=True),
-                 phases=(Phase("read", 0.0, 0.1, BIG, shared=True),
-                         Phase("write", 0.9, 0.1, BIG, shared=COIN))),
-        Scenario("partial_log", ranks=RANKS, run_time=RUN, partial=True,
-                 phases=(Phase("write", 0.85, 0.15, BIG, shared=COIN),)),
+        Scenario(
+            "repeated_runs",
+            ranks=RANKS,
+            run_time=RUN,
+            runs=Range(3, 8, integer=True),
+            phases=(Phase("read", 0.0, 0.1, BIG, shared=True), Phase("write", 0.9, 0.1, BIG, shared=COIN)),
+        ),
+        Scenario(
+            "partial_log",
+            ranks=RANKS,
+            run_time=RUN,
+            partial=True,
+            phases=(Phase("write", 0.85, 0.15, BIG, shared=COIN),),
+        ),
         # Checkpoints appended to one file (SPEC 3.5 HEATMAP): one POSIX record per rank
         # spans every burst; only the heatmap (formats 3.21 / 3.41) shows the period.
-        Scenario("write_periodic_appends_heatmap", ranks=FEW_RANKS, run_time=None,
-                 periodic=(Periodic("write", MAGNITUDES["minute"][0], Range(0.2, 0.5), BURST,
-                                    Range(12, 24, integer=True), append=True),)),
+        Scenario(
+            "write_periodic_appends_heatmap",
+            ranks=FEW_RANKS,
+            run_time=None,
+            periodic=(
+                Periodic(
+                    "write",
+                    MAGNITUDES["minute"][0],
+                    Range(0.2, 0.5),
+                    BURST,
+                    Range(12, 24, integer=True),
+                    append=True,
+                ),
+            ),
+        ),
         # DXT request cadence (SPEC 3.4 min_period_seconds): one input phase whose traced
         # requests come every 0.1-0.5 s is no period.
-        Scenario("read_dxt_request_cadence", ranks=FEW_RANKS, run_time=Range(60, 120),
-                 dxt=Range(48, 120, integer=True), dxt_busy=0.5,
-                 phases=(Phase("read", 0.0, 0.2, BIG, shared=True),)),
+        Scenario(
+            "read_dxt_request_cadence",
+            ranks=FEW_RANKS,
+            run_time=Range(60, 120),
+            dxt=Range(48, 120, integer=True),
+            dxt_busy=0.5,
+            phases=(Phase("read", 0.0, 0.2, BIG, shared=True),),
+        ),
         # Partial POSIX module (SPEC 2): the big files' POSIX records were lost, only MPI-IO
         # records keep them; without the stand-ins the writes look insignificant.
-        Scenario("partial_posix_lost_files", ranks=FEW_RANKS, run_time=RUN, partial=True,
-                 phases=(Phase("write", 0.0, 0.1, SMALL, shared=True),
-                         Phase("write", 0.85, 0.15, BIG, shared=COIN, lost=True))),
-    ] + [Scenario(f"invalid_{reason}", ranks=FEW_RANKS, run_time=RUN, invalid=reason,
-                  phases=(Phase("write", 0.5, 0.3, BIG, shared=True),))
-         for reason in INVALID_REASONS]
+        Scenario(
+            "partial_posix_lost_files",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            partial=True,
+            phases=(
+                Phase("write", 0.0, 0.1, SMALL, shared=True),
+                Phase("write", 0.85, 0.15, BIG, shared=COIN, lost=True),
+            ),
+        ),
+    ]
+    + [
+        Scenario(
+            f"invalid_{reason}",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            invalid=reason,
+            phases=(Phase("write", 0.5, 0.3, BIG, shared=True),),
+        )
+        for reason in INVALID_REASONS
+    ]
 )
 
 BY_NAME = {s.name: s for s in SCENARIOS}

@@ -24,10 +24,14 @@ def synth() -> None:
 
 @synth.command()
 @click.argument("out", type=click.Path(file_okay=False), required=False)
-@click.option("--seeds", default=3, show_default=True, type=click.IntRange(1, 1000),
-              help="Variants of each scenario (ranks, volumes, periods, run times, formats).")
-@click.option("--only", multiple=True, metavar="NAME",
-              help="Only these scenarios (repeatable); see --list.")
+@click.option(
+    "--seeds",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Variants of each scenario (ranks, volumes, periods, run times, formats).",
+)
+@click.option("--only", multiple=True, metavar="NAME", help="Only these scenarios (repeatable); see --list.")
 @click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
 def scenarios(out, seeds, only, list_only) -> None:
     """Write every scenario x seed under OUT/<scenario>/ and OUT/truth.jsonl."""
@@ -49,25 +53,42 @@ def scenarios(out, seeds, only, list_only) -> None:
 
 @synth.command()
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--count", default=3000, show_default=True, type=click.IntRange(1),
-              help="Number of logs (the paper's year: 462502).")
+@click.option(
+    "--count",
+    default=3000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Number of logs (the paper's year: 462502).",
+)
 @click.option("--seed", default=2019, show_default=True, type=int)
-@click.option("--archive-share", default=0.05, show_default=True, type=click.FloatRange(0, 1),
-              help="Share of days shipped as one .tar.gz archive of that day's logs.")
+@click.option(
+    "--archive-share",
+    default=0.05,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Share of days shipped as one .tar.gz archive of that day's logs.",
+)
 def year(out, count, seed, archive_share) -> None:
     """Write COUNT logs of a Blue-Waters-like year under OUT/2019/MM/DD/ and OUT/truth.jsonl."""
     from mosaic.synth.year import generate_year
 
     summary = generate_year(out, count, seed, archive_share=archive_share).as_dict()
-    click.echo(f"{summary['logs']} logs ({summary['invalid']} invalid, {summary['groups']} "
-               f"applications) in {summary['seconds']:.1f} s "
-               f"({summary['logs_per_second']:.0f} logs/s) -> {out}")
+    click.echo(
+        f"{summary['logs']} logs ({summary['invalid']} invalid, {summary['groups']} "
+        f"applications) in {summary['seconds']:.1f} s "
+        f"({summary['logs_per_second']:.0f} logs/s) -> {out}"
+    )
 
 
 @synth.command()
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--count", default=100, show_default=True, type=click.IntRange(1),
-              help="Number of logs (the heavy scenarios take turns).")
+@click.option(
+    "--count",
+    default=100,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Number of logs (the heavy scenarios take turns).",
+)
 @click.option("--seed", default=0, show_default=True, type=int)
 def heavy(out, count, seed) -> None:
     """Write COUNT heavy logs under OUT/<scenario>/ and OUT/truth.jsonl."""
@@ -78,8 +99,13 @@ def heavy(out, count, seed) -> None:
 
 @click.command("eval")
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
-@click.option("--truth", "truth_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="truth.jsonl written by `mosaic synth`.")
+@click.option(
+    "--truth",
+    "truth_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="truth.jsonl written by `mosaic synth`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 def evaluate(results, truth_path, as_json) -> None:
     """Score RESULTS (traces.jsonl, evicted.jsonl of `mosaic run`) against the truth.

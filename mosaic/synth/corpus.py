@@ -34,13 +34,28 @@ from mosaic.synth.scenarios import Scenario, build, params, resolve
 
 SCENARIO_UID_BASE, MAX_SEEDS = 20_000, 1_000  # one user per (scenario, seed): one group each
 LIGHTER_RUNS = (0.3, 0.8)  # byte scale of the runs that are not the group's heaviest
-APPLICATIONS = ("lmp", "nek5000", "namd2", "gmx_mpi", "cesm.exe", "wrf.exe", "enzo",
-                "chroma", "python3", "vasp_std", "milc", "qmcpack", "nwchem", "ior")
+APPLICATIONS = (
+    "lmp",
+    "nek5000",
+    "namd2",
+    "gmx_mpi",
+    "cesm.exe",
+    "wrf.exe",
+    "enzo",
+    "chroma",
+    "python3",
+    "vasp_std",
+    "milc",
+    "qmcpack",
+    "nwchem",
+    "ior",
+)
 
 
 @dataclass
 class Identity:
     """Who ran a group of runs."""
+
     uid: int
     user: str
     exe: str
@@ -59,6 +74,7 @@ def identity(rng: np.random.Generator, uid: int) -> Identity:
 @dataclass
 class Run:
     """One generated log: where it goes, its bytes, and its truth object."""
+
     name: str
     data: bytes
     truth: dict
@@ -84,27 +100,44 @@ class Template:
     def families(self, scale: float, legacy: bool) -> dict:
         if legacy not in self._facts:
             b = self.built
-            self._facts[legacy] = truth.facts(self.rows, b.table.paths, b.design,
-                                              b.run_time, self.config, legacy,
-                                              self.scenario.partial)
+            self._facts[legacy] = truth.facts(
+                self.rows, b.table.paths, b.design, b.run_time, self.config, legacy, self.scenario.partial
+            )
         return truth.families(self._facts[legacy], self.config, scale)
 
-    def run(self, scale: float, fmt: Format, job: F.Job, rng: np.random.Generator,
-            id_cache: dict | None = None, level: int = ZLIB_LEVEL) -> tuple[bytes, dict]:
+    def run(
+        self,
+        scale: float,
+        fmt: Format,
+        job: F.Job,
+        rng: np.random.Generator,
+        id_cache: dict | None = None,
+        level: int = ZLIB_LEVEL,
+    ) -> tuple[bytes, dict]:
         """Bytes of one run and its expected families ({} for an invalid log)."""
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
             self._logs[key] = dataclasses.replace(
-                darshan_log(job, self.built.table, fmt, id_cache, int(self.scenario.dxt),
-                            self.scenario.dxt_busy), heatmaps=self.built.heatmap)
+                darshan_log(
+                    job, self.built.table, fmt, id_cache, int(self.scenario.dxt), self.scenario.dxt_busy
+                ),
+                heatmaps=self.built.heatmap,
+            )
         log = scaled(self._logs[key], job, scale)
         if self.scenario.invalid:
             return invalid_log(self.scenario.invalid, log, fmt, rng, level), {}
         return write(log, fmt, level), self.families(scale, fmt.legacy)
 
 
-def generate_runs(scenario: Scenario, rng: np.random.Generator, who: Identity, stem: str,
-                  start: int, job_id: int, config: Config) -> Iterator[Run]:
+def generate_runs(
+    scenario: Scenario,
+    rng: np.random.Generator,
+    who: Identity,
+    stem: str,
+    start: int,
+    job_id: int,
+    config: Config,
+) -> Iterator[Run]:
     """The logs of one resolved scenario's runs (one group), with their truth."""
     n_runs = max(int(scenario.runs), 1)
     scales = run_scales(n_runs, rng)
@@ -113,25 +146,53 @@ def generate_runs(scenario: Scenario, rng: np.random.Generator, who: Identity, s
     run_time, nprocs = template.built.run_time, template.built.nprocs
     described = params(scenario)
     for r, scale in enumerate(scales):
-        fmt = choose_format(rng, allow_legacy=scenario.invalid is None and not scenario.partial,
-                            versions=HEATMAP_FORMATS if template.built.heatmap else None)
-        job = make_job(who.uid, job_id + r, start + r * int(run_time + 600), run_time, nprocs,
-                       f"{who.exe} -in input{r}.in", fmt, scenario.partial)
+        fmt = choose_format(
+            rng,
+            allow_legacy=scenario.invalid is None and not scenario.partial,
+            versions=HEATMAP_FORMATS if template.built.heatmap else None,
+        )
+        job = make_job(
+            who.uid,
+            job_id + r,
+            start + r * int(run_time + 600),
+            run_time,
+            nprocs,
+            f"{who.exe} -in input{r}.in",
+            fmt,
+            scenario.partial,
+        )
         data, families = template.run(scale, fmt, job, rng)
         name = f"{stem}_id{job_id + r}_{r + 1}{fmt.suffix}"
-        yield Run(name, data, truth_record(name, scenario, who, r == heaviest, families,
-                                           {**described, "format": fmt.describe(),
-                                            "scale": float(scale), "run_time": run_time}))
+        yield Run(
+            name,
+            data,
+            truth_record(
+                name,
+                scenario,
+                who,
+                r == heaviest,
+                families,
+                {**described, "format": fmt.describe(), "scale": float(scale), "run_time": run_time},
+            ),
+        )
 
 
-def truth_record(name: str, scenario: Scenario, who: Identity, heaviest: bool,
-                 families: dict, described: dict) -> dict:
+def truth_record(
+    name: str, scenario: Scenario, who: Identity, heaviest: bool, families: dict, described: dict
+) -> dict:
     """One line of truth.jsonl; ``described``: the scenario's parameters and the run's."""
     valid = scenario.invalid is None
-    return {"file": name, "valid": valid, "reason": scenario.invalid,
-            "partial": scenario.partial, "families": families, "group": who.group,
-            "heaviest": valid and heaviest, "scenario": scenario.name,
-            "params": described}
+    return {
+        "file": name,
+        "valid": valid,
+        "reason": scenario.invalid,
+        "partial": scenario.partial,
+        "families": families,
+        "group": who.group,
+        "heaviest": valid and heaviest,
+        "scenario": scenario.name,
+        "params": described,
+    }
 
 
 def scenario_rng(name: str, seed: int) -> np.random.Generator:
@@ -139,8 +200,12 @@ def scenario_rng(name: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def write_scenarios(out: str | Path, seeds: int = 3, config: Config | None = None,
-                    scenarios: tuple[Scenario, ...] | None = None) -> int:
+def write_scenarios(
+    out: str | Path,
+    seeds: int = 3,
+    config: Config | None = None,
+    scenarios: tuple[Scenario, ...] | None = None,
+) -> int:
     """Write every scenario x seed under ``out/<scenario>/``, and ``out/truth.jsonl``.
 
     Returns the number of logs written.
@@ -161,10 +226,10 @@ def write_scenarios(out: str | Path, seeds: int = 3, config: Config | None = Non
                 concrete = resolve(scenario, rng)
                 who = identity(rng, SCENARIO_UID_BASE + index * MAX_SEEDS + seed)
                 stem = f"{scenario.name}/{who.user}_{Path(who.exe).name}"
-                for run in generate_runs(concrete, rng, who, stem, YEAR_START + seed * 86_400,
-                                         1000 * seed + 1, config):
+                for run in generate_runs(
+                    concrete, rng, who, stem, YEAR_START + seed * 86_400, 1000 * seed + 1, config
+                ):
                     (out / run.name).write_bytes(run.data)
                     truth_file.write(json.dumps(run.truth) + "\n")
                     written += 1
     return written
-

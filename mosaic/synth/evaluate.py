@@ -119,16 +119,20 @@ def _trace_scores(truth: dict, traces: dict) -> dict:
     labels = {}
     for label, c in counts.items():
         if sum(c.values()):
-            labels[label] = {"precision": _ratio(c["tp"], c["tp"] + c["fp"]),
-                             "recall": _ratio(c["tp"], c["tp"] + c["fn"]),
-                             "asserted": sum(c.values()),
-                             **{k: c[k] for k in ("tp", "fp", "fn", "tn")}}
+            labels[label] = {
+                "precision": _ratio(c["tp"], c["tp"] + c["fp"]),
+                "recall": _ratio(c["tp"], c["tp"] + c["fn"]),
+                "asserted": sum(c.values()),
+                **{k: c[k] for k in ("tp", "fp", "fn", "tn")},
+            }
     return {
         "scored": scored,
         "accuracy": _ratio(right, scored),
         "families": {fam: _ratio(family[fam], scored) for fam in FAMILIES},
-        "scenarios": {s: {"accuracy": _ratio(r, n), "logs": n, "wrong_examples": wrong_examples[s]}
-                      for s, (r, n) in sorted(per_scenario.items())},
+        "scenarios": {
+            s: {"accuracy": _ratio(r, n), "logs": n, "wrong_examples": wrong_examples[s]}
+            for s, (r, n) in sorted(per_scenario.items())
+        },
         "labels": labels,
     }
 
@@ -138,14 +142,20 @@ def _eviction_scores(truth: dict, traces: dict, evicted: dict) -> dict:
     valid = [n for n, t in truth.items() if t["valid"]]
     confusion: dict[str, Counter] = defaultdict(Counter)
     for name in invalid:
-        got = evicted[name].get("reason") if name in evicted else (
-            "categorized" if name in traces else "missing")
+        got = (
+            evicted[name].get("reason")
+            if name in evicted
+            else ("categorized" if name in traces else "missing")
+        )
         confusion[truth[name]["reason"]][got] += 1
     invalid_right = sum(confusion[r][r] for r in confusion)
     valid_evicted = Counter(evicted[n].get("reason") for n in valid if n in evicted)
     # A --strict run evicts partial logs as "partial": right for a partial log.
-    valid_right = sum(1 for n in valid if n not in evicted
-                      or (truth[n]["partial"] and evicted[n].get("reason") == "partial"))
+    valid_right = sum(
+        1
+        for n in valid
+        if n not in evicted or (truth[n]["partial"] and evicted[n].get("reason") == "partial")
+    )
     partial = [n for n in valid if truth[n]["partial"] and n in traces]
     flagged = sum(bool(traces[n].get("partial")) for n in partial)
     return {
@@ -159,8 +169,9 @@ def _eviction_scores(truth: dict, traces: dict, evicted: dict) -> dict:
 
 
 def _dedup_scores(truth: dict, traces: dict) -> dict:
-    groups: dict[str, dict] = defaultdict(lambda: {"heaviest": set(), "representatives": set(),
-                                                   "categorized": 0})
+    groups: dict[str, dict] = defaultdict(
+        lambda: {"heaviest": set(), "representatives": set(), "categorized": 0}
+    )
     for name, t in truth.items():
         if t["valid"]:
             g = groups[t["group"]]
@@ -171,12 +182,15 @@ def _dedup_scores(truth: dict, traces: dict) -> dict:
                 if traces[name].get("group", {}).get("representative", True):
                     g["representatives"].add(name)
     all_runs = any(g["categorized"] > len(g["representatives"]) for g in groups.values()) or any(
-        len(g["representatives"]) > 1 for g in groups.values())
+        len(g["representatives"]) > 1 for g in groups.values()
+    )
     right = sum(g["representatives"] == g["heaviest"] for g in groups.values())
-    return {"groups": len(groups), "accuracy": _ratio(right, len(groups)),
-            "all_runs": all_runs,
-            "wrong_examples": [k for k, g in groups.items()
-                               if g["representatives"] != g["heaviest"]][:5]}
+    return {
+        "groups": len(groups),
+        "accuracy": _ratio(right, len(groups)),
+        "all_runs": all_runs,
+        "wrong_examples": [k for k, g in groups.items() if g["representatives"] != g["heaviest"]][:5],
+    }
 
 
 def _pct(value: float | None) -> str:
@@ -186,23 +200,33 @@ def _pct(value: float | None) -> str:
 def format_table(scores: dict) -> str:
     """Plain-text report of :func:`evaluate`'s scores."""
     t, e, d = scores["traces"], scores["eviction"], scores["dedup"]
-    lines = [f"logs in truth {scores['logs']}, categorized {scores['categorized']}, "
-             f"evicted {scores['evicted']}, "
-             f"unmatched result files {scores['unknown_result_files']}",
-             "",
-             f"trace accuracy      {_pct(t['accuracy'])}  ({t['scored']} categorized logs scored)"]
+    lines = [
+        f"logs in truth {scores['logs']}, categorized {scores['categorized']}, "
+        f"evicted {scores['evicted']}, "
+        f"unmatched result files {scores['unknown_result_files']}",
+        "",
+        f"trace accuracy      {_pct(t['accuracy'])}  ({t['scored']} categorized logs scored)",
+    ]
     lines += [f"  {fam:<22}{_pct(v)}" for fam, v in t["families"].items()]
-    lines += ["", f"eviction accuracy   {_pct(e['accuracy'])}  "
-                  f"(invalid evicted with the right reason {_pct(e['invalid_evicted_right'])}, "
-                  f"valid kept {_pct(e['valid_kept'])}, "
-                  f"partial flagged {_pct(e['partial_flagged'])})"]
+    lines += [
+        "",
+        f"eviction accuracy   {_pct(e['accuracy'])}  "
+        f"(invalid evicted with the right reason {_pct(e['invalid_evicted_right'])}, "
+        f"valid kept {_pct(e['valid_kept'])}, "
+        f"partial flagged {_pct(e['partial_flagged'])})",
+    ]
     lines += [f"  {reason:<22}{dict(got)}" for reason, got in e["confusion"].items()]
-    lines += ["", f"dedup accuracy      {_pct(d['accuracy'])}  ({d['groups']} groups"
-                  f"{', all runs categorized' if d['all_runs'] else ''})", "",
-              "per scenario"]
-    lines += [f"  {name:<40}{_pct(s['accuracy'])}  ({s['logs']})"
-              for name, s in t["scenarios"].items()]
+    lines += [
+        "",
+        f"dedup accuracy      {_pct(d['accuracy'])}  ({d['groups']} groups"
+        f"{', all runs categorized' if d['all_runs'] else ''})",
+        "",
+        "per scenario",
+    ]
+    lines += [f"  {name:<40}{_pct(s['accuracy'])}  ({s['logs']})" for name, s in t["scenarios"].items()]
     lines += ["", f"per label{'':<32}precision  recall  asserted"]
-    lines += [f"  {label:<40}{_pct(v['precision'])}  {_pct(v['recall'])}  {v['asserted']:8d}"
-              for label, v in t["labels"].items()]
+    lines += [
+        f"  {label:<40}{_pct(v['precision'])}  {_pct(v['recall'])}  {v['asserted']:8d}"
+        for label, v in t["labels"].items()
+    ]
     return "\n".join(lines)

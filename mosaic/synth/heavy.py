@@ -28,32 +28,64 @@ WRITERS = Range(64, 512, integer=True)  # aggregators writing a shared file
 CHECKPOINT = Range(2e10, 5e11)  # bytes of one checkpoint, all ranks together
 
 HEAVY_SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("heavy_fpp_checkpoints", ranks=FPP_RANKS, run_time=None,
-             phases=(Phase("read", 0.0, 0.02, BIG, shared=True, writers=WRITERS),),
-             periodic=(Periodic("write", Range(300, 1500), Range(0.05, 0.2), CHECKPOINT,
-                                Range(4, 6, integer=True), shared=False),)),
-    Scenario("heavy_shared_checkpoints", ranks=WIDE_RANKS, run_time=None,
-             phases=(Phase("read", 0.0, 0.02, BIG, shared=True, writers=WRITERS),),
-             periodic=(Periodic("write", Range(120, 3600), Range(0.05, 0.5), CHECKPOINT,
-                                Range(6, 16, integer=True), writers=WRITERS),)),
-    Scenario("heavy_fpp_restart_and_results", ranks=Range(512, 4096, integer=True),
-             run_time=Range(3600, 43_200),
-             phases=(Phase("read", 0.0, 0.05, CHECKPOINT),
-                     Phase("write", 0.9, 0.1, CHECKPOINT))),
-    Scenario("heavy_shared_steady", ranks=WIDE_RANKS, run_time=Range(3600, 43_200),
-             phases=(Phase("read", 0.0, 0.05, BIG, shared=True, writers=WRITERS),
-                     Phase("write", 0.0, 1.0, CHECKPOINT, shared=True,
-                           writers=Range(512, 4096, integer=True)))),
-    Scenario("heavy_irregular_dumps", ranks=WIDE_RANKS, run_time=Range(7200, 86_400),
-             phases=(Phase("read", 0.0, 0.03, CHECKPOINT, shared=True,
-                           writers=Range(256, 2048, integer=True)),),
-             irregular=(Irregular("write", Range(6, 40, integer=True), (1e9, 1e11),
-                                  (5, 300)),)),
+    Scenario(
+        "heavy_fpp_checkpoints",
+        ranks=FPP_RANKS,
+        run_time=None,
+        phases=(Phase("read", 0.0, 0.02, BIG, shared=True, writers=WRITERS),),
+        periodic=(
+            Periodic(
+                "write",
+                Range(300, 1500),
+                Range(0.05, 0.2),
+                CHECKPOINT,
+                Range(4, 6, integer=True),
+                shared=False,
+            ),
+        ),
+    ),
+    Scenario(
+        "heavy_shared_checkpoints",
+        ranks=WIDE_RANKS,
+        run_time=None,
+        phases=(Phase("read", 0.0, 0.02, BIG, shared=True, writers=WRITERS),),
+        periodic=(
+            Periodic(
+                "write",
+                Range(120, 3600),
+                Range(0.05, 0.5),
+                CHECKPOINT,
+                Range(6, 16, integer=True),
+                writers=WRITERS,
+            ),
+        ),
+    ),
+    Scenario(
+        "heavy_fpp_restart_and_results",
+        ranks=Range(512, 4096, integer=True),
+        run_time=Range(3600, 43_200),
+        phases=(Phase("read", 0.0, 0.05, CHECKPOINT), Phase("write", 0.9, 0.1, CHECKPOINT)),
+    ),
+    Scenario(
+        "heavy_shared_steady",
+        ranks=WIDE_RANKS,
+        run_time=Range(3600, 43_200),
+        phases=(
+            Phase("read", 0.0, 0.05, BIG, shared=True, writers=WRITERS),
+            Phase("write", 0.0, 1.0, CHECKPOINT, shared=True, writers=Range(512, 4096, integer=True)),
+        ),
+    ),
+    Scenario(
+        "heavy_irregular_dumps",
+        ranks=WIDE_RANKS,
+        run_time=Range(7200, 86_400),
+        phases=(Phase("read", 0.0, 0.03, CHECKPOINT, shared=True, writers=Range(256, 2048, integer=True)),),
+        irregular=(Irregular("write", Range(6, 40, integer=True), (1e9, 1e11), (5, 300)),),
+    ),
 )
 
 
-def generate_heavy(out: str | Path, count: int, seed: int = 0,
-                   config: Config | None = None) -> int:
+def generate_heavy(out: str | Path, count: int, seed: int = 0, config: Config | None = None) -> int:
     """Write ``count`` heavy logs under ``out/<scenario>/`` and ``out/truth.jsonl``.
 
     Scenarios take turns; each log is its own (user, application) group.
@@ -71,8 +103,7 @@ def generate_heavy(out: str | Path, count: int, seed: int = 0,
             who = identity(rng, HEAVY_UID_BASE + i)
             (out / scenario.name).mkdir(exist_ok=True)
             stem = f"{scenario.name}/{who.user}_{Path(who.exe).name}"
-            for run in generate_runs(scenario, rng, who, stem, YEAR_START + i * 600,
-                                     1_000 * i + 1, config):
+            for run in generate_runs(scenario, rng, who, stem, YEAR_START + i * 600, 1_000 * i + 1, config):
                 (out / run.name).write_bytes(run.data)
                 truth_file.write(json.dumps(run.truth) + "\n")
     return count

@@ -16,18 +16,30 @@ import numpy as np
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash
 
-TIME_FIELDS = ("open_start", "open_end", "read_start", "read_end",
-               "write_start", "write_end", "close_start", "close_end")
+TIME_FIELDS = (
+    "open_start",
+    "open_end",
+    "read_start",
+    "read_end",
+    "write_start",
+    "write_end",
+    "close_start",
+    "close_end",
+)
 DXT_REQUESTS = 4  # traced requests per record and direction in logs with DXT
 COUNT_FIELDS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
 
-FILE_DTYPE = np.dtype([("name", "i8"), ("rank", "i8"), ("module", "i8")]
-                      + [(f, "i8") for f in COUNT_FIELDS] + [(f, "f8") for f in TIME_FIELDS])
+FILE_DTYPE = np.dtype(
+    [("name", "i8"), ("rank", "i8"), ("module", "i8")]
+    + [(f, "i8") for f in COUNT_FIELDS]
+    + [(f, "f8") for f in TIME_FIELDS]
+)
 
 
 @dataclass
 class FileTable:
     """Rows of FILE_DTYPE plus the path list their ``name`` column indexes."""
+
     rows: list[np.ndarray] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict)
@@ -65,34 +77,46 @@ def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int)
         counters[:, i] = rows[name]
     for name, i in fidx.items():
         fcounters[:, i] = rows[name]
-    return F.ModuleRecords(module, version, ids[rows["name"]], rows["rank"].copy(),
-                           counters, fcounters)
+    return F.ModuleRecords(module, version, ids[rows["name"]], rows["rank"].copy(), counters, fcounters)
 
 
-def dxt_segments(rows: np.ndarray, ids: np.ndarray, requests: int = DXT_REQUESTS,
-                 busy: float = 1.0) -> F.DxtSegments:
+def dxt_segments(
+    rows: np.ndarray, ids: np.ndarray, requests: int = DXT_REQUESTS, busy: float = 1.0
+) -> F.DxtSegments:
     """DXT_POSIX segments of the POSIX rows: per direction moved, ``requests`` equal
     requests, one at the start of each of ``requests`` equal slots of [start, end],
     lasting ``busy`` of its slot (1: back to back, bytes spread as the record says).
     """
     parts = []
-    for is_write, column, prefix in ((False, "bytes_read", "read"),
-                                     (True, "bytes_written", "write")):
+    for is_write, column, prefix in ((False, "bytes_read", "read"), (True, "bytes_written", "write")):
         sel = rows[(rows["module"] == F.POSIX) & (rows[column] > 0)]
         share = np.arange(requests) / requests
         width = (sel[f"{prefix}_end"] - sel[f"{prefix}_start"])[:, None]
         starts = sel[f"{prefix}_start"][:, None] + width * share
         lengths = np.repeat((sel[column] // requests)[:, None], requests, axis=1)
         lengths[:, 0] += sel[column] - lengths.sum(axis=1)
-        parts.append((np.repeat(ids[sel["name"]], requests), np.repeat(sel["rank"], requests),
-                      np.full(lengths.size, is_write), (np.cumsum(lengths, 1) - lengths).ravel(),
-                      lengths.ravel(), starts.ravel(), (starts + busy * width / requests).ravel()))
+        parts.append(
+            (
+                np.repeat(ids[sel["name"]], requests),
+                np.repeat(sel["rank"], requests),
+                np.full(lengths.size, is_write),
+                (np.cumsum(lengths, 1) - lengths).ravel(),
+                lengths.ravel(),
+                starts.ravel(),
+                (starts + busy * width / requests).ravel(),
+            )
+        )
     return F.DxtSegments(*(np.concatenate(column) for column in zip(*parts)))
 
 
-def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int],
-                   id_cache: dict[str, int] | None = None, dxt: int = 0,
-                   dxt_busy: float = 1.0) -> F.DarshanLog:
+def to_darshan_log(
+    job: F.Job,
+    table: FileTable,
+    module_versions: dict[int, int],
+    id_cache: dict[str, int] | None = None,
+    dxt: int = 0,
+    dxt_busy: float = 1.0,
+) -> F.DarshanLog:
     """The DarshanLog holding ``table``'s rows; modules without a version are left out.
 
     ``dxt`` > 0: DXT_POSIX segments of every POSIX record (:func:`dxt_segments`).
@@ -104,12 +128,14 @@ def to_darshan_log(job: F.Job, table: FileTable, module_versions: dict[int, int]
         sel = rows[rows["module"] == module]
         if len(sel):
             modules[module] = module_records(sel, ids, module, version)
-    used = np.unique(np.concatenate([rows["name"][rows["module"] == m] for m in modules])
-                     if modules else np.zeros(0, np.int64))
+    used = np.unique(
+        np.concatenate([rows["name"][rows["module"] == m] for m in modules])
+        if modules
+        else np.zeros(0, np.int64)
+    )
     names = {int(ids[i]): table.paths[i] for i in used}
     segments = dxt_segments(rows, ids, dxt, dxt_busy) if dxt and F.POSIX in modules else None
-    return F.DarshanLog(job, names, modules, dxt_posix=segments,
-                        present_modules=tuple(sorted(modules)))
+    return F.DarshanLog(job, names, modules, dxt_posix=segments, present_modules=tuple(sorted(modules)))
 
 
 def path_ids(paths: list[str], cache: dict[str, int] | None = None) -> np.ndarray:

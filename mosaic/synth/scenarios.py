@@ -36,6 +36,7 @@ STDOUT_BYTES = (1_000, 100_000)
 @dataclass(frozen=True)
 class Range:
     """A parameter drawn per seed: log-uniform (``log``) or uniform, optionally whole."""
+
     low: float
     high: float
     log: bool = True
@@ -52,6 +53,7 @@ class Range:
 @dataclass(frozen=True)
 class Phase:
     """Data I/O in one direction over ``[start, start + duration]`` (shares of the run)."""
+
     direction: str
     start: float | Range
     duration: float | Range
@@ -70,6 +72,7 @@ class Irregular:
     the bounds (plain tuples, so :func:`resolve` leaves them for :func:`build`);
     start times are uniform over the run. One shared file per burst.
     """
+
     direction: str
     count: float | Range
     burst_bytes: tuple[float, float]
@@ -79,6 +82,7 @@ class Irregular:
 @dataclass(frozen=True)
 class Periodic:
     """``count`` bursts, one new file per burst, every ``period`` seconds (± jitter)."""
+
     direction: str
     period: float | Range  # seconds
     busy: float | Range  # burst duration / period
@@ -98,6 +102,7 @@ class MetadataLoad:
     ``start`` is a share of the run; bursts follow each other every
     ``spacing`` seconds; ``duration`` 0 means the whole rest of the run.
     """
+
     start: float | Range
     duration: float | Range
     rate: float | Range
@@ -131,8 +136,9 @@ def resolve(spec, rng: np.random.Generator):
     if isinstance(spec, tuple):
         return tuple(resolve(item, rng) for item in spec)
     if dataclasses.is_dataclass(spec):
-        return dataclasses.replace(spec, **{f.name: resolve(getattr(spec, f.name), rng)
-                                            for f in dataclasses.fields(spec)})
+        return dataclasses.replace(
+            spec, **{f.name: resolve(getattr(spec, f.name), rng) for f in dataclasses.fields(spec)}
+        )
     return spec
 
 
@@ -142,15 +148,26 @@ def params(scenario: Scenario) -> dict:
 
 
 # Design rows: one logical operation (a phase, a burst, the noise) per row.
-DESIGN_DTYPE = np.dtype([("direction", "U5"), ("start", "f8"), ("end", "f8"),
-                         ("bytes", "f8"), ("component", "i8"), ("period", "f8"),
-                         ("jitter", "f8"), ("count", "i8"), ("heatmap_only", "?")])
+DESIGN_DTYPE = np.dtype(
+    [
+        ("direction", "U5"),
+        ("start", "f8"),
+        ("end", "f8"),
+        ("bytes", "f8"),
+        ("component", "i8"),
+        ("period", "f8"),
+        ("jitter", "f8"),
+        ("count", "i8"),
+        ("heatmap_only", "?"),
+    ]
+)
 NOISE_COMPONENT = -1
 
 
 @dataclass
 class Built:
     """A scenario's records, its job facts and its design rows."""
+
     table: FileTable
     run_time: float
     nprocs: int
@@ -181,27 +198,59 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
     for i, ph in enumerate(s.phases):
         t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
         volume = ph.volume * s.volume
-        _data_files(table, rng, f"{root}/{ph.direction}_phase{i}", ph.direction, t0, t1,
-                    volume, ranks, ph.shared, ph.requests, run_time, ph.writers,
-                    F.MPIIO if ph.lost else F.POSIX)
+        _data_files(
+            table,
+            rng,
+            f"{root}/{ph.direction}_phase{i}",
+            ph.direction,
+            t0,
+            t1,
+            volume,
+            ranks,
+            ph.shared,
+            ph.requests,
+            run_time,
+            ph.writers,
+            F.MPIIO if ph.lost else F.POSIX,
+        )
         design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
     heatmap = None
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
         if p.append:
             ends = np.minimum(times + p.busy * p.period, run_time)
-            heatmap = _appended_file(table, f"{root}/{p.direction}_series{j}.log", p.direction,
-                                     times, ends, p.burst_bytes, ranks, run_time)
-            design += [(p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter,
-                        len(times), True) for t0, t1 in zip(times, ends)]
+            heatmap = _appended_file(
+                table,
+                f"{root}/{p.direction}_series{j}.log",
+                p.direction,
+                times,
+                ends,
+                p.burst_bytes,
+                ranks,
+                run_time,
+            )
+            design += [
+                (p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter, len(times), True)
+                for t0, t1 in zip(times, ends)
+            ]
             continue
         for k, t0 in enumerate(times):
             t1 = min(t0 + p.busy * p.period, run_time)
-            _data_files(table, rng, f"{root}/{p.direction}_series{j}/step{k:05d}", p.direction,
-                        t0, t1, p.burst_bytes, ranks, p.shared, BURST_REQUESTS, run_time,
-                        p.writers)
-            design.append((p.direction, t0, t1, p.burst_bytes, component,
-                           p.period, p.jitter, len(times)))
+            _data_files(
+                table,
+                rng,
+                f"{root}/{p.direction}_series{j}/step{k:05d}",
+                p.direction,
+                t0,
+                t1,
+                p.burst_bytes,
+                ranks,
+                p.shared,
+                BURST_REQUESTS,
+                run_time,
+                p.writers,
+            )
+            design.append((p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter, len(times)))
     for j, irr in enumerate(s.irregular):
         component = len(s.phases) + len(s.periodic) + j
         count = int(irr.count)
@@ -209,15 +258,25 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         for k, t0 in enumerate(times):
             t1 = min(t0 + Range(*irr.busy).draw(rng), run_time)
             volume = Range(*irr.burst_bytes).draw(rng)
-            _data_files(table, rng, f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
-                        irr.direction, t0, t1, volume, ranks, True, BURST_REQUESTS, run_time)
+            _data_files(
+                table,
+                rng,
+                f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
+                irr.direction,
+                t0,
+                t1,
+                volume,
+                ranks,
+                True,
+                BURST_REQUESTS,
+                run_time,
+            )
             design.append((irr.direction, t0, t1, volume, component, 0.0, 0.0, count))
     for b, load in enumerate(s.metadata):
         _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
     if s.noise:
         lib_bytes = _noise_files(table, rng, root)
-        design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT,
-                       0.0, 0.0, 1))
+        design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT, 0.0, 0.0, 1))
     design = [row + (False,) * (len(DESIGN_DTYPE) - len(row)) for row in design]
     return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE), heatmap)
 
@@ -228,12 +287,19 @@ HEATMAP_BIN, HEATMAP_MAX_BINS = 0.1, 512  # Darshan's first bin width, doubled u
 def heatmap_bin_seconds(run_time: float) -> float:
     """0.1 s times the smallest power of two giving at most HEATMAP_MAX_BINS bins."""
     doublings = max(int(np.ceil(np.log2(run_time / (HEATMAP_BIN * HEATMAP_MAX_BINS)))), 0)
-    return HEATMAP_BIN * 2.0 ** doublings
+    return HEATMAP_BIN * 2.0**doublings
 
 
-def _appended_file(table: FileTable, path: str, direction: str, starts: np.ndarray,
-                   ends: np.ndarray, burst_bytes: float, ranks: int,
-                   run_time: float) -> F.HeatmapRecords:
+def _appended_file(
+    table: FileTable,
+    path: str,
+    direction: str,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    burst_bytes: float,
+    ranks: int,
+    run_time: float,
+) -> F.HeatmapRecords:
     """One record per rank of one file spanning every burst, and the POSIX heatmap of the bursts.
 
     Each rank's bytes spread uniformly over each burst into bins from job start;
@@ -246,27 +312,49 @@ def _appended_file(table: FileTable, path: str, direction: str, starts: np.ndarr
     per_rank[0] += total - per_rank.sum()
     prefix, moved = ("read", "bytes_read") if direction == READ else ("write", "bytes_written")
     first, last = float(starts[0]), float(ends[-1])
-    table.add(np.full(ranks, table.name(path)), np.arange(ranks), opens=1,
-              **{f"{prefix}s": BURST_REQUESTS * len(starts), moved: per_rank,
-                 f"{prefix}_start": first, f"{prefix}_end": last,
-                 "open_start": max(first - OPEN_DURATION, 0.0), "open_end": first,
-                 "close_start": last, "close_end": min(last + OPEN_DURATION, run_time)})
+    table.add(
+        np.full(ranks, table.name(path)),
+        np.arange(ranks),
+        opens=1,
+        **{
+            f"{prefix}s": BURST_REQUESTS * len(starts),
+            moved: per_rank,
+            f"{prefix}_start": first,
+            f"{prefix}_end": last,
+            "open_start": max(first - OPEN_DURATION, 0.0),
+            "open_end": first,
+            "close_start": last,
+            "close_end": min(last + OPEN_DURATION, run_time),
+        },
+    )
     width = heatmap_bin_seconds(run_time)
     edges = np.arange(int(np.ceil(run_time / width)) + 1) * width
-    overlap = np.clip(np.minimum(ends[:, None], edges[1:])
-                      - np.maximum(starts[:, None], edges[:-1]), 0, None)
+    overlap = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(starts[:, None], edges[:-1]), 0, None)
     share = (overlap / (ends - starts)[:, None]).sum(axis=0) / len(starts)
     bins = np.floor(share[None, :] * per_rank[:, None]).astype(np.int64)
     bins[:, np.argmax(share)] += per_rank - bins.sum(axis=1)
     empty = np.zeros_like(bins)
     written, read = (bins, empty) if direction != READ else (empty, bins)
-    return heatmap_records(["heatmap:POSIX"] * ranks, np.arange(ranks), [width] * ranks,
-                           list(written), list(read))
+    return heatmap_records(
+        ["heatmap:POSIX"] * ranks, np.arange(ranks), [width] * ranks, list(written), list(read)
+    )
 
 
-def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1: float,
-                volume: float, ranks: int, shared: bool, requests: float,
-                run_time: float, writers: float = 0, module: int = F.POSIX) -> None:
+def _data_files(
+    table: FileTable,
+    rng,
+    stem: str,
+    direction: str,
+    t0: float,
+    t1: float,
+    volume: float,
+    ranks: int,
+    shared: bool,
+    requests: float,
+    run_time: float,
+    writers: float = 0,
+    module: int = F.POSIX,
+) -> None:
     """Records of one phase or burst, staggered a little inside [t0, t1].
 
     A shared file is one rank -1 record, or (``writers`` > 0) one record per
@@ -292,16 +380,18 @@ def _data_files(table: FileTable, rng, stem: str, direction: str, t0: float, t1:
         "opens": opens,
         "reads" if direction == READ else "writes": int(requests) * opens,
         f"bytes_{'read' if direction == READ else 'written'}": per_record,
-        f"{prefix}_start": starts, f"{prefix}_end": ends,
-        "open_start": open_start, "open_end": np.minimum(open_start + OPEN_DURATION / 2, starts),
-        "close_start": ends, "close_end": np.minimum(ends + OPEN_DURATION, run_time),
+        f"{prefix}_start": starts,
+        f"{prefix}_end": ends,
+        "open_start": open_start,
+        "open_end": np.minimum(open_start + OPEN_DURATION / 2, starts),
+        "close_start": ends,
+        "close_end": np.minimum(ends + OPEN_DURATION, run_time),
     }
     writer_ranks = np.linspace(0, ranks - 1, n).astype(np.int64) if per_rank else -1
     table.add(names, writer_ranks if shared else np.arange(ranks), module, **columns)
 
 
-def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int,
-                    run_time: float) -> None:
+def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int, run_time: float) -> None:
     """Records whose opens and closes make the requested load; no data moved."""
     first = load.start * run_time
     duration = load.duration if load.duration > 0 else run_time - first
@@ -317,29 +407,68 @@ def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int,
         per[: opens - per.sum()] += 1
         names = np.array([table.name(f"{stem}/burst{b:04d}/f{r:05d}.txt") for r in range(n)])
         # Closes trail their opens (a close start of exactly 0 would read as "never recorded").
-        table.add(names, np.arange(n) if n > 1 else 0, opens=per,
-                  open_start=t0, open_end=t1, close_start=t0 + OPEN_DURATION, close_end=t1)
+        table.add(
+            names,
+            np.arange(n) if n > 1 else 0,
+            opens=per,
+            open_start=t0,
+            open_end=t1,
+            close_start=t0 + OPEN_DURATION,
+            close_end=t1,
+        )
 
 
-LIBRARIES = ("/usr/lib64/libhdf5.so.100", "/sw/xe/netcdf/4.6.1/lib/libnetcdf.so.13",
-             "/usr/lib64/libgfortran.so.3")
+LIBRARIES = (
+    "/usr/lib64/libhdf5.so.100",
+    "/sw/xe/netcdf/4.6.1/lib/libnetcdf.so.13",
+    "/usr/lib64/libgfortran.so.3",
+)
 
 
 def _noise_files(table: FileTable, rng, root: str) -> float:
     """``<STDOUT>`` (filtered downstream), library loads, an input deck; returns bytes read."""
     t0, t1 = NOISE_WINDOW
     stdout = table.name("<STDOUT>")
-    table.add(np.array([stdout]), 0, module=F.STDIO, opens=1, writes=200,
-              bytes_written=int(rng.integers(*STDOUT_BYTES)),
-              open_start=0.0, write_start=t1, write_end=t1)  # never closed: close times 0
+    table.add(
+        np.array([stdout]),
+        0,
+        module=F.STDIO,
+        opens=1,
+        writes=200,
+        bytes_written=int(rng.integers(*STDOUT_BYTES)),
+        open_start=0.0,
+        write_start=t1,
+        write_end=t1,
+    )  # never closed: close times 0
     libs = np.array([table.name(p) for p in LIBRARIES])
     lib_bytes = rng.uniform(*LIBRARY_BYTES, len(libs)).astype(np.int64)
-    table.add(libs, 0, opens=1, reads=8, bytes_read=lib_bytes,
-              open_start=t0, open_end=t0 + OPEN_DURATION / 2, read_start=t0, read_end=t1,
-              close_start=t1, close_end=t1 + OPEN_DURATION)
+    table.add(
+        libs,
+        0,
+        opens=1,
+        reads=8,
+        bytes_read=lib_bytes,
+        open_start=t0,
+        open_end=t0 + OPEN_DURATION / 2,
+        read_start=t0,
+        read_end=t1,
+        close_start=t1,
+        close_end=t1 + OPEN_DURATION,
+    )
     deck = np.array([table.name(f"{root}/input.deck")])
     deck_bytes = int(rng.integers(*DECK_BYTES))
-    table.add(deck, 0, module=F.STDIO, opens=1, reads=4, bytes_read=deck_bytes,
-              open_start=t0, open_end=t0 + OPEN_DURATION / 2, read_start=t0, read_end=t1,
-              close_start=t1, close_end=t1 + OPEN_DURATION)
+    table.add(
+        deck,
+        0,
+        module=F.STDIO,
+        opens=1,
+        reads=4,
+        bytes_read=deck_bytes,
+        open_start=t0,
+        open_end=t0 + OPEN_DURATION / 2,
+        read_start=t0,
+        read_end=t1,
+        close_start=t1,
+        close_end=t1 + OPEN_DURATION,
+    )
     return float(lib_bytes.sum() + deck_bytes)

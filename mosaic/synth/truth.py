@@ -31,9 +31,16 @@ Tri = bool | None  # True / False when clear, None when too close to call
 def kept_rows(rows: np.ndarray, paths: list[str], config: Config) -> np.ndarray:
     """Rows the SPEC 2 filter keeps: no pseudo-files (``<STDOUT>``), no excluded prefixes."""
     names = np.array(paths, dtype=object)[rows["name"]] if len(rows) else np.zeros(0, object)
-    drop = np.fromiter((n.startswith("<") or n.startswith(config.excluded_prefixes)
-                        or (bool(config.mounts) and not n.startswith(config.mounts))
-                        for n in names), bool, len(names))
+    drop = np.fromiter(
+        (
+            n.startswith("<")
+            or n.startswith(config.excluded_prefixes)
+            or (bool(config.mounts) and not n.startswith(config.mounts))
+            for n in names
+        ),
+        bool,
+        len(names),
+    )
     return rows[~drop]
 
 
@@ -90,11 +97,12 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     edges = np.linspace(0.0, run_time, 5)
     starts, ends, nbytes = (np.asarray(x, float) for x in (starts, ends, nbytes))
     length = ends - starts
-    overlap = np.clip(np.minimum(ends[:, None], edges[1:])
-                      - np.maximum(starts[:, None], edges[:-1]), 0, None)
-    share = np.where(length[:, None] > 0, overlap / np.where(length > 0, length, 1)[:, None],
-                     (np.searchsorted(edges[1:-1], starts, side="right")[:, None]
-                      == np.arange(4)))
+    overlap = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(starts[:, None], edges[:-1]), 0, None)
+    share = np.where(
+        length[:, None] > 0,
+        overlap / np.where(length > 0, length, 1)[:, None],
+        (np.searchsorted(edges[1:-1], starts, side="right")[:, None] == np.arange(4)),
+    )
     return (share * nbytes[:, None]).sum(axis=0)
 
 
@@ -109,18 +117,18 @@ def temporality_outcomes(chunks, config: Config) -> dict[str, Tri]:
     out = {
         "on_start": _greater(q0, config.chunk_dominance * (q1 + q2 + q3), m),
         "on_end": _greater(q3, config.chunk_dominance * (q0 + q1 + q2), m),
-        "after_start": _all(_less(q0, (q1 + q2 + q3) / config.chunk_minor_divisor, m),
-                            cv_small(q1, q2, q3)),
-        "before_end": _all(_less(q3, (q0 + q1 + q2) / config.chunk_minor_divisor, m),
-                           cv_small(q0, q1, q2)),
+        "after_start": _all(_less(q0, (q1 + q2 + q3) / config.chunk_minor_divisor, m), cv_small(q1, q2, q3)),
+        "before_end": _all(_less(q3, (q0 + q1 + q2) / config.chunk_minor_divisor, m), cv_small(q0, q1, q2)),
         "after_start_before_end": _greater(q1 + q2, config.chunk_middle_ratio * (q0 + q3), m),
-        "on_start_and_end": _all(_greater(q0 + q3, config.chunk_middle_ratio * (q1 + q2), m),
-                                 cv_small(q0, q3)),
+        "on_start_and_end": _all(
+            _greater(q0 + q3, config.chunk_middle_ratio * (q1 + q2), m), cv_small(q0, q3)
+        ),
         "steady": cv_small(q0, q1, q2, q3),
     }
     values = list(out.values())
-    out["unclassified"] = (False if any(v is True for v in values)
-                           else True if all(v is False for v in values) else None)
+    out["unclassified"] = (
+        False if any(v is True for v in values) else True if all(v is False for v in values) else None
+    )
     return out
 
 
@@ -141,12 +149,14 @@ def requests_per_second(rows: np.ndarray, run_time: float) -> np.ndarray:
     close_hi = np.where(rows["close_end"] == 0, rows["close_start"], rows["close_end"])
     lo = np.clip(np.concatenate([open_lo, close_lo]), 0, bins)
     hi = np.clip(np.concatenate([open_hi, close_hi]), 0, bins)
-    count = np.concatenate([rows["opens"] + rows["seeks"],
-                            np.where(recorded, rows["opens"], 0)]).astype(float)
+    count = np.concatenate([rows["opens"] + rows["seeks"], np.where(recorded, rows["opens"], 0)]).astype(
+        float
+    )
     hi = np.maximum(lo, hi)
     point = np.floor(lo) == np.floor(hi)  # the whole window falls in one bin
-    per_bin = np.bincount(np.minimum(np.floor(lo[point]), bins - 1).astype(int),
-                          weights=count[point], minlength=bins)
+    per_bin = np.bincount(
+        np.minimum(np.floor(lo[point]), bins - 1).astype(int), weights=count[point], minlength=bins
+    )
     wide = ~point
     if wide.any():
         slope = count[wide] / (hi[wide] - lo[wide])
@@ -167,18 +177,25 @@ def metadata_outcomes(per_second: np.ndarray, run_time: float, config: Config) -
     level = config.metadata_spike_level
     clear_spikes = int((per_second >= level * (1 + m)).sum())
     maybe_spikes = int((per_second >= level * (1 - m)).sum())
-    multiple = (True if clear_spikes > config.metadata_min_spikes
-                else False if maybe_spikes < config.metadata_min_spikes else None)
+    multiple = (
+        True
+        if clear_spikes > config.metadata_min_spikes
+        else False
+        if maybe_spikes < config.metadata_min_spikes
+        else None
+    )
     mean = float(per_second.sum()) / run_time
     out = {
         "metadata_high_spike": _greater(peak, config.metadata_high_spike, m),
         "metadata_multiple_spikes": multiple,
-        "metadata_high_density": _all(multiple, _less(config.metadata_density_mean, mean, m)
-                                      if mean > 0 else False),
+        "metadata_high_density": _all(
+            multiple, _less(config.metadata_density_mean, mean, m) if mean > 0 else False
+        ),
     }
     values = list(out.values())
-    out["metadata_insignificant_load"] = (False if any(v is True for v in values)
-                                          else True if all(v is False for v in values) else None)
+    out["metadata_insignificant_load"] = (
+        False if any(v is True for v in values) else True if all(v is False for v in values) else None
+    )
     return out
 
 
@@ -186,8 +203,11 @@ def metadata_outcomes(per_second: np.ndarray, run_time: float, config: Config) -
 
 
 def _magnitude(period: float, config: Config) -> str:
-    for name, upper in (("second", config.period_second_max), ("minute", config.period_minute_max),
-                        ("hour", config.period_hour_max)):
+    for name, upper in (
+        ("second", config.period_second_max),
+        ("minute", config.period_minute_max),
+        ("hour", config.period_hour_max),
+    ):
         if period <= upper:
             return f"periodic_{name}"
     return "periodic_day_or_more"
@@ -207,8 +227,10 @@ def _units(design: np.ndarray, run_time: float, config: Config) -> list[tuple]:
         if units:
             gap = row["start"] - units[-1][1]
             merged = max(units[-1][1], row["end"]) - units[-1][0]
-            limit = widen * max(config.neighbor_gap_runtime_fraction * run_time,
-                                config.neighbor_gap_duration_fraction * merged)
+            limit = widen * max(
+                config.neighbor_gap_runtime_fraction * run_time,
+                config.neighbor_gap_duration_fraction * merged,
+            )
             if gap < limit:
                 units[-1][1] = max(units[-1][1], row["end"])
                 units[-1][2] += row["bytes"]
@@ -235,20 +257,23 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
     else:
         segments[-1] = durations[-1]
     # A unit is one burst of a periodic series only if nothing merged into it.
-    owner = np.array([next(iter(u[3])) if u[4] == 1 and next(iter(u[3])) in periodic_components
-                      else -2 for u in units])
+    owner = np.array(
+        [next(iter(u[3])) if u[4] == 1 and next(iter(u[3])) in periodic_components else -2 for u in units]
+    )
     share = float((owner >= 0).mean())
     if share < config.truth_periodic_share:
         return {}  # neither clearly periodic nor clearly not: another detector may decide
-    totals = {c: float(design["bytes"][design["component"] == c].sum())
-              for c in periodic_components}
+    totals = {c: float(design["bytes"][design["component"] == c].sum()) for c in periodic_components}
     dominant = max(totals, key=totals.get)
     rows = design[design["component"] == dominant]
     period, jitter = float(rows["period"][0]), float(rows["jitter"][0])
     m = config.truth_margin
-    candidates = [period * (1 - jitter) * (1 - m), period * (1 + jitter) * (1 + m),
-                  segments[owner == dominant].mean() * (1 - m),
-                  segments[owner == dominant].mean() * (1 + m)]
+    candidates = [
+        period * (1 - jitter) * (1 - m),
+        period * (1 + jitter) * (1 + m),
+        segments[owner == dominant].mean() * (1 - m),
+        segments[owner == dominant].mean() * (1 + m),
+    ]
     bands = {_magnitude(p, config) for p in candidates}
     out: dict[str, Tri] = {"periodic": True}
     if len(bands) == 1:
@@ -259,10 +284,10 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
     busy = float((durations[owner == dominant] / segments[owner == dominant]).mean())
     margin = config.truth_busy_margin
     low, high = config.low_busy_max, config.high_busy_min
-    out["periodic_low_busy_time"] = (True if busy <= low - margin
-                                     else False if busy > low + margin else None)
-    out["periodic_high_busy_time"] = (True if busy >= high + margin
-                                      else False if busy < high - margin else None)
+    out["periodic_low_busy_time"] = True if busy <= low - margin else False if busy > low + margin else None
+    out["periodic_high_busy_time"] = (
+        True if busy >= high + margin else False if busy < high - margin else None
+    )
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -272,14 +297,22 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
 @dataclass
 class Facts:
     """Scale-free outcomes of one log's design; only significance depends on volume."""
+
     totals: dict[str, float]  # bytes per direction
     temporal: dict[str, dict[str, Tri]]
     periodic: dict[str, dict[str, Tri]]
     metadata: dict[str, Tri]
 
 
-def facts(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
-          config: Config, legacy: bool = False, partial: bool = False) -> Facts:
+def facts(
+    rows: np.ndarray,
+    paths: list[str],
+    design: np.ndarray,
+    run_time: float,
+    config: Config,
+    legacy: bool = False,
+    partial: bool = False,
+) -> Facts:
     """Everything the truth needs from one log's records and design.
 
     MPI-IO rows count only in a ``partial`` log (SPEC 2: they stand in for
@@ -295,8 +328,7 @@ def facts(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: floa
         totals[direction] = float(io[column].sum())
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
         temporal[direction] = temporality_outcomes(chunks, config)
-        periodic[direction] = periodicity_outcomes(design[design["direction"] == direction],
-                                                   run_time, config)
+        periodic[direction] = periodicity_outcomes(design[design["direction"] == direction], run_time, config)
     per_second = requests_per_second(rows, run_time)
     return Facts(totals, temporal, periodic, metadata_outcomes(per_second, run_time, config))
 
@@ -309,8 +341,7 @@ def families(f: Facts, config: Config, scale: float = 1.0) -> dict[str, dict[str
     """
     out: dict[str, dict[str, list[str]]] = {}
     for direction in ("read", "write"):
-        insignificant = _less(f.totals[direction] * scale, config.significant_bytes,
-                              config.truth_margin)
+        insignificant = _less(f.totals[direction] * scale, config.significant_bytes, config.truth_margin)
         if insignificant is True:
             temporal = {label: label == "insignificant" for label in TEMPORALITY}
             periodic = {label: False for label in PERIODICITY}
@@ -319,8 +350,10 @@ def families(f: Facts, config: Config, scale: float = 1.0) -> dict[str, dict[str
         else:
             temporal = {**f.temporal[direction], "insignificant": False}
             periodic = f.periodic[direction]
-        for family, outcomes in ((f"{direction}_temporality", temporal),
-                                 (f"{direction}_periodicity", periodic)):
+        for family, outcomes in (
+            (f"{direction}_temporality", temporal),
+            (f"{direction}_periodicity", periodic),
+        ):
             must, must_not = _split(outcomes, f"{direction}_")
             out[family] = {"must": must, "must_not": must_not}
     must, must_not = _split(f.metadata)
@@ -329,7 +362,13 @@ def families(f: Facts, config: Config, scale: float = 1.0) -> dict[str, dict[str
     return out
 
 
-def expected(rows: np.ndarray, paths: list[str], design: np.ndarray, run_time: float,
-             config: Config, legacy: bool = False) -> dict[str, dict[str, list[str]]]:
+def expected(
+    rows: np.ndarray,
+    paths: list[str],
+    design: np.ndarray,
+    run_time: float,
+    config: Config,
+    legacy: bool = False,
+) -> dict[str, dict[str, list[str]]]:
     """Expected labels of one valid log (see :func:`families`)."""
     return families(facts(rows, paths, design, run_time, config, legacy), config)

@@ -50,8 +50,9 @@ LARGE = Range(3e8, 1e11)
 RUN = Range(300, 36_000)
 
 # Metadata loads (SPEC 3.7 thresholds 250 / 50 req/s): each gives exactly its labels.
-SPIKES = MetadataLoad(0.05, 0.5, Range(700, 2000), repeat=Range(6, 12, integer=True),
-                      spacing=Range(5, 60, integer=True))  # high spike + multiple spikes
+SPIKES = MetadataLoad(
+    0.05, 0.5, Range(700, 2000), repeat=Range(6, 12, integer=True), spacing=Range(5, 60, integer=True)
+)  # high spike + multiple spikes
 ONE_SPIKE = MetadataLoad(Range(0.1, 0.9, log=False), 0.5, Range(700, 2000))  # high spike only
 DENSE = MetadataLoad(0.0, 0.0, Range(75, 150))  # high density + multiple spikes, no high spike
 
@@ -64,53 +65,178 @@ DENSE = MetadataLoad(0.0, 0.0, Range(75, 150))  # high density + multiple spikes
 # writes: insignificant 87 / 47, on end 8 / 14, steady 3 / 37 (the periodic
 # writers' bursts fill every quarter), other 2 / 2; periodic writes 2 / 8.
 PROFILES = (
-    (75.0, 7.1, Scenario("year_tiny", ranks=RANKS, run_time=RUN,
-                         phases=(Phase("write", Range(0, 0.8, log=False), 0.1, TINY,
-                                       shared=COIN),))),
-    (3.0, 7.9, Scenario("year_tiny_metadata_spikes", ranks=FEW_RANKS, run_time=RUN,
-                        phases=(Phase("write", 0.9, 0.05, TINY, shared=True),),
-                        metadata=(SPIKES,))),
-    (3.0, 23.8, Scenario("year_read_on_start", ranks=RANKS, run_time=RUN,
-                         phases=(Phase("read", 0.0, 0.1, LARGE, shared=COIN),
-                                 Phase("write", 0.95, 0.05, TINY, shared=True)),
-                         metadata=(SPIKES,))),
-    (0.5, 1.2, Scenario("year_read_on_start_wide", ranks=WIDE, run_time=RUN,
-                        phases=(Phase("read", 0.0, 0.1, LARGE),
-                                Phase("write", 0.95, 0.05, TINY, shared=True)))),
-    (0.5, 1.0, Scenario("year_read_on_start_dense", ranks=FEW_RANKS, run_time=RUN,
-                        phases=(Phase("read", 0.0, 0.1, LARGE, shared=True),),
-                        metadata=(DENSE,))),
-    (5.0, 12.0, Scenario("year_read_start_write_end", ranks=FEW_RANKS, run_time=RUN,
-                         phases=(Phase("read", 0.0, 0.08, LARGE, shared=True),
-                                 Phase("write", 0.9, 0.1, LARGE, shared=COIN)),
-                         metadata=(DENSE,))),
-    (0.8, 25.0, Scenario("year_read_write_steady", ranks=RANKS, run_time=RUN,
-                         phases=(Phase("read", 0.0, 1.0, LARGE), Phase("write", 0.0, 1.0, LARGE)),
-                         metadata=(ONE_SPIKE,))),
-    (0.2, 4.0, Scenario("year_read_write_steady_quiet", ranks=RANKS, run_time=RUN,
-                        phases=(Phase("read", 0.0, 1.0, LARGE),
-                                Phase("write", 0.0, 1.0, LARGE)))),
-    (1.0, 1.0, Scenario("year_read_steady", ranks=RANKS, run_time=RUN,
-                        phases=(Phase("read", 0.0, 1.0, LARGE),))),
-    (2.0, 8.0, Scenario("year_periodic_writer", ranks=RANKS, run_time=None,
-                        phases=(Phase("read", 0.0, 0.02, TINY, shared=True),),
-                        periodic=(Periodic("write", Range(120, 1500), Range(0.03, 0.5),
-                                           Range(1e8, 2e10), Range(24, 48, integer=True),
-                                           jitter=0.05, shared=True),))),
-    (3.0, 2.0, Scenario("year_write_on_end", ranks=RANKS, run_time=RUN,
-                        phases=(Phase("write", 0.88, 0.12, LARGE, shared=COIN),))),
-    (4.0, 5.0, Scenario("year_read_middle", ranks=RANKS, run_time=RUN,
-                        phases=(Phase("read", 0.3, 0.4, LARGE, shared=COIN),))),
-    (2.0, 2.0, Scenario("year_write_middle", ranks=RANKS, run_time=RUN,
-                        phases=(Phase("write", 0.3, 0.4, LARGE, shared=COIN),))),
+    (
+        75.0,
+        7.1,
+        Scenario(
+            "year_tiny",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase("write", Range(0, 0.8, log=False), 0.1, TINY, shared=COIN),),
+        ),
+    ),
+    (
+        3.0,
+        7.9,
+        Scenario(
+            "year_tiny_metadata_spikes",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.9, 0.05, TINY, shared=True),),
+            metadata=(SPIKES,),
+        ),
+    ),
+    (
+        3.0,
+        23.8,
+        Scenario(
+            "year_read_on_start",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(
+                Phase("read", 0.0, 0.1, LARGE, shared=COIN),
+                Phase("write", 0.95, 0.05, TINY, shared=True),
+            ),
+            metadata=(SPIKES,),
+        ),
+    ),
+    (
+        0.5,
+        1.2,
+        Scenario(
+            "year_read_on_start_wide",
+            ranks=WIDE,
+            run_time=RUN,
+            phases=(Phase("read", 0.0, 0.1, LARGE), Phase("write", 0.95, 0.05, TINY, shared=True)),
+        ),
+    ),
+    (
+        0.5,
+        1.0,
+        Scenario(
+            "year_read_on_start_dense",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(Phase("read", 0.0, 0.1, LARGE, shared=True),),
+            metadata=(DENSE,),
+        ),
+    ),
+    (
+        5.0,
+        12.0,
+        Scenario(
+            "year_read_start_write_end",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(
+                Phase("read", 0.0, 0.08, LARGE, shared=True),
+                Phase("write", 0.9, 0.1, LARGE, shared=COIN),
+            ),
+            metadata=(DENSE,),
+        ),
+    ),
+    (
+        0.8,
+        25.0,
+        Scenario(
+            "year_read_write_steady",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase("read", 0.0, 1.0, LARGE), Phase("write", 0.0, 1.0, LARGE)),
+            metadata=(ONE_SPIKE,),
+        ),
+    ),
+    (
+        0.2,
+        4.0,
+        Scenario(
+            "year_read_write_steady_quiet",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase("read", 0.0, 1.0, LARGE), Phase("write", 0.0, 1.0, LARGE)),
+        ),
+    ),
+    (
+        1.0,
+        1.0,
+        Scenario("year_read_steady", ranks=RANKS, run_time=RUN, phases=(Phase("read", 0.0, 1.0, LARGE),)),
+    ),
+    (
+        2.0,
+        8.0,
+        Scenario(
+            "year_periodic_writer",
+            ranks=RANKS,
+            run_time=None,
+            phases=(Phase("read", 0.0, 0.02, TINY, shared=True),),
+            periodic=(
+                Periodic(
+                    "write",
+                    Range(120, 1500),
+                    Range(0.03, 0.5),
+                    Range(1e8, 2e10),
+                    Range(24, 48, integer=True),
+                    jitter=0.05,
+                    shared=True,
+                ),
+            ),
+        ),
+    ),
+    (
+        3.0,
+        2.0,
+        Scenario(
+            "year_write_on_end",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.88, 0.12, LARGE, shared=COIN),),
+        ),
+    ),
+    (
+        4.0,
+        5.0,
+        Scenario(
+            "year_read_middle",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase("read", 0.3, 0.4, LARGE, shared=COIN),),
+        ),
+    ),
+    (
+        2.0,
+        2.0,
+        Scenario(
+            "year_write_middle",
+            ranks=RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.3, 0.4, LARGE, shared=COIN),),
+        ),
+    ),
 )
-INVALID_TEMPLATE = Scenario("year_invalid", ranks=RANKS, run_time=RUN,
-                            phases=(Phase("write", 0.5, 0.3, LARGE, shared=True),))
+INVALID_TEMPLATE = Scenario(
+    "year_invalid", ranks=RANKS, run_time=RUN, phases=(Phase("write", 0.5, 0.3, LARGE, shared=True),)
+)
 # Share of each eviction reason among invalid logs.
 INVALID_MIX = dict(zip(INVALID_REASONS, (0.15, 0.20, 0.15, 0.05, 0.15, 0.30)))
 UIDS = (1_000, 60_000)
-APPS = ("lmp", "nek5000", "namd2", "gmx_mpi", "cesm.exe", "wrf.exe", "enzo", "chroma",
-        "python", "vasp_std", "milc", "qmcpack", "nwchem", "amber", "cp2k.popt", "a.out")
+APPS = (
+    "lmp",
+    "nek5000",
+    "namd2",
+    "gmx_mpi",
+    "cesm.exe",
+    "wrf.exe",
+    "enzo",
+    "chroma",
+    "python",
+    "vasp_std",
+    "milc",
+    "qmcpack",
+    "nwchem",
+    "amber",
+    "cp2k.popt",
+    "a.out",
+)
 
 
 @dataclass
@@ -122,9 +248,11 @@ class YearSummary:
     cpu_seconds: float = 0.0  # this process's CPU time (the machine may be shared)
 
     def as_dict(self) -> dict:
-        return {**self.__dict__,
-                "logs_per_second": self.logs / self.seconds if self.seconds else 0.0,
-                "logs_per_cpu_second": self.logs / self.cpu_seconds if self.cpu_seconds else 0.0}
+        return {
+            **self.__dict__,
+            "logs_per_second": self.logs / self.seconds if self.seconds else 0.0,
+            "logs_per_cpu_second": self.logs / self.cpu_seconds if self.cpu_seconds else 0.0,
+        }
 
 
 class _Writer:
@@ -170,7 +298,7 @@ def group_runs(rng: np.random.Generator, owed: float, cap: int) -> int:
     ``owed``: the row's mean runs x its groups so far, minus the runs it got;
     paying what is owed keeps even a small year's all-runs shares on target.
     """
-    spread = np.exp(RUNS_SPREAD * rng.standard_normal() - RUNS_SPREAD ** 2 / 2)
+    spread = np.exp(RUNS_SPREAD * rng.standard_normal() - RUNS_SPREAD**2 / 2)
     return int(min(1 + np.floor(max(owed - 1, 0) * spread + rng.random()), cap))
 
 
@@ -180,8 +308,9 @@ def _identity(rng: np.random.Generator) -> Identity:
     return Identity(uid, f"u{uid}", f"/u/sciteam/u{uid}/bin/{app}")
 
 
-def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config | None = None,
-                  archive_share: float = 0.05) -> YearSummary:
+def generate_year(
+    out: str | Path, count: int, seed: int = 2019, config: Config | None = None, archive_share: float = 0.05
+) -> YearSummary:
     """Write ``count`` logs under ``out/2019/MM/DD/`` plus ``out/truth.jsonl``.
 
     ``archive_share`` of the days are shipped as ``2019/MM/DD.tar.gz`` (truth
@@ -207,12 +336,10 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
         if summary.invalid < INVALID_SHARE * (summary.logs + 1):  # keep the share on target
             reason = reasons[rng.choice(len(reasons), p=reason_p)]
             if broken is None or rng.random() < FRESH_INVALID:
-                broken = Template(resolve(INVALID_TEMPLATE, rng), rng,
-                                  f"/scratch/sciteam/{who.user}", config)
+                broken = Template(resolve(INVALID_TEMPLATE, rng), rng, f"/scratch/sciteam/{who.user}", config)
                 broken_params = params(broken.scenario)
             # Only the reason differs between broken logs of one template: reuse its records.
-            scenario = dataclasses.replace(broken.scenario, invalid=reason,
-                                           name=f"year_invalid_{reason}")
+            scenario = dataclasses.replace(broken.scenario, invalid=reason, name=f"year_invalid_{reason}")
             broken.scenario, template, n_runs = scenario, broken, 1
             described = {**broken_params, "name": scenario.name, "invalid": reason}
         else:
@@ -228,11 +355,11 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
                 who = _identity(rng)
             taken.add(who.group)
             summary.groups += 1
-            template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}",
-                                config)
+            template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}", config)
             described = params(scenario)
-        fmt = choose_format(rng, allow_legacy=scenario.invalid is None and not scenario.partial,
-                            exotic=0.03)  # 2.x has no partial flag
+        fmt = choose_format(
+            rng, allow_legacy=scenario.invalid is None and not scenario.partial, exotic=0.03
+        )  # 2.x has no partial flag
         scales = run_scales(n_runs, rng)
         # A few runs are short tests that move almost nothing: the group's
         # categories hold for most runs, not all (paper: 80-97 %).
@@ -244,17 +371,29 @@ def generate_year(out: str | Path, count: int, seed: int = 2019, config: Config 
         for r, scale in enumerate(scales):
             start = YEAR_START + int(rng.integers(0, YEAR_SECONDS - int(run_time) - 1))
             job_id += 1
-            job = make_job(who.uid, job_id, start, run_time, nprocs, f"{who.exe} -i in.{r}", fmt,
-                           scenario.partial)
+            job = make_job(
+                who.uid, job_id, start, run_time, nprocs, f"{who.exe} -i in.{r}", fmt, scenario.partial
+            )
             data, families = template.run(scale, fmt, job, rng, id_cache, level=FAST_ZLIB)
             day = datetime.fromtimestamp(start, UTC)
-            stem = (f"{who.user}_{Path(who.exe).name}_id{job_id}_{day.month}-{day.day}-"
-                    f"{start % 86_400}-{int(rng.integers(1 << 62))}_1{fmt.suffix}")
+            stem = (
+                f"{who.user}_{Path(who.exe).name}_id{job_id}_{day.month}-{day.day}-"
+                f"{start % 86_400}-{int(rng.integers(1 << 62))}_1{fmt.suffix}"
+            )
             folder, name = writer.place(day, stem)
-            writer.write(folder, stem, data, truth_record(
-                name, scenario, who, r == heaviest, families,
-                {**described, "format": fmt.describe(), "scale": float(scale),
-                 "run_time": run_time}))
+            writer.write(
+                folder,
+                stem,
+                data,
+                truth_record(
+                    name,
+                    scenario,
+                    who,
+                    r == heaviest,
+                    families,
+                    {**described, "format": fmt.describe(), "scale": float(scale), "run_time": run_time},
+                ),
+            )
             summary.logs += 1
         if scenario.invalid:
             summary.invalid += n_runs

@@ -16,38 +16,66 @@ from mosaic.errors import LogError
 from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, Trace
 
 CFG = Config()
-JOB = {"uid": 7, "job_id": "42", "exe": "/bin/app -x 1", "application": "/bin/app",
-       "nprocs": 4, "start": "2019-03-14T10:00:00Z", "run_time": 3600.0, "version": "3.10"}
+JOB = {
+    "uid": 7,
+    "job_id": "42",
+    "exe": "/bin/app -x 1",
+    "application": "/bin/app",
+    "nprocs": 4,
+    "start": "2019-03-14T10:00:00Z",
+    "run_time": 3600.0,
+    "version": "3.10",
+}
 
 
 def make_trace(ops=(), meta=(), run_time=3600.0, **extra):
     job = dict(JOB, run_time=run_time)
-    return Trace("job.darshan", job, np.array(list(ops), dtype=OPS_DTYPE),
-                 np.array(list(meta), dtype=META_DTYPE), **extra)
+    return Trace(
+        "job.darshan",
+        job,
+        np.array(list(ops), dtype=OPS_DTYPE),
+        np.array(list(meta), dtype=META_DTYPE),
+        **extra,
+    )
 
 
-def checkpoints(count=10, period=360.0, first=10.0, nbytes=1e8, ranks=4, direction=WRITE,
-                duration=10.0):
+def checkpoints(count=10, period=360.0, first=10.0, nbytes=1e8, ranks=4, direction=WRITE, duration=10.0):
     """Every rank writes its share at each checkpoint, slightly desynchronized."""
-    return [(first + k * period + r * 0.1, first + k * period + duration + r * 0.1,
-             nbytes / ranks, 1, direction) for k in range(count) for r in range(ranks)]
+    return [
+        (first + k * period + r * 0.1, first + k * period + duration + r * 0.1, nbytes / ranks, 1, direction)
+        for k in range(count)
+        for r in range(ranks)
+    ]
 
 
 def test_no_operations():
     result = categorize_trace(make_trace(), CFG)
-    assert result["categories"] == ["read_insignificant", "write_insignificant",
-                                    "metadata_insignificant_load"]
-    assert result["read"] == {"bytes": 0.0, "operations": 0, "minor_operations": 0,
-                              "merged_operations": 0, "chunks_bytes": [0, 0, 0, 0],
-                              "periodicity": {}}
+    assert result["categories"] == [
+        "read_insignificant",
+        "write_insignificant",
+        "metadata_insignificant_load",
+    ]
+    assert result["read"] == {
+        "bytes": 0.0,
+        "operations": 0,
+        "minor_operations": 0,
+        "merged_operations": 0,
+        "chunks_bytes": [0, 0, 0, 0],
+        "periodicity": {},
+    }
 
 
 def test_periodic_checkpoints_and_initial_read():
     ops = checkpoints() + [(0.0, 5.0, 5e8, 4, READ)]
     result = categorize_trace(make_trace(ops), CFG)
     assert result["categories"] == [
-        "read_on_start", "write_steady", "write_periodic", "write_periodic_minute",
-        "write_periodic_low_busy_time", "metadata_insignificant_load"]
+        "read_on_start",
+        "write_steady",
+        "write_periodic",
+        "write_periodic_minute",
+        "write_periodic_low_busy_time",
+        "metadata_insignificant_load",
+    ]
     write = result["write"]
     assert (write["operations"], write["merged_operations"]) == (40, 10)
     assert write["chunks_bytes"] == pytest.approx([3e8, 2e8, 3e8, 2e8])
@@ -59,16 +87,19 @@ def test_periodic_checkpoints_and_initial_read():
 
 
 def test_result_object_fields_and_json():
-    trace = make_trace(checkpoints(), meta=[(300, 0, 1.0, 1.5, 3000, 0)], partial=True,
-                       dropped_records=3)
+    trace = make_trace(checkpoints(), meta=[(300, 0, 1.0, 1.5, 3000, 0)], partial=True, dropped_records=3)
     result = categorize_trace(trace, CFG)
     assert json.loads(json.dumps(result)) == result
     assert result["file"] == "job.darshan" and result["status"] == "ok"
     assert result["partial"] is True and result["dropped_records"] == 3
     assert result["group"] == {"key": "7:/bin/app", "runs": 1, "representative": True}
     assert result["job"]["nprocs"] == 4
-    assert result["metadata"] == {"requests": 600.0, "peak_per_second": 300.0, "spikes": 2,
-                                  "mean_per_second": 600 / 3600}
+    assert result["metadata"] == {
+        "requests": 600.0,
+        "peak_per_second": 300.0,
+        "spikes": 2,
+        "mean_per_second": 600 / 3600,
+    }
     assert result["categories"] == sorted(result["categories"], key=ALL_LABELS.index)
 
 
@@ -102,16 +133,22 @@ def test_insignificant_direction_gets_no_periodicity_even_when_regular(monkeypat
 
     monkeypatch.setattr(categorize_module.segments, "meanshift_periodicity", fail)
     result = categorize_trace(make_trace(checkpoints(nbytes=1e6)), CFG)
-    assert result["categories"] == ["read_insignificant", "write_insignificant",
-                                    "metadata_insignificant_load"]
+    assert result["categories"] == [
+        "read_insignificant",
+        "write_insignificant",
+        "metadata_insignificant_load",
+    ]
     assert result["write"]["periodicity"] == {}
     assert result["write"]["merged_operations"] == 10
 
 
 def test_single_operation_trace():
     result = categorize_trace(make_trace([(1000.0, 1100.0, 2e8, 4, WRITE)]), CFG)
-    assert result["categories"] == ["read_insignificant", "write_after_start_before_end",
-                                    "metadata_insignificant_load"]
+    assert result["categories"] == [
+        "read_insignificant",
+        "write_after_start_before_end",
+        "metadata_insignificant_load",
+    ]
     assert result["write"]["periodicity"]["meanshift"]["segments"] == 1
 
 
@@ -136,8 +173,11 @@ def test_analysis_keeps_every_intermediate_for_plots():
 
 def test_evicted_result():
     assert evicted_result("a/b.darshan", "truncated", "region past end") == {
-        "file": "a/b.darshan", "status": "evicted", "reason": "truncated",
-        "detail": "region past end"}
+        "file": "a/b.darshan",
+        "status": "evicted",
+        "reason": "truncated",
+        "detail": "region past end",
+    }
 
 
 def test_categorize_file_maps_log_errors_to_their_reason(monkeypatch):
@@ -145,8 +185,7 @@ def test_categorize_file_maps_log_errors_to_their_reason(monkeypatch):
         raise LogError("corrupt_stream", "zlib error -3")
 
     monkeypatch.setattr("mosaic.trace.read_trace", raise_log_error, raising=False)
-    assert categorize_file("x.darshan", CFG) == evicted_result(
-        "x.darshan", "corrupt_stream", "zlib error -3")
+    assert categorize_file("x.darshan", CFG) == evicted_result("x.darshan", "corrupt_stream", "zlib error -3")
 
 
 def test_categorize_file_never_lets_an_unexpected_error_escape(monkeypatch):
@@ -155,12 +194,12 @@ def test_categorize_file_never_lets_an_unexpected_error_escape(monkeypatch):
 
     monkeypatch.setattr("mosaic.trace.read_trace", crash, raising=False)
     assert categorize_file("x.darshan", CFG) == evicted_result(
-        "x.darshan", "unreadable", "IndexError: index 9 is out of bounds")
+        "x.darshan", "unreadable", "IndexError: index 9 is out of bounds"
+    )
 
 
 def test_categorize_file_reads_and_categorizes(monkeypatch):
-    monkeypatch.setattr("mosaic.trace.read_trace", lambda path, config: make_trace(),
-                        raising=False)
+    monkeypatch.setattr("mosaic.trace.read_trace", lambda path, config: make_trace(), raising=False)
     assert mosaic.categorize("job.darshan")["status"] == "ok"
 
 
@@ -181,15 +220,16 @@ def clear_of(*thresholds):
 
 
 @settings(max_examples=25, deadline=None)
-@given(period=st.floats(20, 2000).filter(clear_of(CFG.period_second_max, CFG.period_minute_max)),
-       count=st.integers(6, 20),
-       busy=st.floats(0.02, 0.9).filter(clear_of(CFG.low_busy_max, CFG.high_busy_min)),
-       shift=st.floats(0, 1), scale=st.integers(-3, 10).map(lambda k: 2.0 ** k))
-def test_periodic_labels_survive_shifting_time_and_scaling_bytes(period, count, busy, shift,
-                                                                 scale):
+@given(
+    period=st.floats(20, 2000).filter(clear_of(CFG.period_second_max, CFG.period_minute_max)),
+    count=st.integers(6, 20),
+    busy=st.floats(0.02, 0.9).filter(clear_of(CFG.low_busy_max, CFG.high_busy_min)),
+    shift=st.floats(0, 1),
+    scale=st.integers(-3, 10).map(lambda k: 2.0**k),
+)
+def test_periodic_labels_survive_shifting_time_and_scaling_bytes(period, count, busy, shift, scale):
     # scaling by a power of two is exact in floating point: any change is a real dependence
-    ops = checkpoints(count=count, period=period, first=period, duration=busy * period,
-                      nbytes=1e9)
+    ops = checkpoints(count=count, period=period, first=period, duration=busy * period, nbytes=1e9)
     run_time = period * (count + 3)
     base = categorize_trace(make_trace(ops, run_time=run_time), CFG)
     assert "write_periodic" in base["categories"]

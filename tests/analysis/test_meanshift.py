@@ -49,8 +49,13 @@ def test_lattice_points_match_sklearn(points, bandwidth, own_seeds):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([-1.5, -1.0, -0.0, 0.0, 0.5, 2.0]),
-                          st.sampled_from([-0.0, 0.0, 1.0, 3.5])), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([-1.5, -1.0, -0.0, 0.0, 0.5, 2.0]), st.sampled_from([-0.0, 0.0, 1.0, 3.5])),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_unique_rows_is_np_unique_over_rows(points):
     points = np.array(points, dtype=float)
     rows, first = unique_rows(points)
@@ -107,7 +112,9 @@ def test_both_implementations_give_one_periodicity():
     rng = np.random.default_rng(3)
     starts = np.sort(np.concatenate([100.0 * np.arange(40), rng.uniform(0, 4000, 30)]))
     nbytes = np.where(np.isin(starts, 100.0 * np.arange(40)), 1e9, rng.uniform(1e6, 1e9, len(starts)))
-    results = [meanshift_periodicity(starts, starts + 5, nbytes, Config(meanshift_implementation=name))
-               for name in ("numpy", "sklearn")]
+    results = [
+        meanshift_periodicity(starts, starts + 5, nbytes, Config(meanshift_implementation=name))
+        for name in ("numpy", "sklearn")
+    ]
     assert results[0]["segments"]["cluster"].tolist() == results[1]["segments"]["cluster"].tolist()
     assert results[0]["operations"] == results[1]["operations"] and results[0]["operations"]

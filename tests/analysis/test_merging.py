@@ -138,9 +138,14 @@ def reference_merge(ops, run_time, config):
             for j in range(i + 1, len(items)):
                 a, b = items[i], items[j]
                 overlap = b[0] <= a[1] and a[0] <= b[1]
-                near = j == i + 1 and b[0] > a[1] and (
-                    b[0] - a[1] < config.neighbor_gap_runtime_fraction * run_time
-                    or b[0] - a[1] < config.neighbor_gap_duration_fraction * (max(a[1], b[1]) - a[0]))
+                near = (
+                    j == i + 1
+                    and b[0] > a[1]
+                    and (
+                        b[0] - a[1] < config.neighbor_gap_runtime_fraction * run_time
+                        or b[0] - a[1] < config.neighbor_gap_duration_fraction * (max(a[1], b[1]) - a[0])
+                    )
+                )
                 if overlap or near:
                     items[i] = [min(a[0], b[0]), max(a[1], b[1]), a[2] + b[2]]
                     del items[j]
@@ -153,8 +158,10 @@ def reference_merge(ops, run_time, config):
 
 operations = st.lists(
     st.tuples(st.integers(0, 4000), st.integers(0, 400), st.integers(1, 10**6)).map(
-        lambda t: (t[0] / 4, (t[0] + t[1]) / 4, float(t[2]))),
-    max_size=25)
+        lambda t: (t[0] / 4, (t[0] + t[1]) / 4, float(t[2]))
+    ),
+    max_size=25,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -175,5 +182,6 @@ def test_never_loses_or_invents_bytes(ops):
     nbytes = np.array([op[2] for op in ops])
     assert merged.bytes.sum() + nbytes[merged.minor].sum() == pytest.approx(nbytes.sum())
     kept = ~merged.minor
-    assert np.bincount(merged.group[kept], weights=nbytes[kept],
-                       minlength=len(merged)) == pytest.approx(merged.bytes)
+    assert np.bincount(merged.group[kept], weights=nbytes[kept], minlength=len(merged)) == pytest.approx(
+        merged.bytes
+    )

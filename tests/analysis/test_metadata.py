@@ -89,10 +89,13 @@ def test_multiple_spikes_need_five_seconds_of_at_least_50(seconds, level, multip
     assert ("metadata_multiple_spikes" in labels(per_second, 100.0, CFG)) is multiple
 
 
-@pytest.mark.parametrize("last, expected", [
-    (50, ["metadata_multiple_spikes", "metadata_high_density"]),  # mean 50.0
-    (49, ["metadata_multiple_spikes"]),  # mean 49.9
-])
+@pytest.mark.parametrize(
+    "last, expected",
+    [
+        (50, ["metadata_multiple_spikes", "metadata_high_density"]),  # mean 50.0
+        (49, ["metadata_multiple_spikes"]),  # mean 49.9
+    ],
+)
 def test_high_density_needs_a_mean_of_50_per_second(last, expected):
     records = [never_closed(50, k + 0.5) for k in range(9)] + [never_closed(last, 9.5)]
     per_second = requests_per_second(meta(*records), 10.0)
@@ -102,7 +105,11 @@ def test_high_density_needs_a_mean_of_50_per_second(last, expected):
 def test_density_mean_uses_the_run_time_not_the_bin_count():
     per_second = np.full(11, 50.0)  # 550 requests in a 10.5 s run: 52.4 per second
     assert statistics(per_second, 10.5, CFG) == {
-        "requests": 550.0, "peak_per_second": 50.0, "spikes": 11, "mean_per_second": 550 / 10.5}
+        "requests": 550.0,
+        "peak_per_second": 50.0,
+        "spikes": 11,
+        "mean_per_second": 550 / 10.5,
+    }
 
 
 def test_high_density_without_five_spikes_is_not_given():
@@ -114,8 +121,10 @@ times = st.one_of(st.just(0.0), st.floats(0, 120))
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500), times, times, times, times),
-                max_size=20), st.floats(1, 100))
+@given(
+    st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500), times, times, times, times), max_size=20),
+    st.floats(1, 100),
+)
 def test_every_request_is_counted_once(records, run_time):
     rows = meta(*records)
     closed = (rows["close_start"] != 0) | (rows["close_end"] != 0)

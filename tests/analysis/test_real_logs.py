@@ -9,8 +9,15 @@ from mosaic.analysis.categorize import categorize_file
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 from mosaic.config import Config
 
-REASONS = {"unreadable", "truncated", "corrupt_stream", "unsupported_version", "bad_job",
-           "no_io_modules", "partial"}
+REASONS = {
+    "unreadable",
+    "truncated",
+    "corrupt_stream",
+    "unsupported_version",
+    "bad_job",
+    "no_io_modules",
+    "partial",
+}
 
 
 def one_temporality_outcome(categories: list[str], direction: str) -> bool:
@@ -18,12 +25,12 @@ def one_temporality_outcome(categories: list[str], direction: str) -> bool:
     found = [c for c in categories if c in FAMILIES[f"{direction}_temporality"]]
     if f"{direction}_insignificant" in found:
         return found == [f"{direction}_insignificant"] and not any(
-            c.startswith(f"{direction}_periodic") for c in categories)
+            c.startswith(f"{direction}_periodic") for c in categories
+        )
     return bool(found) and (f"{direction}_unclassified" not in found or len(found) == 1)
 
 
-@pytest.mark.parametrize("path", real_logs() + pydarshan_example_logs(),
-                         ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", real_logs() + pydarshan_example_logs(), ids=lambda p: p.name[:40])
 def test_real_log_gives_a_consistent_result(path):
     result = categorize_file(path, Config())
     assert json.loads(json.dumps(result)) == result
@@ -48,8 +55,7 @@ def test_requests_every_84ms_in_one_phase_are_not_a_period(shared_logs):
     assert result["write"]["periodicity"]["verdict"]["periodic"] is False
 
 
-@pytest.mark.parametrize("path", real_logs() + pydarshan_example_logs(),
-                         ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", real_logs() + pydarshan_example_logs(), ids=lambda p: p.name[:40])
 def test_validation_facts_equal_the_trace(path):
     """Validation's light facts (no operations, metadata or heatmap built) give deduplication
     the same heaviness, job and counts as the full trace, DXT-traced files included."""
@@ -69,5 +75,8 @@ def test_validation_facts_equal_the_trace(path):
     facts = log_facts(log, config)
     assert facts.total_bytes == pytest.approx(trace.total_bytes, rel=1e-12)
     assert (facts.job, facts.partial, facts.dropped_records) == (
-        trace.job, trace.partial, trace.dropped_records)
+        trace.job,
+        trace.partial,
+        trace.dropped_records,
+    )
     assert facts.group_key("cmdline") == trace.group_key("cmdline")

@@ -106,17 +106,25 @@ def verdict(period, busy=0.5):
     return {"periodic": True, "magnitude_period": period, "busy_fraction": busy}
 
 
-@pytest.mark.parametrize("period, magnitude", [
-    (30.0, "periodic_second"), (30.001, "periodic_minute"),
-    (1800.0, "periodic_minute"), (1800.001, "periodic_hour"),
-    (43200.0, "periodic_hour"), (43200.001, "periodic_day_or_more")])
+@pytest.mark.parametrize(
+    "period, magnitude",
+    [
+        (30.0, "periodic_second"),
+        (30.001, "periodic_minute"),
+        (1800.0, "periodic_minute"),
+        (1800.001, "periodic_hour"),
+        (43200.0, "periodic_hour"),
+        (43200.001, "periodic_day_or_more"),
+    ],
+)
 def test_magnitude_thresholds(period, magnitude):
     assert segments.labels(verdict(period), CFG) == ["periodic", magnitude]
 
 
-@pytest.mark.parametrize("busy, extra", [
-    (0.25, ["periodic_low_busy_time"]), (0.2501, []),
-    (0.7499, []), (0.75, ["periodic_high_busy_time"])])
+@pytest.mark.parametrize(
+    "busy, extra",
+    [(0.25, ["periodic_low_busy_time"]), (0.2501, []), (0.7499, []), (0.75, ["periodic_high_busy_time"])],
+)
 def test_busy_time_thresholds(busy, extra):
     assert segments.labels(verdict(60.0, busy), CFG) == ["periodic", "periodic_minute"] + extra
 
@@ -160,6 +168,7 @@ def test_period_counts_only_operations_of_the_same_volume():
 
 # --- recurrence: a periodic cluster's members come back at a steady pace ---
 
+
 def test_recurrence_share_threshold_both_sides():
     # gaps 100, 100, 100, 300: median 100, three of four alike -> share 0.75
     starts = np.array([0.0, 100, 200, 300, 600])
@@ -182,8 +191,7 @@ def test_equal_writes_at_random_times_are_not_periodic():
     starts = np.cumsum(rng.exponential(120.0, 143))
     ends = starts + 2.0
     nbytes = np.full(143, 24.6e6)
-    spec_literal = meanshift_periodicity(starts, ends, nbytes,
-                                         CFG.replace(periodic_regular_share=0.0))
+    spec_literal = meanshift_periodicity(starts, ends, nbytes, CFG.replace(periodic_regular_share=0.0))
     assert spec_literal["periodic"]  # the rule as written is fooled
     assert not meanshift_periodicity(starts, ends, nbytes, CFG)["periodic"]
 
@@ -224,6 +232,7 @@ def test_token_ring_checkpoints_take_the_checkpoint_period():
 def test_trains_end_at_gaps_over_train_gap_factor_times_the_median():
     # gaps 20 (x5) and 1100 between trains: 1100 / 20 = 55 times the median
     case = token_ring()
+
     def period(factor):
         return meanshift_periodicity(*case, CFG.replace(train_gap_factor=factor))["operations"][0]["period"]
 

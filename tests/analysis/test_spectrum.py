@@ -21,8 +21,11 @@ def bursts(period, count, duration, *, offset=1.0, jitter=0.0, seed=0, volume=1e
     Returns ``(starts, ends, nbytes, run_time)``; the run ends one period
     after the last burst starts.
     """
-    gaps = np.random.default_rng(seed).normal(period, jitter * period, count) if jitter \
+    gaps = (
+        np.random.default_rng(seed).normal(period, jitter * period, count)
+        if jitter
         else np.full(count, float(period))
+    )
     starts = offset + np.concatenate([[0.0], np.cumsum(gaps[:-1])])
     return starts, starts + duration, np.full(count, volume), starts[-1] + period
 
@@ -45,6 +48,7 @@ def assert_period(result, truth, tolerance):
 
 
 # --- the resampled signal ---------------------------------------------------
+
 
 def test_signal_spreads_each_operation_over_the_bins_it_covers():
     config = CONFIG.replace(fft_min_samples=10, fft_max_samples=10)
@@ -72,8 +76,11 @@ def test_signal_is_the_exact_overlap_of_operations_and_bins():
     width, values = bandwidth_signal(starts, ends, nbytes, 100.0, config)
     edges = np.arange(1001) * width
     spread = ends > starts
-    overlap = np.clip(np.minimum(ends[spread, None], edges[None, 1:])
-                      - np.maximum(starts[spread, None], edges[None, :-1]), 0, None)
+    overlap = np.clip(
+        np.minimum(ends[spread, None], edges[None, 1:]) - np.maximum(starts[spread, None], edges[None, :-1]),
+        0,
+        None,
+    )
     expected = (nbytes[spread, None] / (ends - starts)[spread, None] * overlap).sum(axis=0)
     expected += np.bincount((starts[~spread] / width).astype(int), nbytes[~spread], minlength=1000)
     np.testing.assert_allclose(values * width, expected, rtol=1e-9, atol=1e-3)
@@ -97,8 +104,9 @@ def test_a_20ms_burst_in_a_day_keeps_its_volume():
 
 
 def test_bin_width_follows_the_shortest_operation_within_bounds():
-    config = CONFIG.replace(fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=1000,
-                            fft_min_bin_seconds=0.0)
+    config = CONFIG.replace(
+        fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=1000, fft_min_bin_seconds=0.0
+    )
     width, values = bandwidth_signal([0.0, 50.0], [1.0, 60.0], [1.0, 1.0], 100.0, config)
     assert (width, values.size) == (0.25, 400)  # 1 s / 4
     long_ops = bandwidth_signal([0.0], [80.0], [1.0], 100.0, config)[0]
@@ -115,8 +123,9 @@ def test_bins_are_no_finer_than_the_minimum_bin_width():
 
 
 def test_operations_past_the_run_time_extend_the_window():
-    width, values = bandwidth_signal([0.0], [12.0], [12.0], 10.0,
-                                     CONFIG.replace(fft_min_samples=12, fft_max_samples=12))
+    width, values = bandwidth_signal(
+        [0.0], [12.0], [12.0], 10.0, CONFIG.replace(fft_min_samples=12, fft_max_samples=12)
+    )
     assert width * values.size == pytest.approx(12.0)
     assert values.sum() * width == pytest.approx(12.0)
 
@@ -134,6 +143,7 @@ def test_power_spectrum_peaks_at_a_cosine_frequency():
 
 
 # --- the FTIO paper's cases ---------------------------------------------------
+
 
 def test_ior_bursts_every_10_86_s_are_found_with_high_confidence():
     result = detect(bursts(10.86, 30, 2.0))
@@ -156,8 +166,7 @@ def test_two_close_peaks_give_moderate_confidence_and_the_stronger_period():
     # phases every 1/0.1206 s, then every 1/0.1326 s (HACC-IO's drift)
     first = bursts(1 / 0.1206, 14, 2.0)
     second = bursts(1 / 0.1326, 12, 2.0, offset=first[3])
-    result = detect(tuple(np.concatenate([a, b]) for a, b in zip(first[:3], second[:3]))
-                    + (second[3],))
+    result = detect(tuple(np.concatenate([a, b]) for a, b in zip(first[:3], second[:3])) + (second[3],))
     assert result["confidence_label"] == "moderate"
     assert len(result["candidates"]) == 2
     assert 0 < result["confidence"] < 1
@@ -207,6 +216,7 @@ def test_random_io_is_rarely_periodic():
 
 
 # --- thresholds, both sides -------------------------------------------------------
+
 
 def test_at_least_min_periods_in_the_window():
     case = bursts(100.0, 4, 10.0, offset=0.0)  # 4 periods in 400 s
@@ -281,6 +291,7 @@ def test_three_rival_frequencies_are_not_periodic():
 
 # --- degenerate input ---------------------------------------------------------
 
+
 def test_no_operations_is_not_periodic():
     result = detect((np.array([]), np.array([]), np.array([]), 100.0))
     assert not result["periodic"] and result["period"] is None
@@ -326,8 +337,18 @@ def test_amplitude_spread_from_parseval_equals_the_direct_one(size, oversampling
 def test_result_is_json_serializable():
     result = detect(bursts(10.86, 30, 2.0))
     assert json.loads(json.dumps(result)) == result
-    assert set(result) >= {"periodic", "period", "frequency", "confidence", "confidence_label",
-                           "score", "candidates", "busy_fraction", "bin_width", "samples"}
+    assert set(result) >= {
+        "periodic",
+        "period",
+        "frequency",
+        "confidence",
+        "confidence_label",
+        "score",
+        "candidates",
+        "busy_fraction",
+        "bin_width",
+        "samples",
+    }
 
 
 def test_a_period_under_min_period_seconds_is_rejected_at_the_edge():
@@ -348,6 +369,7 @@ def test_sub_second_cadence_is_not_a_period_but_a_slower_one_still_is():
 
 # --- aliases of I/O faster than the bins -------------------------------------
 
+
 def request_train(cadence, run_time=600.0):
     """20 ms requests of 1 MB every ``cadence`` seconds, all run long."""
     starts = np.arange(0.5, run_time - 1, cadence)
@@ -361,8 +383,9 @@ def test_exact_coefficient_in_closed_form():
     # (omega = pi / 2): 100 (e^-i pi/2 - e^-i 3pi/2) / (i pi/2) = -400 / pi;
     # the removed mean (25 B/s) adds -25 (1 - e^-i 5pi) / (i pi/2) = 100i / pi;
     # the impulse 50 e^-i pi = -50
-    value = _exact_coefficient(np.array([1.0, 2.0]), np.array([3.0, 2.0]), np.array([200.0, 50.0]),
-                               10.0, 0.25)
+    value = _exact_coefficient(
+        np.array([1.0, 2.0]), np.array([3.0, 2.0]), np.array([200.0, 50.0]), 10.0, 0.25
+    )
     assert value == pytest.approx(complex(-400 / np.pi - 50, 100 / np.pi))
 
 
@@ -393,6 +416,7 @@ def test_bins_that_resolve_every_operation_need_no_check():
 
 
 # --- the HEATMAP signal (SPEC 3.5) -------------------------------------------
+
 
 def heatmap_bins(period_bins, count, burst=1e9, bins=None):
     values = np.zeros(bins or period_bins * count)
@@ -435,6 +459,7 @@ def test_random_heatmaps_are_not_significantly_periodic():
         bins = rng.integers(20, 400)
         values = np.where(rng.random(bins) < rng.uniform(0.02, 0.3), rng.lognormal(20, 1, bins), 0.0)
         result = heatmap_periodicity(values, float(rng.uniform(0.1, 100)), CONFIG)
-        found += bool(result and result["periodic"]
-                      and result["significance"] >= CONFIG.verdict_fft_min_significance)
+        found += bool(
+            result and result["periodic"] and result["significance"] >= CONFIG.verdict_fft_min_significance
+        )
     assert found == 0

@@ -40,8 +40,10 @@ def test_operations_reaching_past_the_run_are_clipped_to_it():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 1000), st.floats(0, 500), st.floats(1, 1e12)),
-                min_size=1, max_size=40), st.floats(1, 1000))
+@given(
+    st.lists(st.tuples(st.floats(0, 1000), st.floats(0, 500), st.floats(1, 1e12)), min_size=1, max_size=40),
+    st.floats(1, 1000),
+)
 def test_chunks_sum_to_the_direction_bytes(ops, run_time):
     ops = [(s, s + d, b) for s, d, b in ops]
     assert sum(chunks(ops, run_time)) == pytest.approx(sum(b for _, _, b in ops), rel=1e-9)
@@ -57,10 +59,13 @@ def label_set(*values):
     return labels(np.array(values) * M, sum(values) * M, CFG)
 
 
-@pytest.mark.parametrize("values, expected", [
-    ((200, 50, 25, 25), []),
-    ((201, 50, 25, 25), ["on_start"]),
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ((200, 50, 25, 25), []),
+        ((201, 50, 25, 25), ["on_start"]),
+    ],
+)
 def test_on_start(values, expected):
     assert [x for x in label_set(*values) if x == "on_start"] == expected
 
@@ -70,19 +75,29 @@ def test_on_end(values, expected):
     assert ("on_end" in label_set(*values)) is expected
 
 
-@pytest.mark.parametrize("values, expected", [
-    ((60, 100, 100, 100), False),  # q0 exactly a fifth of q1 + q2 + q3
-    ((59.9, 100, 100, 100), True),
-    ((1, 125, 75, 100), True),  # CV(q1, q2, q3) = 0.2041
-    ((1, 130, 70, 100), True),  # CV = 0.2449
-    ((1, 131, 69, 100), False),  # CV = 0.2531
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ((60, 100, 100, 100), False),  # q0 exactly a fifth of q1 + q2 + q3
+        ((59.9, 100, 100, 100), True),
+        ((1, 125, 75, 100), True),  # CV(q1, q2, q3) = 0.2041
+        ((1, 130, 70, 100), True),  # CV = 0.2449
+        ((1, 131, 69, 100), False),  # CV = 0.2531
+    ],
+)
 def test_after_start(values, expected):
     assert ("after_start" in label_set(*values)) is expected
 
 
-@pytest.mark.parametrize("values, expected", [((100, 100, 100, 60), False), ((100, 100, 100, 59.9), True),
-                                              ((100, 131, 69, 1), False), ((100, 130, 70, 1), True)])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ((100, 100, 100, 60), False),
+        ((100, 100, 100, 59.9), True),
+        ((100, 131, 69, 1), False),
+        ((100, 130, 70, 1), True),
+    ],
+)
 def test_before_end(values, expected):
     assert ("before_end" in label_set(*values)) is expected
 
@@ -92,21 +107,27 @@ def test_after_start_before_end(values, expected):
     assert ("after_start_before_end" in label_set(*values)) is expected
 
 
-@pytest.mark.parametrize("values, expected", [
-    ((40, 10, 10, 40), False),  # q0 + q3 exactly 4 x (q1 + q2)
-    ((40, 10, 9.9, 40), True),
-    ((50, 1, 1, 30), False),  # CV(50, 30) = 0.25 exactly
-    ((50, 1, 1, 30.1), True),  # CV = 0.2484
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ((40, 10, 10, 40), False),  # q0 + q3 exactly 4 x (q1 + q2)
+        ((40, 10, 9.9, 40), True),
+        ((50, 1, 1, 30), False),  # CV(50, 30) = 0.25 exactly
+        ((50, 1, 1, 30.1), True),  # CV = 0.2484
+    ],
+)
 def test_on_start_and_end(values, expected):
     assert ("on_start_and_end" in label_set(*values)) is expected
 
 
-@pytest.mark.parametrize("values, expected", [
-    ((50, 30, 50, 30), False),  # CV 0.25 exactly
-    ((50, 30.1, 50, 30.1), True),  # CV 0.2484
-    ((50, 29.9, 50, 29.9), False),  # CV 0.2516
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ((50, 30, 50, 30), False),  # CV 0.25 exactly
+        ((50, 30.1, 50, 30.1), True),  # CV 0.2484
+        ((50, 29.9, 50, 29.9), False),  # CV 0.2516
+    ],
+)
 def test_steady(values, expected):
     assert ("steady" in label_set(*values)) is expected
 

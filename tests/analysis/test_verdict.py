@@ -1,4 +1,3 @@
-
 """Combined periodicity verdict (SPEC 3.4 last paragraph, 3.5)."""
 
 import typing
@@ -12,61 +11,91 @@ CONFIG = Config()
 
 
 def operation(period, occurrences, bytes_per_occurrence, busy_fraction):
-    return {"period": period, "occurrences": occurrences,
-            "bytes_per_occurrence": bytes_per_occurrence, "busy_fraction": busy_fraction,
-            "start": 0.0, "end": period * occurrences}
+    return {
+        "period": period,
+        "occurrences": occurrences,
+        "bytes_per_occurrence": bytes_per_occurrence,
+        "busy_fraction": busy_fraction,
+        "start": 0.0,
+        "end": period * occurrences,
+    }
 
 
 # Most bytes in total is 3 x 50 = 150 (not the 10 x 10 = 100 with more occurrences)
-MEANSHIFT = {"periodic": True, "operations": [operation(20.0, 10, 10.0, 0.1),
-                                              operation(900.0, 3, 50.0, 0.8)]}
+MEANSHIFT = {"periodic": True, "operations": [operation(20.0, 10, 10.0, 0.1), operation(900.0, 3, 50.0, 0.8)]}
 NO_MEANSHIFT = {"periodic": False, "operations": []}
 
 
 def fft(periodic=True, label="high", score=0.9, significance=20.0, period=40.0, busy=0.3):
-    return {"periodic": periodic, "period": period if periodic else None,
-            "confidence_label": label, "score": score, "significance": significance,
-            "busy_fraction": busy}
+    return {
+        "periodic": periodic,
+        "period": period if periodic else None,
+        "confidence_label": label,
+        "score": score,
+        "significance": significance,
+        "busy_fraction": busy,
+    }
 
 
 def verdict(meanshift, fft_result, rule, **changes):
     return combine(meanshift, fft_result, CONFIG.replace(verdict_rule=rule, **changes))
 
 
-@pytest.mark.parametrize("rule, expected", [
-    # (mean shift, FFT): (T, T), (T, F), (F, T), (F, F)
-    ("meanshift", (True, True, False, False)),
-    ("fft", (True, False, True, False)),
-    ("both", (True, False, False, False)),
-    ("meanshift_or_fft", (True, True, True, False)),
-    ("meanshift_or_confident_fft", (True, True, True, False)),
-    ("meanshift_or_scored_fft", (True, True, True, False)),
-    ("meanshift_or_significant_fft", (True, True, True, False)),
-    ("vetted_meanshift_or_significant_fft", (True, True, True, False)),
-])
+@pytest.mark.parametrize(
+    "rule, expected",
+    [
+        # (mean shift, FFT): (T, T), (T, F), (F, T), (F, F)
+        ("meanshift", (True, True, False, False)),
+        ("fft", (True, False, True, False)),
+        ("both", (True, False, False, False)),
+        ("meanshift_or_fft", (True, True, True, False)),
+        ("meanshift_or_confident_fft", (True, True, True, False)),
+        ("meanshift_or_scored_fft", (True, True, True, False)),
+        ("meanshift_or_significant_fft", (True, True, True, False)),
+        ("vetted_meanshift_or_significant_fft", (True, True, True, False)),
+    ],
+)
 def test_rule_truth_tables(rule, expected):
-    got = tuple(verdict(ms, fft(periodic=f), rule)["periodic"]
-                for ms, f in ((MEANSHIFT, True), (MEANSHIFT, False),
-                              (NO_MEANSHIFT, True), (NO_MEANSHIFT, False)))
+    got = tuple(
+        verdict(ms, fft(periodic=f), rule)["periodic"]
+        for ms, f in ((MEANSHIFT, True), (MEANSHIFT, False), (NO_MEANSHIFT, True), (NO_MEANSHIFT, False))
+    )
     assert got == expected
 
 
 def test_every_rule_is_tested():
-    assert set(RULES) == {"meanshift", "fft", "both", "meanshift_or_fft",
-                          "meanshift_or_confident_fft", "meanshift_or_scored_fft",
-                          "meanshift_or_significant_fft", "vetted_meanshift_or_significant_fft"}
+    assert set(RULES) == {
+        "meanshift",
+        "fft",
+        "both",
+        "meanshift_or_fft",
+        "meanshift_or_confident_fft",
+        "meanshift_or_scored_fft",
+        "meanshift_or_significant_fft",
+        "vetted_meanshift_or_significant_fft",
+    }
 
 
 def test_magnitude_and_busy_time_come_from_meanshift_dominant_operation():
     result = verdict(MEANSHIFT, fft(period=40.0, busy=0.3), "meanshift_or_fft")
-    assert result == {"periodic": True, "period": 900.0, "source": "both",
-                      "magnitude_period": 900.0, "busy_fraction": 0.8}
+    assert result == {
+        "periodic": True,
+        "period": 900.0,
+        "source": "both",
+        "magnitude_period": 900.0,
+        "busy_fraction": 0.8,
+    }
 
 
 def test_fft_alone_gives_its_period_and_busy_fraction():
     result = verdict(NO_MEANSHIFT, fft(period=40.0, busy=0.3), "meanshift_or_fft")
-    assert result == {"periodic": True, "period": 40.0, "source": "fft",
-                      "magnitude_period": 40.0, "busy_fraction": 0.3}
+    assert result == {
+        "periodic": True,
+        "period": 40.0,
+        "source": "fft",
+        "magnitude_period": 40.0,
+        "busy_fraction": 0.3,
+    }
 
 
 def test_meanshift_alone_is_its_source():
@@ -76,39 +105,44 @@ def test_meanshift_alone_is_its_source():
 
 def test_not_periodic_has_no_source_nor_period():
     assert verdict(NO_MEANSHIFT, fft(periodic=False), "meanshift_or_fft") == {
-        "periodic": False, "period": None, "source": None,
-        "magnitude_period": None, "busy_fraction": None}
+        "periodic": False,
+        "period": None,
+        "source": None,
+        "magnitude_period": None,
+        "busy_fraction": None,
+    }
 
 
 def test_meanshift_periodic_without_operations_does_not_count():
-    assert not verdict({"periodic": True, "operations": []}, fft(periodic=False),
-                       "meanshift")["periodic"]
+    assert not verdict({"periodic": True, "operations": []}, fft(periodic=False), "meanshift")["periodic"]
 
 
 def test_confident_rule_ignores_moderate_fft():
     assert verdict(NO_MEANSHIFT, fft(label="high"), "meanshift_or_confident_fft")["periodic"]
-    assert not verdict(NO_MEANSHIFT, fft(label="moderate"),
-                       "meanshift_or_confident_fft")["periodic"]
+    assert not verdict(NO_MEANSHIFT, fft(label="moderate"), "meanshift_or_confident_fft")["periodic"]
 
 
 def test_scored_rule_threshold_both_sides():
-    assert verdict(NO_MEANSHIFT, fft(score=0.6), "meanshift_or_scored_fft",
-                   verdict_fft_min_score=0.6)["periodic"]
-    assert not verdict(NO_MEANSHIFT, fft(score=0.59), "meanshift_or_scored_fft",
-                       verdict_fft_min_score=0.6)["periodic"]
+    assert verdict(NO_MEANSHIFT, fft(score=0.6), "meanshift_or_scored_fft", verdict_fft_min_score=0.6)[
+        "periodic"
+    ]
+    assert not verdict(NO_MEANSHIFT, fft(score=0.59), "meanshift_or_scored_fft", verdict_fft_min_score=0.6)[
+        "periodic"
+    ]
 
 
 def test_significant_rule_threshold_both_sides():
-    assert verdict(NO_MEANSHIFT, fft(significance=5.0), "meanshift_or_significant_fft",
-                   verdict_fft_min_significance=5.0)["periodic"]
-    assert not verdict(NO_MEANSHIFT, fft(significance=4.9), "meanshift_or_significant_fft",
-                       verdict_fft_min_significance=5.0)["periodic"]
+    assert verdict(
+        NO_MEANSHIFT, fft(significance=5.0), "meanshift_or_significant_fft", verdict_fft_min_significance=5.0
+    )["periodic"]
+    assert not verdict(
+        NO_MEANSHIFT, fft(significance=4.9), "meanshift_or_significant_fft", verdict_fft_min_significance=5.0
+    )["periodic"]
 
 
 def test_gated_rules_keep_meanshift_verdicts():
     weak = fft(score=0.1, significance=0.5, label="moderate")
-    for rule in ("meanshift_or_confident_fft", "meanshift_or_scored_fft",
-                 "meanshift_or_significant_fft"):
+    for rule in ("meanshift_or_confident_fft", "meanshift_or_scored_fft", "meanshift_or_significant_fft"):
         assert verdict(MEANSHIFT, weak, rule)["source"] == "both"
 
 
@@ -117,8 +151,10 @@ def test_vetted_rule_drops_meanshift_when_the_fft_sees_no_repetition():
     aperiodic = fft(periodic=False, score=0.29, significance=0.0)
     assert not verdict(MEANSHIFT, aperiodic, rule, fft_min_score=0.3)["periodic"]
     assert verdict(MEANSHIFT, fft(periodic=False, score=0.3), rule, fft_min_score=0.3)["periodic"]
-    assert verdict(NO_MEANSHIFT, fft(significance=5.0), rule,
-                   verdict_fft_min_significance=5.0)["source"] == "fft"
+    assert (
+        verdict(NO_MEANSHIFT, fft(significance=5.0), rule, verdict_fft_min_significance=5.0)["source"]
+        == "fft"
+    )
 
 
 def test_unknown_rule_is_an_error():

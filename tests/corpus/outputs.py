@@ -7,8 +7,11 @@ from pathlib import Path
 def comparable(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     summary.pop("timings")
-    return {"traces": (out / "traces.jsonl").read_text(),
-            "evicted": (out / "evicted.jsonl").read_text(), "summary": summary}
+    return {
+        "traces": (out / "traces.jsonl").read_text(),
+        "evicted": (out / "evicted.jsonl").read_text(),
+        "summary": summary,
+    }
 
 
 def lines(out: Path, name: str) -> list[dict]:

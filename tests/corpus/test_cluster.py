@@ -26,9 +26,11 @@ SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
 
 def config_file(tmp_path, config, extra=""):
     path = tmp_path / "config.toml"
-    path.write_text(f"batch_size = {config.batch_size}\n"
-                    f"categorize_batch_size = {config.categorize_batch_size}\n"
-                    f"trace_timeout_seconds = {config.trace_timeout_seconds}\n{extra}")
+    path.write_text(
+        f"batch_size = {config.batch_size}\n"
+        f"categorize_batch_size = {config.categorize_batch_size}\n"
+        f"trace_timeout_seconds = {config.trace_timeout_seconds}\n{extra}"
+    )
     return str(path)
 
 
@@ -36,8 +38,9 @@ def done_count(out: Path) -> int:
     """Logs validated plus logs categorized so far, read while the run writes."""
     try:
         with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True, timeout=5) as db:
-            return sum(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                       for table in ("logs", "results"))
+            return sum(
+                db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("logs", "results")
+            )
     except sqlite3.OperationalError:  # not created yet
         return 0
 
@@ -60,7 +63,8 @@ def test_local_node_outputs_match_in_process(year_corpus, small_config, referenc
 
 
 def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
-        year_corpus, small_config, reference_run, tmp_path, monkeypatch):
+    year_corpus, small_config, reference_run, tmp_path, monkeypatch
+):
     expected = truth(year_corpus)
     crasher = next(t for t in expected if t["valid"] and not t["heaviest"])
     hanger = next(t for t in expected if not t["valid"])
@@ -91,21 +95,36 @@ def two_nodes(tmp_path):
     nodes = {}
     for host in ("127.0.0.2", "127.0.0.3"):
         nodes[host] = subprocess.Popen(
-            dispynode_command(1, host, port, str(tmp_path / host)), env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+            dispynode_command(1, host, port, str(tmp_path / host)),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     yield port, nodes
     for node in nodes.values():
         stop_process_group(node)
 
 
-def test_a_node_lost_mid_run_loses_no_trace(year_corpus, small_config, reference_all_runs,
-                                            two_nodes, tmp_path):
+def test_a_node_lost_mid_run_loses_no_trace(
+    year_corpus, small_config, reference_all_runs, two_nodes, tmp_path
+):
     port, nodes = two_nodes
     out = tmp_path / "out"
-    command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--all-runs", "--quiet",
-               "--nodes", ",".join(f"{host}:{port}" for host in nodes),
-               "--config", config_file(tmp_path, small_config)]
+    command = [
+        MOSAIC,
+        "run",
+        str(year_corpus),
+        "--out",
+        str(out),
+        "--all-runs",
+        "--quiet",
+        "--nodes",
+        ",".join(f"{host}:{port}" for host in nodes),
+        "--config",
+        config_file(tmp_path, small_config),
+    ]
     with subprocess.Popen(command, stderr=subprocess.PIPE) as mosaic:
         wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, what="first batches")
         os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
@@ -118,12 +137,22 @@ def test_a_node_lost_mid_run_loses_no_trace(year_corpus, small_config, reference
 
 
 def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
-        year_corpus, small_config, reference_run, two_nodes, tmp_path):
+    year_corpus, small_config, reference_run, two_nodes, tmp_path
+):
     port, nodes = two_nodes
     out = tmp_path / "out"
-    command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--quiet",
-               "--nodes", ",".join(f"{host}:{port}" for host in nodes),
-               "--config", config_file(tmp_path, small_config, "node_lost_timeout_seconds = 1\n")]
+    command = [
+        MOSAIC,
+        "run",
+        str(year_corpus),
+        "--out",
+        str(out),
+        "--quiet",
+        "--nodes",
+        ",".join(f"{host}:{port}" for host in nodes),
+        "--config",
+        config_file(tmp_path, small_config, "node_lost_timeout_seconds = 1\n"),
+    ]
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as mosaic:
         wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, what="first batches")
         for node in nodes.values():
@@ -136,17 +165,25 @@ def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
     assert comparable(out) == comparable(reference_run)
 
 
-def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_config,
-                                                          reference_run, tmp_path):
+def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_config, reference_run, tmp_path):
     out = tmp_path / "out"
     scratch = tmp_path / "scratch"  # the run's TMPDIR: where its mosaic-dispy-* folder goes
     scratch.mkdir()
-    command = [MOSAIC, "run", str(year_corpus), "--out", str(out), "--workers", "2", "--quiet",
-               "--config", config_file(tmp_path, small_config)]
+    command = [
+        MOSAIC,
+        "run",
+        str(year_corpus),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--quiet",
+        "--config",
+        config_file(tmp_path, small_config),
+    ]
     valid = sum(t["valid"] for t in truth(year_corpus))
     stop_at = random.randint(small_config.batch_size, len(truth(year_corpus)) + valid // 10)
-    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW,
-                                            "TMPDIR": str(scratch)})
+    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW, "TMPDIR": str(scratch)})
     helpers = []
     try:
         wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done")

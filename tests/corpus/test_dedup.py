@@ -16,14 +16,21 @@ def test_equal_bytes_longer_run_time_wins():
 
 
 def test_equal_bytes_and_run_time_first_name_wins():
-    runs = [Run("z.darshan", "1:app", 5.0, 3.0), Run("m.darshan", "1:app", 5.0, 3.0),
-            Run("y.darshan", "1:app", 5.0, 3.0)]
+    runs = [
+        Run("z.darshan", "1:app", 5.0, 3.0),
+        Run("m.darshan", "1:app", 5.0, 3.0),
+        Run("y.darshan", "1:app", 5.0, 3.0),
+    ]
     assert representative(runs).file == "m.darshan"
 
 
 def test_groups_count_runs_and_pick_per_key():
-    runs = [Run("a", "1:lmp", 10.0, 1.0), Run("b", "1:lmp", 30.0, 1.0),
-            Run("c", "1:lmp", 30.0, 2.0), Run("d", "2:lmp", 0.0, 1.0)]
+    runs = [
+        Run("a", "1:lmp", 10.0, 1.0),
+        Run("b", "1:lmp", 30.0, 1.0),
+        Run("c", "1:lmp", 30.0, 2.0),
+        Run("d", "2:lmp", 0.0, 1.0),
+    ]
     assert list(groups(runs)) == [Group("1:lmp", 3, "c"), Group("2:lmp", 1, "d")]
 
 

@@ -34,12 +34,19 @@ ECHO = Task(echo_task, evicted)
 
 def test_supervised_batch_isolates_a_crash_and_a_hang(monkeypatch):
     monkeypatch.setenv(TEST_FAULT_ENV, "abort:b.darshan,hang:d.darshan")
-    results = run_batch(ECHO, refs("a.darshan", "b.darshan", "c.darshan",
-                                                        "d.darshan", "e.darshan"),
-                        Config(trace_timeout_seconds=0.5), isolate=True)
+    results = run_batch(
+        ECHO,
+        refs("a.darshan", "b.darshan", "c.darshan", "d.darshan", "e.darshan"),
+        Config(trace_timeout_seconds=0.5),
+        isolate=True,
+    )
     assert [(r["file"], r["status"], r.get("reason")) for r in results] == [
-        ("a.darshan", "ok", None), ("b.darshan", "evicted", "worker_crash"),
-        ("c.darshan", "ok", None), ("d.darshan", "evicted", "timeout"), ("e.darshan", "ok", None)]
+        ("a.darshan", "ok", None),
+        ("b.darshan", "evicted", "worker_crash"),
+        ("c.darshan", "ok", None),
+        ("d.darshan", "evicted", "timeout"),
+        ("e.darshan", "ok", None),
+    ]
     assert "SIGABRT" in results[1]["detail"]
 
 
@@ -52,7 +59,9 @@ def test_a_crash_and_a_hang_past_the_first_group_of_results_blame_their_own_logs
     results = run_batch(ECHO, refs(*names), Config(trace_timeout_seconds=0.5), isolate=True)
     assert [r["file"] for r in results] == names
     assert {i: r["reason"] for i, r in enumerate(results) if r["status"] != "ok"} == {
-        crash: "worker_crash", hang: "timeout"}
+        crash: "worker_crash",
+        hang: "timeout",
+    }
 
 
 def test_a_child_killed_between_logs_blames_no_log(monkeypatch):
@@ -91,10 +100,8 @@ def test_a_log_s_start_time_is_never_seen_older_than_it_is():
 def test_the_time_limit_applies_to_each_log_not_to_a_group_of_results(monkeypatch):
     # 4 logs of 0.2 s each take 0.8 s, longer than the 0.5 s limit: none is too long.
     monkeypatch.setenv(TEST_FAULT_ENV, "delay:0.2")
-    results = run_batch(ECHO, refs("a", "b", "c", "d"), Config(trace_timeout_seconds=0.5),
-                        isolate=True)
-    assert [(r["file"], r["status"]) for r in results] == [
-        ("a", "ok"), ("b", "ok"), ("c", "ok"), ("d", "ok")]
+    results = run_batch(ECHO, refs("a", "b", "c", "d"), Config(trace_timeout_seconds=0.5), isolate=True)
+    assert [(r["file"], r["status"]) for r in results] == [("a", "ok"), ("b", "ok"), ("c", "ok"), ("d", "ok")]
 
 
 class FakeCluster:
@@ -112,26 +119,41 @@ class FakeCluster:
         finish.set()
         died = any(ref.name == self.culprit for ref in batch)
         return SimpleNamespace(
-            finish=finish, exception=None,
+            finish=finish,
+            exception=None,
             status=dispy.DispyJob.Terminated if died else dispy.DispyJob.Finished,
-            result=None if died else [echo_task(ref, config) for ref in batch])
+            result=None if died else [echo_task(ref, config) for ref in batch],
+        )
 
 
 def test_a_job_that_dies_is_bisected_down_to_its_culprit():
     engine = DispyEngine(Config())
     engine._cluster = FakeCluster(culprit="c")
-    results = [r for batch in engine.map(ECHO, [refs("a", "b", "c", "d"), refs("e")])
-               for r in batch]
+    results = [r for batch in engine.map(ECHO, [refs("a", "b", "c", "d"), refs("e")]) for r in batch]
     assert sorted((r["file"], r["status"]) for r in results) == [
-        ("a", "ok"), ("b", "ok"), ("c", "evicted"), ("d", "ok"), ("e", "ok")]
+        ("a", "ok"),
+        ("b", "ok"),
+        ("c", "evicted"),
+        ("d", "ok"),
+        ("e", "ok"),
+    ]
     assert [r for r in results if r["file"] == "c"][0]["reason"] == "worker_crash"
     assert sorted(engine._cluster.batches) == sorted(
-        [["a", "b", "c", "d"], ["e"], ["a", "b"], ["c", "d"], ["c"], ["d"]])
+        [["a", "b", "c", "d"], ["e"], ["a", "b"], ["c", "d"], ["c"], ["d"]]
+    )
 
 
-@pytest.mark.parametrize("total, slots, cap, expected", [
-    (1000, 4, 256, 250), (1001, 4, 256, 251), (5000, 4, 256, 256), (3, 8, 256, 1),
-    (0, 4, 256, 1), (10, 0, 256, 10)])
+@pytest.mark.parametrize(
+    "total, slots, cap, expected",
+    [
+        (1000, 4, 256, 250),
+        (1001, 4, 256, 251),
+        (5000, 4, 256, 256),
+        (3, 8, 256, 1),
+        (0, 4, 256, 1),
+        (10, 0, 256, 10),
+    ],
+)
 def test_batches_shrink_to_fill_every_slot(total, slots, cap, expected):
     assert balanced_batch_size(total, slots, cap) == expected
 
@@ -145,8 +167,7 @@ def test_batches_close_at_the_byte_bound():
     sized = [LogRef(str(i), str(i), stamp=(n, 0)) for i, n in enumerate((3, 3, 3, 5, 1))]
     assert [[r.name for r in b] for b in _batches(sized, 256, 6)] == [["0", "1"], ["2", "3"], ["4"]]
     assert [len(b) for b in _batches(sized, 2, 1 << 20)] == [2, 2, 1]
-    members = [LogRef(f"m{i}", "a.tar/x", b"x" * 4, archive="a.tar", stamp=(10**9, 0))
-               for i in range(3)]
+    members = [LogRef(f"m{i}", "a.tar/x", b"x" * 4, archive="a.tar", stamp=(10**9, 0)) for i in range(3)]
     assert [len(b) for b in _batches(members, 256, 8)] == [2, 1]
 
 

@@ -40,8 +40,7 @@ def link(path: Path, target: Path) -> Path:
     return path
 
 
-def test_non_utf8_names_are_kept_byte_exact_and_reruns_work(shared_logs, small_config,
-                                                            tmp_path):
+def test_non_utf8_names_are_kept_byte_exact_and_reruns_work(shared_logs, small_config, tmp_path):
     root = tmp_path / "in"
     root.mkdir()
     os.symlink(shared_logs[0], os.path.join(os.fsencode(root), NON_UTF8))
@@ -49,8 +48,11 @@ def test_non_utf8_names_are_kept_byte_exact_and_reruns_work(shared_logs, small_c
     out = tmp_path / "out"
     run([root], out, small_config, workers=0)
     first = comparable(out)
-    names = [json.loads(line)["file"] for name in ("traces.jsonl", "evicted.jsonl")
-             for line in (out / name).read_text().splitlines()]
+    names = [
+        json.loads(line)["file"]
+        for name in ("traces.jsonl", "evicted.jsonl")
+        for line in (out / name).read_text().splitlines()
+    ]
     assert sorted(map(os.fsencode, names)) == sorted([NON_UTF8, b"plain.darshan"])
     run([root], out, small_config, workers=0)  # the rerun reads the store back
     assert comparable(out) == first
@@ -107,13 +109,16 @@ def test_shipped_files_are_never_read_past_the_limit(tmp_path):
     assert read_regular(str(small), 99)[1][0] == "too_large"
 
 
-@pytest.mark.parametrize("folders, expected", [
-    (["/r/a"], [""]),
-    (["/r/a", "/s/b"], ["a/", "b/"]),
-    (["/r/d1/logs", "/r/d2/logs"], ["d1/logs/", "d2/logs/"]),
-    (["/x/d/logs", "/y/d/logs", "/y/e/logs"], ["x/d/logs/", "y/d/logs/", "y/e/logs/"]),
-    (["/r/a", "/r/a/"], ["a/", "a/"]),  # the same folder twice: walked once
-])
+@pytest.mark.parametrize(
+    "folders, expected",
+    [
+        (["/r/a"], [""]),
+        (["/r/a", "/s/b"], ["a/", "b/"]),
+        (["/r/d1/logs", "/r/d2/logs"], ["d1/logs/", "d2/logs/"]),
+        (["/x/d/logs", "/y/d/logs", "/y/e/logs"], ["x/d/logs/", "y/d/logs/", "y/e/logs/"]),
+        (["/r/a", "/r/a/"], ["a/", "a/"]),  # the same folder twice: walked once
+    ],
+)
 def test_folder_prefixes_are_the_shortest_distinct_tails(folders, expected):
     assert list(folder_prefixes(folders).values()) == expected
 
@@ -134,8 +139,11 @@ def test_a_second_run_on_a_locked_out_is_refused(shared_logs, small_config, tmp_
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(EngineError, match="in use by another mosaic run \\(pid 4242\\)"):
             run([shared_logs[0]], out, small_config, workers=0)
-        cli = subprocess.run([MOSAIC, "run", str(shared_logs[0]), "--out", str(out),
-                              "--workers", "0", "--quiet"], capture_output=True, text=True)
+        cli = subprocess.run(
+            [MOSAIC, "run", str(shared_logs[0]), "--out", str(out), "--workers", "0", "--quiet"],
+            capture_output=True,
+            text=True,
+        )
         assert cli.returncode == 1 and "in use by another mosaic run" in cli.stderr
         assert not (out / "summary.json").exists()
     run([shared_logs[0]], out, small_config, workers=0)  # released: runs
@@ -143,7 +151,8 @@ def test_a_second_run_on_a_locked_out_is_refused(shared_logs, small_config, tmp_
 
 
 def test_next_heaviest_run_stands_in_for_an_evicted_representative(
-        year_corpus, small_config, reference_run, tmp_path, monkeypatch):
+    year_corpus, small_config, reference_run, tmp_path, monkeypatch
+):
     groups = {}
     for t in truth(year_corpus):
         if t["valid"]:
@@ -155,18 +164,22 @@ def test_next_heaviest_run_stands_in_for_an_evicted_representative(
         if ref.name == heaviest:
             return evicted(ref, "timeout", "test: no result")
         return CATEGORIZE.work(ref, config)
+
     monkeypatch.setattr(pipeline, "CATEGORIZE", Task(fails_on_heaviest, evicted))
     summary = run([year_corpus], tmp_path, small_config, workers=0)
 
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
-        rest = db.execute("SELECT file FROM logs WHERE group_key = ? AND status = 'ok' AND "
-                          "file != ? ORDER BY total_bytes DESC, run_time DESC, file",
-                          (key, heaviest)).fetchall()
+        rest = db.execute(
+            "SELECT file FROM logs WHERE group_key = ? AND status = 'ok' AND "
+            "file != ? ORDER BY total_bytes DESC, run_time DESC, file",
+            (key, heaviest),
+        ).fetchall()
     [trace] = [t for t in lines(tmp_path, "traces.jsonl") if t["group"]["key"] == key]
     assert trace["file"] == rest[0][0] and trace["group"]["representative"]
     assert trace["group"]["runs"] == len(runs)
     assert {"file": heaviest, "reason": "timeout", "detail": "test: no result"} in lines(
-        tmp_path, "evicted.jsonl")
+        tmp_path, "evicted.jsonl"
+    )
     reference = json.loads((reference_run / "summary.json").read_text())["funnel"]
     assert summary["funnel"]["stand_ins"] == 1 and reference["stand_ins"] == 0
     assert summary["funnel"]["categorized"] == reference["categorized"]
@@ -184,8 +197,7 @@ def test_a_worker_past_its_memory_bound_evicts_the_log_too_large(shared_logs):
     assert free.get("reason") != "too_large"
 
 
-def test_progress_total_counts_archive_members(year_corpus, small_config, tmp_path,
-                                               monkeypatch, capsys):
+def test_progress_total_counts_archive_members(year_corpus, small_config, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(pipeline, "_show_progress", lambda quiet: True)
     summary = run([year_corpus], tmp_path, small_config, workers=0)
     logs = summary["funnel"]["logs"]

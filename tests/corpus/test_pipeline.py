@@ -30,32 +30,34 @@ def test_funnel_adds_up_and_evicted_file_lists_every_eviction(reference_run, yea
     assert funnel["logs"] == len(truth(year_corpus))
     assert funnel["valid"] == valid and funnel["logs"] == valid + funnel["evicted_total"]
     assert funnel["files_seen"] == funnel["skipped_files"] + funnel["logs"] - sum(
-        "tar.gz/" in t["file"] for t in truth(year_corpus)) + len(
-        {t["file"].split(".tar.gz/")[0] for t in truth(year_corpus) if ".tar.gz/" in t["file"]})
+        "tar.gz/" in t["file"] for t in truth(year_corpus)
+    ) + len({t["file"].split(".tar.gz/")[0] for t in truth(year_corpus) if ".tar.gz/" in t["file"]})
     assert funnel["skipped_files"] == 1  # truth.jsonl
     assert Counter(e["reason"] for e in evicted) == Counter(
-        {**funnel["evicted"], **funnel["categorize_evicted"]})
+        {**funnel["evicted"], **funnel["categorize_evicted"]}
+    )
     assert funnel["categorized"] == funnel["groups"] == len(lines(reference_run, "traces.jsonl"))
     assert summary["distributions"]["single_run"]["traces"] == funnel["categorized"]
     assert summary["distributions"]["all_runs"]["traces"] == funnel["valid"]
     assert summary["stability"] is None
-    assert summary["config_hash"] == pipeline.Config(batch_size=16,
-                                                     trace_timeout_seconds=20.0).hash()
+    assert summary["config_hash"] == pipeline.Config(batch_size=16, trace_timeout_seconds=20.0).hash()
 
 
-def test_group_by_command_line_splits_groups_by_arguments(year_corpus, small_config,
-                                                          reference_run, tmp_path):
+def test_group_by_command_line_splits_groups_by_arguments(year_corpus, small_config, reference_run, tmp_path):
     summary = run([year_corpus], tmp_path, small_config.replace(group_by="cmdline"), workers=0)
     traces = lines(tmp_path, "traces.jsonl")
     by_app = json.loads((reference_run / "summary.json").read_text())["funnel"]["groups"]
     # the generator gives each run its own input file ("-i in.N"): one group per run
     assert summary["funnel"]["groups"] == summary["funnel"]["valid"] == len(traces) > by_app
-    assert all(t["group"]["runs"] == 1 and " -i in." in t["group"]["key"]
-               and t["group"]["key"] == f"{t['job']['uid']}:{t['job']['exe']}" for t in traces)
+    assert all(
+        t["group"]["runs"] == 1
+        and " -i in." in t["group"]["key"]
+        and t["group"]["key"] == f"{t['job']['uid']}:{t['job']['exe']}"
+        for t in traces
+    )
 
 
-def test_all_runs_reports_each_groups_share_like_its_representative(reference_all_runs,
-                                                                    reference_run):
+def test_all_runs_reports_each_groups_share_like_its_representative(reference_all_runs, reference_run):
     traces = lines(reference_all_runs, "traces.jsonl")
     summary = json.loads((reference_all_runs / "summary.json").read_text())
     by_group = defaultdict(list)
@@ -75,28 +77,38 @@ def test_all_runs_reports_each_groups_share_like_its_representative(reference_al
 
 
 def test_all_runs_reads_each_log_once_and_categorizes_as_the_single_run(
-        year_corpus, small_config, reference_run, tmp_path, monkeypatch):
+    year_corpus, small_config, reference_run, tmp_path, monkeypatch
+):
     """--all-runs categorizes from validation's read; representatives come out as in a
     single run, which categorizes them in a stage of its own."""
     reads, read = Counter(), pipeline._read
-    monkeypatch.setattr(pipeline, "_read",
-                        lambda ref, config: reads.update([ref.name]) or read(ref, config))
+    monkeypatch.setattr(pipeline, "_read", lambda ref, config: reads.update([ref.name]) or read(ref, config))
     summary = run([year_corpus], tmp_path, small_config.replace(all_runs=True), workers=0)
     assert len(reads) == summary["funnel"]["logs"] and set(reads.values()) == {1}
     assert summary["funnel"]["categorized"] == summary["funnel"]["valid"]
     ungrouped = lambda t: {k: v for k, v in t.items() if k != "group"}  # noqa: E731
-    fused = {t["file"]: ungrouped(t) for t in lines(tmp_path, "traces.jsonl")
-             if t["group"]["representative"]}
+    fused = {t["file"]: ungrouped(t) for t in lines(tmp_path, "traces.jsonl") if t["group"]["representative"]}
     assert fused == {t["file"]: ungrouped(t) for t in lines(reference_run, "traces.jsonl")}
 
 
 def test_stability_share_hand_computed():
     def row(key, representative, *categories):
-        return {"group_key": key, "representative": representative,
-                "categories": json.dumps(list(categories))}
-    rows = [row("a", 0, "x"), row("a", 1, "x", "y"), row("a", 0, "y", "x"),  # 2 of 3 alike
-            row("b", 0, "x"),  # representative not categorized: no share
-            row("c", 1), row("c", 0), row("c", 0, "x"), row("c", 0, "y")]  # 2 of 4
+        return {
+            "group_key": key,
+            "representative": representative,
+            "categories": json.dumps(list(categories)),
+        }
+
+    rows = [
+        row("a", 0, "x"),
+        row("a", 1, "x", "y"),
+        row("a", 0, "y", "x"),  # 2 of 3 alike
+        row("b", 0, "x"),  # representative not categorized: no share
+        row("c", 1),
+        row("c", 0),
+        row("c", 0, "x"),
+        row("c", 0, "y"),
+    ]  # 2 of 4
     assert stability_shares(rows) == {"a": 2 / 3, "c": 0.5}
 
 
@@ -112,12 +124,19 @@ def test_strict_evicts_partial_logs(shared_logs, small_config, tmp_path):
 
 
 def test_rerun_redoes_nothing_and_a_changed_config_redoes_everything(
-        year_corpus, reference_run, small_config, tmp_path, monkeypatch):
+    year_corpus, reference_run, small_config, tmp_path, monkeypatch
+):
     calls = Counter()
     for name in ("VALIDATE", "CATEGORIZE"):
         task = getattr(pipeline, name)
-        monkeypatch.setattr(pipeline, name, Task(lambda ref, config, _f=task.work, _n=name: (
-            calls.update([_n]), _f(ref, config))[1], task.give_up))
+        monkeypatch.setattr(
+            pipeline,
+            name,
+            Task(
+                lambda ref, config, _f=task.work, _n=name: (calls.update([_n]), _f(ref, config))[1],
+                task.give_up,
+            ),
+        )
     fresh = run([year_corpus], tmp_path, small_config, workers=0)
     first = dict(calls)
     assert comparable(tmp_path) == comparable(reference_run)

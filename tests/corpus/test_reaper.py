@@ -24,8 +24,7 @@ def workdir(tmp_path):
 
 
 def reaper_command(workdir, run_pid: int, command: list[str]) -> list[str]:
-    return [sys.executable, "-m", "mosaic.corpus.reaper", str(workdir), str(run_pid), "--",
-            *command]
+    return [sys.executable, "-m", "mosaic.corpus.reaper", str(workdir), str(run_pid), "--", *command]
 
 
 def wait_for_child(pid: int, timeout: float = 20.0) -> psutil.Process:
@@ -57,8 +56,10 @@ def test_a_burst_of_signals_stops_the_command_and_removes_the_workdir(workdir):
 
 
 def test_a_sigkilled_run_takes_the_command_down(workdir):
-    spawn = (f"import os, subprocess, time; args = {reaper_command(workdir, 0, SLEEPER)!r}; "
-             "args[4] = str(os.getpid()); subprocess.Popen(args); time.sleep(120)")
+    spawn = (
+        f"import os, subprocess, time; args = {reaper_command(workdir, 0, SLEEPER)!r}; "
+        "args[4] = str(os.getpid()); subprocess.Popen(args); time.sleep(120)"
+    )
     run = subprocess.Popen([sys.executable, "-c", spawn])
     try:
         reaper = wait_for_child(run.pid)

@@ -32,8 +32,12 @@ def test_folder_scan_names_counts_and_archive_members(tree, shared_logs):
     counts = ScanCounts()
     refs = list(scan([tree], counts))
     assert [ref.name for ref in refs] == [
-        "a.darshan", "sub/b.darshan", "sub/day.tar.gz/x/c.darshan", "sub/day.tar.gz/d.darshan",
-        "sub/zz.tar"]
+        "a.darshan",
+        "sub/b.darshan",
+        "sub/day.tar.gz/x/c.darshan",
+        "sub/day.tar.gz/d.darshan",
+        "sub/zz.tar",
+    ]
     assert (counts.files_seen, counts.skipped_files, counts.logs, counts.archives) == (5, 1, 5, 2)
     plain, member, damaged = refs[0], refs[2], refs[4]
     assert plain.data is None and plain.archive is None

@@ -84,8 +84,9 @@ def test_merge_equals_single_stream():
     assert left.merge(right).to_dict() == one.to_dict()
 
 
-@pytest.mark.parametrize("labels, weights", [(["not_a_label"], (1, 1)), ([A], (-1, 1)),
-                                             ([A], (1, float("nan")))])
+@pytest.mark.parametrize(
+    "labels, weights", [(["not_a_label"], (1, 1)), ([A], (-1, 1)), ([A], (1, float("nan")))]
+)
 def test_bad_input_is_rejected(labels, weights):
     with pytest.raises(ValueError):
         CorpusStats().add(labels, *weights)
@@ -137,8 +138,7 @@ def test_noteworthy_support_threshold_both_sides():
 
 
 def test_noteworthy_sorted_strongest_first_and_skips_definitions():
-    corpus = [([A, B, C], 2), ([A, B], 1), ([A], 1),
-              (["write_periodic", "write_periodic_minute"], 10)]
+    corpus = [([A, B, C], 2), ([A, B], 1), ([A], 1), (["write_periodic", "write_periodic_minute"], 10)]
     found = correlations_of(corpus)
     probabilities = [c["probability"] for c in found]
     assert probabilities == sorted(probabilities, reverse=True)

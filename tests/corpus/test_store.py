@@ -9,12 +9,32 @@ from mosaic.corpus.dedup import Group
 from mosaic.corpus.store import Store
 
 
-def posted(file, job_id="7", uid=42, app="/bin/lmp", read=0.0, write=0.0, run_time=10.0,
-           start="2019-03-14T10:00:00Z", categories=("read_insignificant",)):
-    return {"file": file, "status": "ok",
-            "job": {"uid": uid, "job_id": job_id, "exe": f"{app} -in x", "application": app,
-                    "run_time": run_time, "start": start},
-            "categories": list(categories), "read": {"bytes": read}, "write": {"bytes": write}}
+def posted(
+    file,
+    job_id="7",
+    uid=42,
+    app="/bin/lmp",
+    read=0.0,
+    write=0.0,
+    run_time=10.0,
+    start="2019-03-14T10:00:00Z",
+    categories=("read_insignificant",),
+):
+    return {
+        "file": file,
+        "status": "ok",
+        "job": {
+            "uid": uid,
+            "job_id": job_id,
+            "exe": f"{app} -in x",
+            "application": app,
+            "run_time": run_time,
+            "start": start,
+        },
+        "categories": list(categories),
+        "read": {"bytes": read},
+        "write": {"bytes": write},
+    }
 
 
 @pytest.fixture
@@ -30,8 +50,9 @@ def test_unknown_application_and_job_are_empty(store):
 
 def test_record_counts_runs_and_keeps_the_heaviest(store):
     store.record(posted("a", read=100, categories=["read_on_start"]))
-    store.record(posted("b", job_id="8", read=50, write=49, start="2019-03-15T00:00:00Z",
-                        categories=["write_on_end"]))
+    store.record(
+        posted("b", job_id="8", read=50, write=49, start="2019-03-15T00:00:00Z", categories=["write_on_end"])
+    )
     app = store.application(42, "/bin/lmp")
     assert app["runs"] == 2 and app["representative"] == "a"  # 100 > 99 bytes
     assert app["categories"] == ["read_on_start"] and app["last_seen"] == "2019-03-15T00:00:00Z"
@@ -55,11 +76,22 @@ def test_job_lookup_returns_own_and_group_categories(store):
 
 
 def facts(file, status="ok", key="1:app", total=1.0, run_time=1.0, size=10, mtime_ns=5):
-    return {"file": file, "location": f"/data/{file}", "size": size, "mtime_ns": mtime_ns,
-            "status": status, "group_key": key,
-            "uid": 1, "job_id": file, "application": "app", "total_bytes": total,
-            "run_time": run_time, "partial": 0, "dropped_records": 0,
-            "reason": None if status == "ok" else "bad_job"}
+    return {
+        "file": file,
+        "location": f"/data/{file}",
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "status": status,
+        "group_key": key,
+        "uid": 1,
+        "job_id": file,
+        "application": "app",
+        "total_bytes": total,
+        "run_time": run_time,
+        "partial": 0,
+        "dropped_records": 0,
+        "reason": None if status == "ok" else "bad_job",
+    }
 
 
 def seen(file, size=10, mtime_ns=5):
@@ -81,8 +113,9 @@ def test_a_log_is_validated_again_when_its_size_or_mtime_changed(tmp_path):
 def test_an_unchanged_archive_validated_whole_is_reused(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        store.save_facts([{**facts("day.tar/a"), "archive": "/d/day.tar"},
-                          {**facts("day.tar/b"), "archive": "/d/day.tar"}])
+        store.save_facts(
+            [{**facts("day.tar/a"), "archive": "/d/day.tar"}, {**facts("day.tar/b"), "archive": "/d/day.tar"}]
+        )
         store.save_archives([("/d/day.tar", 100, 7, 2)])
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
@@ -96,8 +129,9 @@ def test_non_utf8_names_round_trip_byte_exact(tmp_path):
     name = os.fsdecode(b"caf\xe9-\xff.darshan")
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        store.save_facts([facts(name, status="evicted") | {"detail": f"no such file: {name}"},
-                          facts("plain")])
+        store.save_facts(
+            [facts(name, status="evicted") | {"detail": f"no such file: {name}"}, facts("plain")]
+        )
         store.save_groups([Group("1:app", 1, "plain")])
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
@@ -110,12 +144,22 @@ def test_non_utf8_names_round_trip_byte_exact(tmp_path):
 def test_next_heaviest_run_stands_in_for_an_evicted_representative(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        store.save_facts([facts("a", total=9.0), facts("b", total=5.0, run_time=2.0),
-                          facts("c", total=5.0, run_time=1.0), facts("d", total=1.0),
-                          facts("z", key="2:other")])
+        store.save_facts(
+            [
+                facts("a", total=9.0),
+                facts("b", total=5.0, run_time=2.0),
+                facts("c", total=5.0, run_time=1.0),
+                facts("d", total=1.0),
+                facts("z", key="2:other"),
+            ]
+        )
         store.save_groups([Group("1:app", 4, "a"), Group("2:other", 1, "z")])
-        store.save_results([{"file": "a", "status": "evicted", "reason": "timeout"},
-                            {"file": "z", "status": "evicted", "reason": "worker_crash"}])
+        store.save_results(
+            [
+                {"file": "a", "status": "evicted", "reason": "timeout"},
+                {"file": "z", "status": "evicted", "reason": "worker_crash"},
+            ]
+        )
         assert store.promote_stand_ins() == 1  # "2:other" has no other run
         assert [r["file"] for r in store.to_categorize(all_runs=False)] == ["b"]  # longer run
         store.save_results([{"file": "b", "status": "evicted", "reason": "timeout"}])
@@ -151,8 +195,13 @@ def test_only_logs_seen_in_this_run_are_reported(tmp_path):
         store.save_facts([facts("new", total=5.0)])
         store.save_groups([Group("1:app", 1, "new")])
         assert [run.file for run in store.runs_by_group()] == ["new"]
-        assert store.funnel_counts() == {"valid": 1, "partial": 0, "groups": 1, "categorized": 0,
-                                         "stand_ins": 0}
+        assert store.funnel_counts() == {
+            "valid": 1,
+            "partial": 0,
+            "groups": 1,
+            "categorized": 0,
+            "stand_ins": 0,
+        }
         assert [row["file"] for row in store.to_categorize(all_runs=False)] == ["new"]
 
 

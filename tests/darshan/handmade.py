@@ -12,13 +12,21 @@ import zlib
 
 MAGIC = 6567223
 COMPRESSORS = {0: lambda b: zlib.compress(b, 6), 1: bz2.compress, 2: lambda b: b}
-SHAPES = {("POSIX", 4): (69, 17), ("POSIX", 3): (64, 17), ("POSIX", 1): (68, 15),
-          ("STDIO", 2): (14, 15), ("STDIO", 1): (13, 15), ("MPIIO", 3): (51, 17)}
+SHAPES = {
+    ("POSIX", 4): (69, 17),
+    ("POSIX", 3): (64, 17),
+    ("POSIX", 1): (68, 15),
+    ("STDIO", 2): (14, 15),
+    ("STDIO", 1): (13, 15),
+    ("MPIIO", 3): (51, 17),
+}
 # Stored module ids per format generation.
-STORED = {"3.41": {"POSIX": 1, "MPIIO": 2, "STDIO": 9, "DXT_POSIX": 10},
-          "3.21": {"POSIX": 1, "MPIIO": 2, "STDIO": 8, "DXT_POSIX": 9},
-          "3.10": {"POSIX": 1, "MPIIO": 2, "STDIO": 7, "DXT_POSIX": 8},
-          "3.00": {"POSIX": 1, "MPIIO": 2}}
+STORED = {
+    "3.41": {"POSIX": 1, "MPIIO": 2, "STDIO": 9, "DXT_POSIX": 10},
+    "3.21": {"POSIX": 1, "MPIIO": 2, "STDIO": 8, "DXT_POSIX": 9},
+    "3.10": {"POSIX": 1, "MPIIO": 2, "STDIO": 7, "DXT_POSIX": 8},
+    "3.00": {"POSIX": 1, "MPIIO": 2},
+}
 
 
 def record(module, version, rid, rank, counters=None, fcounters=None, e="<"):
@@ -39,9 +47,20 @@ def dxt_record(rid, rank, writes, reads, e="<"):
     return head + b"".join(struct.pack(e + "qqdd", *s) for s in writes + reads)
 
 
-def job_region(version, uid=1000, start=1_600_000_000, end=1_600_000_100, nprocs=4,
-               jobid=42, cmdline="/bin/app -x 1", mounts=(("/scratch", "lustre"), ("/", "ext4")),
-               metadata="lib_ver=3.4.1\nh=romio\n", e="<", start_nsec=0, end_nsec=0):
+def job_region(
+    version,
+    uid=1000,
+    start=1_600_000_000,
+    end=1_600_000_100,
+    nprocs=4,
+    jobid=42,
+    cmdline="/bin/app -x 1",
+    mounts=(("/scratch", "lustre"), ("/", "ext4")),
+    metadata="lib_ver=3.4.1\nh=romio\n",
+    e="<",
+    start_nsec=0,
+    end_nsec=0,
+):
     if version >= "3.41":
         head = struct.pack(e + "7q", uid, start, start_nsec, end, end_nsec, nprocs, jobid)
     else:
@@ -56,8 +75,7 @@ def names_region(names, version, e="<"):
     return b"".join(struct.pack(e + "Q", i) + n.encode() + b"\0" for i, n in names.items())
 
 
-def v3_log(version="3.41", e="<", comp=0, job=None, names=None, modules=None,
-           partial_bits=0, streams=1):
+def v3_log(version="3.41", e="<", comp=0, job=None, names=None, modules=None, partial_bits=0, streams=1):
     """modules: {"POSIX": (module version, [record bytes...]), "DXT_POSIX": (1, [...])}.
 
     Each region is split into ``streams`` independently compressed streams.
@@ -76,8 +94,15 @@ def v3_log(version="3.41", e="<", comp=0, job=None, names=None, modules=None,
     names_z = region([names_region({i: n}, version, e) for i, n in names.items()])
     blobs, offset = [], size + len(job_z) + len(names_z)
     mod_map, mod_ver = [(0, 0)] * slots, [0] * slots
-    gen = "3.41" if version >= "3.41" else "3.21" if version >= "3.20" else \
-        "3.10" if version >= "3.10" else "3.00"
+    gen = (
+        "3.41"
+        if version >= "3.41"
+        else "3.21"
+        if version >= "3.20"
+        else "3.10"
+        if version >= "3.10"
+        else "3.00"
+    )
     for name, (ver, recs) in sorted(modules.items(), key=lambda kv: STORED[gen][kv[0]]):
         blob = region(recs)
         sid = STORED[gen][name]
@@ -99,16 +124,40 @@ def v3_log(version="3.41", e="<", comp=0, job=None, names=None, modules=None,
 
 def posix_v4(rid, rank=0, opens=1, seeks=0, bytes_read=0, bytes_written=0, times=None, e="<"):
     """POSIX v4 record from the fields MOSAIC uses; times: canonical name -> seconds."""
-    fidx = dict(open_start=0, read_start=1, write_start=2, close_start=3,
-                open_end=4, read_end=5, write_end=6, close_end=7)
-    return record("POSIX", 4, rid, rank,
-                  {0: opens, 5: seeks, 14: bytes_read, 15: bytes_written},
-                  {fidx[k]: v for k, v in (times or {}).items()}, e)
+    fidx = dict(
+        open_start=0,
+        read_start=1,
+        write_start=2,
+        close_start=3,
+        open_end=4,
+        read_end=5,
+        write_end=6,
+        close_end=7,
+    )
+    return record(
+        "POSIX",
+        4,
+        rid,
+        rank,
+        {0: opens, 5: seeks, 14: bytes_read, 15: bytes_written},
+        {fidx[k]: v for k, v in (times or {}).items()},
+        e,
+    )
 
 
-def legacy_log(version="2.06", e="<", uid=7, start=1_300_000_000, end=1_300_000_009,
-               nprocs=2, jobid=99, cmdline="/bin/old -i in",
-               mounts=((5, "lustre", "/scratch"), (1, "ext3", "/")), records=(), wrap=None):
+def legacy_log(
+    version="2.06",
+    e="<",
+    uid=7,
+    start=1_300_000_000,
+    end=1_300_000_009,
+    nprocs=2,
+    jobid=99,
+    cmdline="/bin/old -i in",
+    mounts=((5, "lustre", "/scratch"), (1, "ext3", "/")),
+    records=(),
+    wrap=None,
+):
     """A 2.x log. records: (hash, rank, suffix, {counter: v}, {fcounter: v})."""
     head = version.encode().ljust(8, b"\0")
     head += struct.pack(e + "6q", MAGIC, uid, start, end, nprocs, jobid)

@@ -14,10 +14,16 @@ MODULES = ("POSIX", "STDIO", "MPI-IO")
 
 def dump(path: str) -> dict:
     import darshan
+
     report = darshan.DarshanReport(path, read_all=True)
-    out = {"job": dict(report.metadata["job"]), "exe": report.metadata["exe"],
-           "mounts": list(report.mounts), "names": dict(report.name_records),
-           "modules": {}, "counter_names": {}}
+    out = {
+        "job": dict(report.metadata["job"]),
+        "exe": report.metadata["exe"],
+        "mounts": list(report.mounts),
+        "names": dict(report.name_records),
+        "modules": {},
+        "counter_names": {},
+    }
     for mod in MODULES:
         if mod not in report.records:
             continue
@@ -26,20 +32,25 @@ def dump(path: str) -> dict:
             ids=np.array([r["id"] for r in recs], dtype=np.uint64),
             ranks=np.array([r["rank"] for r in recs], dtype=np.int64),
             counters=np.array([r["counters"] for r in recs], dtype=np.int64),
-            fcounters=np.array([r["fcounters"] for r in recs], dtype=np.float64))
+            fcounters=np.array([r["fcounters"] for r in recs], dtype=np.float64),
+        )
         out["counter_names"][mod] = report.counters[mod]
     if "DXT_POSIX" in report.records:
         segs = []
         for r in report.records["DXT_POSIX"].to_numpy():
             for is_write, key in ((True, "write_segments"), (False, "read_segments")):
-                segs += [(r["id"], r["rank"], is_write, s["offset"], s["length"],
-                          s["start_time"], s["end_time"]) for s in r[key]]
+                segs += [
+                    (r["id"], r["rank"], is_write, s["offset"], s["length"], s["start_time"], s["end_time"])
+                    for s in r[key]
+                ]
         out["dxt"] = segs
     if "HEATMAP" in report.data["modules"]:
         # (API, rank, bin width, write bins, read bins), API as pydarshan names it.
-        out["heatmaps"] = [(api, rank, h._bin_width_seconds, h._data["write"][rank],
-                            h._data["read"][rank])
-                           for api, h in report.heatmaps.items() for rank in sorted(h._ranks)]
+        out["heatmaps"] = [
+            (api, rank, h._bin_width_seconds, h._data["write"][rank], h._data["read"][rank])
+            for api, h in report.heatmaps.items()
+            for rank in sorted(h._ranks)
+        ]
     return out
 
 

@@ -16,8 +16,12 @@ from mosaic.errors import LogError  # noqa: E402
 
 GOOD = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
 OLD = legacy_log(records=((1, 0, "x", {47: 3}, {}),), wrap="gz")
-MEMBERS = {"day/u_app_id1.darshan": GOOD, "day/u_old_id2.darshan.gz": OLD,
-           "day/broken_id3.darshan": GOOD[:500], "day/README.txt": b"not a log"}
+MEMBERS = {
+    "day/u_app_id1.darshan": GOOD,
+    "day/u_old_id2.darshan.gz": OLD,
+    "day/broken_id3.darshan": GOOD[:500],
+    "day/README.txt": b"not a log",
+}
 
 
 def make_tar(path, members, mode):
@@ -75,7 +79,7 @@ def test_corrupt_archive_raises_unreadable(tmp_path):
             list(iter_archive(cut))
         assert err.value.reason == "unreadable"
     plain = make_tar(tmp_path / "ok.tar", MEMBERS, "w").read_bytes()
-    cut.write_bytes(plain[:512 + 700])  # inside the first member's data
+    cut.write_bytes(plain[: 512 + 700])  # inside the first member's data
     with pytest.raises(LogError) as err:
         list(iter_archive(cut))
     assert err.value.reason == "unreadable"

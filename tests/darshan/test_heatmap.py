@@ -12,10 +12,12 @@ from mosaic.darshan.writer import darshan_hash, heatmap_records, record_id, writ
 from mosaic.errors import LogError
 
 # Rows (API, rank, bin width, write bins, read bins); STDIO has fewer, wider bins.
-ROWS = [("heatmap:POSIX", 0, 0.1, [1, 2, 3], [0, 0, 1]),
-        ("heatmap:POSIX", 5, 0.1, [4, 5, 1 << 40], [2, 0, 0]),
-        ("heatmap:STDIO", 0, 0.2, [7, 8], [3, 3]),
-        ("heatmap:MPIIO", 3, 0.1, [9, 10, 11], [5, 5, 5])]
+ROWS = [
+    ("heatmap:POSIX", 0, 0.1, [1, 2, 3], [0, 0, 1]),
+    ("heatmap:POSIX", 5, 0.1, [4, 5, 1 << 40], [2, 0, 0]),
+    ("heatmap:STDIO", 0, 0.2, [7, 8], [3, 3]),
+    ("heatmap:MPIIO", 3, 0.1, [9, 10, 11], [5, 5, 5]),
+]
 
 
 def make_log() -> F.DarshanLog:
@@ -24,10 +26,19 @@ def make_log() -> F.DarshanLog:
     counters, fcounters = np.zeros((1, n_c), np.int64), np.zeros((1, n_f))
     counters[0, 15], fcounters[0, [2, 6]] = 1 << 20, (1.0, 2.0)
     path = "/scratch/out"
-    job = F.Job(uid=1, job_id=2, start=1.6e9, end=1.6e9 + 10, run_time=0.0, nprocs=8,
-                cmdline="/bin/app", mounts=[("/scratch", "lustre")])
-    posix = F.ModuleRecords(F.POSIX, 4, np.array([record_id(path)], np.uint64),
-                            np.zeros(1, np.int64), counters, fcounters)
+    job = F.Job(
+        uid=1,
+        job_id=2,
+        start=1.6e9,
+        end=1.6e9 + 10,
+        run_time=0.0,
+        nprocs=8,
+        cmdline="/bin/app",
+        mounts=[("/scratch", "lustre")],
+    )
+    posix = F.ModuleRecords(
+        F.POSIX, 4, np.array([record_id(path)], np.uint64), np.zeros(1, np.int64), counters, fcounters
+    )
     return F.DarshanLog(job, {record_id(path): path}, {F.POSIX: posix})
 
 
@@ -38,10 +49,12 @@ def with_heatmaps(rows=ROWS):
 
 
 def rows_of(h: F.HeatmapRecords):
-    return sorted((api, rank, width, h.write_bins[a:a + n].tolist(), h.read_bins[a:a + n].tolist())
-                  for api, rank, width, a, n in zip(h.apis.tolist(), h.ranks.tolist(),
-                                                    h.bin_seconds.tolist(), h.offsets.tolist(),
-                                                    h.nbins.tolist()))
+    return sorted(
+        (api, rank, width, h.write_bins[a : a + n].tolist(), h.read_bins[a : a + n].tolist())
+        for api, rank, width, a, n in zip(
+            h.apis.tolist(), h.ranks.tolist(), h.bin_seconds.tolist(), h.offsets.tolist(), h.nbins.tolist()
+        )
+    )
 
 
 def test_api_ids_are_darshan_hashes_of_their_names():
@@ -52,8 +65,7 @@ def test_api_ids_are_darshan_hashes_of_their_names():
 @pytest.mark.parametrize("big", [False, True])
 @pytest.mark.parametrize("streams", [1, 3])
 def test_our_reader_reads_back_every_record(version, big, streams):
-    got = read_log(write_log(with_heatmaps(), version, big_endian=big,
-                             streams_per_region=streams)).heatmaps
+    got = read_log(write_log(with_heatmaps(), version, big_endian=big, streams_per_region=streams)).heatmaps
     assert rows_of(got) == sorted(ROWS)
     assert got.ids.tolist() == darshan_hash(got.apis.tolist()).tolist()
 
@@ -64,13 +76,24 @@ def test_pydarshan_reads_back_every_record(tmp_path, version):
     path = tmp_path / "x.darshan"
     path.write_bytes(write_log(with_heatmaps(), version, streams_per_region=2))
     report = darshan.DarshanReport(str(path), read_all=True)
-    got = sorted(("heatmap:" + api, rank, h._bin_width_seconds, h._data["write"][rank].tolist(),
-                  h._data["read"][rank].tolist())
-                 for api, h in report.heatmaps.items() for rank in h._ranks)
+    got = sorted(
+        (
+            "heatmap:" + api,
+            rank,
+            h._bin_width_seconds,
+            h._data["write"][rank].tolist(),
+            h._data["read"][rank].tolist(),
+        )
+        for api, h in report.heatmaps.items()
+        for rank in h._ranks
+    )
     assert got == sorted(ROWS)
     # The API names are name records, as the runtime writes them.
-    assert {n for n in report.name_records.values() if n.startswith("heatmap:")} == \
-        {"heatmap:POSIX", "heatmap:STDIO", "heatmap:MPIIO"}
+    assert {n for n in report.name_records.values() if n.startswith("heatmap:")} == {
+        "heatmap:POSIX",
+        "heatmap:STDIO",
+        "heatmap:MPIIO",
+    }
 
 
 def test_uniform_and_ragged_bin_counts_read_alike():
@@ -96,8 +119,15 @@ def test_missing_name_record_falls_back_to_the_known_id():
     data = write_log(log)
     # Same records, their name records empty: the known ids still name the API.
     hm = log.heatmaps
-    log.heatmaps = F.HeatmapRecords(hm.ids, hm.ranks, np.full(len(hm.ids), "", dtype="<U13"),
-                                    hm.bin_seconds, hm.nbins, hm.write_bins, hm.read_bins)
+    log.heatmaps = F.HeatmapRecords(
+        hm.ids,
+        hm.ranks,
+        np.full(len(hm.ids), "", dtype="<U13"),
+        hm.bin_seconds,
+        hm.nbins,
+        hm.write_bins,
+        hm.read_bins,
+    )
     stripped = write_log(log)
     assert len(stripped) < len(data)
     assert rows_of(read_log(stripped).heatmaps) == sorted(ROWS)
@@ -116,26 +146,29 @@ def _heatmap_region_log(raw: bytes, version: int = 1) -> bytes:
 
 
 def _record(nbins_stored: int, n: int, width: float = 0.1) -> bytes:
-    return struct.pack("<Qqdqqq", list(F.HEATMAP_API_IDS)[0], 0, width, nbins_stored, 0, 0) \
-        + struct.pack(f"<{2 * n}q", *range(2 * n))
+    return struct.pack("<Qqdqqq", list(F.HEATMAP_API_IDS)[0], 0, width, nbins_stored, 0, 0) + struct.pack(
+        f"<{2 * n}q", *range(2 * n)
+    )
 
 
 def test_hand_built_region_reads():
     raw = _record(2, 2) + _record(1, 1, 0.2)
     got = read_log(_heatmap_region_log(raw)).heatmaps
-    assert rows_of(got) == [("heatmap:POSIX", 0, 0.1, [0, 1], [2, 3]),
-                            ("heatmap:POSIX", 0, 0.2, [0], [1])]
+    assert rows_of(got) == [("heatmap:POSIX", 0, 0.1, [0, 1], [2, 3]), ("heatmap:POSIX", 0, 0.2, [0], [1])]
 
 
-@pytest.mark.parametrize("raw, version, reason", [
-    (_record(3, 2), 1, "corrupt_stream"),  # bins run past the region
-    (_record(-1, 0), 1, "corrupt_stream"),  # negative bin count
-    (_record(2, 2)[:40], 1, "corrupt_stream"),  # header cut short
-    (_record(2, 2) + _record(5, 2), 1, "corrupt_stream"),  # second record cut short
-    (_record(2, 2, 0.0), 1, "corrupt_stream"),  # bins of no width
-    (_record(2, 2, float("nan")), 1, "corrupt_stream"),
-    (_record(2, 2), 2, "unsupported_version"),
-])
+@pytest.mark.parametrize(
+    "raw, version, reason",
+    [
+        (_record(3, 2), 1, "corrupt_stream"),  # bins run past the region
+        (_record(-1, 0), 1, "corrupt_stream"),  # negative bin count
+        (_record(2, 2)[:40], 1, "corrupt_stream"),  # header cut short
+        (_record(2, 2) + _record(5, 2), 1, "corrupt_stream"),  # second record cut short
+        (_record(2, 2, 0.0), 1, "corrupt_stream"),  # bins of no width
+        (_record(2, 2, float("nan")), 1, "corrupt_stream"),
+        (_record(2, 2), 2, "unsupported_version"),
+    ],
+)
 def test_malformed_region_is_evicted(raw, version, reason):
     with pytest.raises(LogError) as err:
         read_log(_heatmap_region_log(raw, version))

@@ -19,11 +19,15 @@ OPENS, SEEKS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, DEVICE = 13, 14, 11, 12,
 OPEN, READ_START, WRITE_START, CLOSE, READ_END, WRITE_END = 0, 1, 2, 3, 4, 5
 RECORDS = (
     # shared output file on /scratch, with read/write intervals
-    (0xAAAA, -1, "run/out.dat", {OPENS: 8, SEEKS: 3, BYTES_WRITTEN: 800, WRITES: 8, DEVICE: 5},
-     {OPEN: 1.0, WRITE_START: 2.0, WRITE_END: 6.0, CLOSE: 7.0}),
+    (
+        0xAAAA,
+        -1,
+        "run/out.dat",
+        {OPENS: 8, SEEKS: 3, BYTES_WRITTEN: 800, WRITES: 8, DEVICE: 5},
+        {OPEN: 1.0, WRITE_START: 2.0, WRITE_END: 6.0, CLOSE: 7.0},
+    ),
     # a rank's input on /, written by a runtime that kept only open/close
-    (0xBBBB, 1, "/etc/input.cfg", {OPENS: 1, BYTES_READ: 50, READS: 1, DEVICE: 1},
-     {OPEN: 0.5, CLOSE: 0.75}),
+    (0xBBBB, 1, "/etc/input.cfg", {OPENS: 1, BYTES_READ: 50, READS: 1, DEVICE: 1}, {OPEN: 0.5, CLOSE: 0.75}),
 )
 
 
@@ -55,11 +59,22 @@ def test_read_legacy(wrap, version, e):
 
 def test_absolute_timestamps_become_relative():
     start = 1_300_000_000
-    rec = ((1, 0, "f", {BYTES_READ: 5, DEVICE: 5},
-            {OPEN: start + 1.0, READ_START: start + 2.0, READ_END: start + 3.0, CLOSE: start + 4.0}),)
+    rec = (
+        (
+            1,
+            0,
+            "f",
+            {BYTES_READ: 5, DEVICE: 5},
+            {OPEN: start + 1.0, READ_START: start + 2.0, READ_END: start + 3.0, CLOSE: start + 4.0},
+        ),
+    )
     c = read_log(legacy_log(records=rec, start=start)).modules[F.POSIX].canonical()
-    assert (c["open_start"][0], c["read_start"][0], c["read_end"][0], c["close_end"][0]) == \
-        (1.0, 2.0, 3.0, 4.0)
+    assert (c["open_start"][0], c["read_start"][0], c["read_end"][0], c["close_end"][0]) == (
+        1.0,
+        2.0,
+        3.0,
+        4.0,
+    )
 
 
 def test_mount_filter_sees_the_device_mount():
@@ -69,16 +84,18 @@ def test_mount_filter_sees_the_device_mount():
     assert only_scratch.ops["ranks"].tolist() == [2]  # shared record: nprocs
     everything = build_trace(log, "x", Config())
     assert sorted(everything.ops["bytes"].tolist()) == [50.0, 800.0]
-    assert build_trace(log, "x", Config(excluded_prefixes=("/etc",))).ops["bytes"].tolist() \
-        == [800.0]
+    assert build_trace(log, "x", Config(excluded_prefixes=("/etc",))).ops["bytes"].tolist() == [800.0]
 
 
-@pytest.mark.parametrize("mutate, reason", [
-    (lambda b: b[:4000], "truncated"),
-    (lambda b: b[:-10], "truncated"),
-    (lambda b: b"2.04" + b[4:], "unsupported_version"),
-    (lambda b: b[:8] + b"\0" * 8 + b[16:], "unreadable"),
-])
+@pytest.mark.parametrize(
+    "mutate, reason",
+    [
+        (lambda b: b[:4000], "truncated"),
+        (lambda b: b[:-10], "truncated"),
+        (lambda b: b"2.04" + b[4:], "unsupported_version"),
+        (lambda b: b[:8] + b"\0" * 8 + b[16:], "unreadable"),
+    ],
+)
 def test_bad_legacy_logs(mutate, reason):
     with pytest.raises(LogError) as err:
         read_log(mutate(legacy_log(records=RECORDS)))

@@ -22,8 +22,12 @@ from mosaic.darshan.writer import record_id, write_log  # noqa: E402
 from mosaic.errors import LogError  # noqa: E402
 
 GOOD = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
-PLAIN = v3_log("3.41", comp=2, names={1: "/a"},  # uncompressed: inflated size = region sizes
-               modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
+PLAIN = v3_log(
+    "3.41",
+    comp=2,
+    names={1: "/a"},  # uncompressed: inflated size = region sizes
+    modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])},
+)
 MB = 1 << 20
 
 
@@ -66,9 +70,11 @@ def test_fifo_and_device_are_never_read(tmp_path):
 def gzip_bomb_tar(path: Path, member_bytes: int) -> Path:
     """A .tar.gz with a bomb member of `member_bytes` zeros between two good logs."""
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for name, size, data in [("a.darshan", len(GOOD), io.BytesIO(GOOD)),
-                                 ("bomb.darshan", member_bytes, io.BytesIO(bytes(member_bytes))),
-                                 ("b.darshan", len(GOOD), io.BytesIO(GOOD))]:
+        for name, size, data in [
+            ("a.darshan", len(GOOD), io.BytesIO(GOOD)),
+            ("bomb.darshan", member_bytes, io.BytesIO(bytes(member_bytes))),
+            ("b.darshan", len(GOOD), io.BytesIO(GOOD)),
+        ]:
             info = tarfile.TarInfo(name)
             info.size = size
             tar.addfile(info, data)
@@ -78,12 +84,17 @@ def gzip_bomb_tar(path: Path, member_bytes: int) -> Path:
 def test_archive_member_past_the_limit_is_evicted_and_the_rest_read(tmp_path):
     path = gzip_bomb_tar(tmp_path / "day.tar.gz", 4 * MB)
     entries = list(iter_archive(path, 4 * MB - 1))
-    assert [(name, data is not None, error and error[0]) for name, data, error in entries] == \
-        [("a.darshan", True, None), ("bomb.darshan", False, "too_large"),
-         ("b.darshan", True, None)]
+    assert [(name, data is not None, error and error[0]) for name, data, error in entries] == [
+        ("a.darshan", True, None),
+        ("bomb.darshan", False, "too_large"),
+        ("b.darshan", True, None),
+    ]
     assert entries[2][1] == GOOD
-    assert [name for name, _, error in iter_archive(path, 4 * MB) if error is None] == \
-        ["a.darshan", "bomb.darshan", "b.darshan"]
+    assert [name for name, _, error in iter_archive(path, 4 * MB) if error is None] == [
+        "a.darshan",
+        "bomb.darshan",
+        "b.darshan",
+    ]
     too_large(lambda: read_bytes(f"{path}/bomb.darshan", 4 * MB - 1))
     too_large(lambda: read_log(f"{path}/bomb.darshan", max_log_bytes=4 * MB - 1))
 
@@ -93,14 +104,34 @@ def dxt_log(segments: int) -> bytes:
     rid = record_id(path)
     rng = np.random.default_rng(0)
     starts = np.sort(rng.random(segments) * 100)
-    dxt = F.DxtSegments(ids=np.full(segments, rid, np.uint64), ranks=np.arange(segments) % 4,
-                        is_write=np.ones(segments, bool), offsets=np.arange(segments) * 4096,
-                        lengths=np.full(segments, 4096), starts=starts, ends=starts + 1e-3)
+    dxt = F.DxtSegments(
+        ids=np.full(segments, rid, np.uint64),
+        ranks=np.arange(segments) % 4,
+        is_write=np.ones(segments, bool),
+        offsets=np.arange(segments) * 4096,
+        lengths=np.full(segments, 4096),
+        starts=starts,
+        ends=starts + 1e-3,
+    )
     n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
-    posix = F.ModuleRecords(F.POSIX, 4, np.array([rid], np.uint64), np.array([-1]),
-                            np.zeros((1, n_c), np.int64), np.zeros((1, n_f)))
-    job = F.Job(uid=1, job_id=2, start=1.6e9, end=1.6e9 + 100, run_time=0.0, nprocs=4,
-                cmdline="/bin/app", mounts=[("/scratch", "lustre")])
+    posix = F.ModuleRecords(
+        F.POSIX,
+        4,
+        np.array([rid], np.uint64),
+        np.array([-1]),
+        np.zeros((1, n_c), np.int64),
+        np.zeros((1, n_f)),
+    )
+    job = F.Job(
+        uid=1,
+        job_id=2,
+        start=1.6e9,
+        end=1.6e9 + 100,
+        run_time=0.0,
+        nprocs=4,
+        cmdline="/bin/app",
+        mounts=[("/scratch", "lustre")],
+    )
     return write_log(F.DarshanLog(job, {rid: path}, {F.POSIX: posix}, dxt_posix=dxt), level=1)
 
 
@@ -129,8 +160,13 @@ print(reason, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1
 
 def peak(path, **limits) -> tuple[str, int]:
     """(outcome, peak RSS growth in MB) of read_log in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT, str(path), repr(limits)],
-                         capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK_SCRIPT, str(path), repr(limits)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.split()
     return out[0], int(out[1])
 
 
@@ -144,8 +180,12 @@ def test_bombs_are_evicted_with_bounded_memory(tmp_path):
     wrapped.write_bytes(zlib.compress(PLAIN + bytes(64 * MB), 1, wbits=31))
     dxt = tmp_path / "dxt.darshan"
     dxt.write_bytes(dxt_log(4 * MB // 2))  # 2 M segments, a 64 MB region
-    cases = [(sparse, {}), (f"{bomb}/bomb.darshan", {"max_log_bytes": 8 * MB}),
-             (wrapped, {"max_inflated_bytes": 8 * MB}), (dxt, {"memory_bytes": 64 * MB})]
+    cases = [
+        (sparse, {}),
+        (f"{bomb}/bomb.darshan", {"max_log_bytes": 8 * MB}),
+        (wrapped, {"max_inflated_bytes": 8 * MB}),
+        (dxt, {"memory_bytes": 64 * MB}),
+    ]
     for path, limits in cases:
         reason, grown = peak(path, **limits)
         assert reason == "too_large" and grown < 32, (path, reason, grown)

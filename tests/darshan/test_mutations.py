@@ -25,8 +25,7 @@ from mosaic.darshan import reader  # noqa: E402
 from mosaic.errors import LogError  # noqa: E402
 from mosaic.trace import build_trace  # noqa: E402
 
-REASONS = {"unreadable", "truncated", "corrupt_stream", "unsupported_version", "bad_job",
-           "no_io_modules"}
+REASONS = {"unreadable", "truncated", "corrupt_stream", "unsupported_version", "bad_job", "no_io_modules"}
 N_MUTANTS = 10_500
 SEED_SIZE_LIMIT = 40_000  # keeps the run short; bigger logs add nothing new here
 MAX_SEEDS_PER_DIR = 2
@@ -34,19 +33,31 @@ MAX_SEEDS_PER_DIR = 2
 
 def handmade_seeds() -> list[bytes]:
     names = {1: "/scratch/a", 2: "/scratch/b"}
-    mods = {"POSIX": (4, [posix_v4(1, 0, bytes_read=10, times={"read_start": 1, "read_end": 2}),
-                          posix_v4(2, -1, bytes_written=10)]),
-            "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {})]),
-            "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [(0, 5, 2.0, 2.5)])])}
-    be = {"POSIX": (4, [posix_v4(1, 0, bytes_read=10, e=">")]),
-          "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {}, ">")]),
-          "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [], ">")])}
+    mods = {
+        "POSIX": (
+            4,
+            [
+                posix_v4(1, 0, bytes_read=10, times={"read_start": 1, "read_end": 2}),
+                posix_v4(2, -1, bytes_written=10),
+            ],
+        ),
+        "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {})]),
+        "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [(0, 5, 2.0, 2.5)])]),
+    }
+    be = {
+        "POSIX": (4, [posix_v4(1, 0, bytes_read=10, e=">")]),
+        "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {}, ">")]),
+        "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [], ">")]),
+    }
     legacy = ((1, 0, "a", {47: 10, 138: 5}, {0: 1.0, 3: 2.0}),)
-    return [v3_log("3.41", comp=1, names=names, modules=mods, streams=2),
-            v3_log("3.21", comp=2, names=names, modules=mods),
-            v3_log("3.41", e=">", names=names, modules=be),
-            legacy_log(records=legacy), legacy_log(records=legacy, wrap="gz"),
-            legacy_log(records=legacy, wrap="bz2")]
+    return [
+        v3_log("3.41", comp=1, names=names, modules=mods, streams=2),
+        v3_log("3.21", comp=2, names=names, modules=mods),
+        v3_log("3.41", e=">", names=names, modules=be),
+        legacy_log(records=legacy),
+        legacy_log(records=legacy, wrap="gz"),
+        legacy_log(records=legacy, wrap="bz2"),
+    ]
 
 
 def real_seeds() -> list[bytes]:
@@ -75,11 +86,17 @@ def header_fields(data: bytes) -> list[tuple[int, str]]:
     """(offset, struct format) of every header number worth making absurd."""
     if data.startswith(b"3.41"):
         maps = [(48 + 8 * i, "<Q") for i in range(128)]
-        return [(16, "<B"), (24, "<Q"), (32, "<Q"), (40, "<Q")] + maps + \
-            [(1072 + 4 * i, "<I") for i in range(64)]
+        return (
+            [(16, "<B"), (24, "<Q"), (32, "<Q"), (40, "<Q")]
+            + maps
+            + [(1072 + 4 * i, "<I") for i in range(64)]
+        )
     if data.startswith(b"3."):
-        return [(16, "<B"), (20, "<I"), (24, "<Q"), (32, "<Q")] + \
-            [(40 + 8 * i, "<Q") for i in range(32)] + [(296 + 4 * i, "<I") for i in range(16)]
+        return (
+            [(16, "<B"), (20, "<I"), (24, "<Q"), (32, "<Q")]
+            + [(40 + 8 * i, "<Q") for i in range(32)]
+            + [(296 + 4 * i, "<I") for i in range(16)]
+        )
     return [(8 + 8 * i, "<q") for i in range(6)]
 
 
@@ -91,9 +108,9 @@ def mutate(rng: np.random.Generator, data: bytes, other: bytes) -> bytes:
     n = len(data)
     if kind == 0:  # truncate at a region boundary, give or take a byte
         cut = int(rng.choice(boundaries(data))) + int(rng.integers(-2, 3))
-        return data[:max(cut, 0)]
+        return data[: max(cut, 0)]
     if kind == 1:  # truncate anywhere
-        return data[:int(rng.integers(n))]
+        return data[: int(rng.integers(n))]
     if kind in (2, 3):  # flip a few bytes, half the time inside the header
         out = bytearray(data)
         span = min(n, 1328) if kind == 2 else n
@@ -102,9 +119,9 @@ def mutate(rng: np.random.Generator, data: bytes, other: bytes) -> bytes:
         return bytes(out)
     if kind == 4:  # zero a range
         a = int(rng.integers(n))
-        return data[:a] + b"\0" * int(rng.integers(1, 200)) + data[a + 200:]
+        return data[:a] + b"\0" * int(rng.integers(1, 200)) + data[a + 200 :]
     if kind == 5:  # splice two logs
-        return data[:int(rng.integers(n))] + other[int(rng.integers(len(other))):]
+        return data[: int(rng.integers(n))] + other[int(rng.integers(len(other))) :]
     if kind == 6:  # absurd header numbers (either byte order)
         out = bytearray(data)
         for _ in range(int(rng.integers(1, 4))):
@@ -158,5 +175,5 @@ def test_every_boundary_truncation_of_every_seed():
     for data in real_seeds() + handmade_seeds():
         for cut in boundaries(data):
             for delta in (-1, 0, 1):
-                status = check(data[:cut + delta], config)
+                status = check(data[: cut + delta], config)
                 assert status != "ok" or cut + delta >= len(data), (cut, delta)

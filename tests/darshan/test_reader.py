@@ -26,15 +26,29 @@ NAMES = {11: "/scratch/a.dat", 22: "/scratch/b.dat", 33: "<STDOUT>"}
 
 
 def simple(version="3.41", e="<", comp=0, streams=1, **kw):
-    posix = [posix_v4(11, 0, opens=2, bytes_read=100, times={"read_start": 1.0, "read_end": 2.0}, e=e),
-             posix_v4(22, -1, opens=4, bytes_written=4096, e=e)]
+    posix = [
+        posix_v4(11, 0, opens=2, bytes_read=100, times={"read_start": 1.0, "read_end": 2.0}, e=e),
+        posix_v4(22, -1, opens=4, bytes_written=4096, e=e),
+    ]
     if version < "3.20" and version >= "3.10":
-        posix = [record("POSIX", 3, 11, 0, {0: 2, 9: 100}, {1: 1.0, 5: 2.0}, e),
-                 record("POSIX", 3, 22, -1, {0: 4, 10: 4096}, {}, e)]
-    modules = {"POSIX": (4 if version >= "3.20" else 3, posix),
-               "STDIO": (2, [record("STDIO", 2, 33, 0, {0: 1, 6: 10}, {}, e)])}
-    return v3_log(version, e=e, comp=comp, names=NAMES, modules=modules,
-                  job=kw.pop("job", None) or job_region(version, e=e), streams=streams, **kw)
+        posix = [
+            record("POSIX", 3, 11, 0, {0: 2, 9: 100}, {1: 1.0, 5: 2.0}, e),
+            record("POSIX", 3, 22, -1, {0: 4, 10: 4096}, {}, e),
+        ]
+    modules = {
+        "POSIX": (4 if version >= "3.20" else 3, posix),
+        "STDIO": (2, [record("STDIO", 2, 33, 0, {0: 1, 6: 10}, {}, e)]),
+    }
+    return v3_log(
+        version,
+        e=e,
+        comp=comp,
+        names=NAMES,
+        modules=modules,
+        job=kw.pop("job", None) or job_region(version, e=e),
+        streams=streams,
+        **kw,
+    )
 
 
 def raises(data, reason):
@@ -110,10 +124,11 @@ def test_partial_bits_map_to_current_module_ids():
 
 
 def test_dxt_segments_writes_then_reads():
-    dxt = [dxt_record(11, 0, [(0, 10, 1.0, 1.5), (10, 10, 2.0, 2.5)], [(0, 5, 3.0, 3.25)]),
-           dxt_record(22, 1, [], [(0, 7, 4.0, 4.5)])]
-    log = read_log(v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix_v4(11)]),
-                                                        "DXT_POSIX": (1, dxt)}))
+    dxt = [
+        dxt_record(11, 0, [(0, 10, 1.0, 1.5), (10, 10, 2.0, 2.5)], [(0, 5, 3.0, 3.25)]),
+        dxt_record(22, 1, [], [(0, 7, 4.0, 4.5)]),
+    ]
+    log = read_log(v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix_v4(11)]), "DXT_POSIX": (1, dxt)}))
     d = log.dxt_posix
     assert d.ids.tolist() == [11, 11, 11, 22]
     assert d.ranks.tolist() == [0, 0, 0, 1]
@@ -176,7 +191,7 @@ def test_region_inside_header_is_unreadable():
 def test_corrupt_stream():
     data = bytearray(simple())
     off, n = struct.unpack_from("<QQ", data, 48 + 16 * 1)
-    data[off + 2:off + 6] = b"\xff\xff\xff\xff"
+    data[off + 2 : off + 6] = b"\xff\xff\xff\xff"
     raises(bytes(data), "corrupt_stream")
 
 
@@ -205,11 +220,14 @@ def test_names_cut_short():
     assert err.value.reason == "corrupt_stream"
 
 
-@pytest.mark.parametrize("job_kw, detail", [
-    (dict(start=200, end=100), "before it starts"),
-    (dict(nprocs=0), "nprocs"),
-    (dict(start=100, end=100), "run time"),  # 3.41 run time = end - start = 0
-])
+@pytest.mark.parametrize(
+    "job_kw, detail",
+    [
+        (dict(start=200, end=100), "before it starts"),
+        (dict(nprocs=0), "nprocs"),
+        (dict(start=100, end=100), "run time"),  # 3.41 run time = end - start = 0
+    ],
+)
 def test_bad_job(job_kw, detail):
     assert detail in raises(simple(job=job_region("3.41", **job_kw)), "bad_job").detail
 
@@ -249,6 +267,7 @@ def test_inflate_many_streams_and_early_end():
 
 def test_gzip_wrapping_garbage_and_a_3x_log():
     import gzip
+
     raises(gzip.compress(b"hello world"), "unreadable")
     raises(gzip.compress(b"x" * 100)[:-5], "corrupt_stream")
     assert read_log(gzip.compress(simple())).job.version == "3.41"
@@ -265,6 +284,7 @@ def test_paths_and_missing_files(tmp_path):
 def test_internal_errors_become_log_errors(monkeypatch):
     def broken(*_):
         raise RuntimeError("boom")
+
     monkeypatch.setattr(reader, "_read_v3", broken)
     err = raises(simple(), "unreadable")
     assert err.detail.startswith("internal error")

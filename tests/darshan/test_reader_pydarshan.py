@@ -45,27 +45,60 @@ EXPECTED_PARTIAL = {  # partial bit set in the header, by module
 
 # Canonical field -> counter name in darshan-util's current layout.
 PYD_NAMES = {
-    F.POSIX: ("POSIX_", {"opens": "OPENS", "seeks": "SEEKS", "reads": "READS",
-                         "writes": "WRITES", "bytes_read": "BYTES_READ",
-                         "bytes_written": "BYTES_WRITTEN"}),
-    F.STDIO: ("STDIO_", {"opens": "OPENS", "seeks": "SEEKS", "reads": "READS",
-                         "writes": "WRITES", "bytes_read": "BYTES_READ",
-                         "bytes_written": "BYTES_WRITTEN"}),
+    F.POSIX: (
+        "POSIX_",
+        {
+            "opens": "OPENS",
+            "seeks": "SEEKS",
+            "reads": "READS",
+            "writes": "WRITES",
+            "bytes_read": "BYTES_READ",
+            "bytes_written": "BYTES_WRITTEN",
+        },
+    ),
+    F.STDIO: (
+        "STDIO_",
+        {
+            "opens": "OPENS",
+            "seeks": "SEEKS",
+            "reads": "READS",
+            "writes": "WRITES",
+            "bytes_read": "BYTES_READ",
+            "bytes_written": "BYTES_WRITTEN",
+        },
+    ),
     # MPI-IO counts independent, collective, split and non-blocking calls
     # apart (the canonical field is their sum) and has no seeks.
-    F.MPIIO: ("MPIIO_", {"opens": ("INDEP_OPENS", "COLL_OPENS"),
-                         "reads": ("INDEP_READS", "COLL_READS", "SPLIT_READS", "NB_READS"),
-                         "writes": ("INDEP_WRITES", "COLL_WRITES", "SPLIT_WRITES", "NB_WRITES"),
-                         "seeks": (), "bytes_read": "BYTES_READ",
-                         "bytes_written": "BYTES_WRITTEN"}),
+    F.MPIIO: (
+        "MPIIO_",
+        {
+            "opens": ("INDEP_OPENS", "COLL_OPENS"),
+            "reads": ("INDEP_READS", "COLL_READS", "SPLIT_READS", "NB_READS"),
+            "writes": ("INDEP_WRITES", "COLL_WRITES", "SPLIT_WRITES", "NB_WRITES"),
+            "seeks": (),
+            "bytes_read": "BYTES_READ",
+            "bytes_written": "BYTES_WRITTEN",
+        },
+    ),
 }
-F_NAMES = {"open_start": "F_OPEN_START_TIMESTAMP", "open_end": "F_OPEN_END_TIMESTAMP",
-           "read_start": "F_READ_START_TIMESTAMP", "read_end": "F_READ_END_TIMESTAMP",
-           "write_start": "F_WRITE_START_TIMESTAMP", "write_end": "F_WRITE_END_TIMESTAMP",
-           "close_start": "F_CLOSE_START_TIMESTAMP", "close_end": "F_CLOSE_END_TIMESTAMP"}
-V1_INSTANTS = {(F.POSIX, 1, "open_end"), (F.POSIX, 1, "close_start"),
-               (F.MPIIO, 1, "open_end"), (F.MPIIO, 1, "close_start"),
-               (F.MPIIO, 2, "open_end"), (F.MPIIO, 2, "close_start")}
+F_NAMES = {
+    "open_start": "F_OPEN_START_TIMESTAMP",
+    "open_end": "F_OPEN_END_TIMESTAMP",
+    "read_start": "F_READ_START_TIMESTAMP",
+    "read_end": "F_READ_END_TIMESTAMP",
+    "write_start": "F_WRITE_START_TIMESTAMP",
+    "write_end": "F_WRITE_END_TIMESTAMP",
+    "close_start": "F_CLOSE_START_TIMESTAMP",
+    "close_end": "F_CLOSE_END_TIMESTAMP",
+}
+V1_INSTANTS = {
+    (F.POSIX, 1, "open_end"),
+    (F.POSIX, 1, "close_start"),
+    (F.MPIIO, 1, "open_end"),
+    (F.MPIIO, 1, "close_start"),
+    (F.MPIIO, 2, "open_end"),
+    (F.MPIIO, 2, "close_start"),
+}
 CURRENT_VERSIONS = {F.POSIX: 4, F.STDIO: 2, F.MPIIO: 3}
 PYD_MODULES = {"POSIX": F.POSIX, "STDIO": F.STDIO, "MPI-IO": F.MPIIO}
 
@@ -75,8 +108,7 @@ def oracle(tmp_path_factory, shared_logs):  # counts below include the real logs
     if not ALL_LOGS:
         pytest.skip("no logs")
     out = tmp_path_factory.mktemp("oracle") / "pydarshan.pkl"
-    subprocess.run([sys.executable, str(ORACLE), str(out), *ALL_LOGS], check=True,
-                   timeout=300)
+    subprocess.run([sys.executable, str(ORACLE), str(out), *ALL_LOGS], check=True, timeout=300)
     with open(out, "rb") as fh:
         return pickle.load(fh)
 
@@ -161,10 +193,11 @@ def test_records_equal_pydarshan(oracle):
                 counter_names = ref["counter_names"][pyd_name]
                 ours = mine.canonical()
                 for field, pyd in names.items():
-                    cols = [counter_names["counters"].index(prefix + p)
-                            for p in (pyd if isinstance(pyd, tuple) else (pyd,))]
-                    assert _same(ours[field][keep], want["counters"][:, cols].sum(axis=1)), \
-                        (path, field)
+                    cols = [
+                        counter_names["counters"].index(prefix + p)
+                        for p in (pyd if isinstance(pyd, tuple) else (pyd,))
+                    ]
+                    assert _same(ours[field][keep], want["counters"][:, cols].sum(axis=1)), (path, field)
                 for field, pyd in F_NAMES.items():
                     col = counter_names["fcounters"].index(prefix + pyd)
                     if (mod, mine.version, field) in V1_INSTANTS:
@@ -182,9 +215,17 @@ def test_dxt_segments_equal_pydarshan(oracle):
         if log is None or "dxt" not in ref:
             continue
         d = log.dxt_posix
-        ours = sorted(zip(d.ids.tolist(), d.ranks.tolist(), d.is_write.tolist(),
-                          d.offsets.tolist(), d.lengths.tolist(), d.starts.tolist(),
-                          d.ends.tolist()))
+        ours = sorted(
+            zip(
+                d.ids.tolist(),
+                d.ranks.tolist(),
+                d.is_write.tolist(),
+                d.offsets.tolist(),
+                d.lengths.tolist(),
+                d.starts.tolist(),
+                d.ends.tolist(),
+            )
+        )
         assert ours == sorted(ref["dxt"]), path
         compared += 1
     assert compared >= 15
@@ -200,13 +241,21 @@ def test_heatmaps_equal_pydarshan(oracle):
             continue
         h = log.heatmaps
         at = h.offsets
-        ours = sorted((api.removeprefix("heatmap:"), rank, width,
-                       h.write_bins[a:a + n].tolist(), h.read_bins[a:a + n].tolist())
-                      for api, rank, width, a, n in zip(h.apis.tolist(), h.ranks.tolist(),
-                                                        h.bin_seconds.tolist(), at.tolist(),
-                                                        h.nbins.tolist()))
-        want = sorted((api, rank, width, w.tolist(), r.tolist())
-                      for api, rank, width, w, r in ref["heatmaps"])
+        ours = sorted(
+            (
+                api.removeprefix("heatmap:"),
+                rank,
+                width,
+                h.write_bins[a : a + n].tolist(),
+                h.read_bins[a : a + n].tolist(),
+            )
+            for api, rank, width, a, n in zip(
+                h.apis.tolist(), h.ranks.tolist(), h.bin_seconds.tolist(), at.tolist(), h.nbins.tolist()
+            )
+        )
+        want = sorted(
+            (api, rank, width, w.tolist(), r.tolist()) for api, rank, width, w, r in ref["heatmaps"]
+        )
         assert ours == want, path
         compared += 1
     assert compared == 42

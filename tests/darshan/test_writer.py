@@ -18,14 +18,23 @@ def reader():
     """Our reader; tests that read logs back skip only while it does not exist."""
     return pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
 
+
 PATHS = ["/scratch/run/out.h5", "<STDOUT>", "/u/sciteam/x/" + "deep/" * 12 + "input.deck"]
 CANON_PYDARSHAN = {  # canonical field -> pydarshan column suffix
-    "opens": "OPENS", "reads": "READS", "writes": "WRITES", "seeks": "SEEKS",
-    "bytes_read": "BYTES_READ", "bytes_written": "BYTES_WRITTEN",
-    "open_start": "F_OPEN_START_TIMESTAMP", "open_end": "F_OPEN_END_TIMESTAMP",
-    "read_start": "F_READ_START_TIMESTAMP", "read_end": "F_READ_END_TIMESTAMP",
-    "write_start": "F_WRITE_START_TIMESTAMP", "write_end": "F_WRITE_END_TIMESTAMP",
-    "close_start": "F_CLOSE_START_TIMESTAMP", "close_end": "F_CLOSE_END_TIMESTAMP",
+    "opens": "OPENS",
+    "reads": "READS",
+    "writes": "WRITES",
+    "seeks": "SEEKS",
+    "bytes_read": "BYTES_READ",
+    "bytes_written": "BYTES_WRITTEN",
+    "open_start": "F_OPEN_START_TIMESTAMP",
+    "open_end": "F_OPEN_END_TIMESTAMP",
+    "read_start": "F_READ_START_TIMESTAMP",
+    "read_end": "F_READ_END_TIMESTAMP",
+    "write_start": "F_WRITE_START_TIMESTAMP",
+    "write_end": "F_WRITE_END_TIMESTAMP",
+    "close_start": "F_CLOSE_START_TIMESTAMP",
+    "close_end": "F_CLOSE_END_TIMESTAMP",
 }
 
 
@@ -35,24 +44,43 @@ def make_log(posix=4, stdio=2, seed=0, version="3.41", partial=False, dxt=False)
 
     def module(mid, v, rows, ranks):
         n_c, n_f = F.RECORD_SHAPES[(mid, v)]
-        return F.ModuleRecords(mid, v, ids[rows], np.array(ranks, np.int64),
-                               rng.integers(0, 1 << 40, (len(rows), n_c)),
-                               np.round(rng.random((len(rows), n_f)) * 500, 6))
+        return F.ModuleRecords(
+            mid,
+            v,
+            ids[rows],
+            np.array(ranks, np.int64),
+            rng.integers(0, 1 << 40, (len(rows), n_c)),
+            np.round(rng.random((len(rows), n_f)) * 500, 6),
+        )
 
     start = 1_550_000_000.25 if version == "3.41" else 1_550_000_000.0
-    job = F.Job(uid=4242, job_id=77, start=start, end=start + 600, run_time=0.0, nprocs=8,
-                cmdline="/u/sciteam/x/bin/lmp -in in.lj",
-                mounts=[("/scratch", "lustre"), ("/", "rootfs")],
-                metadata={"lib_ver": "3.1.6", "h": "romio_no_indep_rw=true"}, partial=partial)
-    log = F.DarshanLog(job, {int(i): p for i, p in zip(ids, PATHS)},
-                       {F.POSIX: module(F.POSIX, posix, [0, 2, 0], [0, -1, 5]),
-                        F.STDIO: module(F.STDIO, stdio, [1], [0])})
+    job = F.Job(
+        uid=4242,
+        job_id=77,
+        start=start,
+        end=start + 600,
+        run_time=0.0,
+        nprocs=8,
+        cmdline="/u/sciteam/x/bin/lmp -in in.lj",
+        mounts=[("/scratch", "lustre"), ("/", "rootfs")],
+        metadata={"lib_ver": "3.1.6", "h": "romio_no_indep_rw=true"},
+        partial=partial,
+    )
+    log = F.DarshanLog(
+        job,
+        {int(i): p for i, p in zip(ids, PATHS)},
+        {F.POSIX: module(F.POSIX, posix, [0, 2, 0], [0, -1, 5]), F.STDIO: module(F.STDIO, stdio, [1], [0])},
+    )
     if dxt:
         log.dxt_posix = F.DxtSegments(
-            ids=np.array([ids[0]] * 3, np.uint64), ranks=np.array([0, 0, 5]),
-            is_write=np.array([True, False, True]), offsets=np.array([0, 4096, 8192]),
-            lengths=np.array([4096, 100, 7]), starts=np.array([1.0, 2.0, 3.0]),
-            ends=np.array([1.5, 2.25, 3.75]))
+            ids=np.array([ids[0]] * 3, np.uint64),
+            ranks=np.array([0, 0, 5]),
+            is_write=np.array([True, False, True]),
+            offsets=np.array([0, 4096, 8192]),
+            lengths=np.array([4096, 100, 7]),
+            starts=np.array([1.0, 2.0, 3.0]),
+            ends=np.array([1.5, 2.25, 3.75]),
+        )
     return log
 
 
@@ -100,8 +128,7 @@ VARIANTS = [  # version, posix, stdio, big endian, compression, streams
 
 
 @pytest.mark.parametrize("version,posix,stdio,big,compression,streams", VARIANTS)
-def test_pydarshan_reads_back_what_was_written(tmp_path, version, posix, stdio, big,
-                                               compression, streams):
+def test_pydarshan_reads_back_what_was_written(tmp_path, version, posix, stdio, big, compression, streams):
     darshan = pytest.importorskip("darshan")
     log = make_log(posix, stdio, version=version, dxt=version == "3.41")
     path = tmp_path / "x.darshan"
@@ -126,10 +153,8 @@ def test_pydarshan_reads_back_what_was_written(tmp_path, version, posix, stdio, 
                 frame = fcounters if suffix.startswith("F_") else counters
                 assert frame.loc[(int(rid), int(rank)), f"{prefix}_{suffix}"] == canon[field][i]
             if (mid, ours.version) in ((F.POSIX, 4), (F.STDIO, 2)):  # current versions: all fields
-                assert counters.loc[(int(rid), int(rank))].to_numpy().tolist() == \
-                    ours.counters[i].tolist()
-                assert fcounters.loc[(int(rid), int(rank))].to_numpy().tolist() == \
-                    ours.fcounters[i].tolist()
+                assert counters.loc[(int(rid), int(rank))].to_numpy().tolist() == ours.counters[i].tolist()
+                assert fcounters.loc[(int(rid), int(rank))].to_numpy().tolist() == ours.fcounters[i].tolist()
     if log.dxt_posix is not None:
         segs = report.records["DXT_POSIX"].to_df()
         by_rank = {s["rank"]: s for s in segs}
@@ -153,8 +178,9 @@ def assert_same_records(got: F.DarshanLog, log: F.DarshanLog):
         assert np.array_equal(theirs.fcounters[order], ours.fcounters[mine])
 
 
-@pytest.mark.parametrize("version,posix,stdio", [("3.41", 4, 2), ("3.21", 4, 2), ("3.10", 3, 1),
-                                                 ("3.10", 4, 2)])
+@pytest.mark.parametrize(
+    "version,posix,stdio", [("3.41", 4, 2), ("3.21", 4, 2), ("3.10", 3, 1), ("3.10", 4, 2)]
+)
 @pytest.mark.parametrize("big", [False, True])
 @pytest.mark.parametrize("compression", ["zlib", "bzip2", "none"])
 def test_our_reader_reads_every_variant(version, posix, stdio, big, compression):
@@ -177,7 +203,7 @@ def test_streams_are_separate_compressed_streams():
     one = write_log(log, "3.41", streams_per_region=1)
     many = write_log(log, "3.41", streams_per_region=4)
     offset, length = struct.unpack_from("<QQ", many, 48 + 16 * F.POSIX)
-    region = many[offset:offset + length]
+    region = many[offset : offset + length]
     first = zlib.decompressobj()
     head = first.decompress(region)
     assert first.unused_data  # more streams follow
@@ -186,8 +212,9 @@ def test_streams_are_separate_compressed_streams():
 
 
 @pytest.mark.parametrize("version", ["2.05", "2.06"])
-@pytest.mark.parametrize("compression,opener", [("none", lambda b: b), ("gzip", gzip.decompress),
-                                                ("bzip2", bz2.decompress)])
+@pytest.mark.parametrize(
+    "compression,opener", [("none", lambda b: b), ("gzip", gzip.decompress), ("bzip2", bz2.decompress)]
+)
 def test_legacy_logs(version, compression, opener):
     log = make_log()
     data = write_legacy_log(log, version, compression)
@@ -212,15 +239,23 @@ def test_rejects_what_a_format_cannot_hold():
         write_legacy_log(make_log(), "2.04")
 
 
-records = st.integers(1, 12).flatmap(lambda n: st.tuples(
-    st.lists(st.integers(-1, 64), min_size=n, max_size=n),
-    st.lists(st.integers(0, 1 << 50), min_size=n * 69, max_size=n * 69),
-    st.lists(st.floats(0, 1e6, allow_nan=False), min_size=n * 17, max_size=n * 17)))
+records = st.integers(1, 12).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(-1, 64), min_size=n, max_size=n),
+        st.lists(st.integers(0, 1 << 50), min_size=n * 69, max_size=n * 69),
+        st.lists(st.floats(0, 1e6, allow_nan=False), min_size=n * 17, max_size=n * 17),
+    )
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(records, st.sampled_from(["3.41", "3.21", "3.10"]), st.booleans(),
-       st.sampled_from(["zlib", "bzip2", "none"]), st.integers(1, 5))
+@given(
+    records,
+    st.sampled_from(["3.41", "3.21", "3.10"]),
+    st.booleans(),
+    st.sampled_from(["zlib", "bzip2", "none"]),
+    st.integers(1, 5),
+)
 def test_any_records_round_trip(recs, version, big, compression, streams):
     ranks, counters, fcounters = recs
     n = len(ranks)
@@ -228,8 +263,15 @@ def test_any_records_round_trip(recs, version, big, compression, streams):
     ids = darshan_hash(paths)
     log = make_log(version=version)
     log.names = {int(i): p for i, p in zip(ids, paths)}
-    log.modules = {F.POSIX: F.ModuleRecords(F.POSIX, 4, ids, np.array(ranks, np.int64),
-                                            np.array(counters, np.int64).reshape(n, 69),
-                                            np.array(fcounters).reshape(n, 17))}
+    log.modules = {
+        F.POSIX: F.ModuleRecords(
+            F.POSIX,
+            4,
+            ids,
+            np.array(ranks, np.int64),
+            np.array(counters, np.int64).reshape(n, 69),
+            np.array(fcounters).reshape(n, 17),
+        )
+    }
     got = reader().read_log(write_log(log, version, big, compression, streams))
     assert_same_records(got, log)

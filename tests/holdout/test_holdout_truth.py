@@ -38,18 +38,30 @@ def test_instant_at_the_run_end_counts_in_the_last_quarter():
     np.testing.assert_allclose(chunk_bytes([100.0], [100.0], [7.0], 100.0), [0, 0, 0, 7])
 
 
-@pytest.mark.parametrize("q, expected", [
-    ([90, 5, 5, 0], {"on_start": True, "steady": False, "on_end": False, "unclassified": False}),
-    ([10, 10, 10, 10], {"steady": True, "on_start": False, "after_start": False,
-                        "unclassified": False}),
-    # on_start: 21 vs 2 x 10 is within 10 % of the threshold either way: not asserted.
-    ([21, 4, 3, 3], {"on_start": None}),
-    ([0, 10, 10, 10], {"after_start": True, "before_end": False, "steady": False}),
-    ([50, 1, 1, 50], {"on_start_and_end": True, "after_start_before_end": False}),
-    ([10, 0, 40, 20], {"on_start": False, "on_end": False, "after_start": False,
-                       "before_end": False, "after_start_before_end": False,
-                       "on_start_and_end": False, "steady": False, "unclassified": True}),
-])
+@pytest.mark.parametrize(
+    "q, expected",
+    [
+        ([90, 5, 5, 0], {"on_start": True, "steady": False, "on_end": False, "unclassified": False}),
+        ([10, 10, 10, 10], {"steady": True, "on_start": False, "after_start": False, "unclassified": False}),
+        # on_start: 21 vs 2 x 10 is within 10 % of the threshold either way: not asserted.
+        ([21, 4, 3, 3], {"on_start": None}),
+        ([0, 10, 10, 10], {"after_start": True, "before_end": False, "steady": False}),
+        ([50, 1, 1, 50], {"on_start_and_end": True, "after_start_before_end": False}),
+        (
+            [10, 0, 40, 20],
+            {
+                "on_start": False,
+                "on_end": False,
+                "after_start": False,
+                "before_end": False,
+                "after_start_before_end": False,
+                "on_start_and_end": False,
+                "steady": False,
+                "unclassified": True,
+            },
+        ),
+    ],
+)
 def test_temporality_rules_with_margin(q, expected):
     rules = temporality_rules(np.array(q, float), CONFIG)
     assert {k: rules[k] for k in expected} == expected
@@ -63,9 +75,14 @@ def test_significance_has_a_margin_around_100_mb():
 
 
 def test_requests_per_second_spreads_windows_and_honours_unrecorded_closes():
-    table = {"opens": np.array([4.0, 2.0]), "seeks": np.array([0.0, 0.0]),
-             "open_start": np.array([0.5, 4.0]), "open_end": np.array([2.5, 0.0]),
-             "close_start": np.array([3.2, 0.0]), "close_end": np.array([3.2, 0.0])}
+    table = {
+        "opens": np.array([4.0, 2.0]),
+        "seeks": np.array([0.0, 0.0]),
+        "open_start": np.array([0.5, 4.0]),
+        "open_end": np.array([2.5, 0.0]),
+        "close_start": np.array([3.2, 0.0]),
+        "close_end": np.array([3.2, 0.0]),
+    }
     np.testing.assert_allclose(requests_per_second(table, 5.0), [1, 2, 1, 4, 2])
 
 
@@ -73,26 +90,45 @@ def test_metadata_family_both_sides():
     five_spikes = np.array([60.0] * 5)
     assert metadata_family(five_spikes, 5.0, CONFIG) == {
         "must": ["metadata_multiple_spikes", "metadata_high_density"],
-        "must_not": ["metadata_high_spike", "metadata_insignificant_load"]}
+        "must_not": ["metadata_high_spike", "metadata_insignificant_load"],
+    }
     # 50 per second is on the spike level: nothing about spikes is asserted.
     at_level = metadata_family(np.array([50.0] * 5), 5.0, CONFIG)
     assert "metadata_multiple_spikes" not in at_level["must"] + at_level["must_not"]
     quiet = metadata_family(np.array([300.0, 1.0, 1.0, 1.0]), 400.0, CONFIG)
-    assert quiet == {"must": ["metadata_high_spike"],
-                     "must_not": ["metadata_multiple_spikes", "metadata_high_density",
-                                  "metadata_insignificant_load"]}
+    assert quiet == {
+        "must": ["metadata_high_spike"],
+        "must_not": ["metadata_multiple_spikes", "metadata_high_density", "metadata_insignificant_load"],
+    }
 
 
-@pytest.mark.parametrize("period, expected", [
-    (20.0, "periodic_second"), (29.0, None), (35.0, "periodic_minute"),
-    (1700.0, None), (3600.0, "periodic_hour"), (86400.0, "periodic_day_or_more")])
+@pytest.mark.parametrize(
+    "period, expected",
+    [
+        (20.0, "periodic_second"),
+        (29.0, None),
+        (35.0, "periodic_minute"),
+        (1700.0, None),
+        (3600.0, "periodic_hour"),
+        (86400.0, "periodic_day_or_more"),
+    ],
+)
 def test_magnitude(period, expected):
     assert magnitude(period, CONFIG) == expected
 
 
-@pytest.mark.parametrize("counts, others, expected", [
-    ([10], 0, True), ([4], 0, None), ([], 1, False), ([], 3, None), ([10], 2, None),
-    ([20], 1, True), ([10, 10], 0, True)])
+@pytest.mark.parametrize(
+    "counts, others, expected",
+    [
+        ([10], 0, True),
+        ([4], 0, None),
+        ([], 1, False),
+        ([], 3, None),
+        ([10], 2, None),
+        ([20], 1, True),
+        ([10, 10], 0, True),
+    ],
+)
 def test_periodic_claim(counts, others, expected):
     assert periodic_claim(counts, others, CONFIG) is expected
 
@@ -144,15 +180,21 @@ def test_appended_checkpoints_keep_their_bursts_in_the_heatmap_only(tmp_path):
     assert hm.nbins[0] * width >= log.job.run_time
     assert "write_periodic" in truth["families"]["write_periodicity"]["must"]
     assert not {"write_periodic_low_busy_time", "write_periodic_high_busy_time"} & set(
-        truth["families"]["write_periodicity"]["must"]
-        + truth["families"]["write_periodicity"]["must_not"])
+        truth["families"]["write_periodicity"]["must"] + truth["families"]["write_periodicity"]["must_not"]
+    )
 
 
-@pytest.mark.parametrize("period, expected", [
-    (0.89, ([], list(PERIODICITY))),  # clearly under 1 s: request cadence, not periodic
-    (0.9, ([], [])), (1.09, ([], [])),  # within 10 % of min_period_seconds: not asserted
-    (1.11, (["periodic", "periodic_second"], ["periodic_minute", "periodic_hour",
-                                              "periodic_day_or_more"])),
-])
+@pytest.mark.parametrize(
+    "period, expected",
+    [
+        (0.89, ([], list(PERIODICITY))),  # clearly under 1 s: request cadence, not periodic
+        (0.9, ([], [])),
+        (1.09, ([], [])),  # within 10 % of min_period_seconds: not asserted
+        (
+            1.11,
+            (["periodic", "periodic_second"], ["periodic_minute", "periodic_hour", "periodic_day_or_more"]),
+        ),
+    ],
+)
 def test_periods_under_min_period_seconds_are_not_periodic(period, expected):
     assert periodicity_family(Periodicity(True, [Series(period, None, 1e9)]), CONFIG) == expected

@@ -13,8 +13,17 @@ from mosaic.config import Config
 from mosaic.corpus.stats import CorpusStats
 from mosaic.report import figures, tables
 
-FIGURES = ["funnel", "periodicity", "temporality", "metadata", "stability",
-           "jaccard_single_run", "jaccard_all_runs", "conditional_single_run", "conditional_all_runs"]
+FIGURES = [
+    "funnel",
+    "periodicity",
+    "temporality",
+    "metadata",
+    "stability",
+    "jaccard_single_run",
+    "jaccard_all_runs",
+    "conditional_single_run",
+    "conditional_all_runs",
+]
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +65,14 @@ def share(summary, view, label):
 def test_funnel_data(tmp_path, rendered):
     _, summary, drawn = rendered
     table = drawn["funnel"]
-    assert table["stage"].tolist() == ["Darshan logs", "evicted: truncated", "evicted: bad job",
-                                       "valid", "unique applications", "categorized"]
+    assert table["stage"].tolist() == [
+        "Darshan logs",
+        "evicted: truncated",
+        "evicted: bad job",
+        "valid",
+        "unique applications",
+        "categorized",
+    ]
     assert table["logs"].tolist() == [12, 2, 1, 9, 8, 8]
     assert table["share"].iloc[3] == pytest.approx(9 / 12)
     later = {**summary, "funnel": {**summary["funnel"], "categorize_evicted": {"timeout": 1}}}
@@ -74,9 +89,13 @@ def test_periodicity_data(rendered):
     assert len(table) == 2 * 5 * 2  # directions x (non-periodic + 4 magnitudes) x views
 
 
-@pytest.mark.parametrize("name, labels, hand_checked", [
-    ("temporality", 2 * 9, ("read_on_start", "all runs", 55 / 65)),  # 40 + 3 + 12 runs of 65
-    ("metadata", 4, ("metadata_high_spike", "single run", 3 / 8))])
+@pytest.mark.parametrize(
+    "name, labels, hand_checked",
+    [
+        ("temporality", 2 * 9, ("read_on_start", "all runs", 55 / 65)),  # 40 + 3 + 12 runs of 65
+        ("metadata", 4, ("metadata_high_spike", "single run", 3 / 8)),
+    ],
+)
 def test_label_figures_draw_summary_shares(rendered, name, labels, hand_checked):
     _, summary, drawn = rendered
     table = drawn[name]
@@ -105,8 +124,9 @@ def drawn_cells(rendered, kind: str, view: str) -> tuple[dict, pd.DataFrame]:
 @pytest.mark.parametrize("view", ["single_run", "all_runs"])
 def test_jaccard_heatmap_shows_each_pair_above_threshold_once(rendered, view):
     cells, source = drawn_cells(rendered, "jaccard", view)
-    expected = {frozenset((a, b)) for a in source.index for b in source.columns
-                if a != b and source.loc[a, b] > 0.01}
+    expected = {
+        frozenset((a, b)) for a in source.index for b in source.columns if a != b and source.loc[a, b] > 0.01
+    }
     assert {frozenset(pair) for pair in cells} == expected
     assert len(cells) == len(expected)
 
@@ -131,11 +151,13 @@ def test_heatmap_threshold_both_sides(tmp_path, summary):
 @pytest.mark.parametrize("view", ["single_run", "all_runs"])
 def test_conditional_heatmap_draws_summary_values(rendered, view):
     cells, source = drawn_cells(rendered, "conditional", view)
-    assert set(cells) == {(a, b) for a in source.index for b in source.columns
-                          if a != b and source.loc[a, b] > 0.01}  # every visible cell, ordered
+    assert set(cells) == {
+        (a, b) for a in source.index for b in source.columns if a != b and source.loc[a, b] > 0.01
+    }  # every visible cell, ordered
     assert cells[("write_on_end", "read_on_start")] == pytest.approx(1.0)
     assert cells[("read_on_start", "write_on_end")] == pytest.approx(
-        {"single_run": 2 / 3, "all_runs": 43 / 55}[view])
+        {"single_run": 2 / 3, "all_runs": 43 / 55}[view]
+    )
 
 
 def test_related_categories_sit_together():
@@ -156,9 +178,11 @@ def test_stability_figure(tmp_path, rendered, summary_factory):
 
 
 def test_empty_corpus_still_renders(tmp_path, summary_factory):
-    summary = {**summary_factory(stability=[]), **CorpusStats().to_dict(),
-               "funnel": {"logs": 0, "evicted": {}, "evicted_total": 0, "valid": 0,
-                          "groups": 0, "categorized": 0}}
+    summary = {
+        **summary_factory(stability=[]),
+        **CorpusStats().to_dict(),
+        "funnel": {"logs": 0, "evicted": {}, "evicted_total": 0, "valid": 0, "groups": 0, "categorized": 0},
+    }
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     drawn = figures.render_figures(tmp_path)
     assert drawn["jaccard_single_run"].empty
@@ -171,7 +195,9 @@ def test_missing_summary_is_a_clear_error(tmp_path):
     assert result.exit_code != 0 and "summary.json" in result.output
 
 
-@pytest.mark.parametrize("seconds, text", [(30, "30 s"), (59, "59 s"), (60, "1 min"),
-                                           (1800, "30 min"), (3600, "1 h"), (43200, "12 h")])
+@pytest.mark.parametrize(
+    "seconds, text",
+    [(30, "30 s"), (59, "59 s"), (60, "1 min"), (1800, "30 min"), (3600, "1 h"), (43200, "12 h")],
+)
 def test_period_bounds_read_in_their_best_unit(seconds, text):
     assert figures._duration(seconds) == text

@@ -5,8 +5,9 @@ from mosaic.report.markdown import render_report
 
 
 def row_with(report: str, *cells: str) -> str:
-    rows = [line for line in report.splitlines()
-            if line.startswith("|") and all(f" {c} " in line for c in cells)]
+    rows = [
+        line for line in report.splitlines() if line.startswith("|") and all(f" {c} " in line for c in cells)
+    ]
     assert len(rows) == 1, (cells, rows)
     return rows[0]
 
@@ -14,8 +15,11 @@ def row_with(report: str, *cells: str) -> str:
 def correlations(report: str, view: str) -> dict:
     """{(A, B): P(B|A) text} from the report's noteworthy-correlation table of `view`."""
     section = report.split(f"## Noteworthy correlations, {view}")[1].split("## ")[0]
-    rows = [[cell.strip() for cell in line.split(" | ")] for line in section.splitlines()
-            if line.startswith("| ") and not line.startswith("| if A")]
+    rows = [
+        [cell.strip() for cell in line.split(" | ")]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith("| if A")
+    ]
     return {(a.removeprefix("| "), b): p for a, b, p, _ in rows}
 
 
@@ -36,8 +40,7 @@ def test_noteworthy_correlations_follow_the_thresholds(summary):
     assert ("write periodic minute", "write periodic") not in single  # true by definition
     assert correlations(report, "all runs")[("read on start", "write on end")] == "78.2 %"
     assert "P(B \\| A)" in report  # an escaped pipe keeps the table's columns
-    stricter = correlations(render_report(summary, Config(correlation_min_probability=0.7)),
-                            "single run")
+    stricter = correlations(render_report(summary, Config(correlation_min_probability=0.7)), "single run")
     assert ("read on start", "write on end") not in stricter  # 66.7 % < 70 %
     assert stricter[("metadata insignificant load", "write insignificant")] == "75.0 %"
 

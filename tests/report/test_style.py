@@ -15,9 +15,11 @@ from mosaic.report.timeline import plot_timeline
 
 def test_importing_mosaic_report_keeps_the_backend():
     """A fresh interpreter on the 'svg' backend still has it after importing every report module."""
-    code = ("import matplotlib; matplotlib.use('svg'); "
-            "import mosaic.report.figures, mosaic.report.timeline, mosaic.report.markdown; "
-            "print(matplotlib.get_backend())")
+    code = (
+        "import matplotlib; matplotlib.use('svg'); "
+        "import mosaic.report.figures, mosaic.report.timeline, mosaic.report.markdown; "
+        "print(matplotlib.get_backend())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "svg"
 

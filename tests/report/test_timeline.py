@@ -99,16 +99,20 @@ def test_spectrum_is_of_the_signal_the_fft_used(drawn, drawn_with_heatmap):
     # 100 bins of 10 s: frequencies k / 1000 Hz; the checkpoints every 100 s peak at k = 10.
     np.testing.assert_allclose(data["write"]["frequencies"], np.arange(1, 51) / 1000.0)
     assert data["write"]["frequencies"][np.argmax(data["write"]["power"])] == pytest.approx(0.01)
-    name, bin_width, values = fft_signal(analysis.write, analysis.trace.heatmap,
-                                        analysis.trace.run_time, Config())
+    name, bin_width, values = fft_signal(
+        analysis.write, analysis.trace.heatmap, analysis.trace.run_time, Config()
+    )
     assert (name, bin_width, values[5], values[4]) == ("heatmap", 10.0, 5e7, 0.0)  # bytes/s
 
 
 def test_heatmap_of_a_real_log_matches_pydarshan(tmp_path):
     """A DLIO (deep learning) job, Darshan 3.4: per-file timing shows one block of reads, the
     HEATMAP its epochs. The panel's bins are pydarshan's POSIX + STDIO heatmaps, bin by bin."""
-    log = SHARED_LOGS / "dlio_logs" / \
-        "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan"
+    log = (
+        SHARED_LOGS
+        / "dlio_logs"
+        / "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan"
+    )
     if not log.is_file():
         pytest.skip("shared logs not present")
     darshan = pytest.importorskip("darshan")
@@ -138,8 +142,7 @@ def test_concurrency_by_hand():
     assert level.tolist() == [2, 5, 3, 0]
 
 
-@pytest.mark.parametrize("run_time, unit", [(119, "s"), (120, "min"), (7199, "min"),
-                                            (7200, "h"), (0.5, "s")])
+@pytest.mark.parametrize("run_time, unit", [(119, "s"), (120, "min"), (7199, "min"), (7200, "h"), (0.5, "s")])
 def test_time_unit_both_sides(run_time, unit):
     assert time_unit(run_time)[0] == unit
 

@@ -67,19 +67,36 @@ class Server:
         return self.process.poll() is None and httpx.get(self.url + "/healthz").status_code == 200
 
 
-def launch(tmp: Path, token: str | None, hooks: bool = False,
-           max_body: int = MAX_BODY, request_timeout: float = REQUEST_TIMEOUT) -> Server:
+def launch(
+    tmp: Path,
+    token: str | None,
+    hooks: bool = False,
+    max_body: int = MAX_BODY,
+    request_timeout: float = REQUEST_TIMEOUT,
+) -> Server:
     """Start `mosaic serve` (not yet waiting for it: servers start side by side)."""
     port = free_port()
     config = tmp / "service.toml"
-    config.write_text(f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
-                      f"service_max_request_bytes = {max_body}\n"
-                      f"service_request_timeout_seconds = {request_timeout}\n"
-                      f"service_max_connections = {MAX_CONNECTIONS}\n"
-                      f"service_spool_bytes = {SPOOL_BYTES}\n"
-                      f"max_inflated_bytes = {MAX_INFLATED}\n")
-    args = [str(MOSAIC), "serve", "--store", str(tmp / "store.sqlite"), "--port", str(port),
-            "--workers", "2", "--config", str(config)]
+    config.write_text(
+        f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
+        f"service_max_request_bytes = {max_body}\n"
+        f"service_request_timeout_seconds = {request_timeout}\n"
+        f"service_max_connections = {MAX_CONNECTIONS}\n"
+        f"service_spool_bytes = {SPOOL_BYTES}\n"
+        f"max_inflated_bytes = {MAX_INFLATED}\n"
+    )
+    args = [
+        str(MOSAIC),
+        "serve",
+        "--store",
+        str(tmp / "store.sqlite"),
+        "--port",
+        str(port),
+        "--workers",
+        "2",
+        "--config",
+        str(config),
+    ]
     if token:
         write_secret(tmp / "token", token + "\n")
         args += ["--token-file", str(tmp / "token")]
@@ -89,8 +106,7 @@ def launch(tmp: Path, token: str | None, hooks: bool = False,
         env[TEST_HOOKS_ENV] = "1"
     with open(tmp / "server.log", "wb") as log:
         process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
-    return Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token, max_body,
-                  request_timeout)
+    return Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token, max_body, request_timeout)
 
 
 def wait_ready(server: Server) -> Server:
@@ -118,8 +134,10 @@ def stop_server(server: Server) -> None:
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory):
     """Two servers started side by side: (token required + test hooks on, open loopback)."""
-    started = (launch(tmp_path_factory.mktemp("served"), TOKEN, hooks=True),
-               launch(tmp_path_factory.mktemp("open"), None))
+    started = (
+        launch(tmp_path_factory.mktemp("served"), TOKEN, hooks=True),
+        launch(tmp_path_factory.mktemp("open"), None),
+    )
     try:
         yield tuple(wait_ready(server) for server in started)
     finally:
@@ -130,9 +148,12 @@ def servers(tmp_path_factory):
 @pytest.fixture(scope="session")
 def big_server(tmp_path_factory):
     """A loopback server with the default body limit (64 MB) and request timeout (10 s)."""
-    started = launch(tmp_path_factory.mktemp("big"), None,
-                     max_body=Config().service_max_request_bytes,
-                     request_timeout=Config().service_request_timeout_seconds)
+    started = launch(
+        tmp_path_factory.mktemp("big"),
+        None,
+        max_body=Config().service_max_request_bytes,
+        request_timeout=Config().service_request_timeout_seconds,
+    )
     try:
         yield wait_ready(started)
     finally:
@@ -151,8 +172,14 @@ def open_server(servers):
     return servers[1]
 
 
-def make_log(write_bytes: float = 2e8, write_window=(1.0, 5.0), job_id: int = JOB_ID,
-             uid: int = UID, extra_path: str | None = None, compression: str = "zlib") -> bytes:
+def make_log(
+    write_bytes: float = 2e8,
+    write_window=(1.0, 5.0),
+    job_id: int = JOB_ID,
+    uid: int = UID,
+    extra_path: str | None = None,
+    compression: str = "zlib",
+) -> bytes:
     """A Darshan 3.41 log of one shared file written once inside ``write_window``.
 
     With the defaults: 200 MB written in the first quarter of a 100 s run, no
@@ -175,10 +202,17 @@ def make_log(write_bytes: float = 2e8, write_window=(1.0, 5.0), job_id: int = JO
     fcounters[:, fidx["write_start"]], fcounters[:, fidx["write_end"]] = start, end
     fcounters[:, fidx["close_start"]], fcounters[:, fidx["close_end"]] = end, end + 0.5
     posix = F.ModuleRecords(F.POSIX, 4, ids, np.full(len(paths), -1), counters, fcounters)
-    job = F.Job(uid=uid, job_id=job_id, start=1.7e9, end=1.7e9 + RUN_TIME, run_time=RUN_TIME,
-                nprocs=4, cmdline=f"{APP} -in in.lj", version="3.41")
-    log = F.DarshanLog(job, dict(zip(ids.tolist(), paths)), {F.POSIX: posix},
-                       present_modules=(F.POSIX,))
+    job = F.Job(
+        uid=uid,
+        job_id=job_id,
+        start=1.7e9,
+        end=1.7e9 + RUN_TIME,
+        run_time=RUN_TIME,
+        nprocs=4,
+        cmdline=f"{APP} -in in.lj",
+        version="3.41",
+    )
+    log = F.DarshanLog(job, dict(zip(ids.tolist(), paths)), {F.POSIX: posix}, present_modules=(F.POSIX,))
     return write_log(log, "3.41", compression=compression)
 
 

@@ -22,9 +22,12 @@ REAL_LOGS = 6  # real logs posted and compared with `mosaic categorize`
 
 
 def post(client, body: bytes, **kwargs):
-    return client.post("/v1/categorize", content=body,
-                       headers={"Content-Type": "application/octet-stream",
-                                **kwargs.pop("headers", {})}, **kwargs)
+    return client.post(
+        "/v1/categorize",
+        content=body,
+        headers={"Content-Type": "application/octet-stream", **kwargs.pop("headers", {})},
+        **kwargs,
+    )
 
 
 def assert_error(response, status: int, error: str) -> dict:
@@ -85,8 +88,7 @@ def test_store_true_records_groups_and_jobs(server, log_factory):
     heavy = log_factory(write_bytes=3e8, job_id=902, uid=uid, write_window=(90.0, 99.0))
     with server.client() as client:
         query = {"uid": uid, "app": APP}
-        assert_error(client.get("/v1/applications", params=query), 404,
-                     "unknown_application")
+        assert_error(client.get("/v1/applications", params=query), 404, "unknown_application")
         assert post(client, light).status_code == 200  # store=false: nothing recorded
         assert client.get("/v1/applications", params=query).status_code == 404
 
@@ -103,8 +105,7 @@ def test_store_true_records_groups_and_jobs(server, log_factory):
         group = client.get("/v1/applications", params=query).json()
         assert group["runs"] == 2
         assert group["representative"] == second["file"]  # 300 MB beats 200 MB
-        assert group["categories"] == ["read_insignificant", "write_on_end",
-                                       "metadata_insignificant_load"]
+        assert group["categories"] == ["read_insignificant", "write_on_end", "metadata_insignificant_load"]
 
         job = client.get("/v1/jobs/901").json()
         assert job["job_id"] == "901"
@@ -154,15 +155,16 @@ def test_bad_bodies_get_clear_errors(server, log_bytes):
         assert_evicted(post(client, b""), "unreadable")  # as `mosaic run` evicts an empty log
         assert_evicted(post(client, os.urandom(5000)), "unreadable")
         assert_evicted(post(client, log_bytes[: len(log_bytes) // 2]), "truncated")
-        assert_error(post(client, log_bytes, headers={"Content-Encoding": "gzip"}),
-                     400, "bad_encoding")
-        assert_error(post(client, log_bytes, headers={"Content-Encoding": "br"}),
-                     415, "unsupported_encoding")
-        assert_evicted(post(client, gzip.compress(log_bytes)[:-40],
-                            headers={"Content-Encoding": "gzip"}), "corrupt_stream")
+        assert_error(post(client, log_bytes, headers={"Content-Encoding": "gzip"}), 400, "bad_encoding")
+        assert_error(post(client, log_bytes, headers={"Content-Encoding": "br"}), 415, "unsupported_encoding")
+        assert_evicted(
+            post(client, gzip.compress(log_bytes)[:-40], headers={"Content-Encoding": "gzip"}),
+            "corrupt_stream",
+        )
         # Query and path parameters are validated too; every error has the same shape.
-        invalid = assert_error(client.get("/v1/applications", params={"uid": -1, "app": APP}),
-                               422, "invalid_request")
+        invalid = assert_error(
+            client.get("/v1/applications", params={"uid": -1, "app": APP}), 422, "invalid_request"
+        )
         assert invalid["detail"][0]["loc"] == ["query", "uid"]
         assert_error(client.get("/v1/applications", params={"uid": 1}), 422, "invalid_request")
         assert_error(client.get("/v1/jobs/" + "9" * 257), 422, "invalid_request")
@@ -214,8 +216,7 @@ def test_test_hooks_are_off_without_their_variable(open_server, log_factory):
 def test_openapi_schema_lists_every_endpoint(open_server):
     with open_server.client() as client:
         paths = client.get("/openapi.json").json()["paths"]
-    assert set(paths) == {"/v1/categorize", "/v1/applications", "/v1/jobs/{job_id}",
-                          "/healthz", "/metrics"}
+    assert set(paths) == {"/v1/categorize", "/v1/applications", "/v1/jobs/{job_id}", "/healthz", "/metrics"}
     assert "application/octet-stream" in paths["/v1/categorize"]["post"]["requestBody"]["content"]
 
 
@@ -223,8 +224,9 @@ def test_openapi_schema_lists_every_endpoint(open_server):
 def test_concurrent_posts_all_answer(server, log_bytes, count):
     results = []
     with server.client() as client:
-        threads = [threading.Thread(target=lambda: results.append(post(client, log_bytes)))
-                   for _ in range(count)]
+        threads = [
+            threading.Thread(target=lambda: results.append(post(client, log_bytes))) for _ in range(count)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

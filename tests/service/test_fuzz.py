@@ -24,8 +24,13 @@ from schemathesis.checks import (
 )
 
 MAX_EXAMPLES = 15
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance, negative_data_rejection]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    negative_data_rejection,
+]
 
 
 def has_inputs(operation) -> bool:
@@ -44,8 +49,9 @@ def test_no_server_error_on_generated_requests(server):
         strategy = operation.as_strategy(generation_mode=mode)
 
         @given(case=strategy)
-        @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=MAX_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        )
         def no_server_error(case):
             response = case.call(headers=auth)
             statuses.add(response.status_code)

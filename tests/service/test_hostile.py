@@ -55,10 +55,12 @@ def waited_answer(sock: socket.socket) -> tuple[int, float]:
 
 # ----- item 1: one huge header must not freeze the server -----
 
+
 def test_a_head_over_64_kb_gets_431_before_auth(server):
     with connect(server) as sock:
-        sock.sendall(b"GET /v1/jobs/1 HTTP/1.1\r\nHost: x\r\nX-Big: "
-                     + b"a" * (HEADER_LIMIT + 1000))  # never ends: no "\r\n\r\n"
+        sock.sendall(
+            b"GET /v1/jobs/1 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (HEADER_LIMIT + 1000)
+        )  # never ends: no "\r\n\r\n"
         status, seconds = waited_answer(sock)
     assert status == 431  # not 401: refused before the token is even looked at
     assert seconds < server.request_timeout  # not the slow-client deadline either
@@ -99,10 +101,15 @@ def test_healthz_answers_during_a_flood_of_huge_headers(server):
 
 # ----- item 3: slow clients are dropped -----
 
-@pytest.mark.parametrize("request_bytes", [
-    b"GET /healthz HTTP/1.1\r\nHost: x\r\n",  # a head that never ends
-    b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789",
-], ids=["slow head", "short body"])
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n",  # a head that never ends
+        b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789",
+    ],
+    ids=["slow head", "short body"],
+)
 def test_slow_requests_are_dropped_after_the_timeout(open_server, request_bytes):
     with connect(open_server) as sock:
         sock.sendall(request_bytes)
@@ -113,8 +120,7 @@ def test_slow_requests_are_dropped_after_the_timeout(open_server, request_bytes)
 
 def test_a_chunked_body_that_never_ends_is_dropped(open_server):
     with connect(open_server) as sock:
-        sock.sendall(b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\n"
-                     b"Transfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         began, closed = time.monotonic(), False
         while time.monotonic() - began < open_server.request_timeout + 5:
             try:
@@ -148,8 +154,11 @@ def test_slow_connections_do_not_stop_healthy_clients(open_server, log_bytes):
             assert client.post("/v1/categorize", content=log_bytes).status_code == 200
         server = psutil.Process(open_server.process.pid)
         port = int(open_server.url.rsplit(":", 1)[1])
-        held = [c for c in server.net_connections("tcp")
-                if c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED]
+        held = [
+            c
+            for c in server.net_connections("tcp")
+            if c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED
+        ]
         assert len(held) <= open_server.max_connections
     finally:
         for sock in slow:
@@ -170,6 +179,7 @@ def test_the_oldest_idle_connection_gives_way(open_server):
 
 # ----- item 2: memory -----
 
+
 def test_a_burst_of_large_bodies_leaves_the_server_at_its_size(big_server):
     server = psutil.Process(big_server.process.pid)
     body = bytes(range(256)) * (24 << 12)  # 24 MB, not a log: evicted unreadable
@@ -177,8 +187,12 @@ def test_a_burst_of_large_bodies_leaves_the_server_at_its_size(big_server):
         client.post("/v1/categorize", content=body)  # first use: imports, buffers
         idle = server.memory_info().rss
         results = []
-        threads = [threading.Thread(target=lambda: results.append(
-            client.post("/v1/categorize", content=body).status_code)) for _ in range(12)]
+        threads = [
+            threading.Thread(
+                target=lambda: results.append(client.post("/v1/categorize", content=body).status_code)
+            )
+            for _ in range(12)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -192,13 +206,11 @@ def test_a_burst_of_large_bodies_leaves_the_server_at_its_size(big_server):
 def test_a_gzip_body_is_never_inflated_past_the_limit(server, write_secret):
     bomb = gzip.compress(b"\0" * (server.max_inflated * 8), 9)  # ~160 KB inflating to 160 MB
     with server.client() as client:
-        response = client.post("/v1/categorize", content=bomb,
-                               headers={"Content-Encoding": "gzip"})
+        response = client.post("/v1/categorize", content=bomb, headers={"Content-Encoding": "gzip"})
     assert response.status_code == 422
     assert response.json()["reason"] == "too_large"
     workers = psutil.Process(server.process.pid).children(recursive=True)
-    peaks = [int(open(f"/proc/{w.pid}/status").read().split("VmHWM:")[1].split()[0]) << 10
-             for w in workers]
+    peaks = [int(open(f"/proc/{w.pid}/status").read().split("VmHWM:")[1].split()[0]) << 10 for w in workers]
     assert max(peaks) < 400 << 20  # a worker never held the 160 MB (plus its libraries)
 
 
@@ -222,13 +234,15 @@ def test_a_worker_past_its_memory_limit_evicts_too_large():
 
 # ----- item 4: the store -----
 
+
 def test_store_writes_need_the_write_token(server, open_server, log_bytes):
     with open_server.client() as client:  # loopback, no token: read-only store
         response = client.post("/v1/categorize", params={"store": "true"}, content=log_bytes)
         assert response.status_code == 403 and response.json()["error"] == "store_read_only"
     with server.client(token=None) as anonymous:
-        assert anonymous.post("/v1/categorize", params={"store": "true"},
-                              content=log_bytes).status_code == 401
+        assert (
+            anonymous.post("/v1/categorize", params={"store": "true"}, content=log_bytes).status_code == 401
+        )
 
 
 def test_write_token_apart_from_the_read_token():
@@ -244,52 +258,66 @@ def test_write_token_apart_from_the_read_token():
 
 def test_a_recompressed_log_is_the_same_run(server, log_factory):
     log = log_factory(job_id=8801, uid=8800)
-    bodies = [(log, {}), (gzip.compress(log, 1), {"Content-Encoding": "gzip"}),
-              (gzip.compress(log, 9), {"Content-Encoding": "gzip"}), (gzip.compress(log, 6), {})]
+    bodies = [
+        (log, {}),
+        (gzip.compress(log, 1), {"Content-Encoding": "gzip"}),
+        (gzip.compress(log, 9), {"Content-Encoding": "gzip"}),
+        (gzip.compress(log, 6), {}),
+    ]
     with server.client() as client:
-        files = {client.post("/v1/categorize", params={"store": "true"}, content=body,
-                             headers=headers).json()["file"] for body, headers in bodies}
+        files = {
+            client.post("/v1/categorize", params={"store": "true"}, content=body, headers=headers).json()[
+                "file"
+            ]
+            for body, headers in bodies
+        }
         group = client.get("/v1/applications", params={"uid": 8800, "app": "/apps/lmp"}).json()
     assert len(files) == 1 and group["runs"] == 1
 
 
 def test_a_job_id_of_another_uid_is_refused(server, log_factory):
     with server.client() as client:
-        first = client.post("/v1/categorize", params={"store": "true"},
-                            content=log_factory(job_id=8901, uid=8900))
+        first = client.post(
+            "/v1/categorize", params={"store": "true"}, content=log_factory(job_id=8901, uid=8900)
+        )
         assert first.status_code == 200
-        intruder = client.post("/v1/categorize", params={"store": "true"},
-                               content=log_factory(job_id=8901, uid=31508, write_bytes=9e8))
+        intruder = client.post(
+            "/v1/categorize",
+            params={"store": "true"},
+            content=log_factory(job_id=8901, uid=31508, write_bytes=9e8),
+        )
         assert intruder.status_code == 409 and intruder.json()["error"] == "job_conflict"
         runs = client.get("/v1/jobs/8901").json()["runs"]
-        assert client.get("/v1/applications", params={"uid": 31508, "app": "/apps/lmp"}
-                          ).status_code == 404
+        assert client.get("/v1/applications", params={"uid": 31508, "app": "/apps/lmp"}).status_code == 404
     assert [run["application"]["uid"] for run in runs] == [8900]
 
 
 # ----- item 5: small things -----
 
+
 def test_head_healthz_and_any_case_bearer(server):
     assert httpx.head(server.url + "/healthz").status_code == 200
     for scheme in ("bearer", "BEARER", "Bearer"):
-        response = httpx.get(server.url + "/v1/jobs/1",
-                             headers={"Authorization": f"{scheme} {server.token}"})
+        response = httpx.get(server.url + "/v1/jobs/1", headers={"Authorization": f"{scheme} {server.token}"})
         assert response.status_code == 404, scheme
 
 
-@pytest.mark.parametrize("content, mode, message", [
-    (b"short-token", 0o600, "at least 16 characters"),
-    (b"a-long-enough-token-but-shared", 0o644, "chmod 600"),
-    (b"a-long-enough-token-but-shared", 0o640, "chmod 600"),
-    (b"\xff\xfe-not-utf8-at-all-token", 0o600, "not UTF-8"),
-], ids=["short", "world-readable", "group-readable", "not utf-8"])
+@pytest.mark.parametrize(
+    "content, mode, message",
+    [
+        (b"short-token", 0o600, "at least 16 characters"),
+        (b"a-long-enough-token-but-shared", 0o644, "chmod 600"),
+        (b"a-long-enough-token-but-shared", 0o640, "chmod 600"),
+        (b"\xff\xfe-not-utf8-at-all-token", 0o600, "not UTF-8"),
+    ],
+    ids=["short", "world-readable", "group-readable", "not utf-8"],
+)
 def test_bad_token_files_are_refused_at_start(tmp_path, content, mode, message):
     token = tmp_path / "token"
     token.write_bytes(content)
     token.chmod(mode)
     for option in ("--token-file", "--write-token-file"):
-        result = CliRunner().invoke(serve, ["--store", str(tmp_path / "s.sqlite"),
-                                            option, str(token)])
+        result = CliRunner().invoke(serve, ["--store", str(tmp_path / "s.sqlite"), option, str(token)])
         assert result.exit_code == 2, result.output
         assert message in result.output and "Traceback" not in result.output
     assert not (tmp_path / "s.sqlite").exists()

@@ -30,7 +30,10 @@ def test_a_good_log_is_categorized(log_bytes):
     answer = categorize_posted(log_bytes, Config())
     assert answer.status == "ok"
     assert json.loads(answer.body)["categories"] == [
-        "read_insignificant", "write_on_start", "metadata_insignificant_load"]
+        "read_insignificant",
+        "write_on_start",
+        "metadata_insignificant_load",
+    ]
 
 
 def test_log_errors_keep_their_reason(log_bytes):
@@ -44,12 +47,17 @@ def test_an_unexpected_exception_becomes_unreadable(log_bytes, monkeypatch):
 
     monkeypatch.setattr(service_pool, "trace_from_bytes", broken)
     result = categorize_bytes(log_bytes, "f", Config())
-    assert result == {"file": "f", "status": "evicted", "reason": "unreadable",
-                      "detail": "RuntimeError: reader bug"}
+    assert result == {
+        "file": "f",
+        "status": "evicted",
+        "reason": "unreadable",
+        "detail": "RuntimeError: reader bug",
+    }
 
 
-@pytest.mark.parametrize("reason, starts", [("unreadable", True), ("worker_crash", False),
-                                            ("timeout", False)])
+@pytest.mark.parametrize(
+    "reason, starts", [("unreadable", True), ("worker_crash", False), ("timeout", False)]
+)
 def test_warm_up_fails_only_when_workers_fail(reason, starts):
     pool = WorkerPool.__new__(WorkerPool)  # no processes: the answer is faked
 

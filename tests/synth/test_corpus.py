@@ -19,6 +19,8 @@ from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenari
 def reader():
     """Our reader; tests that read logs back skip only while it does not exist."""
     return pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
+
+
 CFG = Config()
 
 
@@ -31,8 +33,13 @@ def test_ranges_resolve_inside_their_bounds():
 
 
 def test_periodic_bursts_are_one_file_each():
-    s = Scenario("p", ranks=8, run_time=None, noise=False,
-                 periodic=(Periodic("write", 100.0, 0.2, 1e9, count=5, offset=0.5),))
+    s = Scenario(
+        "p",
+        ranks=8,
+        run_time=None,
+        noise=False,
+        periodic=(Periodic("write", 100.0, 0.2, 1e9, count=5, offset=0.5),),
+    )
     built = build(s, np.random.default_rng(0), "/scratch/x")
     rows = built.table.table()
     assert len(rows) == 5 and set(rows["rank"]) == {-1} and set(rows["opens"]) == {8}
@@ -43,24 +50,33 @@ def test_periodic_bursts_are_one_file_each():
 
 
 def test_file_per_process_phase_splits_the_volume():
-    s = Scenario("f", ranks=7, run_time=1000.0, noise=False,
-                 phases=(Phase("read", 0.5, 0.2, 1000.0, shared=False),))
+    s = Scenario(
+        "f", ranks=7, run_time=1000.0, noise=False, phases=(Phase("read", 0.5, 0.2, 1000.0, shared=False),)
+    )
     rows = build(s, np.random.default_rng(0), "/scratch/x").table.table()
     assert rows["rank"].tolist() == list(range(7)) and rows["bytes_read"].sum() == 1000
     assert (rows["read_start"] >= 500).all() and (rows["read_end"] <= 700).all()
 
 
 def test_metadata_burst_makes_the_requested_rate():
-    s = Scenario("m", ranks=4, run_time=100.0, noise=False,
-                 metadata=(MetadataLoad(0.1, 0.5, 800.0, repeat=2, spacing=10),))
+    s = Scenario(
+        "m",
+        ranks=4,
+        run_time=100.0,
+        noise=False,
+        metadata=(MetadataLoad(0.1, 0.5, 800.0, repeat=2, spacing=10),),
+    )
     rows = build(s, np.random.default_rng(0), "/scratch/x").table.table()
     # 800 req/s for 0.5 s = 400 requests = 200 opens (+ their closes) per burst, 4 files each.
     assert rows["opens"].sum() == 400 and len(rows) == 8
     assert sorted(set(rows["open_start"])) == [10.25, 20.25]
 
 
-FORMATS = [Format("3.10", 3, 1), Format("3.21", 4, 2, big_endian=True, streams=3),
-           Format("3.41", 4, 2, compression="bzip2")]
+FORMATS = [
+    Format("3.10", 3, 1),
+    Format("3.21", 4, 2, big_endian=True, streams=3),
+    Format("3.41", 4, 2, compression="bzip2"),
+]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f"{f.version}-{f.compression}")
@@ -70,29 +86,34 @@ def test_each_broken_log_is_evicted_for_its_reason(reason, fmt):
     built = build(scenario, np.random.default_rng(3), "/scratch/x")
     job = make_job(1, 2, 1_550_000_000, built.run_time, built.nprocs, "/bin/app", fmt)
     for seed in range(3):  # every way a reason is made
-        data = invalid_log(reason, darshan_log(job, built.table, fmt), fmt,
-                           np.random.default_rng(seed))
+        data = invalid_log(reason, darshan_log(job, built.table, fmt), fmt, np.random.default_rng(seed))
         with pytest.raises(LogError) as err:
             log = reader().read_log(data)
             reader().validate_job(log.job)
         assert err.value.reason == reason
 
 
-@pytest.mark.parametrize("fmt", FORMATS + [Format("2.06", compression="gzip"),
-                                          Format("2.05", compression="bzip2")],
-                         ids=lambda f: f"{f.version}-{f.compression}")
+@pytest.mark.parametrize(
+    "fmt",
+    FORMATS + [Format("2.06", compression="gzip"), Format("2.05", compression="bzip2")],
+    ids=lambda f: f"{f.version}-{f.compression}",
+)
 def test_valid_logs_read_back_with_the_run_time_of_the_truth(fmt):
     scenario = resolve(BY_NAME["write_on_end"], np.random.default_rng(5))
     built = build(scenario, np.random.default_rng(5), "/scratch/x")
-    job = make_job(9, 10, 1_550_000_000, built.run_time, built.nprocs, "/bin/app -x", fmt,
-                   partial=not fmt.legacy)
+    job = make_job(
+        9, 10, 1_550_000_000, built.run_time, built.nprocs, "/bin/app -x", fmt, partial=not fmt.legacy
+    )
     log = reader().read_log(write(darshan_log(job, built.table, fmt), fmt))
     assert log.job.run_time == pytest.approx(built.run_time)
     assert log.job.partial is (not fmt.legacy)
     rows = built.table.table()
     kept = rows if not fmt.legacy else rows[rows["module"] == F.POSIX]
-    written = sum(int(m.canonical()["bytes_written"].sum()) for m in log.modules.values()
-                  if m.module in (F.POSIX, F.STDIO))
+    written = sum(
+        int(m.canonical()["bytes_written"].sum())
+        for m in log.modules.values()
+        if m.module in (F.POSIX, F.STDIO)
+    )
     assert written == int(kept["bytes_written"].sum())
 
 
@@ -105,8 +126,10 @@ def test_runs_of_a_group_scale_bytes_below_the_heaviest():
     def total(scale):
         data, _ = template.run(scale, fmt, job, np.random.default_rng(0))
         log = reader().read_log(data)
-        return sum(int(m.canonical()["bytes_read"].sum() + m.canonical()["bytes_written"].sum())
-                   for m in log.modules.values())
+        return sum(
+            int(m.canonical()["bytes_read"].sum() + m.canonical()["bytes_written"].sum())
+            for m in log.modules.values()
+        )
 
     rows = template.rows  # everything written, <STDOUT> included
     assert total(1.0) == int(rows["bytes_read"].sum() + rows["bytes_written"].sum())
@@ -116,8 +139,9 @@ def test_runs_of_a_group_scale_bytes_below_the_heaviest():
 def test_scenario_corpus_and_cli(tmp_path):
     names = ("write_on_end", "repeated_runs", "invalid_truncated", "metadata_high_spike")
     out = tmp_path / "corpus"
-    result = CliRunner().invoke(main, ["synth", "scenarios", str(out), "--seeds", "2"]
-                                + [a for n in names for a in ("--only", n)])
+    result = CliRunner().invoke(
+        main, ["synth", "scenarios", str(out), "--seeds", "2"] + [a for n in names for a in ("--only", n)]
+    )
     assert result.exit_code == 0, result.output
     truth = [json.loads(line) for line in open(out / "truth.jsonl")]
     assert {t["scenario"] for t in truth} == set(names)
@@ -129,8 +153,7 @@ def test_scenario_corpus_and_cli(tmp_path):
     spikes = [t for t in truth if t["scenario"] == "metadata_high_spike"]
     assert all("metadata_high_spike" in t["families"]["metadata"]["must"] for t in spikes)
     broken = [t for t in truth if not t["valid"]]
-    assert all(t["reason"] == "truncated" and t["families"] == {} and not t["heaviest"]
-               for t in broken)
+    assert all(t["reason"] == "truncated" and t["families"] == {} and not t["heaviest"] for t in broken)
     # Same seed, same corpus.
     again = tmp_path / "again"
     write_scenarios(again, 2, scenarios=tuple(BY_NAME[n] for n in names))
@@ -139,6 +162,7 @@ def test_scenario_corpus_and_cli(tmp_path):
 
 def test_catalog_covers_every_category_and_reason():
     from mosaic.analysis.labels import ALL_LABELS
+
     covered = set()
     for scenario in SCENARIOS:
         rng = np.random.default_rng(0)

@@ -17,20 +17,55 @@ def families(**given):
 
 
 TRUTH = [  # group g1 has two runs (a heaviest), g2 one run, d is broken
-    {"file": "2019/01/01/a.darshan", "valid": True, "reason": None, "partial": False,
-     "group": "1:/bin/x", "heaviest": True, "scenario": "s1", "params": {},
-     "families": families(write_temporality={"must": ["write_on_end"],
-                                             "must_not": ["write_steady"]},
-                          metadata={"must": ["metadata_high_spike"], "must_not": []})},
-    {"file": "2019/01/02/b.darshan", "valid": True, "reason": None, "partial": False,
-     "group": "1:/bin/x", "heaviest": False, "scenario": "s1", "params": {},
-     "families": families(write_temporality={"must": ["write_on_end"], "must_not": []})},
-    {"file": "2019/01/03.tar.gz/c.darshan", "valid": True, "reason": None, "partial": True,
-     "group": "2:/bin/y", "heaviest": True, "scenario": "s2", "params": {},
-     "families": families(read_temporality={"must": ["read_insignificant"],
-                                            "must_not": ["read_on_start"]})},
-    {"file": "2019/01/04/d.darshan", "valid": False, "reason": "truncated", "partial": False,
-     "group": "3:/bin/z", "heaviest": False, "scenario": "broken", "params": {}, "families": {}},
+    {
+        "file": "2019/01/01/a.darshan",
+        "valid": True,
+        "reason": None,
+        "partial": False,
+        "group": "1:/bin/x",
+        "heaviest": True,
+        "scenario": "s1",
+        "params": {},
+        "families": families(
+            write_temporality={"must": ["write_on_end"], "must_not": ["write_steady"]},
+            metadata={"must": ["metadata_high_spike"], "must_not": []},
+        ),
+    },
+    {
+        "file": "2019/01/02/b.darshan",
+        "valid": True,
+        "reason": None,
+        "partial": False,
+        "group": "1:/bin/x",
+        "heaviest": False,
+        "scenario": "s1",
+        "params": {},
+        "families": families(write_temporality={"must": ["write_on_end"], "must_not": []}),
+    },
+    {
+        "file": "2019/01/03.tar.gz/c.darshan",
+        "valid": True,
+        "reason": None,
+        "partial": True,
+        "group": "2:/bin/y",
+        "heaviest": True,
+        "scenario": "s2",
+        "params": {},
+        "families": families(
+            read_temporality={"must": ["read_insignificant"], "must_not": ["read_on_start"]}
+        ),
+    },
+    {
+        "file": "2019/01/04/d.darshan",
+        "valid": False,
+        "reason": "truncated",
+        "partial": False,
+        "group": "3:/bin/z",
+        "heaviest": False,
+        "scenario": "broken",
+        "params": {},
+        "families": {},
+    },
 ]
 
 
@@ -42,14 +77,18 @@ def write_results(folder, traces, evicted, truth=TRUTH):
 
 
 def trace(name, categories, representative=True, partial=False):
-    return {"file": name, "status": "ok", "partial": partial, "categories": categories,
-            "group": {"representative": representative}}
+    return {
+        "file": name,
+        "status": "ok",
+        "partial": partial,
+        "categories": categories,
+        "group": {"representative": representative},
+    }
 
 
 PERFECT_TRACES = [
     trace("2019/01/01/a.darshan", ["write_on_end", "metadata_high_spike", "read_insignificant"]),
-    trace("2019/01/03.tar.gz/c.darshan", ["read_insignificant", "write_insignificant"],
-          partial=True),
+    trace("2019/01/03.tar.gz/c.darshan", ["read_insignificant", "write_insignificant"], partial=True),
 ]
 PERFECT_EVICTED = [{"file": "2019/01/04/d.darshan", "reason": "truncated", "detail": ""}]
 
@@ -61,15 +100,20 @@ def test_perfect_results_score_100(tmp_path):
     assert set(s["traces"]["families"].values()) == {1.0}
     assert s["eviction"]["accuracy"] == 1.0 and s["eviction"]["partial_flagged"] == 1.0
     assert s["dedup"]["accuracy"] == 1.0 and not s["dedup"]["all_runs"]
-    assert s["traces"]["labels"]["write_on_end"] == {"precision": 1.0, "recall": 1.0,
-                                                     "asserted": 1, "tp": 1, "fp": 0, "fn": 0,
-                                                     "tn": 0}
+    assert s["traces"]["labels"]["write_on_end"] == {
+        "precision": 1.0,
+        "recall": 1.0,
+        "asserted": 1,
+        "tp": 1,
+        "fp": 0,
+        "fn": 0,
+        "tn": 0,
+    }
 
 
 def test_one_wrong_label_costs_one_log_and_one_family(tmp_path):
     wrong = PERFECT_TRACES[0]["categories"] + ["write_steady"]
-    traces = [dict(PERFECT_TRACES[0], categories=wrong),
-              PERFECT_TRACES[1]]
+    traces = [dict(PERFECT_TRACES[0], categories=wrong), PERFECT_TRACES[1]]
     write_results(tmp_path, traces, PERFECT_EVICTED)
     s = evaluate(tmp_path, tmp_path / "truth.jsonl")
     assert s["traces"]["accuracy"] == 0.5
@@ -90,8 +134,10 @@ def test_missing_label_lowers_recall(tmp_path):
 
 
 def test_eviction_mistakes(tmp_path):
-    evicted = [{"file": "2019/01/04/d.darshan", "reason": "corrupt_stream", "detail": ""},
-               {"file": "2019/01/03.tar.gz/c.darshan", "reason": "bad_job", "detail": ""}]
+    evicted = [
+        {"file": "2019/01/04/d.darshan", "reason": "corrupt_stream", "detail": ""},
+        {"file": "2019/01/03.tar.gz/c.darshan", "reason": "bad_job", "detail": ""},
+    ]
     write_results(tmp_path, PERFECT_TRACES[:1], evicted)
     s = evaluate(tmp_path, tmp_path / "truth.jsonl")
     e = s["eviction"]
@@ -116,8 +162,7 @@ def test_dedup_wrong_representative(tmp_path):
 
 
 def test_all_runs_results_judge_the_representative_flag(tmp_path):
-    traces = PERFECT_TRACES + [trace("2019/01/02/b.darshan", ["write_on_end"],
-                                     representative=False)]
+    traces = PERFECT_TRACES + [trace("2019/01/02/b.darshan", ["write_on_end"], representative=False)]
     write_results(tmp_path, traces, PERFECT_EVICTED)
     s = evaluate(tmp_path, tmp_path / "truth.jsonl")
     assert s["dedup"]["all_runs"] and s["dedup"]["accuracy"] == 1.0

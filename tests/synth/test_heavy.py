@@ -25,8 +25,13 @@ def heavy(tmp_path_factory):
 
 
 def test_shared_file_writers_get_one_record_each_spread_over_the_ranks():
-    s = Scenario("w", ranks=1024, run_time=1000.0, noise=False,
-                 phases=(Phase("write", 0.0, 0.5, 4096.0, shared=True, writers=4),))
+    s = Scenario(
+        "w",
+        ranks=1024,
+        run_time=1000.0,
+        noise=False,
+        phases=(Phase("write", 0.0, 0.5, 4096.0, shared=True, writers=4),),
+    )
     rows = build(s, np.random.default_rng(0), "/scratch/x").table.table()
     assert rows["rank"].tolist() == [0, 341, 682, 1023]  # not rank -1
     assert len(set(rows["name"])) == 1 and rows["opens"].tolist() == [1, 1, 1, 1]
@@ -35,17 +40,29 @@ def test_shared_file_writers_get_one_record_each_spread_over_the_ranks():
 
 
 def test_more_writers_than_ranks_is_one_record_per_rank():
-    s = Scenario("w", ranks=3, run_time=10.0, noise=False,
-                 periodic=(Periodic("write", 2.0, 0.5, 10.0, count=4, writers=8),))
+    s = Scenario(
+        "w",
+        ranks=3,
+        run_time=10.0,
+        noise=False,
+        periodic=(Periodic("write", 2.0, 0.5, 10.0, count=4, writers=8),),
+    )
     rows = build(s, np.random.default_rng(0), "/scratch/x").table.table()
     assert len(rows) == 12 and sorted(set(rows["rank"].tolist())) == [0, 1, 2]
 
 
 def test_dxt_segments_tile_each_record_and_keep_its_bytes():
     table = FileTable()
-    table.add(np.array([table.name("/a"), table.name("/b")]), [0, 1], bytes_written=[10, 8],
-              write_start=[0.0, 4.0], write_end=[8.0, 6.0], bytes_read=[0, 3],
-              read_start=[0.0, 1.0], read_end=[0.0, 2.0])
+    table.add(
+        np.array([table.name("/a"), table.name("/b")]),
+        [0, 1],
+        bytes_written=[10, 8],
+        write_start=[0.0, 4.0],
+        write_end=[8.0, 6.0],
+        bytes_read=[0, 3],
+        read_start=[0.0, 1.0],
+        read_end=[0.0, 2.0],
+    )
     seg = dxt_segments(table.table(), np.array([11, 22], np.uint64))
     assert DXT_REQUESTS == 4 and len(seg.ids) == 12  # 3 directions moved x 4 requests
     reads = ~seg.is_write

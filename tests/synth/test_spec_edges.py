@@ -30,9 +30,14 @@ def test_dxt_requests_with_gaps_keep_their_slots():
 
 
 def test_lost_files_are_mpiio_rows_and_count_only_in_a_partial_log():
-    s = Scenario("p", ranks=4, run_time=1000.0, noise=False, partial=True,
-                 phases=(Phase("write", 0.0, 0.1, 1e6, shared=True),
-                         Phase("write", 0.85, 0.15, 4e9, lost=True)))
+    s = Scenario(
+        "p",
+        ranks=4,
+        run_time=1000.0,
+        noise=False,
+        partial=True,
+        phases=(Phase("write", 0.0, 0.1, 1e6, shared=True), Phase("write", 0.85, 0.15, 4e9, lost=True)),
+    )
     built = build(s, np.random.default_rng(0), "/scratch/x")
     rows = built.table.table()
     assert rows["module"].tolist() == [F.POSIX] + [F.MPIIO] * 4
@@ -43,16 +48,21 @@ def test_lost_files_are_mpiio_rows_and_count_only_in_a_partial_log():
     assert whole["write_temporality"]["must"] == ["write_insignificant"]  # 1 MB of POSIX
 
 
-@pytest.mark.parametrize("run_time, width", [(51.2, 0.1), (51.3, 0.2), (102.4, 0.2),
-                                              (102.5, 0.4), (1.0, 0.1)])
+@pytest.mark.parametrize(
+    "run_time, width", [(51.2, 0.1), (51.3, 0.2), (102.4, 0.2), (102.5, 0.4), (1.0, 0.1)]
+)
 def test_heatmap_bins_double_from_a_tenth_of_a_second_to_at_most_512(run_time, width):
     assert heatmap_bin_seconds(run_time) == pytest.approx(width)
 
 
 def test_appended_bursts_are_one_record_per_rank_and_a_heatmap_of_the_same_bytes():
-    s = Scenario("a", ranks=2, run_time=None, noise=False,
-                 periodic=(Periodic("write", 20.0, 0.5, 1001.0, count=3, offset=0.5,
-                                    append=True),))
+    s = Scenario(
+        "a",
+        ranks=2,
+        run_time=None,
+        noise=False,
+        periodic=(Periodic("write", 20.0, 0.5, 1001.0, count=3, offset=0.5, append=True),),
+    )
     built = build(s, np.random.default_rng(0), "/scratch/x")
     rows = built.table.table()
     # Bursts [10, 20], [30, 40], [50, 60]; run 60 s (last start + 0.5 x period).

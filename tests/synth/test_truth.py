@@ -28,25 +28,28 @@ def test_chunk_bytes_spread_over_the_interval():
     assert got.tolist() == [50.0, 50.0, 0.0, 7.0]
 
 
-@pytest.mark.parametrize("chunks,label,expected", [
-    ([10, 0, 0, 0], "on_start", True),
-    ([6.7, 1, 1, 1], "on_start", True),   # 6.7 > 2.2 x 3
-    ([6.3, 1, 1, 1], "on_start", None),   # within 10 % of 2 x 3
-    ([5.3, 1, 1, 1], "on_start", False),  # 5.3 < 1.8 x 3
-    ([0, 0, 0, 10], "on_end", True),
-    ([0, 1, 1, 1], "after_start", True),  # q0 = 0 and CV(1, 1, 1) = 0
-    ([0.58, 1, 1, 1], "after_start", None),  # 0.58 vs 3 / 5 = 0.6: too close
-    ([1, 1, 1, 0], "before_end", True),
-    ([0, 1, 1, 0], "after_start_before_end", True),
-    ([1, 1, 1, 1], "after_start_before_end", False),
-    ([5, 0, 0, 5], "on_start_and_end", True),
-    ([5, 0, 0, 1], "on_start_and_end", False),  # CV(5, 1) = 0.67
-    ([1, 1, 1, 1], "steady", True),
-    ([1, 1, 1, 1.6], "steady", None),  # CV = 0.24: too close to 0.25
-    ([1, 2, 3, 4], "steady", False),  # CV = 0.447
-    ([1, 0, 3, 0], "unclassified", True),
-    ([10, 0, 0, 0], "unclassified", False),
-])
+@pytest.mark.parametrize(
+    "chunks,label,expected",
+    [
+        ([10, 0, 0, 0], "on_start", True),
+        ([6.7, 1, 1, 1], "on_start", True),  # 6.7 > 2.2 x 3
+        ([6.3, 1, 1, 1], "on_start", None),  # within 10 % of 2 x 3
+        ([5.3, 1, 1, 1], "on_start", False),  # 5.3 < 1.8 x 3
+        ([0, 0, 0, 10], "on_end", True),
+        ([0, 1, 1, 1], "after_start", True),  # q0 = 0 and CV(1, 1, 1) = 0
+        ([0.58, 1, 1, 1], "after_start", None),  # 0.58 vs 3 / 5 = 0.6: too close
+        ([1, 1, 1, 0], "before_end", True),
+        ([0, 1, 1, 0], "after_start_before_end", True),
+        ([1, 1, 1, 1], "after_start_before_end", False),
+        ([5, 0, 0, 5], "on_start_and_end", True),
+        ([5, 0, 0, 1], "on_start_and_end", False),  # CV(5, 1) = 0.67
+        ([1, 1, 1, 1], "steady", True),
+        ([1, 1, 1, 1.6], "steady", None),  # CV = 0.24: too close to 0.25
+        ([1, 2, 3, 4], "steady", False),  # CV = 0.447
+        ([1, 0, 3, 0], "unclassified", True),
+        ([10, 0, 0, 0], "unclassified", False),
+    ],
+)
 def test_temporality_rules(chunks, label, expected):
     assert truth.temporality_outcomes(chunks, CFG)[label] is expected
 
@@ -55,9 +58,14 @@ def test_temporality_rules(chunks, label, expected):
 
 
 def test_requests_per_second_places_opens_and_closes():
-    r = rows(opens=[100, 10, 4], seeks=[20, 0, 0],
-             open_start=[2.25, 0.5, 5.5], open_end=[2.75, 2.5, 0.0],
-             close_start=[3.5, 0.0, 0.0], close_end=[3.5, 0.0, 0.0])
+    r = rows(
+        opens=[100, 10, 4],
+        seeks=[20, 0, 0],
+        open_start=[2.25, 0.5, 5.5],
+        open_end=[2.75, 2.5, 0.0],
+        close_start=[3.5, 0.0, 0.0],
+        close_end=[3.5, 0.0, 0.0],
+    )
     got = truth.requests_per_second(r, 8.0)
     # record 0: 120 in second 2, 100 closes in second 3; record 1: 10 opens over
     # [0.5, 2.5] (2.5, 5, 2.5), never closed; record 2: 4 opens at 5.5, never closed.
@@ -87,16 +95,20 @@ def test_metadata_thresholds_with_margin():
     assert outcomes([60] * 6 + [40] * 94)["metadata_high_density"] is False  # mean 41.2
     quiet = outcomes([10] * 50)
     assert quiet["metadata_insignificant_load"] is True
-    assert all(quiet[k] is False for k in ("metadata_high_spike", "metadata_multiple_spikes",
-                                           "metadata_high_density"))
+    assert all(
+        quiet[k] is False
+        for k in ("metadata_high_spike", "metadata_multiple_spikes", "metadata_high_density")
+    )
 
 
 # --------------------------------------------------------------------------- periodicity
 
 
 def design(starts, length, period, count, component=1, direction="write", nbytes=1e9):
-    return np.array([(direction, s, s + length, nbytes, component, period, 0.0, count, False)
-                     for s in starts], DESIGN_DTYPE)
+    return np.array(
+        [(direction, s, s + length, nbytes, component, period, 0.0, count, False) for s in starts],
+        DESIGN_DTYPE,
+    )
 
 
 def test_periodic_design_gives_magnitude_and_busy_time():
@@ -138,8 +150,9 @@ def test_bursts_closer_than_the_neighbour_gap_merge_into_one_operation():
 
 
 def test_expected_labels_of_a_tiny_scenario():
-    scenario = Scenario("tiny", ranks=4, run_time=1000.0, noise=False,
-                        phases=(Phase("write", 0.0, 0.12, 1e10, shared=True),))
+    scenario = Scenario(
+        "tiny", ranks=4, run_time=1000.0, noise=False, phases=(Phase("write", 0.0, 0.12, 1e10, shared=True),)
+    )
     built = build(scenario, np.random.default_rng(0), "/scratch/x")
     rows_ = built.table.table()
     assert len(rows_) == 1 and rows_["rank"][0] == -1 and rows_["opens"][0] == 4
@@ -149,8 +162,7 @@ def test_expected_labels_of_a_tiny_scenario():
     assert fam["write_temporality"]["must"] == ["write_on_start"]
     assert "write_steady" in fam["write_temporality"]["must_not"]
     assert fam["read_temporality"]["must"] == ["read_insignificant"]
-    assert fam["write_periodicity"]["must"] == [] and "write_periodic" in \
-        fam["write_periodicity"]["must_not"]
+    assert fam["write_periodicity"]["must"] == [] and "write_periodic" in fam["write_periodicity"]["must_not"]
     # 4 opens at 0 s, 4 closes at 120 s: no metadata load.
     assert fam["metadata"]["must"] == ["metadata_insignificant_load"]
 
@@ -162,8 +174,9 @@ def test_pseudo_files_and_excluded_prefixes_are_not_counted():
 
 
 def test_near_threshold_volume_asserts_nothing():
-    scenario = Scenario("edge", ranks=2, run_time=100.0, noise=False,
-                        phases=(Phase("write", 0.0, 1.0, 1.05e8, shared=True),))
+    scenario = Scenario(
+        "edge", ranks=2, run_time=100.0, noise=False, phases=(Phase("write", 0.0, 1.0, 1.05e8, shared=True),)
+    )
     built = build(scenario, np.random.default_rng(0), "/scratch/x")
     fam = truth.expected(built.table.table(), built.table.paths, built.design, 100.0, CFG)
     assert fam["write_temporality"] == {"must": [], "must_not": []}
@@ -171,11 +184,18 @@ def test_near_threshold_volume_asserts_nothing():
 
 
 def test_irregular_bursts_are_asserted_not_periodic():
-    scenario = Scenario("irr", ranks=4, run_time=7200.0, noise=False,
-                        irregular=(Irregular("write", 12, (1e8, 1e10), (5, 300)),))
+    scenario = Scenario(
+        "irr",
+        ranks=4,
+        run_time=7200.0,
+        noise=False,
+        irregular=(Irregular("write", 12, (1e8, 1e10), (5, 300)),),
+    )
     built = build(scenario, np.random.default_rng(4), "/scratch/x")
     rows_ = built.table.table()
     assert len(rows_) == 12 and len(set(np.round(rows_["bytes_written"], -6))) == 12
     fam = truth.expected(rows_, built.table.paths, built.design, built.run_time, CFG)
-    assert fam["write_periodicity"] == {"must": [], "must_not": [
-        f"write_{label}" for label in truth.PERIODICITY]}
+    assert fam["write_periodicity"] == {
+        "must": [],
+        "must_not": [f"write_{label}" for label in truth.PERIODICITY],
+    }

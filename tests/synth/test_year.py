@@ -32,8 +32,14 @@ def test_counts_and_invalid_share(year):
     invalid = [t for t in truth if not t["valid"]]
     assert 0.29 <= len(invalid) / 2000 <= 0.35
     reasons = Counter(t["reason"] for t in invalid)
-    assert set(reasons) == {"unreadable", "truncated", "corrupt_stream", "unsupported_version",
-                            "bad_job", "no_io_modules"}
+    assert set(reasons) == {
+        "unreadable",
+        "truncated",
+        "corrupt_stream",
+        "unsupported_version",
+        "bad_job",
+        "no_io_modules",
+    }
     assert all(n >= 10 for n in reasons.values())
 
 
@@ -57,8 +63,12 @@ def test_groups_are_few_heavy_tailed_with_one_heaviest(year):
     def labels(t):
         return sorted(label for fam in t["families"].values() for label in fam["must"])
 
-    others = [(t, next(h for h in group if h["heaviest"])) for group in runs.values()
-              for t in group if not t["heaviest"]]
+    others = [
+        (t, next(h for h in group if h["heaviest"]))
+        for group in runs.values()
+        for t in group
+        if not t["heaviest"]
+    ]
     same = sum(labels(t) == labels(h) for t, h in others) / len(others)
     assert 0.8 <= same < 1.0  # the paper's hypothesis holds for most runs, not all
 
@@ -77,8 +87,10 @@ def test_category_proportions_like_the_paper(year):
     assert 0 < sum("write_periodic" in t["families"]["write_periodicity"]["must"] for t in runs)
     assert share("write_steady", "write_temporality") > 0
     assert share("write_on_end", "write_temporality") > 0
-    spikes = sum(bool({"metadata_high_spike", "metadata_multiple_spikes"}
-                      & set(t["families"]["metadata"]["must"])) for t in apps) / len(apps)
+    spikes = sum(
+        bool({"metadata_high_spike", "metadata_multiple_spikes"} & set(t["families"]["metadata"]["must"]))
+        for t in apps
+    ) / len(apps)
     assert spikes >= 0.1
 
 
@@ -103,13 +115,13 @@ def test_profile_rows_add_up_to_the_paper_tables():
     single = {row[2].name: row[0] for row in PROFILES}
     every = {row[2].name: row[1] for row in PROFILES}
     assert sum(single.values()) == pytest.approx(100) and sum(every.values()) == pytest.approx(100)
-    steady_readers = ("year_read_write_steady", "year_read_write_steady_quiet",
-                      "year_read_steady")
+    steady_readers = ("year_read_write_steady", "year_read_write_steady_quiet", "year_read_steady")
     assert sum(every[n] for n in steady_readers) == pytest.approx(30)  # Table III, all runs
     assert sum(single[n] for n in steady_readers) == pytest.approx(2)  # Table III, single run
     assert every["year_periodic_writer"] == 8 and single["year_periodic_writer"] == 2  # Table II
-    assert RUNS_PER_GROUP * every["year_read_write_steady"] / single["year_read_write_steady"] \
-        == pytest.approx(390.625)
+    assert RUNS_PER_GROUP * every["year_read_write_steady"] / single[
+        "year_read_write_steady"
+    ] == pytest.approx(390.625)
 
 
 def test_format_mix_and_sizes(year):
@@ -149,8 +161,10 @@ def test_archived_days_and_logs_read_as_the_truth_says(year):
 
 def test_same_seed_same_year(tmp_path):
     for name in ("a", "b"):
-        result = CliRunner().invoke(main, ["synth", "year", str(tmp_path / name), "--count", "60",
-                                           "--seed", "3", "--archive-share", "0"])
+        result = CliRunner().invoke(
+            main,
+            ["synth", "year", str(tmp_path / name), "--count", "60", "--seed", "3", "--archive-share", "0"],
+        )
         assert result.exit_code == 0, result.output
     first, second = ((tmp_path / name / "truth.jsonl").read_text() for name in ("a", "b"))
     assert first == second
