@@ -40,6 +40,7 @@ bench-year: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mosaic tests benchmarks
+	$(BIN)/ruff format --check mosaic tests benchmarks
 
 clean:
 	rm -rf $(VENV) $(SAMPLE) build *.egg-info
