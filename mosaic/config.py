@@ -207,6 +207,9 @@ class Config:
         1000, lo=1
     )  # past it the oldest connection awaiting a request is dropped
     service_spool_bytes: int = service(1 << 20, lo=0)  # bodies above this stream to a temp file, not memory
+    profile_min_periodic_share: float = service(
+        0.5, **SHARE
+    )  # an application profile names a period class when a direction is periodic in this share of its runs
     service_latency_buckets: tuple[float, ...] = service(
         (  # /metrics histogram bounds, seconds
             0.001,

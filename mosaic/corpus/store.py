@@ -9,14 +9,17 @@ HTTP service can read while a batch run writes):
   (the configuration minus execution-only settings): opening a run with
   another hash empties them, so a changed threshold never mixes results.
 * lookup tables, the scheduler API: ``applications`` (one row per group: the
-  representative's categories, run count, last seen) and ``jobs`` (every
-  valid run and its group). A batch run fills them at its end; the service
-  adds single results with :meth:`Store.record`.
+  representative's categories, run count, last seen), ``jobs`` (every
+  valid run and its group) and the profile tables (every categorized run's
+  summary and its group's counters, :mod:`mosaic.corpus.profiles`). A batch
+  run fills them at its end; the service adds single results with
+  :meth:`Store.record`. Their layout is versioned by ``lookup_schema``: an
+  older store gets the new tables, filled from what it holds, never emptied.
 
 Public API (used by ``mosaic/service/``)::
 
     store = Store("OUT/store.sqlite")
-    store.application(uid, app)  -> dict | None
+    store.application(uid, app)  -> ApplicationAnswer | None (with its profile)
     store.job(job_id)            -> list[dict]
     store.job_uids(job_id)       -> set[int]
     store.record(result)         # one SPEC 4 trace object posted by a scheduler
@@ -33,13 +36,18 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from mosaic.config import Config
+from mosaic.corpus import profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.trace import group_key as job_group_key
 
-RESUME_SCHEMA = "2"  # version of the resume tables; a store of another version starts them over
-SCHEMA = """
+RESUME_SCHEMA = "3"  # version of the resume tables; a store of another version starts them over
+# 3 (2026-11-25): results carry the run summary of the profiles (profiles.SUMMARY_COLUMNS)
+LOOKUP_SCHEMA = "2"  # 2 (2026-11-25): the profile tables; an older store gets them (profiles.backfill)
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS logs (
     file TEXT PRIMARY KEY, location TEXT, archive TEXT, size INTEGER, mtime_ns INTEGER,
@@ -53,7 +61,7 @@ CREATE TABLE IF NOT EXISTS archives (
     location TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, logs INTEGER);
 CREATE TABLE IF NOT EXISTS results (
     file TEXT PRIMARY KEY, status TEXT, reason TEXT, detail TEXT,
-    categories TEXT, result TEXT);
+    categories TEXT, result TEXT, {profiles.SUMMARY_COLUMNS_SQL});
 CREATE TABLE IF NOT EXISTS applications (
     group_key TEXT PRIMARY KEY, uid INTEGER, application TEXT, runs INTEGER,
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
@@ -61,9 +69,10 @@ CREATE TABLE IF NOT EXISTS applications (
 CREATE TABLE IF NOT EXISTS jobs (
     file TEXT PRIMARY KEY, job_id TEXT, group_key TEXT, categories TEXT);
 CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
-"""
+{profiles.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
+RESULT_WIDTH = 6 + len(profiles.SUMMARY_COLUMNS)  # columns of a results row (result_row)
 FACT_COLUMNS = (
     "file",
     "location",
@@ -104,6 +113,7 @@ def result_row(result: dict) -> tuple:
 
     Workers build it, so the parent only writes it. Its JSON leaves out
     ``group``, which the parent adds once deduplication knows the groups.
+    It ends with the run's profile summary (Nones for an eviction).
     """
     body = {key: value for key, value in result.items() if key != "group"}
     return (
@@ -113,6 +123,7 @@ def result_row(result: dict) -> tuple:
         result.get("detail"),
         json.dumps(result.get("categories")),
         json.dumps(body, sort_keys=True),
+        *profiles.run_summary(result),
     )
 
 
@@ -150,6 +161,10 @@ class Store:
                 self._db.executescript("".join(f"DROP TABLE {t};" for t in RESUME_TABLES))
                 self._db.executescript(SCHEMA)
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('resume_schema', ?)", (RESUME_SCHEMA,))
+        if self._meta("lookup_schema") != LOOKUP_SCHEMA:
+            with self._atomic():
+                profiles.backfill(self._db)
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('lookup_schema', ?)", (LOOKUP_SCHEMA,))
         self.run_id = 0
         self._fresh = False
 
@@ -186,6 +201,18 @@ class Store:
                     self._db.execute(sql)
                 else:
                     self._db.executemany(sql, rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def _atomic(self) -> Iterator[sqlite3.Connection]:
+        """Several statements of the caller as one transaction, under the lock."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -332,7 +359,7 @@ class Store:
         """Categorization results (SPEC 4 objects, or evicted ones) of one batch, each
         as it is, or already as its table row (key ``row``, from :func:`result_row`)."""
         rows = [r["row"] if "row" in r else result_row(r) for r in results]
-        self._write("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self._write(f"INSERT OR REPLACE INTO results VALUES ({', '.join('?' * RESULT_WIDTH)})", rows)
 
     def categorized(self, all_runs: bool) -> Iterator[Row]:
         """Categorized traces of this run sorted by file, with their group facts."""
@@ -410,20 +437,27 @@ class Store:
             "WHERE l.seen = ? AND l.representative = 1",
             run,
         )
+        with self._atomic() as db:
+            profiles.publish(db, self.run_id)
 
     # ----- lookup API (scheduler service) -----
 
-    def application(self, uid: int, app: str) -> dict | None:
-        """The group of (uid, app): its representative's categories, runs, last seen.
+    def application(
+        self, uid: int, app: str, min_periodic_share: float = Config().profile_min_periodic_share
+    ) -> profiles.ApplicationAnswer | None:
+        """The group of (uid, app): its representative's categories, runs, last seen, and
+        the profile of its stored runs.
 
         `app` is the executable (or the whole command line if the run grouped
         by command line). None if the store has never seen it.
         """
+        key = f"{uid}:{app}"
         with self._lock:
-            row = self._db.execute(
-                "SELECT * FROM applications WHERE group_key = ?", (f"{uid}:{app}",)
-            ).fetchone()
-        return _application(row) if row else None
+            row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            found = profiles.profile(self._db, key, row["runs"], min_periodic_share)
+        return {**_application(row), "profile": found}
 
     def job(self, job_id: str) -> list[dict]:
         """Every stored run of a job id (one per log), with its group's categories."""
@@ -470,6 +504,8 @@ class Store:
                     "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
                     _params((run.file, str(job["job_id"]), key, categories)),
                 )
+                summary = (key, run.file, job.get("start"), run.run_time, *profiles.run_summary(result))
+                profiles.add_run(self._db, _params(summary))
                 row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
                 if row is None:
                     self._db.execute(
@@ -511,7 +547,7 @@ def _total_bytes(result: dict) -> float:
     return float(result.get("read", {}).get("bytes", 0)) + float(result.get("write", {}).get("bytes", 0))
 
 
-def _application(row: Row) -> dict:
+def _application(row: Row) -> profiles.Application:
     return {
         "group_key": row["group_key"],
         "uid": row["uid"],

@@ -1,0 +1,418 @@
+"""Application profiles: what the stored runs of one (uid, application) group did.
+
+A scheduler asks before a job starts (``GET /v1/applications``, ``mosaic
+lookup``) and gets numbers it can plan with, and how far to trust them: runs
+counted, each label's share of them, stability (the share of runs whose
+categories equal the most common set, the paper's check of its hypothesis),
+per direction the bytes per run and, over the runs where the direction is
+periodic, the period, busy fraction and bytes per occurrence (median and
+p10-p90), the power-of-ten class of the median period (IO-Sets' Set-10
+groups applications by the power of ten of their characteristic time),
+median run time and peak metadata load, first and last seen.
+
+Why the tables look like this (a post must stay cheap whatever the group's
+size, a lookup must stay exact):
+
+* ``profile_runs``: one summary row per stored run, keyed like ``jobs`` by
+  log file name, clustered by group (``WITHOUT ROWID``, primary key group +
+  file): a group's rows sit together, so a lookup reads them in one range
+  scan. ~150 bytes a run.
+* counters, changed in the transaction that adds the row, by one per
+  label: ``profile_groups`` (runs, first and last seen), ``profile_labels``
+  (runs per label), ``profile_label_sets`` (runs per distinct label set;
+  stability is the largest count over the runs). A post costs the same for
+  the first run of a group and the 20,000th.
+* quantiles are computed at lookup from the group's rows, exactly (numpy,
+  linear interpolation between order statistics): a sketch would make the
+  lookup constant in time but approximate, and would store one row per
+  (group, quantity, bin), more rows than runs for the typical group of ~12
+  runs. ``benchmarks/bench_profiles.py`` measures both costs.
+
+A batch run (``mosaic run``) adds its categorized runs and rebuilds the
+counters of the groups it saw from their rows (:func:`publish`); a post adds
+one run (:func:`add_run`). Both leave the same counters
+(tests/corpus/test_profiles.py). A store keeps every run it was given: a
+re-run over the same logs replaces their rows, it never forgets other runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import numpy as np
+from typing_extensions import TypedDict
+
+DIRECTIONS = ("read", "write")
+PERIODIC_NUMBERS = ("period", "busy_fraction", "bytes_per_occurrence")
+# What a categorization adds to its store row: its label set and these numbers (None: not measured).
+NUMBERS = (
+    *(f"{d}_{name}" for d in DIRECTIONS for name in ("bytes", *PERIODIC_NUMBERS)),
+    "metadata_peak_per_second",
+)
+SUMMARY_COLUMNS = ("label_set", *NUMBERS)
+SUMMARY_COLUMNS_SQL = ", ".join(["label_set TEXT", *(f"{name} REAL" for name in NUMBERS)])
+SPREAD_COLUMNS = ("run_time", *NUMBERS)  # quantities a lookup summarizes, in this order
+QUANTILES = (0.5, 0.1, 0.9)  # median, p10, p90 (numpy's default linear interpolation)
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS profile_runs (
+    group_key TEXT NOT NULL, file TEXT NOT NULL, start TEXT, run_time REAL, {SUMMARY_COLUMNS_SQL},
+    PRIMARY KEY (group_key, file)) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS profile_runs_by_file ON profile_runs (file);
+CREATE TABLE IF NOT EXISTS profile_groups (
+    group_key TEXT PRIMARY KEY, runs INTEGER NOT NULL, first_seen TEXT, last_seen TEXT);
+CREATE TABLE IF NOT EXISTS profile_labels (
+    group_key TEXT, label TEXT, runs INTEGER NOT NULL, PRIMARY KEY (group_key, label)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS profile_label_sets (
+    group_key TEXT, label_set TEXT, runs INTEGER NOT NULL,
+    PRIMARY KEY (group_key, label_set)) WITHOUT ROWID;
+"""
+RUN_COLUMNS = ("group_key", "file", "start", "run_time", *SUMMARY_COLUMNS)
+_INSERT_RUN = (
+    f"INSERT OR REPLACE INTO profile_runs ({', '.join(RUN_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
+)
+_TOUCHED = "SELECT group_key FROM temp.profile_touched"
+
+
+def _documented(*types: type) -> None:
+    """Field descriptions in the OpenAPI schema come from the attribute docstrings below
+    (pydantic reads them; setting the option here keeps pydantic out of batch workers)."""
+    for cls in types:
+        cls.__pydantic_config__ = {"use_attribute_docstrings": True}  # type: ignore[attr-defined]
+
+
+class Spread(TypedDict):
+    """Median and 10th-90th percentile spread of one quantity over the runs that have it."""
+
+    median: float
+    p10: float
+    p90: float
+    runs: int
+    """Runs behind these numbers."""
+
+
+class PeriodicProfile(TypedDict):
+    """One direction over the runs where it is periodic (the final verdict, SPEC 3.4-3.5)."""
+
+    runs: int
+    """Runs whose categories say this direction is periodic."""
+    share: float
+    """Those runs over the profile's runs."""
+    period_seconds: Spread | None
+    """The verdict's period (the dominant periodic operation's, or the FFT's)."""
+    period_class: int | None
+    """Power of ten of the median period: k when 10^k <= period < 10^(k+1) seconds."""
+    busy_fraction: Spread | None
+    """Share of each period spent in I/O."""
+    bytes_per_occurrence: Spread | None
+    """Bytes of one I/O phase: the dominant mean-shift operation's, else bytes x period / run time."""
+
+
+class DirectionProfile(TypedDict):
+    bytes: Spread | None
+    """Bytes moved per run."""
+    periodic: PeriodicProfile
+
+
+class ApplicationProfile(TypedDict):
+    """What the group's stored runs did."""
+
+    runs: int
+    """Categorized runs the profile is built from."""
+    basis: Literal["every_run", "representative", "some_runs"]
+    """every_run: all the group's stored runs; representative: its heaviest run alone (a batch
+    run without --all-runs); some_runs: the others (e.g. runs evicted while categorizing)."""
+    label_shares: dict[str, float]
+    """Per label, the share of runs carrying it."""
+    stability: float
+    """Share of runs whose categories equal the most common set (usual_categories)."""
+    usual_categories: list[str]
+    """The most common set of categories (sorted)."""
+    period_class: int | None
+    """period_class of period_direction: given when a direction is periodic in at least
+    profile_min_periodic_share of the runs (Config, service section)."""
+    period_direction: Literal["read", "write"] | None
+    """The direction periodic in the most runs (write on a tie)."""
+    read: DirectionProfile
+    write: DirectionProfile
+    run_time_seconds: Spread | None
+    metadata_peak_per_second: Spread | None
+    """Peak metadata requests in one second of a run."""
+    first_seen: str | None
+    """Earliest start among the group's stored runs."""
+    last_seen: str | None
+    """Latest start among the group's stored runs."""
+
+
+class Application(TypedDict):
+    """A (uid, application) group as the store keeps it: its heaviest run's categories."""
+
+    group_key: str
+    uid: int
+    application: str
+    categories: list[str] | None
+    """The representative's (heaviest run's) categories."""
+    runs: int
+    """Valid runs stored for the group."""
+    last_seen: str | None
+    representative: str
+    """Log file name of the heaviest run."""
+
+
+class ApplicationAnswer(Application):
+    """``GET /v1/applications``: the group and its profile."""
+
+    profile: ApplicationProfile | None
+    """None when no run of the group was categorized into the store."""
+
+
+_documented(Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, ApplicationAnswer)
+
+
+# ----- one run's summary (workers, service posts) -----
+
+
+def label_set(categories: Iterable[str]) -> str:
+    """A run's categories as one comparable value: sorted, in SQLite's compact JSON."""
+    return json.dumps(sorted(categories), separators=(",", ":"))
+
+
+def run_summary(result: dict) -> tuple:
+    """The SUMMARY_COLUMNS of a categorization (a SPEC 4 trace object); all None for an eviction."""
+    if result.get("status", "ok") != "ok" or result.get("categories") is None:
+        return (None,) * len(SUMMARY_COLUMNS)
+    run_time = float(result.get("job", {}).get("run_time") or 0.0)
+    numbers: list[float | None] = []
+    for direction in DIRECTIONS:
+        side = result.get(direction, {})
+        moved = float(side.get("bytes", 0.0))
+        numbers += [moved, *_periodic_numbers(side.get("periodicity", {}), moved, run_time)]
+    peak = result.get("metadata", {}).get("peak_per_second")
+    return (label_set(result["categories"]), *numbers, None if peak is None else float(peak))
+
+
+def _periodic_numbers(periodicity: dict, moved: float, run_time: float) -> tuple:
+    """(period, busy fraction, bytes per occurrence) of a periodic direction, else Nones.
+
+    Bytes per occurrence: of the mean-shift operation whose period the verdict
+    reports (its dominant one); when the FFT alone found the period, the
+    direction's bytes spread evenly over the run's periods.
+    """
+    verdict = periodicity.get("verdict", {})
+    if not verdict.get("periodic"):
+        return (None, None, None)
+    period = float(verdict["period"])
+    behind = [
+        op for op in periodicity.get("meanshift", {}).get("operations", []) if float(op["period"]) == period
+    ]
+    if behind:
+        per_occurrence = float(max(op["bytes_per_occurrence"] for op in behind))
+    else:
+        per_occurrence = moved * period / run_time if run_time > 0 else moved
+    busy = verdict.get("busy_fraction")
+    return (period, None if busy is None else float(busy), per_occurrence)
+
+
+def period_class(seconds: float) -> int:
+    """k with 10^k <= seconds < 10^(k+1) (log10 is off by one ulp near some powers of ten)."""
+    k = math.floor(math.log10(seconds))
+    if 10.0 ** (k + 1) <= seconds:
+        return k + 1
+    return k - 1 if 10.0**k > seconds else k
+
+
+# ----- writing (inside the caller's transaction) -----
+
+
+def add_run(db: sqlite3.Connection, row: Sequence) -> None:
+    """Add one run (a RUN_COLUMNS row) to its group's profile: its row, and the counters moved
+    by one. A file already stored is replaced: its former contribution is taken back first."""
+    group_key, file, start, labels = row[0], row[1], row[2], row[RUN_COLUMNS.index("label_set")]
+    if labels is None:  # not a categorization
+        return
+    former = db.execute("SELECT group_key, label_set FROM profile_runs WHERE file = ?", (file,)).fetchone()
+    if former is not None:
+        _count(db, former[0], former[1], -1, None)
+    db.execute(_INSERT_RUN, tuple(row))
+    _count(db, group_key, labels, 1, start)
+
+
+def _count(db: sqlite3.Connection, group_key: str, labels: str, delta: int, start: str | None) -> None:
+    db.execute(
+        "INSERT INTO profile_groups VALUES (?, ?, ?, ?) ON CONFLICT (group_key) DO UPDATE SET "
+        "runs = runs + excluded.runs, "
+        "first_seen = coalesce(min(first_seen, excluded.first_seen), first_seen, excluded.first_seen), "
+        "last_seen = coalesce(max(last_seen, excluded.last_seen), last_seen, excluded.last_seen)",
+        (group_key, delta, start, start),
+    )
+    db.executemany(
+        "INSERT INTO profile_labels VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET runs = runs + excluded.runs",
+        [(group_key, label, delta) for label in json.loads(labels)],
+    )
+    db.execute(
+        "INSERT INTO profile_label_sets VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET "
+        "runs = runs + excluded.runs",
+        (group_key, labels, delta),
+    )
+    if delta < 0:
+        for table in ("profile_labels", "profile_label_sets"):
+            db.execute(f"DELETE FROM {table} WHERE group_key = ? AND runs <= 0", (group_key,))
+
+
+def publish(db: sqlite3.Connection, run_id: int) -> None:
+    """A batch run's categorized runs into the profiles; the counters of the groups it saw
+    rebuilt from their rows; first and last seen over every valid run of theirs."""
+    db.execute(
+        f"INSERT OR REPLACE INTO profile_runs ({', '.join(RUN_COLUMNS)}) "
+        f"SELECT l.group_key, l.file, l.start, l.run_time, {', '.join('r.' + c for c in SUMMARY_COLUMNS)} "
+        "FROM logs l JOIN results r USING (file) WHERE l.seen = ? AND l.status = 'ok' AND r.status = 'ok'",
+        (run_id,),
+    )
+    _touch(db, "SELECT DISTINCT group_key FROM logs WHERE seen = ? AND status = 'ok'", (run_id,))
+    rebuild(db)
+    db.execute(
+        "UPDATE profile_groups SET first_seen = coalesce(min(first_seen, s.first), first_seen, s.first), "
+        "last_seen = coalesce(max(last_seen, s.last), last_seen, s.last) FROM (SELECT group_key, "
+        "min(start) AS first, "
+        "max(start) AS last FROM logs WHERE seen = ? AND status = 'ok' GROUP BY group_key) AS s "
+        "WHERE profile_groups.group_key = s.group_key",
+        (run_id,),
+    )
+
+
+def _touch(db: sqlite3.Connection, groups_sql: str, args: tuple = ()) -> None:
+    """The groups the next :func:`rebuild` redoes (a temporary table of this connection)."""
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS profile_touched (group_key TEXT PRIMARY KEY)")
+    db.execute("DELETE FROM temp.profile_touched")
+    db.execute(f"INSERT OR IGNORE INTO temp.profile_touched {groups_sql}", args)
+
+
+def rebuild(db: sqlite3.Connection) -> None:
+    """The counters of the touched groups, recounted from their rows in SQL (the batch view
+    that :func:`add_run` keeps up one run at a time)."""
+    for table in ("profile_groups", "profile_labels", "profile_label_sets"):
+        db.execute(f"DELETE FROM {table} WHERE group_key IN ({_TOUCHED})")
+    db.execute(
+        "INSERT INTO profile_groups SELECT group_key, count(*), min(start), max(start) FROM profile_runs "
+        f"WHERE group_key IN ({_TOUCHED}) GROUP BY group_key"
+    )
+    db.execute(
+        "INSERT INTO profile_labels SELECT p.group_key, j.value, count(*) FROM profile_runs p, "
+        f"json_each(p.label_set) j WHERE p.group_key IN ({_TOUCHED}) GROUP BY p.group_key, j.value"
+    )
+    db.execute(
+        "INSERT INTO profile_label_sets SELECT group_key, label_set, count(*) FROM profile_runs "
+        f"WHERE group_key IN ({_TOUCHED}) GROUP BY group_key, label_set"
+    )
+
+
+def rebuild_all(db: sqlite3.Connection) -> None:
+    """Every group's counters from the rows (what a batch would count)."""
+    _touch(db, "SELECT DISTINCT group_key FROM profile_runs")
+    rebuild(db)
+
+
+def backfill(db: sqlite3.Connection) -> None:
+    """A store from before the profiles (2026-11-25): every categorized run in ``jobs`` gets a
+    row with its labels (its numbers were never kept: None), then the counters are built.
+    Last seen comes from ``applications``; first seen stays unknown."""
+    db.execute(
+        "INSERT OR IGNORE INTO profile_runs (group_key, file, label_set) SELECT group_key, file, "
+        "(SELECT json_group_array(value) FROM (SELECT value FROM json_each(jobs.categories) ORDER BY value)) "
+        "FROM jobs WHERE json_type(categories) = 'array'"
+    )
+    rebuild_all(db)
+    db.execute(
+        "UPDATE profile_groups SET last_seen = a.last_seen FROM applications a "
+        "WHERE profile_groups.group_key = a.group_key AND profile_groups.last_seen IS NULL"
+    )
+
+
+# ----- reading -----
+
+
+def profile(
+    db: sqlite3.Connection, group_key: str, known_runs: int, min_periodic_share: float
+) -> ApplicationProfile | None:
+    """The profile of one group (None when none of its runs is in the profile tables)."""
+    counted = db.execute(
+        "SELECT runs, first_seen, last_seen FROM profile_groups WHERE group_key = ?", (group_key,)
+    ).fetchone()
+    if counted is None or counted[0] <= 0:
+        return None
+    runs, first_seen, last_seen = int(counted[0]), counted[1], counted[2]
+    labels = dict(
+        db.execute("SELECT label, runs FROM profile_labels WHERE group_key = ? ORDER BY label", (group_key,))
+    )
+    usual = db.execute(
+        "SELECT label_set, runs FROM profile_label_sets WHERE group_key = ? ORDER BY runs DESC, label_set "
+        "LIMIT 1",
+        (group_key,),
+    ).fetchone()
+    values = np.array(
+        db.execute(
+            f"SELECT {', '.join(SPREAD_COLUMNS)} FROM profile_runs WHERE group_key = ?", (group_key,)
+        ).fetchall(),
+        dtype=float,
+    ).reshape(-1, len(SPREAD_COLUMNS))
+    spread = dict(zip(SPREAD_COLUMNS, spreads(values)))
+    directions = {d: _direction(d, spread, labels.get(f"{d}_periodic", 0), runs) for d in DIRECTIONS}
+    leading = max(reversed(DIRECTIONS), key=lambda d: directions[d]["periodic"]["runs"])
+    periodic = directions[leading]["periodic"]
+    regular = periodic["runs"] > 0 and periodic["share"] >= min_periodic_share
+    return {
+        "runs": runs,
+        "basis": "every_run" if runs >= known_runs else "representative" if runs == 1 else "some_runs",
+        "label_shares": {label: count / runs for label, count in labels.items()},
+        "stability": int(usual[1]) / runs,
+        "usual_categories": json.loads(usual[0]),
+        "period_class": periodic["period_class"] if regular else None,
+        "period_direction": leading if regular else None,
+        "read": directions["read"],
+        "write": directions["write"],
+        "run_time_seconds": spread["run_time"],
+        "metadata_peak_per_second": spread["metadata_peak_per_second"],
+        "first_seen": first_seen,
+        "last_seen": last_seen,
+    }
+
+
+def _direction(
+    direction: str, spread: dict[str, Spread | None], periodic_runs: int, runs: int
+) -> DirectionProfile:
+    period = spread[f"{direction}_period"]
+    return {
+        "bytes": spread[f"{direction}_bytes"],
+        "periodic": {
+            "runs": periodic_runs,
+            "share": periodic_runs / runs,
+            "period_seconds": period,
+            "period_class": period_class(period["median"]) if period and period["median"] > 0 else None,
+            "busy_fraction": spread[f"{direction}_busy_fraction"],
+            "bytes_per_occurrence": spread[f"{direction}_bytes_per_occurrence"],
+        },
+    }
+
+
+def spreads(values: np.ndarray) -> list[Spread | None]:
+    """Median, p10, p90 and count of each column of ``values`` (runs x quantities), NaN (not
+    measured) left out; None for a column without any value."""
+    measured = ~np.isnan(values)
+    counts = measured.sum(axis=0)
+    present = np.flatnonzero(counts)
+    out: list[Spread | None] = [None] * values.shape[1]
+    if len(present):
+        median, p10, p90 = np.nanquantile(values[:, present], QUANTILES, axis=0)
+        for i, column in enumerate(present):
+            out[column] = {
+                "median": float(median[i]),
+                "p10": float(p10[i]),
+                "p90": float(p90[i]),
+                "runs": int(counts[column]),
+            }
+    return out
