@@ -235,11 +235,22 @@ def add_run(db: sqlite3.Connection, row: Sequence) -> None:
     group_key, file, start, labels = row[0], row[1], row[2], row[RUN_COLUMNS.index("label_set")]
     if labels is None:  # not a categorization
         return
-    former = db.execute("SELECT group_key, label_set FROM profile_runs WHERE file = ?", (file,)).fetchone()
+    former = db.execute(
+        "SELECT group_key, label_set, start FROM profile_runs WHERE file = ?", (file,)
+    ).fetchone()
     if former is not None:
         _count(db, former[0], former[1], -1, None)
     db.execute(_INSERT_RUN, tuple(row))
     _count(db, group_key, labels, 1, start)
+    if former is not None and (former[0], former[2]) != (group_key, start):
+        # Not the same log posted again (that keeps its job): first and last seen of the
+        # group it left may have been its start. The one case that reads a group's rows.
+        db.execute(
+            "UPDATE profile_groups SET first_seen = (SELECT min(start) FROM profile_runs p "
+            "WHERE p.group_key = profile_groups.group_key), last_seen = (SELECT max(start) "
+            "FROM profile_runs p WHERE p.group_key = profile_groups.group_key) WHERE group_key = ?",
+            (former[0],),
+        )
 
 
 def _count(db: sqlite3.Connection, group_key: str, labels: str, delta: int, start: str | None) -> None:
@@ -260,7 +271,7 @@ def _count(db: sqlite3.Connection, group_key: str, labels: str, delta: int, star
         (group_key, labels, delta),
     )
     if delta < 0:
-        for table in ("profile_labels", "profile_label_sets"):
+        for table in ("profile_groups", "profile_labels", "profile_label_sets"):
             db.execute(f"DELETE FROM {table} WHERE group_key = ? AND runs <= 0", (group_key,))
 
 

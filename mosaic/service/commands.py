@@ -119,8 +119,10 @@ def raise_open_files_limit() -> None:
 )
 @click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
 @token_file_option
-def lookup(uid, application, store_path, server, token_file) -> None:
-    """Print the stored categories of one (user, application) as JSON.
+@click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
+def lookup(uid, application, store_path, server, token_file, as_json) -> None:
+    """Print what the store knows of one (user, application): its heaviest run's
+    categories and the profile of its stored runs, as a table (or JSON).
 
     Exits with status 1 when the application is unknown.
     """
@@ -151,7 +153,14 @@ def lookup(uid, application, store_path, server, token_file) -> None:
         unknown = response.status_code == 404 and (answer or {}).get("error") == UNKNOWN_APPLICATION
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
             raise click.ClickException(f"{server} answered {response.status_code}: {response.text}")
-    sys.stdout.write(json.dumps(answer) + "\n")
+    if as_json:
+        sys.stdout.write(json.dumps(answer) + "\n")
+    elif found:
+        from mosaic.service.lookup_view import render
+
+        sys.stdout.write(render(answer))
+    else:
+        sys.stdout.write(f"no application {application!r} for uid {uid} in the store\n")
     sys.exit(0 if found else 1)
 
 

@@ -3,7 +3,8 @@
 - ``POST /v1/categorize``: body = one Darshan log (raw, or ``Content-Encoding:
   gzip``); answers the SPEC 4 trace object; ``?store=true`` also records it.
 - ``GET /v1/applications?uid=U&app=EXE``: the stored categories of a (user,
-  application) group; 404 when unknown.
+  application) group and the profile of its stored runs
+  (:mod:`mosaic.corpus.profiles`); 404 when unknown.
 - ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown.
 - ``GET /healthz``, ``GET /metrics`` (Prometheus text format).
 
@@ -23,6 +24,7 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
+from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import Reason
 from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, UNKNOWN_APPLICATION, error_doc
@@ -187,8 +189,13 @@ def write_refused(request: Request) -> Response:
     return response
 
 
-@router.get("/v1/applications", responses={404: error_doc("Unknown (uid, app)"), 422: INVALID})
+@router.get(
+    "/v1/applications",
+    response_model=ApplicationAnswer,
+    responses={404: error_doc("Unknown (uid, app)"), 422: INVALID},
+)
 def application(
+    request: Request,
     uid: int = Query(ge=0, description="User id"),
     app: str = Query(
         min_length=1,
@@ -197,8 +204,9 @@ def application(
     ),
     results: Store = Depends(get_store),
 ):
-    """Categories of a (user, application) group: representative's, run count, last seen."""
-    found = results.application(uid, app)
+    """A (user, application) group: its heaviest run's categories, run count, last seen, and
+    the profile of its stored runs (label shares, stability, bytes, periods, period class)."""
+    found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
     if found is None:
         return error_response(404, UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
     return found

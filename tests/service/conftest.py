@@ -57,6 +57,7 @@ class Server:
     request_timeout: float = REQUEST_TIMEOUT
     max_connections: int = MAX_CONNECTIONS
     max_inflated: int = MAX_INFLATED
+    log: Path = Path("server.log")
 
     def client(self, token: str | None = "default") -> httpx.Client:
         token = self.token if token == "default" else token
@@ -73,9 +74,12 @@ def launch(
     hooks: bool = False,
     max_body: int = MAX_BODY,
     request_timeout: float = REQUEST_TIMEOUT,
+    store: Path | None = None,
 ) -> Server:
-    """Start `mosaic serve` (not yet waiting for it: servers start side by side)."""
+    """Start `mosaic serve` (not yet waiting for it: servers start side by side) on
+    ``store`` (default: a new one in ``tmp``)."""
     port = free_port()
+    store = store or tmp / "store.sqlite"
     config = tmp / "service.toml"
     config.write_text(
         f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
@@ -89,7 +93,7 @@ def launch(
         str(MOSAIC),
         "serve",
         "--store",
-        str(tmp / "store.sqlite"),
+        str(store),
         "--port",
         str(port),
         "--workers",
@@ -106,14 +110,16 @@ def launch(
         env[TEST_HOOKS_ENV] = "1"
     with open(tmp / "server.log", "wb") as log:
         process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
-    return Server(f"http://127.0.0.1:{port}", tmp / "store.sqlite", process, token, max_body, request_timeout)
+    return Server(
+        f"http://127.0.0.1:{port}", store, process, token, max_body, request_timeout, log=tmp / "server.log"
+    )
 
 
 def wait_ready(server: Server) -> Server:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
-            raise RuntimeError((server.store.parent / "server.log").read_text())
+            raise RuntimeError(server.log.read_text())
         try:
             if httpx.get(server.url + "/healthz").status_code == 200:
                 return server
@@ -158,6 +164,18 @@ def big_server(tmp_path_factory):
         yield wait_ready(started)
     finally:
         stop_server(started)
+
+
+@pytest.fixture(scope="session")
+def twin_servers(tmp_path_factory):
+    """Two `mosaic serve` processes on one store file (token required)."""
+    store = tmp_path_factory.mktemp("shared") / "store.sqlite"
+    started = [launch(tmp_path_factory.mktemp(f"twin{i}"), TOKEN, store=store) for i in range(2)]
+    try:
+        yield [wait_ready(server) for server in started]
+    finally:
+        for server in started:
+            stop_server(server)
 
 
 @pytest.fixture(scope="session")

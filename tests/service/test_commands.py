@@ -57,28 +57,43 @@ def store_file(tmp_path, log_bytes):
 
 
 def test_lookup_in_a_store(store_file):
-    found = CliRunner().invoke(lookup, ["--uid", "4242", "--app", APP, "--store", str(store_file)])
+    found = CliRunner().invoke(lookup, ["--uid", "4242", "--app", APP, "--store", str(store_file), "--json"])
     assert found.exit_code == 0
     answer = json.loads(found.output)
     assert answer["runs"] == 1 and answer["representative"] == "a.darshan"
     assert answer["categories"] == ["read_insignificant", "write_on_start", "metadata_insignificant_load"]
-    missing = CliRunner().invoke(lookup, ["--uid", "4243", "--app", APP, "--store", str(store_file)])
+    missing = CliRunner().invoke(
+        lookup, ["--uid", "4243", "--app", APP, "--store", str(store_file), "--json"]
+    )
     assert missing.exit_code == 1
     assert json.loads(missing.output)["error"] == "unknown_application"
+    table = CliRunner().invoke(lookup, ["--uid", "4243", "--app", APP, "--store", str(store_file)])
+    assert table.exit_code == 1 and table.output == f"no application '{APP}' for uid 4243 in the store\n"
 
 
 def test_lookup_through_a_server(server, log_bytes, tmp_path, write_secret):
     with server.client() as client:
         client.post("/v1/categorize", params={"store": "true"}, content=log_bytes)
     write_secret(tmp_path / "token", server.token)
-    args = ["--uid", "4242", "--app", APP, "--server", server.url]
+    args = ["--uid", "4242", "--app", APP, "--server", server.url, "--json"]
     found = CliRunner().invoke(lookup, args + ["--token-file", str(tmp_path / "token")])
     assert found.exit_code == 0, found.output
     assert json.loads(found.output)["application"] == APP
     unauthorized = CliRunner().invoke(lookup, args)
     assert unauthorized.exit_code == 1 and "401" in unauthorized.output
     unknown = CliRunner().invoke(
-        lookup, ["--uid", "1", "--app", APP, "--server", server.url, "--token-file", str(tmp_path / "token")]
+        lookup,
+        [
+            "--uid",
+            "1",
+            "--app",
+            APP,
+            "--server",
+            server.url,
+            "--token-file",
+            str(tmp_path / "token"),
+            "--json",
+        ],
     )
     assert unknown.exit_code == 1
     assert json.loads(unknown.output)["error"] == "unknown_application"
@@ -123,7 +138,7 @@ def test_lookup_reads_what_a_batch_run_stored(tmp_path, log_factory):
     )
     assert run.exit_code == 0, run.output
     found = CliRunner().invoke(
-        lookup, ["--uid", "6060", "--app", APP, "--store", str(tmp_path / "out" / "store.sqlite")]
+        lookup, ["--uid", "6060", "--app", APP, "--store", str(tmp_path / "out" / "store.sqlite"), "--json"]
     )
     assert found.exit_code == 0, found.output
     answer = json.loads(found.output)

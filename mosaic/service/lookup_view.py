@@ -1,0 +1,87 @@
+"""The readable table `mosaic lookup` prints (``--json`` prints the API's object instead).
+
+What a person at a terminal asks first: how many runs the answer rests on,
+whether they behave alike, then the numbers (median and p10-p90 spread), then
+every label's share.
+"""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from mosaic.corpus.profiles import DIRECTIONS, ApplicationAnswer, ApplicationProfile, Spread
+
+BASIS = {
+    "every_run": "every stored run",
+    "representative": "the heaviest run only (a batch run without --all-runs)",
+    "some_runs": "part of the stored runs",
+}
+BYTE_UNITS = ((1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+
+
+def human_bytes(value: float) -> str:
+    for scale, unit in BYTE_UNITS:
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def number(value: float) -> str:
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def render(answer: ApplicationAnswer) -> str:
+    """The whole answer as text: the group, its profile's head, the numbers, the labels."""
+    lines = [
+        f"uid {answer['uid']}  {answer['application']}",
+        f"stored runs {answer['runs']}, last seen {answer['last_seen'] or 'unknown'}",
+        f"heaviest run {answer['representative']}: {' '.join(answer['categories'] or [])}",
+    ]
+    profile = answer["profile"]
+    if profile is None:
+        return "\n".join([*lines, "no profile: none of its runs was categorized into the store"]) + "\n"
+    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile)]) + "\n"
+
+
+def _head(profile: ApplicationProfile) -> list[str]:
+    period = "none (no direction periodic in enough runs)"
+    if profile["period_class"] is not None:
+        k = profile["period_class"]
+        period = f"{k}: {profile['period_direction']} period {number(10.0**k)}-{number(10.0 ** (k + 1))} s"
+    return [
+        f"profile of {profile['runs']} run{'s' if profile['runs'] != 1 else ''}: {BASIS[profile['basis']]}",
+        f"seen {profile['first_seen'] or 'unknown'} .. {profile['last_seen'] or 'unknown'}",
+        f"stability {profile['stability']:.0%}: runs with the usual categories "
+        f"({' '.join(profile['usual_categories'])})",
+        f"period class {period}",
+    ]
+
+
+def _numbers(profile: ApplicationProfile) -> str:
+    rows = [
+        _row("run time (s)", profile["run_time_seconds"], number),
+        _row("peak metadata requests/s", profile["metadata_peak_per_second"], number),
+    ]
+    for direction in DIRECTIONS:
+        side = profile[direction]
+        periodic = side["periodic"]
+        rows.append(_row(f"{direction} bytes per run", side["bytes"], human_bytes))
+        rows.append([f"{direction} periodic: {periodic['share']:.0%} of runs", periodic["runs"], "", "", ""])
+        if periodic["runs"]:
+            rows += [
+                _row(f"{direction} period (s)", periodic["period_seconds"], number),
+                _row(f"{direction} busy fraction", periodic["busy_fraction"], lambda v: f"{v:.2f}"),
+                _row(f"{direction} bytes per occurrence", periodic["bytes_per_occurrence"], human_bytes),
+            ]
+    return tabulate(rows, headers=["", "runs", "median", "p10", "p90"], colalign=("left", *["right"] * 4))
+
+
+def _row(name: str, spread: Spread | None, show) -> list:
+    if spread is None:
+        return [name, 0, "not measured", "", ""]
+    return [name, spread["runs"], show(spread["median"]), show(spread["p10"]), show(spread["p90"])]
+
+
+def _labels(profile: ApplicationProfile) -> str:
+    ranked = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
+    return tabulate([(label, f"{share:.0%}") for label, share in ranked], headers=["label", "share of runs"])
