@@ -34,6 +34,8 @@ QUICK: dict[str, list[str]] = {
     "holdout": ["{tmp}", "--seeds", "1"],
     "year": ["--count", "5000", "--dir", "{tmp}"],
     "scaleout": ["--count", "2000", "--dir", "{tmp}"],
+    "bench_profiles": ["--sizes", "10", "1000", "--posts", "50"],
+    "year_profiles": ["--count", "5000", "--dir", "{tmp}"],
 }
 
 

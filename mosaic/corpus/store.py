@@ -504,7 +504,7 @@ class Store:
                     "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
                     _params((run.file, str(job["job_id"]), key, categories)),
                 )
-                summary = (key, run.file, job.get("start"), run.run_time, *profiles.run_summary(result))
+                summary = (key, run.file, job.get("start"), *profiles.run_summary(result))
                 profiles.add_run(self._db, _params(summary))
                 row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
                 if row is None:

@@ -253,16 +253,57 @@ def test_an_older_store_gets_profiles_from_its_jobs(tmp_path):
     assert (profile["first_seen"], profile["last_seen"]) == (None, "2019-03-01T00:00:00Z")
 
 
-def test_run_summary_bytes_per_occurrence():
-    by_meanshift = trace("m", 6e9, (300.0, 0.25, 5e8), run_time=3000.0)
+def numbers(result: dict) -> dict[str, float]:
+    labels, packed = profiles.run_summary(result)
+    return dict(zip(profiles.NUMBERS, np.frombuffer(packed, profiles.PACKED).tolist()))
+
+
+def test_run_summary_numbers():
+    by_meanshift = trace("m", 6e9, (300.0, 0.25, 5e8), run_time=3000.0, peak=12.0)
     extra = {"period": 50.0, "busy_fraction": 0.9, "bytes_per_occurrence": 7.0}
     by_meanshift["write"]["periodicity"]["meanshift"]["operations"].insert(0, extra)
-    summary = dict(zip(profiles.SUMMARY_COLUMNS, profiles.run_summary(by_meanshift)))
+    summary = numbers(by_meanshift)
+    assert (summary["run_time"], summary["write_bytes"], summary["metadata_peak_per_second"]) == (
+        3000,
+        6e9,
+        12,
+    )
     assert summary["write_period"] == 300.0 and summary["write_busy_fraction"] == 0.25
     assert summary["write_bytes_per_occurrence"] == 5e8  # the operation behind the verdict's period
     by_fft = trace("f", 6e9, (300.0, 0.25, 5e8), run_time=3000.0, fft_only=True)
-    summary = dict(zip(profiles.SUMMARY_COLUMNS, profiles.run_summary(by_fft)))
+    summary = numbers(by_fft)
     assert summary["write_bytes_per_occurrence"] == 6e8  # 6 GB over 10 periods
-    assert summary["read_period"] is None and summary["read_bytes"] == 0.0
-    evicted = profiles.run_summary({"file": "z", "status": "evicted", "reason": "timeout"})
-    assert evicted == (None,) * len(profiles.SUMMARY_COLUMNS)
+    assert math.isnan(summary["read_period"]) and summary["read_bytes"] == 0.0
+    assert profiles.run_summary(by_fft)[0] == '["write_steady"]'
+    assert profiles.run_summary({"file": "z", "status": "evicted", "reason": "timeout"}) == (None, None)
+
+
+def test_lookup_prints_the_profile_as_a_table(tmp_path):
+    from click.testing import CliRunner
+
+    from mosaic.service.commands import lookup
+
+    with Store(tmp_path / "store.sqlite") as store:
+        for result in FIVE:
+            store.record(result)
+    shown = CliRunner().invoke(
+        lookup, ["--uid", str(UID), "--app", APP, "--store", str(tmp_path / "store.sqlite")]
+    )
+    assert shown.exit_code == 0, shown.output
+    lines = [" ".join(line.split()) for line in shown.output.splitlines()]
+    for expected in (
+        "profile of 5 runs: every stored run",
+        "seen 2019-01-01T00:00:00Z .. 2019-03-01T00:00:00Z",
+        "stability 60%: runs with the usual categories (write_periodic write_periodic_minute write_steady)",
+        "period class 2: write period 100-1,000 s",
+        "run time (s) 5 30 14 46",
+        "write bytes per run 5 3 GB 1.4 GB 7.6 GB",
+        "write periodic: 60% of runs 3",
+        "write period (s) 3 200 120 360",
+        "write busy fraction 3 0.20 0.12 0.28",
+        "write bytes per occurrence 3 200 MB 120 MB 360 MB",
+        "read periodic: 0% of runs 0",
+        "write_steady 80%",
+        "write_on_end 20%",
+    ):
+        assert expected in lines, (expected, shown.output)
