@@ -36,24 +36,25 @@ local function quoted(word)
     return "'" .. tostring(word):gsub("'", "'\\''") .. "'"
 end
 
-local function first_line(path)
+-- A file's first line ("l") or whole text ("a"); nil when it cannot be read.
+local function read_file(path, what)
     local file = path and io.open(path, "r")
     if not file then
         return nil
     end
-    local line = file:read("l")
+    local text = file:read(what)
     file:close()
-    return line
+    return text
 end
 
 -- The executable of a batch script: its #MOSAIC directive, else its first launched path.
 local function script_application(path)
-    local file = path and io.open(path, "r")
-    if not file then
+    local script = read_file(path, "a")
+    if not script then
         return nil
     end
     local found
-    for line in file:lines() do
+    for line in script:gmatch("[^\n]+") do
         found = line:match("^#MOSAIC%s+app=(%S+)")
         if found then
             break
@@ -74,7 +75,6 @@ local function script_application(path)
             end
         end
     end
-    file:close()
     return found
 end
 
@@ -117,14 +117,10 @@ local function lookup(uid, app)
         os.remove(body_file)
         return nil
     end
-    local token = first_line(os.getenv("MOSAIC_TOKEN_FILE"))
+    local token = read_file(os.getenv("MOSAIC_TOKEN_FILE"), "l")
     curl:write(token and ("Authorization: Bearer " .. token .. "\n") or "\n")
     curl:close()
-    local file = io.open(body_file, "r")
-    local body = file and file:read("a")
-    if file then
-        file:close()
-    end
+    local body = read_file(body_file, "a")
     os.remove(body_file)
     return body
 end
