@@ -85,7 +85,9 @@ def periodic_logs(uid: int, app: str, period: float, runs: int) -> list[bytes]:
         runs=runs,
     )
     rng = np.random.default_rng(uid)
-    made = generate_runs(scenario, rng, Identity(uid, f"u{uid}", app), "ckpt", 1_600_000_000, 100, Config())
+    made = generate_runs(
+        scenario, rng, Identity(uid, f"u{uid}", app), "ckpt", 1_600_000_000, 10 * uid, Config()
+    )
     return [run.data for run in made]
 
 
@@ -94,7 +96,10 @@ def checkpointer(server, log_factory):
     """In the session's server: a group whose writes recur every 600 s (period class 2),
     and one that is not periodic."""
     with server.client() as client:
-        for data in [*periodic_logs(CHECKPOINT_UID, CHECKPOINTER, 600.0, 3), log_factory(uid=STEADY_UID)]:
+        for data in [
+            *periodic_logs(CHECKPOINT_UID, CHECKPOINTER, 600.0, 3),
+            log_factory(uid=STEADY_UID, job_id=STEADY_UID),
+        ]:
             assert client.post("/v1/categorize", params={"store": "true"}, content=data).status_code == 200
         profile = client.get("/v1/applications", params={"uid": CHECKPOINT_UID, "app": CHECKPOINTER}).json()
         steady = client.get("/v1/applications", params={"uid": STEADY_UID, "app": "/apps/lmp"}).json()
