@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mosaic.config import Config
+from mosaic.config import DEFAULT
 from mosaic.corpus import profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.trace import group_key as job_group_key
@@ -443,7 +443,7 @@ class Store:
     # ----- lookup API (scheduler service) -----
 
     def application(
-        self, uid: int, app: str, min_periodic_share: float = Config().profile_min_periodic_share
+        self, uid: int, app: str, min_periodic_share: float = DEFAULT.profile_min_periodic_share
     ) -> profiles.ApplicationAnswer | None:
         """The group of (uid, app): its representative's categories, runs, last seen, and
         the profile of its stored runs.
