@@ -202,7 +202,9 @@ def run_summary(result: dict) -> tuple[str | None, bytes | None]:
     return (label_set(result["categories"]), packed)
 
 
-def _periodic_numbers(periodicity: dict, moved: float, run_time: float) -> tuple:
+def _periodic_numbers(
+    periodicity: dict, moved: float, run_time: float
+) -> tuple[float | None, float | None, float | None]:
     """(period, busy fraction, bytes per occurrence) of a periodic direction, else Nones.
 
     Bytes per occurrence: of the mean-shift operation whose period the verdict

@@ -7,6 +7,8 @@ every label's share.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tabulate import tabulate
 
 from mosaic.corpus.profiles import DIRECTIONS, ApplicationAnswer, ApplicationProfile, Spread
@@ -58,7 +60,7 @@ def _head(profile: ApplicationProfile) -> list[str]:
 
 
 def _numbers(profile: ApplicationProfile) -> str:
-    rows = [
+    rows: list[list[str | int]] = [
         _row("run time (s)", profile["run_time_seconds"], number),
         _row("peak metadata requests/s", profile["metadata_peak_per_second"], number),
     ]
@@ -76,7 +78,7 @@ def _numbers(profile: ApplicationProfile) -> str:
     return tabulate(rows, headers=["", "runs", "median", "p10", "p90"], colalign=("left", *["right"] * 4))
 
 
-def _row(name: str, spread: Spread | None, show) -> list:
+def _row(name: str, spread: Spread | None, show: Callable[[float], str]) -> list[str | int]:
     if spread is None:
         return [name, 0, "not measured", "", ""]
     return [name, spread["runs"], show(spread["median"]), show(spread["p10"]), show(spread["p90"])]
