@@ -23,6 +23,8 @@ CHECKPOINTER = "/apps/ckpt"
 
 
 def test_concurrent_posts_of_one_group_lose_no_run(twin_servers, log_factory):
+    """CLIENTS threads, each its own HTTP connection to one of two `mosaic serve` processes on
+    one store file, post POSTS runs of one group at once: every run counted once."""
     # every third run writes at its end, the others at its start
     logs = [
         log_factory(
@@ -31,9 +33,11 @@ def test_concurrent_posts_of_one_group_lose_no_run(twin_servers, log_factory):
         for i in range(POSTS)
     ]
     statuses: list[int] = []
+    start = threading.Barrier(CLIENTS)  # the clients start posting together
 
     def post(client_index: int) -> None:
         with twin_servers[client_index % 2].client() as client:
+            start.wait(timeout=60)
             for i in range(client_index, POSTS, CLIENTS):
                 answer = client.post("/v1/categorize", params={"store": "true"}, content=logs[i])
                 statuses.append(answer.status_code)
