@@ -52,7 +52,7 @@ def wait_for(condition, timeout=180.0, what="condition", process=None, stderr=No
     """
     deadline = time.monotonic() + timeout
     while not condition():
-        if process is not None and process.poll() is not None:
+        if process is not None and process.poll() is not None and not condition():
             said = stderr.read_text() if stderr is not None else ""
             pytest.fail(f"exited {process.returncode} before {what}: {said}")
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -133,7 +133,12 @@ def test_a_node_lost_mid_run_loses_no_trace(
     ]
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
     with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr) as mosaic:
-        wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, "first batches", mosaic, log)
+        wait_for(
+            lambda: done_count(out) >= 2 * small_config.batch_size,
+            what="first batches",
+            process=mosaic,
+            stderr=log,
+        )
         os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
         mosaic.wait(timeout=180)
     assert mosaic.returncode == 0, log.read_text()
@@ -162,7 +167,12 @@ def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
     ]
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file) as mosaic:
-        wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, "first batches", mosaic, log)
+        wait_for(
+            lambda: done_count(out) >= 2 * small_config.batch_size,
+            what="first batches",
+            process=mosaic,
+            stderr=log,
+        )
         for node in nodes.values():
             os.killpg(node.pid, signal.SIGKILL)
         mosaic.wait(timeout=120)  # never waits forever
