@@ -208,13 +208,17 @@ def test_records_equal_pydarshan(oracle):
     assert full > 100 and canonical > 200
 
 
-def test_dxt_segments_equal_pydarshan(oracle):
+@pytest.mark.parametrize("key, attribute, logs", [("dxt", "dxt_posix", 20), ("dxt_mpiio", "dxt_mpiio", 12)])
+def test_dxt_segments_equal_pydarshan(oracle, key, attribute, logs):
+    """Every DXT_POSIX (v1) and DXT_MPIIO (v1, v2) segment of the real logs; these
+    versions record no thread: DXT_NO_THREAD."""
     compared = 0
     for path in ALL_LOGS:
         ref, log = oracle[path], _read(path)
-        if log is None or "dxt" not in ref:
+        if log is None or key not in ref:
+            assert log is None or getattr(log, attribute) is None, path
             continue
-        d = log.dxt_posix
+        d = getattr(log, attribute)
         ours = sorted(
             zip(
                 d.ids.tolist(),
@@ -226,9 +230,10 @@ def test_dxt_segments_equal_pydarshan(oracle):
                 d.ends.tolist(),
             )
         )
-        assert ours == sorted(ref["dxt"]), path
+        assert ours == sorted(ref[key]), path
+        assert (d.thread_ids == F.DXT_NO_THREAD).all(), path
         compared += 1
-    assert compared >= 15
+    assert compared == logs
 
 
 def test_heatmaps_equal_pydarshan(oracle):
