@@ -1,11 +1,12 @@
 """Seeded mutation test: any byte sequence gets a status, never a crash.
 
 Over 10,000 inputs derived from real logs (and hand-built bzip2, raw,
-big-endian, DXT v1 and v2 (DXT_POSIX, DXT_MPIIO) and 2.x ones): truncations at region boundaries and at random,
-flipped bytes, zeroed ranges, splices of two logs, and absurd header
-offsets, lengths, versions and compression types. Each must give a Trace or
-a LogError with one of SPEC 3.1's reasons; the reader's last-resort
-"internal error" conversion must never be needed.
+big-endian, DXT v1 and v2 (DXT_POSIX, DXT_MPIIO) and 2.x ones):
+truncations at region boundaries and at random, flipped bytes, zeroed
+ranges, splices of two logs, and absurd header offsets, lengths, versions
+and compression types. Each must give a Trace or a LogError with one of
+SPEC 3.1's reasons; the reader's last-resort "internal error" conversion
+must never be needed.
 """
 
 import struct
