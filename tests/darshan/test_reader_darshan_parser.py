@@ -109,9 +109,16 @@ def test_records_equal_darshan_parser(path):
         assert [FLOAT.format(v) for v in mod.fcounters[row]] == values[n_c:], (module, rank, rid)
         prefix = module.replace("-", "") + "_"
         canonical = mod.canonical()
+        # where CANONICAL_INDEX looks is where darshan prints the named counter (zeros
+        # in both columns would hide a wrong index from the value check alone)
+        at = {name: i for i, name in enumerate(counters)}
+        counter_index, fcounter_index = F.CANONICAL_INDEX[(mod.module, mod.version)]
         for field, names in COUNTER_NAMES[prefix[:-1]].items():
+            index = counter_index[field]
+            assert (index if isinstance(index, tuple) else (index,)) == tuple(at[prefix + n] for n in names)
             assert canonical[field][row] == sum(int(counters[prefix + n]) for n in names), field
         for field, name in TIMESTAMP_NAMES.items():
+            assert n_c + fcounter_index[field] == at[prefix + name], field
             assert FLOAT.format(canonical[field][row]) == counters[prefix + name], field
     for mod in log.modules.values():  # and no record the parser did not print
         assert set(zip(mod.ranks.tolist(), mod.ids.tolist())) == printed[mod.module]
