@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, record_id, write_legacy_log, write_log
@@ -20,22 +21,8 @@ def reader():
 
 
 PATHS = ["/scratch/run/out.h5", "<STDOUT>", "/u/sciteam/x/" + "deep/" * 12 + "input.deck"]
-CANON_PYDARSHAN = {  # canonical field -> pydarshan column suffix
-    "opens": "OPENS",
-    "reads": "READS",
-    "writes": "WRITES",
-    "seeks": "SEEKS",
-    "bytes_read": "BYTES_READ",
-    "bytes_written": "BYTES_WRITTEN",
-    "open_start": "F_OPEN_START_TIMESTAMP",
-    "open_end": "F_OPEN_END_TIMESTAMP",
-    "read_start": "F_READ_START_TIMESTAMP",
-    "read_end": "F_READ_END_TIMESTAMP",
-    "write_start": "F_WRITE_START_TIMESTAMP",
-    "write_end": "F_WRITE_END_TIMESTAMP",
-    "close_start": "F_CLOSE_START_TIMESTAMP",
-    "close_end": "F_CLOSE_END_TIMESTAMP",
-}
+# canonical field -> pydarshan column suffix (POSIX and STDIO name them alike)
+CANON_PYDARSHAN = {**{field: name for field, (name,) in COUNTER_NAMES["POSIX"].items()}, **TIMESTAMP_NAMES}
 
 
 THREAD = 139882294634304  # a glibc pthread_t (an address)
