@@ -215,7 +215,7 @@ class _Budget:
         self.left -= len(out)
         return out
 
-    def inflate_dxt(self, region, comp, label: str, segment_size: int) -> bytes:
+    def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> bytes:
         """A DXT region, within what the memory budget leaves for DXT (both DXT modules
         share it: their segments are held together)."""
         cap = self.dxt_left
