@@ -24,7 +24,7 @@ NOT_BENCHMARKS = {"__init__", "__main__"}
 # Arguments of the quick run; "{tmp}" becomes a fresh temporary folder.
 QUICK: dict[str, list[str]] = {
     "bench_reader": ["--min-time", "0.05"],
-    "bench_categorize": [],  # the 84 real logs
+    "bench_categorize": ["--light", "1", "500", "--heavy", "5"],
     "bench_fft": ["--cases", "5"],
     "bench_stats": ["--traces", "10000"],
     "bench_synth": ["--counts", "2000"],

@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.bench_pipeline [--sizes 10000 100000] [--workers 1 2]
     .venv/bin/python -m benchmarks.bench_pipeline --isolation [--sizes 2000]
     .venv/bin/python -m benchmarks.bench_pipeline --rerun [--sizes 600]
-    .venv/bin/python -m benchmarks.bench_pipeline --heavy 600
+    .venv/bin/python -m benchmarks.bench_pipeline --heavy 600 --scenarios 20  (each against pydarshan)
 
 For each corpus size, generates (once, not timed) a Blue-Waters-like year with
 ``mosaic.synth.year.generate_year`` under ``--data`` and runs the whole
@@ -207,9 +207,19 @@ def _zlib_v3(path: str) -> bool:
     return path.endswith(".darshan") and head[:2] == b"3." and len(head) == 17 and (head[16] == COMP_ZLIB)
 
 
-def print_heavy(root: Path, config: Config, workers: int = 2) -> None:
+def scenario_corpus(data: Path, seeds: int) -> Path:
+    """The scenario catalog: most logs are their own group (issue 26 target 2)."""
+    from mosaic.synth.corpus import write_scenarios
+
+    root = data / f"scenarios-{seeds}"
+    if not (root / "truth.jsonl").exists():
+        write_scenarios(root, seeds=seeds)
+    return root
+
+
+def print_against_pydarshan(root: Path, config: Config, workers: int = 2) -> None:
     """`mosaic run --workers 2` against pydarshan reading the same logs in one process
-    (issue 13 item 4): wall seconds side by side, in one run."""
+    (issue 13 item 4, issue 26 target 2): wall seconds side by side, in one run."""
     import warnings
 
     import darshan
@@ -238,7 +248,7 @@ def print_heavy(root: Path, config: Config, workers: int = 2) -> None:
             read += 1
     timings = summary["timings"]
     print(
-        f"heavy corpus {summary['funnel']['logs']} logs ({len(valid)} valid): mosaic run "
+        f"{root.name}: {summary['funnel']['logs']} logs ({len(valid)} valid): mosaic run "
         f"--workers {workers} {ours:.2f} s (scan+validate {timings['scan_validate']:.2f}, "
         f"categorize {timings['categorize']:.2f}, start {timings['start']:.2f}); pydarshan "
         f"read_all over the {read} it reads, one process: {seconds:.2f} s; ratio "
@@ -269,6 +279,12 @@ def main() -> None:
         "--heavy", type=int, metavar="COUNT", help="mosaic run against pydarshan on COUNT heavy logs"
     )
     parser.add_argument(
+        "--scenarios",
+        type=int,
+        metavar="SEEDS",
+        help="mosaic run against pydarshan on the scenario catalog written with SEEDS seeds",
+    )
+    parser.add_argument(
         "--rerun", action="store_true", help="first run against a rerun of the finished output folder"
     )
     parser.add_argument(
@@ -276,8 +292,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     config = Config()
-    if args.heavy:
-        print_heavy(heavy_corpus(args.data, args.heavy), config)
+    if args.heavy or args.scenarios:
+        if args.scenarios:
+            print_against_pydarshan(scenario_corpus(args.data, args.scenarios), config)
+        if args.heavy:
+            print_against_pydarshan(heavy_corpus(args.data, args.heavy), config)
         return
     if args.rerun:
         for size in args.sizes:

@@ -18,7 +18,7 @@ import os
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-from mosaic.config import Config  # noqa: E402 - after the thread settings, which numpy reads
+from mosaic.config import DEFAULT, Config  # noqa: E402 - after the thread settings, which numpy reads
 from mosaic.errors import LogError, Reason  # noqa: E402
 
 
@@ -26,14 +26,14 @@ def categorize(path, config: Config | None = None) -> dict:
     """Categorize one log file; evicted logs give a dict with a reason."""
     from mosaic.analysis.categorize import categorize_file
 
-    return categorize_file(path, config or Config())
+    return categorize_file(path, config or DEFAULT)
 
 
 def read_trace(path, config: Config | None = None):
     """Read and clean one log into a Trace (raises LogError when evicted)."""
     from mosaic.trace import read_trace as _read
 
-    return _read(path, config or Config())
+    return _read(path, config or DEFAULT)
 
 
 __all__ = ["Config", "LogError", "Reason", "categorize", "read_trace"]

@@ -151,6 +151,9 @@ class Config:
     steady_cv: float = method(0.25, **NON_NEGATIVE)
 
     # --- metadata (SPEC 3.7) ---
+    metadata_seeks: bool = method(
+        False
+    )  # count seeks as requests (the paper's rule); an lseek never reaches a metadata server
     metadata_high_spike: int = method(250, lo=0)  # a second with MORE than this many requests
     metadata_spike_level: int = method(50, lo=1)  # a second with at least this many is a spike
     metadata_min_spikes: int = method(5, lo=1)

@@ -201,7 +201,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
         file=file,
         job=_job_dict(log),
         ops=_assemble(ops),
-        meta=_meta_rows(clean.fields, clean.kept),
+        meta=_meta_rows(clean.fields, clean.kept, job.version in F.LEGACY_VERSIONS),
         partial=job.partial,
         dropped_records=clean.dropped,
         has_dxt=has_dxt,
@@ -443,11 +443,29 @@ def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return inside if math.isfinite(lo) and math.isfinite(hi) else inside & np.isfinite(t)
 
 
-def _meta_rows(fields: F.CanonicalColumns, kept: np.ndarray) -> np.ndarray:
+def _meta_rows(fields: F.CanonicalColumns, kept: np.ndarray, legacy: bool) -> np.ndarray:
+    """SPEC 3.7's metadata rows of the kept records (``legacy``: a Darshan 2.x log)."""
     rows = np.zeros(int(kept.sum()), META_DTYPE)
     for name in META_DTYPE.names:
         rows[name] = fields[name][kept]
+    if legacy:
+        _spread_reopened(rows)
     return rows
+
+
+def _spread_reopened(rows: np.ndarray) -> None:
+    """Darshan 2.x keeps a record's first open and last close only (SPEC 3.7).
+
+    A record opened more than once had its opens and closes somewhere in
+    [first open, last close]: both windows become that span, where putting
+    every open at the first open would invent a spike (80 files reopened
+    every second for 58 s read as 4,640 opens in one second). A record opened
+    once keeps its two instants; without a recorded close (0) there is no
+    span, and the opens stay at the first open (a window with one timestamp).
+    """
+    reopened = (rows["opens"] > 1) & (rows["close_end"] != 0)
+    rows["open_end"] = np.where(reopened, rows["close_end"], rows["open_end"])
+    rows["close_start"] = np.where(reopened, rows["open_start"], rows["close_start"])
 
 
 def _assemble(parts: list[tuple]) -> np.ndarray:

@@ -151,6 +151,32 @@ def test_operations_and_metadata_hand_computed():
     assert trace.total_bytes == 8330.0
 
 
+@pytest.mark.parametrize(
+    "version, reopened", [("2.06", (2.0, 50.0, 2.0, 50.0)), ("3.21", (2.0, 2.0, 50.0, 50.0))]
+)
+def test_darshan_2_spreads_repeated_opens_over_first_open_to_last_close(version, reopened):
+    """SPEC 3.7: 2.x keeps one open and one close time per record. Opened once: its two instants;
+    opened 10 times: opens and closes anywhere in [first open 2, last close 50]; never closed
+    (close 0): no span, the opens stay at the first open. 3.x windows are Darshan's own."""
+    instants = dict(open_start=1.0, open_end=1.0, close_start=5.0, close_end=5.0)
+    again = dict(open_start=2.0, open_end=2.0, close_start=50.0, close_end=50.0)
+    unclosed = dict(open_start=3.0, open_end=3.0)
+    log = make_log(
+        posix_rows=[
+            (1, 0, 1, 0, 0, 10, instants),
+            (5, 0, 10, 0, 0, 10, again),
+            (6, 0, 4, 0, 0, 10, unclosed),
+        ],
+        job=job(version=version),
+    )
+    meta = build_trace(log, "x.darshan", Config()).meta
+    windows = {
+        int(row["opens"]): (row["open_start"], row["open_end"], row["close_start"], row["close_end"])
+        for row in meta
+    }
+    assert windows == {1: (1.0, 1.0, 5.0, 5.0), 10: reopened, 4: (3.0, 3.0, 0.0, 0.0)}
+
+
 def test_job_fields():
     trace = build_trace(make_log([(1, 0, 1, 0, 1, 0, {})]), "f", Config())
     assert trace.job == {

@@ -18,12 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mosaic.analysis import bursts as heatmap_bursts
 from mosaic.analysis import labels as vocabulary
 from mosaic.analysis import merging, metadata, segments, spectrum, temporality, verdict
 from mosaic.config import Config
 from mosaic.trace import DIRECTIONS, Trace
 
 _LABEL_ORDER = {label: i for i, label in enumerate(vocabulary.ALL_LABELS)}
+# Where mean shift's periodic operations came from (SPEC 3.5): records' operations or heatmap bursts.
+OPERATIONS, HEATMAP = spectrum.OPERATIONS, spectrum.HEATMAP
 
 
 @dataclass
@@ -35,10 +38,11 @@ class DirectionAnalysis:
     merged: merging.MergedOperations
     chunks: np.ndarray  # (4,) bytes per quarter of the run
     significant: bool
-    meanshift: dict | None  # segments.meanshift_periodicity(); None when insignificant
+    meanshift: dict | None  # segments.meanshift_periodicity() + "source"; None when insignificant
     fft: dict | None  # spectrum.fft_periodicity(); None when insignificant
     verdict: dict | None  # verdict.combine(); None when insignificant
     labels: list[str]  # prefixed with the direction's name
+    bursts: heatmap_bursts.Bursts | None = None  # the heatmap's, when mean shift looked at them
 
     @property
     def bytes(self) -> float:
@@ -66,7 +70,7 @@ class TraceAnalysis:
 def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
     read, write = (_analyze_direction(trace, code, config) for code in DIRECTIONS)
-    per_second = metadata.requests_per_second(trace.meta, trace.run_time)
+    per_second = metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks)
     summary = metadata.statistics(per_second, trace.run_time, config)
     return TraceAnalysis(trace, read, write, per_second, summary, metadata.summary_labels(summary, config))
 
@@ -83,9 +87,22 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
     total = float(nbytes.sum())
     significant = total >= config.significant_bytes
     found = temporality.labels(chunks, total, config)
-    meanshift = fft = final = None
+    meanshift = fft = final = bursts = None
     if significant:
-        meanshift = segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config)
+        meanshift = {
+            **segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config),
+            "source": OPERATIONS,
+        }
+        if not meanshift["periodic"] and trace.heatmap is not None:
+            bursts = heatmap_bursts.heatmap_bursts(
+                getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
+            )
+            kept = ~bursts.minor
+            seen = segments.meanshift_periodicity(
+                bursts.starts[kept], bursts.ends[kept], bursts.bytes[kept], config
+            )
+            if seen["periodic"]:
+                meanshift = {**seen, "source": HEATMAP}
         fft = spectrum.fft_periodicity(starts, ends, nbytes, run_time, config)
         if trace.heatmap is not None:
             heatmap = spectrum.heatmap_periodicity(
@@ -94,9 +111,8 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
             fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
         found += segments.labels(final, config)
-    return DirectionAnalysis(
-        name, ops, merged, chunks, significant, meanshift, fft, final, [f"{name}_{label}" for label in found]
-    )
+    labels = [f"{name}_{label}" for label in found]
+    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts)
 
 
 def categorize_trace(trace: Trace, config: Config) -> dict:
@@ -131,7 +147,9 @@ def _direction_result(direction: DirectionAnalysis) -> dict:
     """
     periodicity = {}
     if direction.significant:
-        meanshift = {key: value for key, value in direction.meanshift.items() if key != "segments"}
+        meanshift = {
+            key: value for key, value in direction.meanshift.items() if key not in ("segments", "occurrences")
+        }
         meanshift["operations"] = [dict(op) for op in meanshift["operations"]]
         meanshift["segments"] = len(direction.meanshift["segments"]["durations"])
         periodicity = {

@@ -100,7 +100,10 @@ def _modes(means: np.ndarray, counts: np.ndarray, bandwidth: float) -> np.ndarra
     counts = counts[last]
     order = np.lexsort((means[:, 1], means[:, 0], counts))[::-1]
     centers = means[order]
-    near = _squared_distances(centers, centers, len(centers) < BRUTE_BELOW_RADIUS) <= bandwidth * bandwidth
+    # Plain squared differences: scikit-learn's radius query among the modes finds a mode
+    # exactly one bandwidth away (|a|^2 + |b|^2 - 2 a.b rounds such a pair past it, and
+    # not always both ways, so a weaker mode could even drop a stronger one).
+    near = _squared_distances(centers, centers, brute=False) <= bandwidth * bandwidth
     keep = np.ones(len(centers), dtype=bool)
     for i in range(len(centers)):  # greedy by strength: one pass over the few modes
         if keep[i]:

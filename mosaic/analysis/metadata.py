@@ -1,8 +1,10 @@
 """Metadata load: requests per second of job time and its labels (SPEC 3.7).
 
 Darshan gives per record only counts and the first/last timestamps of opens
-and closes, so a record's opens and seeks are spread uniformly over its open
-window and one close per open over its close window. A timestamp of exactly
+and closes, so a record's opens are spread uniformly over its open window and
+one close per open over its close window. Seeks are not requests by default
+(an ``lseek`` moves a file offset in the client and never reaches a metadata
+server); ``metadata_seeks`` restores the paper's rule, seeks joining the opens. A timestamp of exactly
 0 in ``open_end``, ``close_start`` or ``close_end`` was never recorded: a
 window with one recorded end is an instant there, a window with none adds
 nothing (``open_start`` is always a real time, 0 meaning job start).
@@ -21,8 +23,11 @@ from mosaic.config import Config
 _COUNT_DECIMALS = 6
 
 
-def requests_per_second(meta: np.ndarray, run_time: float) -> np.ndarray:
+def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) -> np.ndarray:
     """Requests in each 1-second bin ``[k, k+1)`` of the run (``ceil(run_time)`` bins).
+
+    ``seeks``: count each record's seeks as requests in its open window (the
+    paper's rule, ``Config.metadata_seeks``).
 
     Windows are clipped to the run before spreading, so every request is
     counted once; each bin gets its exact share of a window (fractional
@@ -34,7 +39,8 @@ def requests_per_second(meta: np.ndarray, run_time: float) -> np.ndarray:
     open_end = np.where(meta["open_end"] == 0, meta["open_start"], meta["open_end"])
     close_start = np.where(meta["close_start"] == 0, meta["close_end"], meta["close_start"])
     close_end = np.where(meta["close_end"] == 0, meta["close_start"], meta["close_end"])
-    counts = np.concatenate([meta["opens"] + meta["seeks"], np.where(never_closed, 0.0, meta["opens"])])
+    opening = meta["opens"] + meta["seeks"] if seeks else meta["opens"]
+    counts = np.concatenate([opening, np.where(never_closed, 0.0, meta["opens"])])
     firsts = np.concatenate([meta["open_start"], close_start])
     lasts = np.concatenate([open_end, close_end])
     lows = np.minimum(np.maximum(np.minimum(firsts, lasts), 0.0), bins)  # cheaper than np.clip

@@ -84,11 +84,21 @@ JOB_FIELDS_341 = ("uid", "start_sec", "start_nsec", "end_sec", "end_nsec", "npro
 JOB_FIELDS_OLD = ("uid", "start_sec", "end_sec", "nprocs", "jobid")
 JOB_METADATA_LEN = 1024
 
-# DXT: a variable-size record is a fixed header followed by write_count write
-# segments, then read_count read segments (darshan-dxt-log-format.h; the
-# layout is the same in every released DXT_POSIX version, 1).
+# DXT (darshan-dxt-log-format.h): a variable-size record is a fixed header
+# followed by write_count write segments, then read_count read segments. A
+# segment is (offset, length, start, end), 32 bytes, in DXT_POSIX v1 and
+# DXT_MPIIO v1-v2; DXT_POSIX v2 and DXT_MPIIO v3 (darshan's main branch of
+# November 2025, format 3.41) append the uint64 pthread id of the thread that
+# issued the request: 40 bytes. The module version alone decides the size.
 DXT_HOSTNAME_LEN = 64
-DXT_VERSIONS = (1,)
+DXT_VERSIONS = {DXT_POSIX: (1, 2), DXT_MPIIO: (1, 2, 3)}
+DXT_THREAD_VERSION = {DXT_POSIX: 2, DXT_MPIIO: 3}  # the first version with a pthread id
+# Thread id of a segment whose log version records none (v1): glibc's pthread_t
+# is the address of the thread's control block, never 0.
+DXT_NO_THREAD = 0
+# DXT_MPIIO v1 recorded no offsets: darshan-util reads them as -1 ("invalid"), and so do we.
+DXT_NO_OFFSET = -1
+DXT_OFFSETLESS = {(DXT_MPIIO, 1)}
 
 
 @cache
@@ -107,9 +117,13 @@ def dxt_header_dtype(big_endian: bool = False) -> np.dtype:
 
 
 @cache
-def dxt_segment_dtype(big_endian: bool = False) -> np.dtype:
+def dxt_segment_dtype(module: int = DXT_POSIX, version: int = 1, big_endian: bool = False) -> np.dtype:
+    """One segment of a DXT module version (see DXT_THREAD_VERSION)."""
     e = ">" if big_endian else "<"
-    return np.dtype([("offset", e + "i8"), ("length", e + "i8"), ("start", e + "f8"), ("end", e + "f8")])
+    fields = [("offset", e + "i8"), ("length", e + "i8"), ("start", e + "f8"), ("end", e + "f8")]
+    if version >= DXT_THREAD_VERSION[module]:
+        fields.append(("thread", e + "u8"))
+    return np.dtype(fields)
 
 
 # HEATMAP (darshan-heatmap-log-format.h): a variable-size record per
@@ -374,7 +388,7 @@ def _canonical_index_arrays(module: int, version: int) -> tuple[np.ndarray | Non
 
 @dataclass
 class DxtSegments:
-    """DXT_POSIX segments, one row per traced request."""
+    """DXT segments (DXT_POSIX or DXT_MPIIO), one row per traced request."""
 
     ids: np.ndarray  # uint64 record id of the file
     ranks: np.ndarray  # int64
@@ -383,6 +397,15 @@ class DxtSegments:
     lengths: np.ndarray  # int64
     starts: np.ndarray  # float64 seconds from job start
     ends: np.ndarray  # float64
+    # uint64 pthread id of the issuing thread (DXT_POSIX v2, DXT_MPIIO v3); DXT_NO_THREAD
+    # where the log's version records none. Left empty, it is filled with DXT_NO_THREAD.
+    thread_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+
+    def __post_init__(self) -> None:
+        if len(self.thread_ids) != len(self.ids):
+            if len(self.thread_ids):
+                raise ValueError(f"{len(self.thread_ids)} thread ids for {len(self.ids)} segments")
+            self.thread_ids = np.full(len(self.ids), DXT_NO_THREAD, np.uint64)
 
 
 @dataclass
@@ -425,3 +448,5 @@ class DarshanLog:
     # Darshan 2.x only: a record's name is just the path's last characters;
     # this maps record id -> mount point of its device, for the mount filter.
     record_mounts: dict[int, str] | None = None
+    # DXT_MPIIO segments, for API users: the analysis reads POSIX-level traffic only (SPEC 2).
+    dxt_mpiio: DxtSegments | None = None

@@ -35,10 +35,14 @@ INFLATE_CHUNK_FIRST, INFLATE_CHUNK_MAX = 1 << 10, 1 << 20
 # Modules whose records the reader decodes; every other module is only noted.
 DECODED_MODULES = (F.POSIX, F.MPIIO, F.STDIO)
 IO_MODULES = (F.POSIX, F.STDIO, F.DXT_POSIX)
+# Variable-size DXT modules, decoded as their module version says (DXT_MPIIO for API
+# users only: the analysis ignores MPI-IO traffic, SPEC 2).
+DXT_MODULES = (F.DXT_POSIX, F.DXT_MPIIO)
 # Peak memory of reading, building and categorizing a log, per byte of its
 # inflated DXT_POSIX region: measured 5.6 (500,000 segments on 64 ranks, a
 # 16 MB region: 90 MB peak) and 3.0 for one-segment records; 8 leaves a
-# margin. A DXT region may inflate to the memory budget divided by this.
+# margin. The DXT regions (DXT_POSIX and DXT_MPIIO together) may inflate to
+# the memory budget divided by this.
 DXT_MEMORY_PER_BYTE = 8
 
 
@@ -56,8 +60,8 @@ def read_log(
     and nothing else. ``name`` labels bytes in the detail of unexpected errors.
     Limits (Config's execution section): a file or member larger than
     ``max_log_bytes`` is not read; decompression stops at
-    ``max_inflated_bytes`` for the whole log; a DXT region whose analysis
-    would need more than ``memory_bytes`` is not inflated past that point.
+    ``max_inflated_bytes`` for the whole log; DXT regions whose analysis
+    would need more than ``memory_bytes`` are not inflated past that point.
     All three are ``too_large``.
     """
     try:
@@ -200,29 +204,34 @@ def _current_ids(version: str) -> tuple[int, ...]:
 
 
 class _Budget:
-    """Decompressed bytes still allowed for this log, and for its DXT region."""
+    """Decompressed bytes still allowed for this log, and for its DXT regions together."""
 
     def __init__(self, max_inflated_bytes: int, memory_bytes: int):
         self.left = max_inflated_bytes
-        self.dxt_cap = memory_bytes // DXT_MEMORY_PER_BYTE
+        self.dxt_left = memory_bytes // DXT_MEMORY_PER_BYTE
 
     def inflate(self, region, comp, gzip: bool = False, cap: int | None = None) -> bytes:
         out = inflate(region, comp, self.left if cap is None else min(cap, self.left), gzip)
         self.left -= len(out)
         return out
 
-    def inflate_dxt(self, region, comp) -> bytes:
+    def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> bytes:
+        """A DXT region, within what the memory budget leaves for DXT (both DXT modules
+        share it: their segments are held together)."""
+        cap = self.dxt_left
         try:
-            return self.inflate(region, comp, cap=self.dxt_cap)
+            out = self.inflate(region, comp, cap=cap)
         except LogError as error:
-            if error.reason == Reason.TOO_LARGE and self.dxt_cap < self.left:
+            if error.reason == Reason.TOO_LARGE and cap < self.left:
                 raise LogError(
                     Reason.TOO_LARGE,
-                    f"DXT_POSIX region over {self.dxt_cap} bytes "
-                    f"(more than {self.dxt_cap // 32} segments) "
+                    f"{label} region over {cap} bytes "
+                    f"(more than {cap // segment_size} segments) "
                     "would need more than the memory budget",
                 ) from None
             raise
+        self.dxt_left -= len(out)
+        return out
 
 
 def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str) -> memoryview:
@@ -231,6 +240,15 @@ def _versioned_region(hdr: Header, view: memoryview, module: int, versions, labe
     if ver not in versions:
         raise LogError(Reason.UNSUPPORTED_VERSION, f"{label} version {ver}")
     return view[off : off + n]
+
+
+def _read_dxt(hdr: Header, view: memoryview, module: int, budget: _Budget) -> DxtSegments:
+    """The segments of one DXT module, laid out as its version says."""
+    label = F.MODULE_NAMES[module]
+    region = _versioned_region(hdr, view, module, F.DXT_VERSIONS[module], label)
+    version, big_endian = hdr.modules[module][2], hdr.endian == ">"
+    segment_size = F.dxt_segment_dtype(module, version, big_endian).itemsize
+    return parse_dxt(budget.inflate_dxt(region, hdr.comp, label, segment_size), big_endian, module, version)
 
 
 def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
@@ -252,10 +270,8 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
             modules[mod] = _parse_records(
                 budget.inflate(view[off : off + n], hdr.comp), mod, ver, hdr.endian == ">"
             )
-    dxt = heatmaps = None
-    if F.DXT_POSIX in hdr.modules:
-        region = _versioned_region(hdr, view, F.DXT_POSIX, F.DXT_VERSIONS, "DXT_POSIX")
-        dxt = parse_dxt(budget.inflate_dxt(region, hdr.comp), hdr.endian == ">")
+    dxt = {mod: _read_dxt(hdr, view, mod, budget) for mod in DXT_MODULES if mod in hdr.modules}
+    heatmaps = None
     if F.HEATMAP in hdr.modules:
         region = _versioned_region(hdr, view, F.HEATMAP, F.HEATMAP_VERSIONS, "HEATMAP")
         heatmaps = parse_heatmap(budget.inflate(region, hdr.comp), hdr.endian == ">", names)
@@ -263,7 +279,8 @@ def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
         job=job,
         names=names,
         modules=modules,
-        dxt_posix=dxt,
+        dxt_posix=dxt.get(F.DXT_POSIX),
+        dxt_mpiio=dxt.get(F.DXT_MPIIO),
         heatmaps=heatmaps,
         present_modules=tuple(sorted(hdr.modules)),
         partial_modules=tuple(sorted(hdr.partial_modules)),
@@ -368,13 +385,16 @@ def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> M
     )
 
 
-def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
+def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: int = 1) -> DxtSegments:
     """Variable-size DXT records: a header, then its write segments, then its reads.
 
-    Only the walk from header to header is a Python loop (one unpack and one
-    append per record); headers and segments are then gathered in one step each.
+    The segment layout is that of ``module``'s ``version`` (40 bytes with a
+    pthread id from DXT_POSIX v2 / DXT_MPIIO v3, else 32; DXT_MPIIO v1 offsets
+    are DXT_NO_OFFSET, as darshan-util reads them). Only the walk from
+    header to header is a Python loop (one unpack and one append per record);
+    headers and segments are then gathered in one step each.
     """
-    head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(big_endian)
+    head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(module, version, big_endian)
     counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, seg_t.itemsize
     unpack_counts = struct.Struct((">" if big_endian else "<") + "qq").unpack_from
     at = array("q")
@@ -393,14 +413,22 @@ def parse_dxt(raw: bytes, big_endian: bool) -> DxtSegments:
     counts = writes + heads["read_count"].astype(np.int64)
     within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts) + within * (seg_size // 8)]
+    threaded = "thread" in seg_t.names
     return DxtSegments(
         ids=np.repeat(heads["id"].astype(np.uint64), counts),
         ranks=np.repeat(heads["rank"].astype(np.int64), counts),
         is_write=within < np.repeat(writes, counts),
-        offsets=seg["offset"].astype(np.int64),
+        offsets=(
+            np.full(len(seg), F.DXT_NO_OFFSET, np.int64)
+            if (module, version) in F.DXT_OFFSETLESS
+            else seg["offset"].astype(np.int64)
+        ),
         lengths=seg["length"].astype(np.int64),
         starts=seg["start"].astype(np.float64),
         ends=seg["end"].astype(np.float64),
+        thread_ids=seg["thread"].astype(np.uint64)
+        if threaded
+        else np.full(len(seg), F.DXT_NO_THREAD, np.uint64),
     )
 
 

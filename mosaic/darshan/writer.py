@@ -10,7 +10,7 @@ Entry points:
 - :func:`write_log` — formats 3.10, 3.21, 3.41; either byte order; zlib,
   bzip2 or no compression; one or many compressed streams per region (the
   records split by rank, as each rank's runtime compresses its own); the
-  partial flag; DXT_POSIX segments.
+  partial flag; DXT_POSIX (v1, v2) and DXT_MPIIO (v1-v3) segments.
 - :func:`write_legacy_log` — Darshan 2.05 / 2.06 (raw, gzip or bzip2).
 - :func:`darshan_hash` — Darshan's record id of a path (Bob Jenkins'
   lookup8 ``hash(path, len, 0)``), vectorized over many paths.
@@ -34,15 +34,16 @@ LEGACY_WRITABLE = ("2.05", "2.06")
 COMPRESSIONS = {"zlib": 0, "bzip2": 1, "none": 2}
 ZLIB_LEVEL = 6  # the runtime's default: reproduces its bytes
 JOB_REGION_MAX = 4096  # darshan-util reads at most this much of the job region
-DXT_POSIX_VERSION = F.DXT_VERSIONS[-1]
 HEATMAP_VERSION = F.HEATMAP_VERSIONS[-1]
 HEATMAP_FORMATS = ("3.21", "3.41")  # formats of Darshan >= 3.3, which has the module
 
 # Module versions each writable format may carry (DARSHAN-FORMAT.md table).
+# DXT_POSIX v2 and DXT_MPIIO v3 (segments with a pthread id) come with darshan's
+# main branch of November 2025, which writes format 3.41.
 ALLOWED_MODULE_VERSIONS = {
-    "3.10": {F.POSIX: (3, 4), F.MPIIO: (1, 2, 3), F.STDIO: (1, 2)},
-    "3.21": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,)},
-    "3.41": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,)},
+    "3.10": {F.POSIX: (3, 4), F.MPIIO: (1, 2, 3), F.STDIO: (1, 2), F.DXT_POSIX: (1,), F.DXT_MPIIO: (1, 2)},
+    "3.21": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,), F.DXT_POSIX: (1,), F.DXT_MPIIO: (1, 2)},
+    "3.41": {F.POSIX: (4,), F.MPIIO: (3,), F.STDIO: (2,), F.DXT_POSIX: (1, 2), F.DXT_MPIIO: (1, 2, 3)},
 }
 
 # Darshan 2.x: where each canonical field goes (formats.LEGACY_INDEX names them).
@@ -182,20 +183,26 @@ def _module_parts(mod: F.ModuleRecords, n_streams: int, big_endian: bool) -> lis
     return [arr[idx].tobytes() for idx in _rank_streams(np.asarray(mod.ranks), n_streams)]
 
 
-def _dxt_parts(dxt: F.DxtSegments, n_streams: int, big_endian: bool) -> list[bytes]:
-    """DXT_POSIX: per (file, rank) a header, its write segments, then its reads."""
+def _dxt_parts(
+    dxt: F.DxtSegments, n_streams: int, big_endian: bool, module: int, version: int
+) -> list[bytes]:
+    """A DXT module in ``version``'s layout: per (file, rank) a header, its write
+    segments, then its reads (thread ids only from the version that has them)."""
     keys = np.stack([dxt.ids.astype(np.uint64), dxt.ranks.astype(np.int64).view(np.uint64)], 1)
     uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     # Order rows by (file, rank), writes first, then by start time.
     order = np.lexsort((dxt.starts, ~dxt.is_write.astype(bool), inverse))
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    seg_t = F.dxt_segment_dtype(module, version, big_endian)
     records: dict[int, list[bytes]] = {}
     for u in range(len(uniq)):
         rows = order[bounds[u] : bounds[u + 1]]
-        segs = np.zeros(len(rows), F.dxt_segment_dtype(big_endian))
+        segs = np.zeros(len(rows), seg_t)
         segs["offset"], segs["length"] = dxt.offsets[rows], dxt.lengths[rows]
         segs["start"], segs["end"] = dxt.starts[rows], dxt.ends[rows]
+        if "thread" in seg_t.names:
+            segs["thread"] = dxt.thread_ids[rows]
         head = np.zeros(1, F.dxt_header_dtype(big_endian))
         rank = int(uniq[u, 1].view(np.int64))
         n_write = int(dxt.is_write[rows].sum())
@@ -266,12 +273,16 @@ def write_log(
     streams_per_region: int = 1,
     partial: bool | None = None,
     level: int = ZLIB_LEVEL,
+    dxt_versions: dict[int, int] | None = None,
 ) -> bytes:
     """Serialize ``log`` as a Darshan 3.x log; returns the file's bytes.
 
     ``log.modules`` holds POSIX / MPI-IO / STDIO records with the module
-    versions to write (checked against ``version``); ``log.dxt_posix``
-    optional DXT segments; ``log.heatmaps`` optional HEATMAP records (formats
+    versions to write (checked against ``version``); ``log.dxt_posix`` and
+    ``log.dxt_mpiio`` optional DXT segments, written in the module version
+    ``dxt_versions`` gives (by module id; by default the newest ``version``
+    allows: DXT_POSIX v2 and DXT_MPIIO v3 in 3.41, whose segments keep
+    ``thread_ids``; v1 drops them); ``log.heatmaps`` optional HEATMAP records (formats
     3.21 and 3.41; their API names join the name records). ``log.job.start``
     / ``end`` are epoch seconds (whole seconds except for 3.41). Each record id needs a name in
     ``log.names``. ``streams_per_region`` > 1 splits names and records (by
@@ -303,14 +314,17 @@ def write_log(
                     _compress(_module_parts(mod, streams_per_region, big_endian), compression, level),
                 )
             )
-    if log.dxt_posix is not None and len(log.dxt_posix.ids):
-        regions.append(
-            (
-                F.stored_module_id(version, F.DXT_POSIX),
-                DXT_POSIX_VERSION,
-                _compress(_dxt_parts(log.dxt_posix, streams_per_region, big_endian), compression, level),
+    for mid, segments in ((F.DXT_POSIX, log.dxt_posix), (F.DXT_MPIIO, log.dxt_mpiio)):
+        if segments is not None and len(segments.ids):
+            dxt_version = (dxt_versions or {}).get(mid, allowed[mid][-1])
+            if dxt_version not in allowed[mid]:
+                raise ValueError(
+                    f"module {F.MODULE_NAMES[mid]} v{dxt_version} does not exist in format {version}"
+                )
+            parts = _dxt_parts(segments, streams_per_region, big_endian, mid, dxt_version)
+            regions.append(
+                (F.stored_module_id(version, mid), dxt_version, _compress(parts, compression, level))
             )
-        )
     all_names = dict(log.names)
     if log.heatmaps is not None and len(log.heatmaps.ids):
         if version not in HEATMAP_FORMATS:

@@ -156,8 +156,10 @@ def direction_truth(ops: dict, run_time: float, design: Periodicity, config: Con
     return temporal, {"must": must, "must_not": must_not}
 
 
-def requests_per_second(table: dict, run_time: float) -> np.ndarray:
+def requests_per_second(table: dict, run_time: float, seeks: bool = False) -> np.ndarray:
     """SPEC 3.7's requests per 1-second bin, by the cumulative request count at each edge.
+
+    Opens, and seeks only with ``seeks`` (the paper's rule), over the open window.
 
     C(t), the requests issued before t, is piecewise linear for a spread window
     and a step for an instant; bin k holds C(k + 1) - C(k).
@@ -169,7 +171,8 @@ def requests_per_second(table: dict, run_time: float) -> np.ndarray:
     close_end = np.where(table["close_end"] == 0, table["close_start"], table["close_end"])
     lo = np.concatenate([table["open_start"], close_start[closed]])
     hi = np.concatenate([open_end, close_end[closed]])
-    count = np.concatenate([table["opens"] + table["seeks"], table["opens"][closed]])
+    opening = table["opens"] + table["seeks"] if seeks else table["opens"]
+    count = np.concatenate([opening, table["opens"][closed]])
     lo, hi = np.clip(lo, 0, bins), np.clip(hi, 0, bins)
     instant = hi <= lo
     density = count[~instant] / (hi - lo)[~instant]
@@ -249,7 +252,19 @@ def operations(records: Records, table: dict, keep: np.ndarray) -> dict[str, dic
     return out
 
 
-def truth_families(design: Design, config: Config) -> dict:
+def legacy_windows(table: dict) -> dict:
+    """SPEC 3.7 on a Darshan 2.x table (one open, one close instant per record): a
+    record opened more than once has both windows over [first open, last close]."""
+    reopened = (table["opens"] > 1) & (table["close_end"] != 0)
+    return {
+        **table,
+        "open_end": np.where(reopened, table["close_end"], table["open_end"]),
+        "close_start": np.where(reopened, table["open_start"], table["close_start"]),
+    }
+
+
+def truth_families(design: Design, config: Config, legacy: bool = False) -> dict:
+    """Every family's must / must_not of a design (``legacy``: written as a 2.x log)."""
     table = design.records.table()
     keep = kept_rows(table, config)
     ops = operations(design.records, table, keep)
@@ -259,8 +274,10 @@ def truth_families(design: Design, config: Config) -> dict:
         families[f"{name}_temporality"] = {k: [f"{name}_{x}" for x in v] for k, v in temporal.items()}
         families[f"{name}_periodicity"] = {k: [f"{name}_{x}" for x in v] for k, v in periodic.items()}
     kept = {k: v[keep] for k, v in table.items()}
+    if legacy:
+        kept = legacy_windows(kept)
     families["metadata"] = metadata_family(
-        requests_per_second(kept, design.run_time), design.run_time, config
+        requests_per_second(kept, design.run_time, config.metadata_seeks), design.run_time, config
     )
     assert set(families) == set(FAMILIES)
     assert set(families["metadata"]["must"]) <= set(METADATA)

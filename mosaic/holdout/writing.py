@@ -261,7 +261,7 @@ def generate(
                     "valid": True,
                     "reason": None,
                     "partial": extras.partial,
-                    "families": truth_families(design, config),
+                    "families": truth_families(design, config, fmt.legacy),
                     "group": f"{uid}:{exe}",
                     "heaviest": True,
                     "scenario": name,

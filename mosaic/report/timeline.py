@@ -4,9 +4,11 @@ Per direction, top to bottom: ranks doing I/O over time before merging
 (minor operations, left out of merging, outlined), the merged operations
 with the segments of each periodic operation, the bytes of the four
 quarter chunks, the bytes per HEATMAP bin when the log has one (Darshan
-3.3+), and the FFT power spectrum of the signal the detector used, with
-the detected peak. At the bottom: metadata requests per second with the
-two spike thresholds.
+3.3+; with the bursts mean shift segmented when the operations showed no
+period, SPEC 3.5), and the FFT power spectrum of the signal the detector
+used, with the detected peak. At the bottom: metadata requests per second
+as counted (seeks only with ``metadata_seeks``) with the two spike
+thresholds.
 Everything is drawn from the same numbers that gave the trace its labels.
 """
 
@@ -19,7 +21,7 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 
 from mosaic.analysis import spectrum
-from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis
+from mosaic.analysis.categorize import HEATMAP, OPERATIONS, DirectionAnalysis, TraceAnalysis
 from mosaic.config import Config
 from mosaic.report import style
 from mosaic.report.style import PALETTE
@@ -113,27 +115,7 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
             alpha=0.6,
             label=_count(len(merged), "merged operation"),
         )
-    operations = (direction.meanshift or {}).get("operations", [])
-    for rank, (color, op) in enumerate(zip(itertools.cycle(CLUSTER_COLORS), operations)):
-        segments = direction.meanshift["segments"]
-        members = np.flatnonzero(segments["cluster"] == op["cluster"])
-        label = (
-            f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
-            f"{_bytes(op['bytes_per_occurrence'])} each, busy {op['busy_fraction']:.0%}"
-            if rank < LEGEND_OPERATIONS
-            else f"{len(operations) - LEGEND_OPERATIONS} more periodic operations"
-            if rank == LEGEND_OPERATIONS
-            else None
-        )
-        ax.broken_barh(
-            list(zip(merged.starts[members] / scale, segments["durations"][members] / scale, strict=True)),
-            (0.9, 0.08),
-            transform=ax.get_xaxis_transform(),
-            color=color,
-            edgecolor="white",
-            linewidth=0.5,
-            label=label,
-        )
+    operations = _periodic_strip(ax, direction, OPERATIONS, scale)
     ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
     if len(merged):
         ax.legend(loc="best", fontsize=style.NOTE_FONT, framealpha=0.9)
@@ -143,6 +125,39 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
         "bytes": merged.bytes,
         "periodic_operations": operations,
     }
+
+
+def _periodic_strip(ax, direction: DirectionAnalysis, source: str, scale: float) -> list[dict]:
+    """Occurrences of each periodic operation mean shift found in ``source``, as a strip on top.
+
+    Drawn in the panel of the operations mean shift segmented: the merged
+    operations, or the HEATMAP's bursts (SPEC 3.5). Returns those operations.
+    """
+    meanshift = direction.meanshift or {}
+    if meanshift.get("source") != source:
+        return []
+    operations = meanshift["operations"]
+    for rank, (color, op, where) in enumerate(
+        zip(itertools.cycle(CLUSTER_COLORS), operations, meanshift["occurrences"])
+    ):
+        label = (
+            f"period {op['period']:.4g} s \u00d7{op['occurrences']}, "
+            f"{_bytes(op['bytes_per_occurrence'])} each, busy {op['busy_fraction']:.0%}"
+            if rank < LEGEND_OPERATIONS
+            else f"{len(operations) - LEGEND_OPERATIONS} more periodic operations"
+            if rank == LEGEND_OPERATIONS
+            else None
+        )
+        ax.broken_barh(
+            list(zip(where["starts"] / scale, where["durations"] / scale, strict=True)),
+            (0.9, 0.08),
+            transform=ax.get_xaxis_transform(),
+            color=color,
+            edgecolor="white",
+            linewidth=0.5,
+            label=label,
+        )
+    return operations
 
 
 def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
@@ -165,7 +180,12 @@ def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float
 
 
 def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> dict:
-    """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT."""
+    """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT.
+
+    When mean shift looked at the bins' bursts (the operations showed no
+    period), each burst is outlined, minor ones dotted, and the periodic
+    operations found among them are drawn on top.
+    """
     values = getattr(heatmap, direction.name)
     edges = np.arange(len(values) + 1) * heatmap.bin_seconds
     ax.stairs(
@@ -178,9 +198,27 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
         label=f"HEATMAP: {_bytes(values.sum())} in {_count(len(values), 'bin')} of {heatmap.bin_seconds:g} s",
     )
     _bytes_axis(ax, values, headroom=1.45)  # room for the legend above the bins
+    bursts = direction.bursts
+    data: dict = {"heatmap_edges": edges, "heatmap_bytes": values}
+    if bursts is not None and len(bursts):
+        for minor, dashes, noun in ((False, "-", "burst"), (True, ":", "minor burst")):
+            chosen = bursts.minor == minor
+            if chosen.any():
+                ax.vlines(
+                    np.concatenate([bursts.starts[chosen], bursts.ends[chosen]]) / scale,
+                    0,
+                    0.85,
+                    transform=ax.get_xaxis_transform(),
+                    color=PALETTE[3],
+                    linestyles=dashes,
+                    linewidth=0.8,
+                    label=f"{_count(int(chosen.sum()), noun)} (bounds)",
+                )
+        data["bursts"] = {"starts": bursts.starts, "ends": bursts.ends, "minor": bursts.minor}
+    data["heatmap_periodic_operations"] = _periodic_strip(ax, direction, HEATMAP, scale)
     ax.set_ylabel(f"bytes per {heatmap.bin_seconds:g} s bin")
     ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
-    return {"heatmap_edges": edges, "heatmap_bytes": values}
+    return data
 
 
 def fft_signal(
@@ -233,6 +271,7 @@ def _direction_title(direction: DirectionAnalysis) -> str:
 
 
 def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict:
+    """Metadata requests per second as SPEC 3.7 counted them (seeks only with ``metadata_seeks``)."""
     seconds = np.arange(len(per_second) + 1) / scale
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
     ax.stairs(
@@ -242,7 +281,7 @@ def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) ->
         color=PALETTE[0],
         edgecolor=PALETTE[0],
         linewidth=0.8,
-        label="requests per second",
+        label=f"requests per second (seeks {'counted' if config.metadata_seeks else 'not counted'})",
     )
     for level, dashes, name in (
         (config.metadata_high_spike, "--", "high spike: more than"),
@@ -254,7 +293,7 @@ def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) ->
     ax.set_ylim(0, max(per_second.max(initial=0.0), config.metadata_high_spike) * 2)
     ax.set_ylabel("metadata requests / s")
     ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=style.NOTE_FONT)
-    return {"requests_per_second": per_second}
+    return {"requests_per_second": per_second, "seeks_counted": config.metadata_seeks}
 
 
 @style.themed("ticks")

@@ -7,6 +7,7 @@ the truth of each generated log is still computed from what was written.
 
 from __future__ import annotations
 
+from mosaic.errors import Reason
 from mosaic.synth.logs import INVALID_REASONS
 from mosaic.synth.scenarios import Irregular, MetadataLoad, Periodic, Phase, Range, Scenario
 
@@ -16,6 +17,7 @@ SMALL = Range(1e5, 5e7)  # bytes of an insignificant direction
 RANKS = Range(4, 128, integer=True)
 FEW_RANKS = Range(2, 16, integer=True)  # keeps data opens well below metadata thresholds
 RUN = Range(900, 43200)
+DXT_BROKEN_REQUESTS = 4  # DXT_POSIX requests per record of the truncated / corrupt-stream logs
 
 # Temporality: phases (start, duration as shares of the run; volume share).
 SHAPES = {
@@ -265,6 +267,8 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
             run_time=RUN,
             invalid=reason,
             phases=(Phase("write", 0.5, 0.3, BIG, shared=True),),
+            # a broken region may be the DXT_POSIX one (logs.invalid_log)
+            dxt=DXT_BROKEN_REQUESTS if reason in (Reason.TRUNCATED, Reason.CORRUPT_STREAM) else 0,
         )
         for reason in INVALID_REASONS
     ]

@@ -228,7 +228,11 @@ def invalid_log(
     if reason == Reason.UNSUPPORTED_VERSION:
         data[:8] = UNSUPPORTED_VERSION.encode().ljust(8, b"\0")
         return bytes(data)
-    offset, length = Header(bytes(data)).modules[F.POSIX][:2]
+    # The POSIX region, or as often the DXT_POSIX one where there is one (its
+    # segment layout depends on the DXT version the format writes: v1, or v2 in 3.41).
+    regions = Header(bytes(data)).modules
+    target = F.DXT_POSIX if F.DXT_POSIX in regions and rng.random() < 0.5 else F.POSIX
+    offset, length = regions[target][:2]
     if reason == Reason.TRUNCATED:
         return bytes(data[: offset + int(rng.integers(0, max(length - 1, 1)))])
     if reason == Reason.CORRUPT_STREAM:

@@ -45,9 +45,16 @@ def kept_rows(rows: np.ndarray, paths: list[str], config: Config) -> np.ndarray:
 
 
 def legacy_view(rows: np.ndarray) -> np.ndarray:
-    """What a Darshan 2.x log keeps of the rows: POSIX only, one open and one close time."""
+    """What a Darshan 2.x log keeps of the rows: POSIX only, one open and one close time.
+
+    SPEC 3.7 spreads a record opened more than once over [first open, last
+    close] (both its windows); one opened once keeps its two instants.
+    """
     view = rows[rows["module"] == F.POSIX].copy()
-    view["open_end"], view["close_start"] = view["open_start"], view["close_end"]
+    first_open, last_close = view["open_start"].copy(), view["close_end"].copy()
+    reopened = (view["opens"] > 1) & (last_close != 0)
+    view["open_end"] = np.where(reopened, last_close, first_open)
+    view["close_start"] = np.where(reopened, first_open, last_close)
     return view
 
 
@@ -135,8 +142,9 @@ def temporality_outcomes(chunks, config: Config) -> dict[str, Tri]:
 # --------------------------------------------------------------------------- metadata
 
 
-def requests_per_second(rows: np.ndarray, run_time: float) -> np.ndarray:
-    """SPEC 3.7 requests per 1-s bin: opens + seeks over the open window, closes over the close one.
+def requests_per_second(rows: np.ndarray, run_time: float, seeks: bool = False) -> np.ndarray:
+    """SPEC 3.7 requests per 1-s bin: opens (+ seeks with ``seeks``) over the open window,
+    closes over the close one.
 
     A 0 in open_end / close_start / close_end is "never recorded"; windows
     are piecewise-linear cumulative counts evaluated at whole seconds.
@@ -149,9 +157,8 @@ def requests_per_second(rows: np.ndarray, run_time: float) -> np.ndarray:
     close_hi = np.where(rows["close_end"] == 0, rows["close_start"], rows["close_end"])
     lo = np.clip(np.concatenate([open_lo, close_lo]), 0, bins)
     hi = np.clip(np.concatenate([open_hi, close_hi]), 0, bins)
-    count = np.concatenate([rows["opens"] + rows["seeks"], np.where(recorded, rows["opens"], 0)]).astype(
-        float
-    )
+    opening = rows["opens"] + rows["seeks"] if seeks else rows["opens"]
+    count = np.concatenate([opening, np.where(recorded, rows["opens"], 0)]).astype(float)
     hi = np.maximum(lo, hi)
     point = np.floor(lo) == np.floor(hi)  # the whole window falls in one bin
     per_bin = np.bincount(
@@ -329,7 +336,7 @@ def facts(
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
         temporal[direction] = temporality_outcomes(chunks, config)
         periodic[direction] = periodicity_outcomes(design[design["direction"] == direction], run_time, config)
-    per_second = requests_per_second(rows, run_time)
+    per_second = requests_per_second(rows, run_time, config.metadata_seeks)
     return Facts(totals, temporal, periodic, metadata_outcomes(per_second, run_time, config))
 
 

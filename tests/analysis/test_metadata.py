@@ -21,10 +21,25 @@ def never_closed(opens, at, seeks=0):
     return (opens, seeks, at, 0, 0, 0)
 
 
-def test_opens_and_seeks_spread_over_the_open_window_closes_over_the_close_window():
+def test_opens_spread_over_the_open_window_closes_over_the_close_window_seeks_not_counted():
     per_second = requests_per_second(meta((80, 20, 0.5, 2.5, 3.0, 0)), 5.0)
+    # 80 opens over [0.5, 2.5]: 20, 40, 20; 80 closes at the instant 3.0; 20 seeks: no request
+    assert per_second.tolist() == [20, 40, 20, 80, 0]
+
+
+def test_the_papers_rule_counts_seeks_with_the_opens():
+    per_second = requests_per_second(meta((80, 20, 0.5, 2.5, 3.0, 0)), 5.0, seeks=True)
     # 100 opens+seeks over [0.5, 2.5]: 25, 50, 25; 80 closes at the instant 3.0
     assert per_second.tolist() == [25, 50, 25, 80, 0]
+
+
+@pytest.mark.parametrize("seeks, expected", [(False, ["metadata_insignificant_load"]), (True, None)])
+def test_a_seek_heavy_reader_is_no_metadata_load_unless_seeks_count(seeks, expected):
+    # 4 opens and 40,000 seeks in [1, 2]: one file read in 4 handles, one lseek per MiB
+    per_second = requests_per_second(meta((4, 40_000, 1.0, 2.0, 9.0, 9.0)), 10.0, seeks=seeks)
+    config = CFG.replace(metadata_seeks=seeks)
+    assert labels(per_second, 10.0, config) == (expected or ["metadata_high_spike"])
+    assert per_second.sum() == (8 if not seeks else 40_008)
 
 
 def test_window_with_one_recorded_end_is_an_instant_there():
@@ -33,7 +48,8 @@ def test_window_with_one_recorded_end_is_an_instant_there():
 
 
 def test_unrecorded_close_window_adds_nothing():
-    assert requests_per_second(meta(never_closed(7, 2.5, seeks=3)), 4.0).tolist() == [0, 0, 10, 0]
+    assert requests_per_second(meta(never_closed(7, 2.5, seeks=3)), 4.0).tolist() == [0, 0, 7, 0]
+    assert requests_per_second(meta(never_closed(7, 2.5, seeks=3)), 4.0, seeks=True).tolist() == [0, 0, 10, 0]
 
 
 def test_open_start_zero_is_job_start_not_unrecorded():
@@ -124,12 +140,13 @@ times = st.one_of(st.just(0.0), st.floats(0, 120))
 @given(
     st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500), times, times, times, times), max_size=20),
     st.floats(1, 100),
+    st.booleans(),
 )
-def test_every_request_is_counted_once(records, run_time):
+def test_every_request_is_counted_once(records, run_time, seeks):
     rows = meta(*records)
     closed = (rows["close_start"] != 0) | (rows["close_end"] != 0)
-    expected = (rows["opens"] + rows["seeks"]).sum() + rows["opens"][closed].sum()
-    per_second = requests_per_second(rows, run_time)
+    expected = (rows["opens"] + seeks * rows["seeks"]).sum() + rows["opens"][closed].sum()
+    per_second = requests_per_second(rows, run_time, seeks)
     assert per_second.sum() == pytest.approx(expected, rel=1e-9, abs=1e-9)
     assert per_second.min(initial=0) >= 0
 

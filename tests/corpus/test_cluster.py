@@ -45,10 +45,16 @@ def done_count(out: Path) -> int:
         return 0
 
 
-def wait_for(condition, timeout=180.0, what="condition"):
-    """Generous: a loaded 2-core CI machine starts dispynode and its workers slowly."""
+def wait_for(condition, timeout=180.0, what="condition", process=None, stderr=None):
+    """Generous: a loaded 2-core CI machine starts dispynode and its workers slowly.
+
+    A watched ``process`` that exits first fails the wait at once, with its ``stderr`` file.
+    """
     deadline = time.monotonic() + timeout
     while not condition():
+        if process is not None and process.poll() is not None and not condition():
+            said = stderr.read_text() if stderr is not None else ""
+            pytest.fail(f"exited {process.returncode} before {what}: {said}")
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
 
@@ -125,11 +131,17 @@ def test_a_node_lost_mid_run_loses_no_trace(
         "--config",
         config_file(tmp_path, small_config),
     ]
-    with subprocess.Popen(command, stderr=subprocess.PIPE) as mosaic:
-        wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, what="first batches")
+    log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
+    with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr) as mosaic:
+        wait_for(
+            lambda: done_count(out) >= 2 * small_config.batch_size,
+            what="first batches",
+            process=mosaic,
+            stderr=log,
+        )
         os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
-        _, stderr = mosaic.communicate(timeout=120)
-    assert mosaic.returncode == 0, stderr.decode()
+        mosaic.wait(timeout=180)
+    assert mosaic.returncode == 0, log.read_text()
     traces = lines(out, "traces.jsonl")
     valid = sorted(t["file"] for t in truth(year_corpus) if t["valid"])
     assert [t["file"] for t in traces] == valid  # each valid log exactly once
@@ -153,11 +165,18 @@ def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
         "--config",
         config_file(tmp_path, small_config, "node_lost_timeout_seconds = 1\n"),
     ]
-    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as mosaic:
-        wait_for(lambda: done_count(out) >= 2 * small_config.batch_size, what="first batches")
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file) as mosaic:
+        wait_for(
+            lambda: done_count(out) >= 2 * small_config.batch_size,
+            what="first batches",
+            process=mosaic,
+            stderr=log,
+        )
         for node in nodes.values():
             os.killpg(node.pid, signal.SIGKILL)
-        _, stderr = mosaic.communicate(timeout=120)  # never waits forever
+        mosaic.wait(timeout=120)  # never waits forever
+    stderr = log.read_text()
     assert mosaic.returncode == 1
     assert "no live dispy node for 1 s" in stderr and "rerun the same command" in stderr
     assert not (out / "summary.json").exists() and done_count(out) > 0
@@ -186,7 +205,7 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
     mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW, "TMPDIR": str(scratch)})
     helpers = []
     try:
-        wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done")
+        wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done", process=mosaic)
         helpers = psutil.Process(mosaic.pid).children(recursive=True)
         mosaic.send_signal(signal.SIGKILL)
         mosaic.wait()

@@ -22,9 +22,9 @@ SHAPES = {
 }
 # Stored module ids per format generation.
 STORED = {
-    "3.41": {"POSIX": 1, "MPIIO": 2, "STDIO": 9, "DXT_POSIX": 10},
-    "3.21": {"POSIX": 1, "MPIIO": 2, "STDIO": 8, "DXT_POSIX": 9},
-    "3.10": {"POSIX": 1, "MPIIO": 2, "STDIO": 7, "DXT_POSIX": 8},
+    "3.41": {"POSIX": 1, "MPIIO": 2, "STDIO": 9, "DXT_POSIX": 10, "DXT_MPIIO": 11},
+    "3.21": {"POSIX": 1, "MPIIO": 2, "STDIO": 8, "DXT_POSIX": 9, "DXT_MPIIO": 10},
+    "3.10": {"POSIX": 1, "MPIIO": 2, "STDIO": 7, "DXT_POSIX": 8, "DXT_MPIIO": 9},
     "3.00": {"POSIX": 1, "MPIIO": 2},
 }
 
@@ -41,10 +41,11 @@ def record(module, version, rid, rank, counters=None, fcounters=None, e="<"):
 
 
 def dxt_record(rid, rank, writes, reads, e="<"):
-    """writes/reads: lists of (offset, length, start, end)."""
+    """writes/reads: lists of (offset, length, start, end) (DXT_POSIX v1, DXT_MPIIO v1-v2),
+    or of (offset, length, start, end, pthread id) (DXT_POSIX v2, DXT_MPIIO v3)."""
     head = struct.pack(e + "Qqq", rid, rank, rank) + b"host".ljust(64, b"\0")
     head += struct.pack(e + "qq", len(writes), len(reads))
-    return head + b"".join(struct.pack(e + "qqdd", *s) for s in writes + reads)
+    return head + b"".join(struct.pack(e + ("qqddQ" if len(s) == 5 else "qqdd"), *s) for s in writes + reads)
 
 
 def job_region(
@@ -76,7 +77,7 @@ def names_region(names, version, e="<"):
 
 
 def v3_log(version="3.41", e="<", comp=0, job=None, names=None, modules=None, partial_bits=0, streams=1):
-    """modules: {"POSIX": (module version, [record bytes...]), "DXT_POSIX": (1, [...])}.
+    """modules: {"POSIX": (module version, [record bytes...]), "DXT_POSIX": (2, [...])}.
 
     Each region is split into ``streams`` independently compressed streams.
     """

@@ -35,15 +35,14 @@ def dump(path: str) -> dict:
             fcounters=np.array([r["fcounters"] for r in recs], dtype=np.float64),
         )
         out["counter_names"][mod] = report.counters[mod]
-    if "DXT_POSIX" in report.records:
-        segs = []
-        for r in report.records["DXT_POSIX"].to_numpy():
-            for is_write, key in ((True, "write_segments"), (False, "read_segments")):
-                segs += [
-                    (r["id"], r["rank"], is_write, s["offset"], s["length"], s["start_time"], s["end_time"])
-                    for s in r[key]
-                ]
-        out["dxt"] = segs
+    for module, key in (("DXT_POSIX", "dxt"), ("DXT_MPIIO", "dxt_mpiio")):
+        if module in report.records:
+            out[key] = [
+                (r["id"], r["rank"], is_write, s["offset"], s["length"], s["start_time"], s["end_time"])
+                for r in report.records[module].to_numpy()
+                for is_write, side in ((True, "write_segments"), (False, "read_segments"))
+                for s in r[side]
+            ]
     if "HEATMAP" in report.data["modules"]:
         # (API, rank, bin width, write bins, read bins), API as pydarshan names it.
         out["heatmaps"] = [

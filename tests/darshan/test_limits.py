@@ -99,7 +99,9 @@ def test_archive_member_past_the_limit_is_evicted_and_the_rest_read(tmp_path):
     too_large(lambda: read_log(f"{path}/bomb.darshan", max_log_bytes=4 * MB - 1))
 
 
-def dxt_log(segments: int) -> bytes:
+def dxt_log(segments: int, dxt_version: int = 2, mpiio_segments: int = 0) -> bytes:
+    """One file's POSIX record and its DXT_POSIX segments (in ``dxt_version``), with
+    ``mpiio_segments`` of them as DXT_MPIIO segments too (its newest version)."""
     path = "/scratch/big.dat"
     rid = record_id(path)
     rng = np.random.default_rng(0)
@@ -132,15 +134,36 @@ def dxt_log(segments: int) -> bytes:
         cmdline="/bin/app",
         mounts=[("/scratch", "lustre")],
     )
-    return write_log(F.DarshanLog(job, {rid: path}, {F.POSIX: posix}, dxt_posix=dxt), level=1)
+    mpiio = F.DxtSegments(**{k: v[:mpiio_segments] for k, v in vars(dxt).items()}) if mpiio_segments else None
+    log = F.DarshanLog(job, {rid: path}, {F.POSIX: posix}, dxt_posix=dxt, dxt_mpiio=mpiio)
+    return write_log(log, level=1, dxt_versions={F.DXT_POSIX: dxt_version})
 
 
-def test_dxt_region_edge_follows_the_memory_budget():
-    data = dxt_log(1000)
-    region = 4 * F.dxt_header_dtype().itemsize + 1000 * F.dxt_segment_dtype().itemsize
+def dxt_region(module: int, version: int, segments: int) -> int:
+    """Inflated bytes of a DXT region holding ``segments`` over 4 ranks (one record each)."""
+    return 4 * F.dxt_header_dtype().itemsize + segments * F.dxt_segment_dtype(module, version).itemsize
+
+
+@pytest.mark.parametrize("version, segment_size", [(1, 32), (2, 40)])
+def test_dxt_region_edge_follows_the_memory_budget(version, segment_size):
+    data = dxt_log(1000, version)
+    region = dxt_region(F.DXT_POSIX, version, 1000)
+    assert region == 4 * 104 + 1000 * segment_size
     assert len(read_log(data, memory_bytes=region * DXT_MEMORY_PER_BYTE).dxt_posix.ids) == 1000
     detail = too_large(lambda: read_log(data, memory_bytes=region * DXT_MEMORY_PER_BYTE - 1))
     assert "DXT_POSIX" in detail and "memory budget" in detail
+    assert f"more than {(region - 1) // segment_size} segments" in detail
+
+
+def test_both_dxt_regions_share_the_memory_budget():
+    """DXT_MPIIO segments are held beside DXT_POSIX's: the two regions together stay
+    within the budget; DXT_MPIIO, read second, gets what DXT_POSIX left."""
+    data = dxt_log(1000, 2, mpiio_segments=100)
+    both = dxt_region(F.DXT_POSIX, 2, 1000) + dxt_region(F.DXT_MPIIO, 3, 100)
+    log = read_log(data, memory_bytes=both * DXT_MEMORY_PER_BYTE)
+    assert (len(log.dxt_posix.ids), len(log.dxt_mpiio.ids)) == (1000, 100)
+    detail = too_large(lambda: read_log(data, memory_bytes=both * DXT_MEMORY_PER_BYTE - 1))
+    assert detail.startswith("DXT_MPIIO region over") and "memory budget" in detail
 
 
 PEAK_SCRIPT = """
@@ -179,7 +202,7 @@ def test_bombs_are_evicted_with_bounded_memory(tmp_path):
     wrapped = tmp_path / "w.darshan.gz"
     wrapped.write_bytes(zlib.compress(PLAIN + bytes(64 * MB), 1, wbits=31))
     dxt = tmp_path / "dxt.darshan"
-    dxt.write_bytes(dxt_log(4 * MB // 2))  # 2 M segments, a 64 MB region
+    dxt.write_bytes(dxt_log(4 * MB // 2))  # 2 M segments, an 80 MB region (DXT_POSIX v2)
     cases = [
         (sparse, {}),
         (f"{bomb}/bomb.darshan", {"max_log_bytes": 8 * MB}),

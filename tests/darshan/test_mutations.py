@@ -1,11 +1,12 @@
 """Seeded mutation test: any byte sequence gets a status, never a crash.
 
 Over 10,000 inputs derived from real logs (and hand-built bzip2, raw,
-big-endian and 2.x ones): truncations at region boundaries and at random,
-flipped bytes, zeroed ranges, splices of two logs, and absurd header
-offsets, lengths, versions and compression types. Each must give a Trace or
-a LogError with one of SPEC 3.1's reasons; the reader's last-resort
-"internal error" conversion must never be needed.
+big-endian, DXT v1 and v2 (DXT_POSIX, DXT_MPIIO) and 2.x ones):
+truncations at region boundaries and at random, flipped bytes, zeroed
+ranges, splices of two logs, and absurd header offsets, lengths, versions
+and compression types. Each must give a Trace or a LogError with one of
+SPEC 3.1's reasons; the reader's last-resort "internal error" conversion
+must never be needed.
 """
 
 import struct
@@ -49,8 +50,21 @@ def handmade_seeds() -> list[bytes]:
         "STDIO": (2, [record("STDIO", 2, 2, 0, {6: 5}, {}, ">")]),
         "DXT_POSIX": (1, [dxt_record(1, 0, [(0, 5, 1.0, 1.5)], [], ">")]),
     }
+    # darshan's main branch: 40-byte segments with a pthread id (DXT_POSIX v2, DXT_MPIIO v3)
+    threaded = {
+        "POSIX": mods["POSIX"],
+        "DXT_POSIX": (2, [dxt_record(1, 0, [(0, 5, 1.0, 1.5, 77)], [(0, 5, 2.0, 2.5, 77)])]),
+        "DXT_MPIIO": (3, [dxt_record(2, 1, [(8, 5, 1.0, 1.25, 78)], [])]),
+    }
+    threaded_be = {
+        "POSIX": be["POSIX"],
+        "DXT_POSIX": (2, [dxt_record(1, 0, [(0, 5, 1.0, 1.5, 77)], [], ">")]),
+        "DXT_MPIIO": (2, [dxt_record(2, 1, [], [(8, 5, 1.0, 1.25)], ">")]),
+    }
     legacy = ((1, 0, "a", {47: 10, 138: 5}, {0: 1.0, 3: 2.0}),)
     return [
+        v3_log("3.41", names=names, modules=threaded, streams=2),
+        v3_log("3.41", e=">", comp=1, names=names, modules=threaded_be),
         v3_log("3.41", comp=1, names=names, modules=mods, streams=2),
         v3_log("3.21", comp=2, names=names, modules=mods),
         v3_log("3.41", e=">", names=names, modules=be),

@@ -143,6 +143,97 @@ def test_dxt_only_log_has_io():
     assert log.modules == {} and len(log.dxt_posix.ids) == 1
 
 
+THREAD_A, THREAD_B = 139882294634304, 2**64 - 1  # a glibc pthread_t; the largest uint64
+
+
+def dxt_v2_log(e="<", comp=0, streams=1, posix_version=2, mpiio_version=3):
+    """POSIX records, DXT_POSIX v2 and DXT_MPIIO v3 segments (40 bytes, with thread ids)."""
+    dxt = [
+        dxt_record(
+            11, 0, [(0, 10, 1.0, 1.5, THREAD_A), (10, 10, 2.0, 2.5, THREAD_B)], [(0, 5, 3.0, 3.25, 7)], e
+        ),
+        dxt_record(22, 1, [], [(0, 7, 4.0, 4.5, THREAD_A)], e),
+    ]
+    mpiio = [dxt_record(22, 1, [(64, 32, 5.0, 5.5, THREAD_B)], [], e)]
+    modules = {
+        "POSIX": (4, [posix_v4(11, e=e)]),
+        "DXT_POSIX": (posix_version, dxt),
+        "DXT_MPIIO": (mpiio_version, mpiio),
+    }
+    return v3_log("3.41", e=e, comp=comp, names=NAMES, modules=modules, streams=streams)
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+@pytest.mark.parametrize("comp", [0, 1, 2])
+def test_dxt_v2_segments_keep_their_thread_ids(e, comp):
+    log = read_log(dxt_v2_log(e, comp, streams=2 if comp != 2 else 1))
+    d = log.dxt_posix
+    order = np.lexsort((d.starts, d.ids))  # streams may interleave records
+    assert d.ids[order].tolist() == [11, 11, 11, 22]
+    assert d.ranks[order].tolist() == [0, 0, 0, 1]
+    assert d.is_write[order].tolist() == [True, True, False, False]
+    assert d.offsets[order].tolist() == [0, 10, 0, 0]
+    assert d.lengths[order].tolist() == [10, 10, 5, 7]
+    assert d.starts[order].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert d.ends[order].tolist() == [1.5, 2.5, 3.25, 4.5]
+    assert d.thread_ids.dtype == np.uint64
+    assert d.thread_ids[order].tolist() == [THREAD_A, THREAD_B, 7, THREAD_A]
+    m = log.dxt_mpiio
+    assert (m.ids.tolist(), m.ranks.tolist(), m.is_write.tolist()) == ([22], [1], [True])
+    assert (m.offsets.tolist(), m.lengths.tolist(), m.starts.tolist(), m.ends.tolist()) == (
+        [64],
+        [32],
+        [5.0],
+        [5.5],
+    )
+    assert m.thread_ids.tolist() == [THREAD_B]
+
+
+@pytest.mark.parametrize("mpiio_version", [1, 2])
+def test_dxt_v1_segments_have_no_thread(mpiio_version):
+    """DXT_POSIX v1 and DXT_MPIIO v1-v2 segments are 32 bytes: thread id DXT_NO_THREAD.
+    DXT_MPIIO v1 recorded no offsets: DXT_NO_OFFSET, as darshan-util reads them."""
+    posix = [dxt_record(11, 0, [(0, 10, 1.0, 1.5)], [(0, 5, 3.0, 3.25)])]
+    mpiio = [dxt_record(22, 1, [], [(8, 16, 2.0, 2.5)])]
+    modules = {"POSIX": (4, [posix_v4(11)]), "DXT_POSIX": (1, posix), "DXT_MPIIO": (mpiio_version, mpiio)}
+    log = read_log(v3_log("3.41", names=NAMES, modules=modules))
+    assert log.dxt_posix.thread_ids.tolist() == [F.DXT_NO_THREAD] * 2 == [0, 0]
+    assert log.dxt_posix.ends.tolist() == [1.5, 3.25]
+    m = log.dxt_mpiio
+    assert (m.offsets.tolist(), m.lengths.tolist(), m.ends.tolist(), m.thread_ids.tolist()) == (
+        [-1 if mpiio_version == 1 else 8],
+        [16],
+        [2.5],
+        [0],
+    )
+
+
+def test_dxt_mpiio_and_thread_ids_are_read_but_not_analyzed():
+    """SPEC 2: MPI-IO traffic is not the analysis' business, nor which thread issued a
+    request: the trace is the same without the DXT_MPIIO region and as v1 segments."""
+    from mosaic.config import Config
+    from mosaic.trace import build_trace
+
+    v1 = [
+        dxt_record(11, 0, [(0, 10, 1.0, 1.5), (10, 10, 2.0, 2.5)], [(0, 5, 3.0, 3.25)]),
+        dxt_record(22, 1, [], [(0, 7, 4.0, 4.5)]),
+    ]
+    with_mpiio = read_log(dxt_v2_log())
+    without = read_log(
+        v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix_v4(11)]), "DXT_POSIX": (1, v1)})
+    )
+    assert with_mpiio.dxt_mpiio is not None and without.dxt_mpiio is None
+    a, b = build_trace(with_mpiio, "a", Config()), build_trace(without, "b", Config())
+    assert a.has_dxt and len(a.ops) >= 4
+    assert np.array_equal(a.ops, b.ops)
+
+
+def test_dxt_mpiio_alone_is_no_io():
+    mpiio = [dxt_record(22, 1, [], [(8, 16, 2.0, 2.5, 3)])]
+    modules = {"MPIIO": (3, [record("MPIIO", 3, 22, 1)]), "DXT_MPIIO": (3, mpiio)}
+    raises(v3_log("3.41", names=NAMES, modules=modules), "no_io_modules")
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -211,6 +302,50 @@ def test_dxt_counts_beyond_region():
     raises(v3_log("3.41", names=NAMES, modules={"DXT_POSIX": (1, [bad])}), "corrupt_stream")
     neg = dxt_record(11, 0, [], [])[:-16] + struct.pack("<qq", -1, 0)
     raises(v3_log("3.41", names=NAMES, modules={"DXT_POSIX": (1, [neg])}), "corrupt_stream")
+
+
+@pytest.mark.parametrize(
+    "posix_version, mpiio_version, detail",
+    [
+        (0, 3, "DXT_POSIX version 0"),
+        (3, 3, "DXT_POSIX version 3"),
+        (2, 0, "DXT_MPIIO version 0"),
+        (2, 4, "DXT_MPIIO version 4"),
+    ],
+)
+def test_unknown_dxt_version_is_unsupported(posix_version, mpiio_version, detail):
+    data = dxt_v2_log(posix_version=posix_version, mpiio_version=mpiio_version)
+    assert raises(data, "unsupported_version").detail == detail
+
+
+@pytest.mark.parametrize("module", ["DXT_POSIX", "DXT_MPIIO"])
+def test_dxt_segment_size_follows_the_version(module):
+    """The same record bytes read as the other version do not tile the region."""
+    v1 = dxt_record(11, 0, [(0, 10, 1.0, 1.5)] * 4, [])  # 4 x 32 bytes of segments
+    v2 = dxt_record(11, 0, [(0, 10, 1.0, 1.5, 1)] * 4, [])  # 4 x 40
+    old, new = (1, 2) if module == "DXT_POSIX" else (2, 3)
+    for version, rec in ((new, v1), (old, v2)):
+        data = v3_log("3.41", names=NAMES, modules={"POSIX": (4, [posix_v4(11)]), module: (version, [rec])})
+        raises(data, "corrupt_stream")
+
+
+@pytest.mark.parametrize("module", ["DXT_POSIX", "DXT_MPIIO"])
+def test_truncated_or_corrupt_dxt_v2_region(module):
+    data = dxt_v2_log()
+    off, n = struct.unpack_from("<QQ", data, 48 + 16 * {"DXT_POSIX": 10, "DXT_MPIIO": 11}[module])
+    raises(data[: off + n - 1], "truncated")
+    bad = bytearray(data)
+    bad[off + 2 : off + 6] = b"\xff\xff\xff\xff"
+    raises(bytes(bad), "corrupt_stream")
+    cut = dxt_record(11, 0, [(0, 10, 1.0, 1.5, 1)], [])[:-8]  # the last segment loses its thread id
+    raises(
+        v3_log(
+            "3.41",
+            names=NAMES,
+            modules={"POSIX": (4, [posix_v4(11)]), module: (3 if module == "DXT_MPIIO" else 2, [cut])},
+        ),
+        "corrupt_stream",
+    )
 
 
 def test_names_cut_short():

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
 from helpers import pydarshan_example_logs, real_logs
 from mosaic.config import Config
@@ -43,54 +44,8 @@ EXPECTED_PARTIAL = {  # partial bit set in the header, by module
     "partial_data_stdio.darshan": (F.STDIO,),
 }
 
-# Canonical field -> counter name in darshan-util's current layout.
-PYD_NAMES = {
-    F.POSIX: (
-        "POSIX_",
-        {
-            "opens": "OPENS",
-            "seeks": "SEEKS",
-            "reads": "READS",
-            "writes": "WRITES",
-            "bytes_read": "BYTES_READ",
-            "bytes_written": "BYTES_WRITTEN",
-        },
-    ),
-    F.STDIO: (
-        "STDIO_",
-        {
-            "opens": "OPENS",
-            "seeks": "SEEKS",
-            "reads": "READS",
-            "writes": "WRITES",
-            "bytes_read": "BYTES_READ",
-            "bytes_written": "BYTES_WRITTEN",
-        },
-    ),
-    # MPI-IO counts independent, collective, split and non-blocking calls
-    # apart (the canonical field is their sum) and has no seeks.
-    F.MPIIO: (
-        "MPIIO_",
-        {
-            "opens": ("INDEP_OPENS", "COLL_OPENS"),
-            "reads": ("INDEP_READS", "COLL_READS", "SPLIT_READS", "NB_READS"),
-            "writes": ("INDEP_WRITES", "COLL_WRITES", "SPLIT_WRITES", "NB_WRITES"),
-            "seeks": (),
-            "bytes_read": "BYTES_READ",
-            "bytes_written": "BYTES_WRITTEN",
-        },
-    ),
-}
-F_NAMES = {
-    "open_start": "F_OPEN_START_TIMESTAMP",
-    "open_end": "F_OPEN_END_TIMESTAMP",
-    "read_start": "F_READ_START_TIMESTAMP",
-    "read_end": "F_READ_END_TIMESTAMP",
-    "write_start": "F_WRITE_START_TIMESTAMP",
-    "write_end": "F_WRITE_END_TIMESTAMP",
-    "close_start": "F_CLOSE_START_TIMESTAMP",
-    "close_end": "F_CLOSE_END_TIMESTAMP",
-}
+# darshan-util's counter-name prefix of each module (names: parser_text.COUNTER_NAMES).
+PREFIXES = {F.POSIX: "POSIX", F.STDIO: "STDIO", F.MPIIO: "MPIIO"}
 V1_INSTANTS = {
     (F.POSIX, 1, "open_end"),
     (F.POSIX, 1, "close_start"),
@@ -188,17 +143,14 @@ def test_records_equal_pydarshan(oracle):
                 assert _same(mine.counters[keep], want["counters"]), (path, pyd_name)
                 assert _same(mine.fcounters[keep], want["fcounters"]), (path, pyd_name)
                 full += 1
-            if mod in PYD_NAMES:  # the canonical fields of every version, by counter name
-                prefix, names = PYD_NAMES[mod]
+            if mod in PREFIXES:  # the canonical fields of every version, by counter name
+                prefix = PREFIXES[mod] + "_"
                 counter_names = ref["counter_names"][pyd_name]
                 ours = mine.canonical()
-                for field, pyd in names.items():
-                    cols = [
-                        counter_names["counters"].index(prefix + p)
-                        for p in (pyd if isinstance(pyd, tuple) else (pyd,))
-                    ]
+                for field, pyd in COUNTER_NAMES[PREFIXES[mod]].items():
+                    cols = [counter_names["counters"].index(prefix + p) for p in pyd]
                     assert _same(ours[field][keep], want["counters"][:, cols].sum(axis=1)), (path, field)
-                for field, pyd in F_NAMES.items():
+                for field, pyd in TIMESTAMP_NAMES.items():
                     col = counter_names["fcounters"].index(prefix + pyd)
                     if (mod, mine.version, field) in V1_INSTANTS:
                         assert (want["fcounters"][:, col] == -1).all()
@@ -208,13 +160,17 @@ def test_records_equal_pydarshan(oracle):
     assert full > 100 and canonical > 200
 
 
-def test_dxt_segments_equal_pydarshan(oracle):
+@pytest.mark.parametrize("key, attribute, logs", [("dxt", "dxt_posix", 20), ("dxt_mpiio", "dxt_mpiio", 12)])
+def test_dxt_segments_equal_pydarshan(oracle, key, attribute, logs):
+    """Every DXT_POSIX (v1) and DXT_MPIIO (v1, v2) segment of the real logs; these
+    versions record no thread: DXT_NO_THREAD."""
     compared = 0
     for path in ALL_LOGS:
         ref, log = oracle[path], _read(path)
-        if log is None or "dxt" not in ref:
+        if log is None or key not in ref:
+            assert log is None or getattr(log, attribute) is None, path
             continue
-        d = log.dxt_posix
+        d = getattr(log, attribute)
         ours = sorted(
             zip(
                 d.ids.tolist(),
@@ -226,9 +182,10 @@ def test_dxt_segments_equal_pydarshan(oracle):
                 d.ends.tolist(),
             )
         )
-        assert ours == sorted(ref["dxt"]), path
+        assert ours == sorted(ref[key]), path
+        assert (d.thread_ids == F.DXT_NO_THREAD).all(), path
         compared += 1
-    assert compared >= 15
+    assert compared == logs
 
 
 def test_heatmaps_equal_pydarshan(oracle):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, record_id, write_legacy_log, write_log
@@ -20,22 +21,11 @@ def reader():
 
 
 PATHS = ["/scratch/run/out.h5", "<STDOUT>", "/u/sciteam/x/" + "deep/" * 12 + "input.deck"]
-CANON_PYDARSHAN = {  # canonical field -> pydarshan column suffix
-    "opens": "OPENS",
-    "reads": "READS",
-    "writes": "WRITES",
-    "seeks": "SEEKS",
-    "bytes_read": "BYTES_READ",
-    "bytes_written": "BYTES_WRITTEN",
-    "open_start": "F_OPEN_START_TIMESTAMP",
-    "open_end": "F_OPEN_END_TIMESTAMP",
-    "read_start": "F_READ_START_TIMESTAMP",
-    "read_end": "F_READ_END_TIMESTAMP",
-    "write_start": "F_WRITE_START_TIMESTAMP",
-    "write_end": "F_WRITE_END_TIMESTAMP",
-    "close_start": "F_CLOSE_START_TIMESTAMP",
-    "close_end": "F_CLOSE_END_TIMESTAMP",
-}
+# canonical field -> pydarshan column suffix (POSIX and STDIO name them alike)
+CANON_PYDARSHAN = {**{field: name for field, (name,) in COUNTER_NAMES["POSIX"].items()}, **TIMESTAMP_NAMES}
+
+
+THREAD = 139882294634304  # a glibc pthread_t (an address)
 
 
 def make_log(posix=4, stdio=2, seed=0, version="3.41", partial=False, dxt=False) -> F.DarshanLog:
@@ -80,6 +70,17 @@ def make_log(posix=4, stdio=2, seed=0, version="3.41", partial=False, dxt=False)
             lengths=np.array([4096, 100, 7]),
             starts=np.array([1.0, 2.0, 3.0]),
             ends=np.array([1.5, 2.25, 3.75]),
+            thread_ids=np.array([THREAD, THREAD, THREAD + 4096], np.uint64),
+        )
+        log.dxt_mpiio = F.DxtSegments(
+            ids=np.array([ids[0]] * 2, np.uint64),
+            ranks=np.array([0, 5]),
+            is_write=np.array([True, True]),
+            offsets=np.array([0, 8192]),
+            lengths=np.array([4096, 7]),
+            starts=np.array([0.9, 2.9]),
+            ends=np.array([1.6, 3.8]),
+            thread_ids=np.array([THREAD, THREAD + 4096], np.uint64),
         )
     return log
 
@@ -132,7 +133,10 @@ def test_pydarshan_reads_back_what_was_written(tmp_path, version, posix, stdio, 
     darshan = pytest.importorskip("darshan")
     log = make_log(posix, stdio, version=version, dxt=version == "3.41")
     path = tmp_path / "x.darshan"
-    path.write_bytes(write_log(log, version, big, compression, streams))
+    # pydarshan 3.5.0 reads DXT_POSIX v1 and DXT_MPIIO v1-v2 only
+    path.write_bytes(
+        write_log(log, version, big, compression, streams, dxt_versions={F.DXT_POSIX: 1, F.DXT_MPIIO: 2})
+    )
     report = darshan.DarshanReport(str(path), read_all=True)
     job = report.metadata["job"]
     assert (job["uid"], job["nprocs"], job["jobid"], job["log_ver"]) == (4242, 8, 77, version)
@@ -161,6 +165,9 @@ def test_pydarshan_reads_back_what_was_written(tmp_path, version, posix, stdio, 
         assert by_rank[0]["write_segments"]["length"].tolist() == [4096]
         assert by_rank[0]["read_segments"]["end_time"].tolist() == [2.25]
         assert by_rank[5]["write_segments"]["start_time"].tolist() == [3.0]
+        mpiio = {s["rank"]: s for s in report.records["DXT_MPIIO"].to_df()}
+        assert mpiio[0]["write_segments"]["end_time"].tolist() == [1.6]
+        assert mpiio[5]["write_segments"]["offset"].tolist() == [8192]
 
 
 # --------------------------------------------------------------------------- our reader
@@ -195,6 +202,33 @@ def test_our_reader_reads_every_variant(version, posix, stdio, big, compression)
     dxt = got.dxt_posix
     assert sorted(dxt.lengths.tolist()) == [7, 100, 4096]
     assert dxt.is_write[dxt.lengths == 100].tolist() == [False]
+    # The newest DXT versions of the format: thread ids from 3.41 on (DXT_POSIX v2, DXT_MPIIO v3).
+    threads = [THREAD, THREAD, THREAD + 4096] if version == "3.41" else [F.DXT_NO_THREAD] * 3
+    assert dxt.thread_ids[np.argsort(dxt.starts)].tolist() == threads
+    assert got.dxt_mpiio.lengths.tolist() == [4096, 7]
+    assert got.dxt_mpiio.thread_ids.tolist() == threads[1:]
+
+
+@pytest.mark.parametrize("posix_version, mpiio_version", [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)])
+@pytest.mark.parametrize("big", [False, True])
+def test_every_dxt_version_round_trips(posix_version, mpiio_version, big):
+    log = make_log(dxt=True)
+    data = write_log(log, "3.41", big, dxt_versions={F.DXT_POSIX: posix_version, F.DXT_MPIIO: mpiio_version})
+    hdr = reader().Header(data)
+    assert hdr.modules[F.DXT_POSIX][2] == posix_version and hdr.modules[F.DXT_MPIIO][2] == mpiio_version
+    got = reader().read_log(data)
+    for module, ours, theirs, threaded in (
+        ("DXT_POSIX", log.dxt_posix, got.dxt_posix, posix_version == 2),
+        ("DXT_MPIIO", log.dxt_mpiio, got.dxt_mpiio, mpiio_version == 3),
+    ):
+        order = np.argsort(theirs.starts)
+        for column in ("ids", "ranks", "is_write", "lengths", "starts", "ends"):
+            assert getattr(theirs, column)[order].tolist() == getattr(ours, column).tolist(), (module, column)
+        offsetless = module == "DXT_MPIIO" and mpiio_version == 1  # v1 recorded none (darshan-util: -1)
+        want = [-1] * len(ours.ids) if offsetless else ours.offsets.tolist()
+        assert theirs.offsets[order].tolist() == want, module
+        want = ours.thread_ids.tolist() if threaded else [0] * len(ours.ids)
+        assert theirs.thread_ids[order].tolist() == want, module
 
 
 def test_streams_are_separate_compressed_streams():
@@ -237,6 +271,12 @@ def test_rejects_what_a_format_cannot_hold():
         write_log(make_log(), "3.41", compression="lz4")
     with pytest.raises(ValueError):
         write_legacy_log(make_log(), "2.04")
+    with pytest.raises(ValueError, match="DXT_POSIX v2 does not exist in format 3.21"):
+        write_log(make_log(dxt=True), "3.21", dxt_versions={F.DXT_POSIX: 2})
+    with pytest.raises(ValueError, match="DXT_MPIIO v3 does not exist in format 3.10"):
+        write_log(make_log(posix=3, stdio=1, dxt=True), "3.10", dxt_versions={F.DXT_MPIIO: 3})
+    with pytest.raises(ValueError, match="DXT_POSIX v3"):
+        write_log(make_log(dxt=True), "3.41", dxt_versions={F.DXT_POSIX: 3})
 
 
 records = st.integers(1, 12).flatmap(

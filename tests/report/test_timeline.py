@@ -164,3 +164,24 @@ def test_plot_command_reports_an_evicted_log(tmp_path):
     result = CliRunner().invoke(main, ["plot", str(bad), "-o", str(tmp_path / "x.png")])
     assert result.exit_code != 0 and "evicted" in result.output
     assert not (tmp_path / "x.png").exists()
+
+
+def test_heatmap_bursts_and_their_period_are_drawn_where_mean_shift_found_them(tmp_path):
+    """DLIO 2111031: one record per file spans the epochs, so the period comes from the heatmap's
+    bursts; the merged panel draws no periodic strip, the heatmap panel draws the five epochs,
+    and the metadata panel counts no seeks (SPEC 3.7)."""
+    (log,) = (SHARED_LOGS / "dlio_logs").glob("*2111031_*.darshan") or pytest.skip("no shared logs")
+    config = Config()
+    data = plot_timeline(analyze(read_trace(log, config), config), config, tmp_path / "dlio.png")
+    read = data["read"]
+    assert read["periodic_operations"] == []
+    (operation,) = read["heatmap_periodic_operations"]
+    assert (operation["occurrences"], operation["period"]) == (5, pytest.approx(8.0))
+    assert read["bursts"]["starts"].tolist() == pytest.approx([0.0, 17.6, 37.6, 46.4, 54.4, 61.6, 69.6])
+    assert read["bursts"]["minor"].sum() == 2
+    assert "bursts" not in data["write"] and data["write"]["heatmap_periodic_operations"] == []
+    assert data["seeks_counted"] is False
+    paper = config.replace(metadata_seeks=True)
+    counted = plot_timeline(analyze(read_trace(log, paper), paper), paper, tmp_path / "paper.png")
+    assert counted["seeks_counted"] is True
+    assert counted["requests_per_second"].sum() > data["requests_per_second"].sum() + 18_000

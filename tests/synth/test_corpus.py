@@ -93,6 +93,30 @@ def test_each_broken_log_is_evicted_for_its_reason(reason, fmt):
         assert err.value.reason == reason
 
 
+@pytest.mark.parametrize("fmt, dxt_version", [(FORMATS[1], 1), (FORMATS[2], 2)], ids=["v1", "v2"])
+@pytest.mark.parametrize("reason", ["truncated", "corrupt_stream"])
+def test_broken_dxt_regions_of_either_version_are_evicted_for_their_reason(reason, fmt, dxt_version):
+    """The truncated and corrupt-stream scenarios carry DXT: the region broken is then
+    the POSIX or the DXT_POSIX one, in the DXT version the format writes."""
+    scenario = resolve(BY_NAME[f"invalid_{reason}"], np.random.default_rng(3))
+    assert scenario.dxt > 0
+    built = build(scenario, np.random.default_rng(3), "/scratch/x")
+    job = make_job(1, 2, 1_550_000_000, built.run_time, built.nprocs, "/bin/app", fmt)
+    log = darshan_log(job, built.table, fmt, dxt=int(scenario.dxt))
+    clean = write(log, fmt)
+    dxt_at = reader().Header(clean).modules[F.DXT_POSIX]
+    assert dxt_at[2] == dxt_version
+    broken_dxt = 0
+    for seed in range(8):
+        data = invalid_log(reason, log, fmt, np.random.default_rng(seed))
+        with pytest.raises(LogError) as err:
+            reader().read_log(data)
+        assert err.value.reason == reason
+        off, n = dxt_at[:2]
+        broken_dxt += data[:off] == clean[:off] and data[off : off + n] != clean[off : off + n]
+    assert 0 < broken_dxt < 8
+
+
 @pytest.mark.parametrize(
     "fmt",
     FORMATS + [Format("2.06", compression="gzip"), Format("2.05", compression="bzip2")],

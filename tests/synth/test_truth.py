@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mosaic.config import Config
+from mosaic.darshan import formats as F
 from mosaic.synth import truth
 from mosaic.synth.records import FILE_DTYPE
 from mosaic.synth.scenarios import DESIGN_DTYPE, NOISE_COMPONENT, Irregular, Phase, Scenario, build
@@ -67,9 +68,20 @@ def test_requests_per_second_places_opens_and_closes():
         close_end=[3.5, 0.0, 0.0],
     )
     got = truth.requests_per_second(r, 8.0)
-    # record 0: 120 in second 2, 100 closes in second 3; record 1: 10 opens over
-    # [0.5, 2.5] (2.5, 5, 2.5), never closed; record 2: 4 opens at 5.5, never closed.
-    assert got.tolist() == pytest.approx([2.5, 5, 122.5, 100, 0, 4, 0, 0])
+    # record 0: 100 opens in second 2 (its 20 seeks are no requests), 100 closes in second 3;
+    # record 1: 10 opens over [0.5, 2.5] (2.5, 5, 2.5), never closed; record 2: 4 opens at 5.5.
+    assert got.tolist() == pytest.approx([2.5, 5, 102.5, 100, 0, 4, 0, 0])
+    # the paper's rule: the 20 seeks join record 0's opens
+    assert truth.requests_per_second(r, 8.0, seeks=True)[2] == pytest.approx(122.5)
+
+
+@pytest.mark.parametrize("opens, open_end, close_start", [(1, 2.0, 6.0), (4, 6.0, 2.0)])
+def test_legacy_view_spreads_a_reopened_record_over_first_open_last_close(opens, open_end, close_start):
+    r = rows(
+        module=[F.POSIX], opens=[opens], open_start=[2.0], open_end=[2.5], close_start=[5.0], close_end=[6.0]
+    )
+    view = truth.legacy_view(r)
+    assert (view["open_end"][0], view["close_start"][0]) == (open_end, close_start)
 
 
 def test_one_recorded_close_end_is_an_instant():

@@ -1,0 +1,121 @@
+"""Labels an HPC I/O analyst checked against the raw records of real logs (issue 24, SPEC 3.5, 3.7).
+
+Seeks move a file offset in the client and reach no metadata server: they
+count as metadata requests only with ``metadata_seeks`` (the paper's rule).
+DLIO readers whose per-file records span every epoch read in bursts that only
+the HEATMAP shows: mean shift segments those bursts when the operations show
+no period.
+"""
+
+import pytest
+
+from helpers import SHARED_LOGS
+from mosaic.analysis.categorize import analyze, categorize_file
+from mosaic.config import Config
+from mosaic.trace import read_trace
+
+DLIO = SHARED_LOGS / "dlio_logs"
+DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")
+# The other large DLIO readers: one burst per epoch (periodic), two equal bursts per epoch
+# (2110720: periodic, the pace of its bursts), or a first epoch in two bursts (4 of 6 segments
+# periodic, under the 75 % share).
+DLIO_A_PERIODIC = ("2110483", "2110487", "2110488", "2110531", "2110720")
+DLIO_A_NOT_PERIODIC = ("2110489", "2110532", "2110533")
+PAPER = Config(metadata_seeks=True)
+THREE = ["metadata_high_spike", "metadata_multiple_spikes", "metadata_high_density"]
+
+
+def dlio(job: str):
+    found = sorted(DLIO.glob(f"*{job}_*.darshan"))
+    if not found:
+        pytest.skip("../shared/darshan-logs not present")
+    return found[0]
+
+
+def shared(name: str):
+    found = sorted(SHARED_LOGS.rglob(name))
+    if not found:
+        pytest.skip("../shared/darshan-logs not present")
+    return found[0]
+
+
+def metadata_labels(result: dict) -> list[str]:
+    return [c for c in result["categories"] if c.startswith("metadata_")]
+
+
+def periodic_labels(result: dict, direction: str) -> list[str]:
+    return [c for c in result["categories"] if c.startswith(f"{direction}_periodic")]
+
+
+@pytest.mark.parametrize("job", DLIO_B + DLIO_A_PERIODIC + DLIO_A_NOT_PERIODIC)
+def test_dlio_seeks_are_no_metadata_load(job):
+    """18k-46k seeks against 60-95 opens: three metadata labels with seeks, none without."""
+    path = dlio(job)
+    assert metadata_labels(categorize_file(path, Config())) == ["metadata_insignificant_load"]
+    assert metadata_labels(categorize_file(path, PAPER)) == THREE
+
+
+@pytest.mark.parametrize("job", DLIO_B)
+def test_dlio_b_epochs_are_periodic_from_the_heatmap(job):
+    """4 s read bursts every ~8 s between empty heatmap bins; busy 0.49-0.61: no busy label."""
+    result = categorize_file(dlio(job), Config())
+    assert periodic_labels(result, "read") == ["read_periodic", "read_periodic_second"]
+    meanshift = result["read"]["periodicity"]["meanshift"]
+    assert meanshift["source"] == "heatmap"
+    (operation,) = meanshift["operations"]
+    assert 7.6 - 1e-9 <= operation["period"] <= 8.0 + 1e-9  # multiples of the 0.8 s bin
+    assert operation["occurrences"] == 5
+    assert result["read"]["periodicity"]["verdict"]["source"] == "meanshift"
+
+
+def test_dlio_b_bursts_by_hand():
+    """2111031's read HEATMAP (0.8 s bins): two minor bursts of a few kB, then five epochs."""
+    config = Config()
+    read = analyze(read_trace(dlio("2111031"), config), config).read
+    bursts = read.bursts
+    assert bursts.starts.tolist() == pytest.approx([0.0, 17.6, 37.6, 46.4, 54.4, 61.6, 69.6])
+    assert bursts.ends.tolist() == pytest.approx([0.8, 18.4, 41.6, 50.4, 58.4, 65.6, 73.6])
+    assert bursts.minor.tolist() == [True, True, False, False, False, False, False]
+    (where,) = read.meanshift["occurrences"]
+    assert where["starts"].tolist() == pytest.approx([37.6, 46.4, 54.4, 61.6, 69.6])
+    # the last segment takes the previous one's 8 s (longer than its own 4 s burst)
+    assert where["durations"].tolist() == pytest.approx([8.8, 8.0, 7.2, 8.0, 8.0])
+    assert read.verdict["period"] == pytest.approx(8.0)  # median of 8.8, 8.0, 7.2, 8.0
+
+
+@pytest.mark.parametrize("job", DLIO_A_PERIODIC)
+def test_dlio_a_periodic_epochs(job):
+    result = categorize_file(dlio(job), Config())
+    assert periodic_labels(result, "read")[:2] == ["read_periodic", "read_periodic_second"]
+    assert result["read"]["periodicity"]["meanshift"]["source"] == "heatmap"
+
+
+@pytest.mark.parametrize("job", DLIO_A_NOT_PERIODIC)
+def test_dlio_a_first_epoch_in_two_bursts_is_not_periodic(job):
+    """4 of 6 burst segments in the periodic cluster: 67 % < 75 %, and the FFT stays under its gate."""
+    result = categorize_file(dlio(job), Config())
+    assert periodic_labels(result, "read") == []
+    assert result["read"]["periodicity"]["meanshift"]["source"] == "operations"
+
+
+def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
+    """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s."""
+    path = shared("e3sm_io_heatmap_only.darshan")
+    result = categorize_file(path, Config())
+    assert metadata_labels(result) == ["metadata_high_spike", "metadata_multiple_spikes"]
+    assert metadata_labels(categorize_file(path, PAPER)) == THREE
+    assert periodic_labels(result, "write") == [] and periodic_labels(result, "read") == []
+
+
+def test_ior_one_seek_per_mib_read():
+    """skew-autobench-ior: 528,383 seeks; its opens alone make one high spike."""
+    path = shared("skew-autobench-ior.darshan")
+    assert metadata_labels(categorize_file(path, Config())) == ["metadata_high_spike"]
+    assert metadata_labels(categorize_file(path, PAPER)) == THREE
+
+
+def test_nonmpi_dxt_keeps_only_multiple_spikes():
+    """15,371 seeks beside 718 opens."""
+    path = shared("nonmpi_dxt_anonymized.darshan")
+    assert metadata_labels(categorize_file(path, Config())) == ["metadata_multiple_spikes"]
+    assert metadata_labels(categorize_file(path, PAPER)) == THREE

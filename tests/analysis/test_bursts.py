@@ -1,0 +1,121 @@
+"""HEATMAP bursts as mean shift's second source of operations (SPEC 3.5): edges of the rule."""
+
+import numpy as np
+import pytest
+
+from mosaic.analysis import bursts as heatmap_bursts
+from mosaic.analysis.categorize import HEATMAP, OPERATIONS, analyze
+from mosaic.config import Config
+from mosaic.trace import META_DTYPE, OPS_DTYPE, WRITE, HeatmapSignal, Trace
+
+CFG = Config()
+JOB = {
+    "uid": 7,
+    "job_id": "42",
+    "exe": "/bin/app",
+    "application": "/bin/app",
+    "nprocs": 4,
+    "start": "2019-03-14T10:00:00Z",
+    "version": "3.41",
+}
+
+
+def bursts(values, bin_seconds=1.0):
+    return heatmap_bursts.heatmap_bursts(np.asarray(values, dtype=float), bin_seconds, CFG)
+
+
+def appended(write_bins: np.ndarray, bin_seconds: float) -> Trace:
+    """Four ranks append to one shared file over the whole run: one record each, spanning it,
+    so the operations merge into one; only the HEATMAP says when the bytes moved."""
+    run_time = len(write_bins) * bin_seconds
+    share = float(write_bins.sum()) / 4
+    ops = np.array([(0.0, run_time, share, 1, WRITE)] * 4, dtype=OPS_DTYPE)
+    heatmap = HeatmapSignal(bin_seconds=bin_seconds, read=np.zeros(len(write_bins)), write=write_bins)
+    return Trace(
+        "job.darshan", dict(JOB, run_time=run_time), ops, np.array([], dtype=META_DTYPE), heatmap=heatmap
+    )
+
+
+def checkpoint_bins(count: int, every: int, length: int, lead: int = 3, tail: int = 3) -> np.ndarray:
+    """``count`` bursts of ``length`` full bins (1 GB each), one every ``every`` bins."""
+    bins = np.zeros(lead + count * every + tail)
+    for k in range(count):
+        bins[lead + k * every : lead + k * every + length] = 1e9
+    return bins
+
+
+def test_maximal_runs_of_non_empty_bins():
+    found = bursts([0, 5, 5, 0, 0, 7, 0, 2, 2, 2], bin_seconds=2.0)
+    assert found.starts.tolist() == [2.0, 10.0, 14.0]
+    assert found.ends.tolist() == [6.0, 12.0, 20.0]  # the last touches the heatmap's end
+    assert found.bytes.tolist() == [10.0, 7.0, 6.0]
+    assert found.minor.tolist() == [False, False, False]
+
+
+def test_a_burst_from_the_first_bin_and_single_bin_bursts():
+    found = bursts([3, 0, 3, 0, 3, 0, 3])
+    assert found.starts.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert found.ends.tolist() == [1.0, 3.0, 5.0, 7.0]
+
+
+def test_no_empty_bin_is_one_burst_and_empty_heatmap_none():
+    found = bursts([1, 2, 3, 4])
+    assert (found.starts.tolist(), found.ends.tolist(), found.bytes.tolist()) == ([0.0], [4.0], [10.0])
+    assert len(bursts([0, 0, 0])) == 0 and len(bursts([])) == 0
+
+
+def test_slow_bursts_are_minor():
+    """Median rate 1e9 B/s; 1 % of it is 1e7 B/s: 9.9e6 B in one 1 s bin is minor, 1e7 is not."""
+    found = bursts([1e9, 0, 9.9e6, 0, 1e7, 0, 1e9, 0, 1e9])
+    assert found.minor.tolist() == [False, True, False, False, False]
+
+
+def test_appended_checkpoints_are_periodic_from_the_heatmap():
+    """Five 2 s checkpoints every 10 s, 1 s bins: segments of 10 s, busy 2/10."""
+    analysis = analyze(appended(checkpoint_bins(5, every=10, length=2), 1.0), CFG).write
+    assert analysis.meanshift["source"] == HEATMAP
+    (operation,) = analysis.meanshift["operations"]
+    assert (operation["period"], operation["occurrences"]) == (10.0, 5)
+    assert operation["bytes_per_occurrence"] == 2e9
+    assert operation["busy_fraction"] == pytest.approx(0.2)
+    assert "write_periodic_second" in analysis.labels and "write_periodic_low_busy_time" in analysis.labels
+
+
+def test_three_bursts_are_enough_and_two_are_not():
+    """min_periodic_segments = 3 (SPEC 3.4), whichever source the operations came from."""
+    three = analyze(appended(checkpoint_bins(3, every=10, length=2), 1.0), CFG).write
+    assert three.meanshift["source"] == HEATMAP and three.verdict["periodic"]
+    two = analyze(appended(checkpoint_bins(2, every=10, length=2), 1.0), CFG).write
+    assert two.meanshift["source"] == OPERATIONS and not two.meanshift["periodic"]
+
+
+def test_bursts_faster_than_the_minimum_period_are_no_period():
+    """Single-bin bursts every 2 bins: 0.8 s apart with 0.4 s bins (under min_period_seconds
+    = 1 s: request cadence), 1.2 s apart with 0.6 s bins (a period)."""
+    bins = checkpoint_bins(20, every=2, length=1)
+    fast = analyze(appended(bins, 0.4), CFG).write
+    assert fast.meanshift["source"] == OPERATIONS and not fast.verdict["periodic"]
+    slow = analyze(appended(bins, 0.6), CFG).write
+    assert slow.meanshift["source"] == HEATMAP
+    assert slow.meanshift["operations"][0]["period"] == pytest.approx(1.2)
+
+
+def test_a_heatmap_without_empty_bins_gives_no_period():
+    bins = np.tile([1e9, 2e8], 20)  # busy every bin, volume alternating
+    analysis = analyze(appended(bins, 1.0), CFG).write
+    assert analysis.meanshift["source"] == OPERATIONS and len(analysis.bursts) == 1
+
+
+def test_random_on_off_traffic_gains_no_false_period():
+    """200 heatmaps of Poisson on/off traffic (exponential on and off times, 3-8 bins mean):
+    no period from the bursts, as none from the operations before SPEC 3.5."""
+    rng = np.random.default_rng(2026)
+    false = 0
+    for _ in range(200):
+        on, off = rng.uniform(3, 8, size=2)
+        bins = []
+        while len(bins) < 200:
+            bins += [0.0] * (1 + int(rng.exponential(off))) + [1e9] * (1 + int(rng.exponential(on)))
+        analysis = analyze(appended(np.array(bins[:200]), 1.0), CFG).write
+        false += bool(analysis.verdict["periodic"])
+    assert false == 0

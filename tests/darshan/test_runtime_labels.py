@@ -1,0 +1,57 @@
+"""Logs darshan-runtime wrote get the labels their programs' known I/O must get.
+
+Each log of ``../shared/darshan-logs-runtime/`` comes from a program whose I/O
+we scripted (its README); ``expected.jsonl`` beside the logs holds, per log
+and family, the labels SPEC.md's rules must give (``must``) and must not give
+(``must_not``), in the truth format of ``mosaic synth``. A family is right
+as ``mosaic eval`` scores it (:func:`mosaic.synth.evaluate.family_right`).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from parser_text import RUNTIME_LOGS
+
+import mosaic
+from mosaic.analysis.labels import FAMILIES
+from mosaic.synth.evaluate import family_right
+
+
+def cases() -> list:
+    out = []
+    for truth_file in sorted(RUNTIME_LOGS.glob("*/expected.jsonl")):
+        for line in truth_file.read_text().splitlines():
+            truth = json.loads(line)
+            name = f"{truth_file.parent.name}/{truth['file']}"
+            out.append(pytest.param(name, truth, id=name))
+    return out
+
+
+CASES = cases()
+
+
+def test_every_runtime_log_has_a_truth_line():
+    if not CASES:
+        pytest.skip("../shared/darshan-logs-runtime not present")
+    assert len(CASES) == 15
+
+
+@pytest.mark.parametrize("name, truth", CASES)
+def test_runtime_log_gets_its_expected_labels(name, truth):
+    assert truth["valid"]
+    result = mosaic.categorize(RUNTIME_LOGS / name)
+    assert result["status"] == "ok", result
+    assert result["partial"] == truth["partial"]
+    categories = set(result["categories"])
+    wrong = {
+        family: {
+            "missing": sorted(set(expected["must"]) - categories),
+            "unwanted": sorted(set(expected["must_not"]) & categories),
+        }
+        for family, expected in truth["expected"].items()
+        if not family_right(expected, categories)
+    }
+    assert set(truth["expected"]) == set(FAMILIES)
+    assert not wrong, wrong
