@@ -109,6 +109,25 @@ def _periodic(direction: str) -> list[Scenario]:
     return rows
 
 
+def _appended(
+    name: str,
+    direction: str,
+    period: float | Range,
+    busy: float | Range,
+    count: float | Range,
+    burst_bytes: float | Range = BURST,
+    **periodic: float | Range,
+) -> Scenario:
+    """Bursts every rank appends to one file: one record per rank spans them all, and only
+    the HEATMAP (formats 3.21 / 3.41) shows them."""
+    return Scenario(
+        name,
+        ranks=FEW_RANKS,
+        run_time=None,
+        periodic=(Periodic(direction, period, busy, burst_bytes, count, append=True, **periodic),),
+    )
+
+
 SCENARIOS: tuple[Scenario, ...] = tuple(
     _temporality("read")
     + _temporality("write")
@@ -233,57 +252,33 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
         ),
         # Checkpoints appended to one file (SPEC 3.5 HEATMAP): one POSIX record per rank
         # spans every burst; only the heatmap (formats 3.21 / 3.41) shows the period.
-        Scenario(
+        _appended(
             "write_periodic_appends_heatmap",
-            ranks=FEW_RANKS,
-            run_time=None,
-            periodic=(
-                Periodic(
-                    "write",
-                    MAGNITUDES["minute"][0],
-                    Range(0.2, 0.5),
-                    BURST,
-                    Range(12, 24, integer=True),
-                    append=True,
-                ),
-            ),
+            "write",
+            MAGNITUDES["minute"][0],
+            Range(0.2, 0.5),
+            Range(12, 24, integer=True),
         ),
-        # Few checkpoints appended to one file, clean gaps between them (SPEC 3.5 heatmap
-        # bursts): 3-8 periods, where the FFT cannot be significant; busy time from the bins.
-        Scenario(
+        # Few of them, clean gaps between them (SPEC 3.5 heatmap bursts): 3-8 periods,
+        # where the FFT is seldom far beyond chance; busy time from the bins.
+        _appended(
             "write_appended_few_checkpoints",
-            ranks=FEW_RANKS,
-            run_time=None,
-            periodic=(
-                Periodic(
-                    "write",
-                    Range(6, 7200),
-                    Range(0.05, 0.9, log=False),
-                    BURST,
-                    Range(3, 8, integer=True),
-                    jitter=0.05,
-                    offset=Range(0.2, 1.0, log=False),
-                    append=True,
-                ),
-            ),
+            "write",
+            Range(6, 7200),
+            Range(0.05, 0.9, log=False),
+            Range(3, 8, integer=True),
+            jitter=0.05,
+            offset=Range(0.2, 1.0, log=False),
         ),
         # DLIO-like training epochs: every rank reads its dataset file in a burst per epoch
         # (real dlio_logs/ "B" readers: 4 s of reading every ~8 s, five epochs).
-        Scenario(
+        _appended(
             "read_appended_epochs",
-            ranks=FEW_RANKS,
-            run_time=None,
-            periodic=(
-                Periodic(
-                    "read",
-                    Range(6, 25),
-                    Range(0.35, 0.65, log=False),
-                    BURST,
-                    Range(4, 8, integer=True),
-                    jitter=0.06,
-                    append=True,
-                ),
-            ),
+            "read",
+            Range(6, 25),
+            Range(0.35, 0.65, log=False),
+            Range(4, 8, integer=True),
+            jitter=0.06,
         ),
         # Their negatives: nothing periodic shows in any signal Darshan keeps.
         Scenario(  # one steady append: every bin of the span holds writes
@@ -294,21 +289,14 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
                 Phase("write", Range(0.0, 0.1, log=False), Range(0.8, 0.9, log=False), BIG, append=True),
             ),
         ),
-        Scenario(  # an initial and a final snapshot: two equal bursts are no period
+        # An initial and a final snapshot: two equal bursts are no period.
+        _appended(
             "write_appended_two_checkpoints",
-            ranks=FEW_RANKS,
-            run_time=None,
-            periodic=(
-                Periodic(
-                    "write",
-                    Range(300, 7200),
-                    Range(0.05, 0.3),
-                    BURST,
-                    2,
-                    offset=Range(0.2, 0.5, log=False),
-                    append=True,
-                ),
-            ),
+            "write",
+            Range(300, 7200),
+            Range(0.05, 0.3),
+            2,
+            offset=Range(0.2, 0.5, log=False),
         ),
         Scenario(  # random on/off traffic
             "write_appended_random_bursts",
@@ -316,20 +304,14 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
             run_time=Range(3600, 86400),
             irregular=(Irregular("write", Range(6, 40, integer=True), (1e8, 1e10), (5, 300), append=True),),
         ),
-        Scenario(  # bursts every 0.5 s (5 bins of 0.1 s): request cadence, under min_period_seconds
+        # Bursts every 0.5 s (5 bins of 0.1 s): request cadence, under min_period_seconds.
+        _appended(
             "write_appended_subsecond",
-            ranks=FEW_RANKS,
-            run_time=None,
-            periodic=(
-                Periodic(
-                    "write",
-                    0.5,
-                    Range(0.2, 0.6, log=False),
-                    Range(1e7, 5e8),
-                    Range(40, 90, integer=True),
-                    append=True,
-                ),
-            ),
+            "write",
+            0.5,
+            Range(0.2, 0.6, log=False),
+            Range(40, 90, integer=True),
+            burst_bytes=Range(1e7, 5e8),
         ),
         # Metadata without seeks (SPEC 3.7): DLIO-style epochs of sample reads with a seek
         # before every request, 100-1000 per open; seeks reach no metadata server.
