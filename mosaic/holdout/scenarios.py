@@ -1189,7 +1189,7 @@ def appended_file(
     return heatmap, bins.sum(axis=0)
 
 
-def appended_checkpoints(rng, config) -> Design:
+def appended_checkpoints(rng: np.random.Generator, config: Config) -> Design:
     """Every checkpoint appended to one file: one POSIX record per rank spans them all.
 
     Only the HEATMAP module (SPEC 3.5) keeps the bursts: per rank, bytes per
@@ -1226,7 +1226,7 @@ def appended_checkpoints(rng, config) -> Design:
     )
 
 
-def appended_few_bursts(rng, config) -> Design:
+def appended_few_bursts(rng: np.random.Generator, config: Config) -> Design:
     """Three to eight checkpoints written to, or training epochs read from, one file.
 
     The ranks of each burst start and stop a little apart; empty bins lie
@@ -1267,7 +1267,13 @@ def appended_few_bursts(rng, config) -> Design:
 
 
 def appended_design(
-    rng, direction: str, starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, run_time: float, **params
+    rng: np.random.Generator,
+    direction: str,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    sizes: np.ndarray,
+    run_time: float,
+    **params: float,
 ) -> Design:
     """Bursts (same for every rank of 2-16) appended to one file, written as not periodic."""
     ranks = int(rng.integers(2, 17))
@@ -1293,7 +1299,7 @@ def appended_design(
     )
 
 
-def appended_steady_stream(rng, config) -> Design:
+def appended_steady_stream(rng: np.random.Generator, config: Config) -> Design:
     """Writes appended without a pause, at a rate that changes at random: no empty bin."""
     run_time = loguniform(rng, 300, 50000)
     pieces = int(rng.integers(5, 40))
@@ -1305,7 +1311,7 @@ def appended_steady_stream(rng, config) -> Design:
     return appended_design(rng, "write", starts, ends, sizes, run_time, pieces=pieces)
 
 
-def appended_two_snapshots(rng, config) -> Design:
+def appended_two_snapshots(rng: np.random.Generator, config: Config) -> Design:
     """An early and a late checkpoint appended to one file: two bursts are no period."""
     run_time = loguniform(rng, 600, 80000)
     starts = np.array([rng.uniform(0.05, 0.25), rng.uniform(0.7, 0.85)]) * run_time
@@ -1315,7 +1321,7 @@ def appended_two_snapshots(rng, config) -> Design:
     )
 
 
-def appended_on_off(rng, config) -> Design:
+def appended_on_off(rng: np.random.Generator, config: Config) -> Design:
     """On/off traffic to one file: exponential on and off times, random rates."""
     run_time = loguniform(rng, 1800, 80000)
     on, off = run_time / rng.uniform(20, 120), run_time / rng.uniform(10, 60)
@@ -1327,7 +1333,7 @@ def appended_on_off(rng, config) -> Design:
     return appended_design(rng, "write", starts[keep], ends[keep], sizes, run_time, on=on, off=off)
 
 
-def appended_subsecond_bursts(rng, config) -> Design:
+def appended_subsecond_bursts(rng: np.random.Generator, config: Config) -> Design:
     """Bursts 0.3-0.8 s apart (a whole number of 0.1 s bins) in a 12-25 s run: the cadence
     of requests inside one I/O phase, under SPEC 3.4's ``min_period_seconds``."""
     run_time = rng.uniform(12, 25)
@@ -1338,7 +1344,7 @@ def appended_subsecond_bursts(rng, config) -> Design:
     return appended_design(rng, "write", starts, starts + length, sizes, run_time, period=period)
 
 
-def sample_shards_seek_reader(rng, config) -> Design:
+def sample_shards_seek_reader(rng: np.random.Generator, config: Config) -> Design:
     """Training ranks read their shards of sample files one after another, a seek before
     each of 100-1000 requests per file (SPEC 3.7: seeks reach no metadata server)."""
     ranks, files = int(loguniform(rng, 8, 64)), int(rng.integers(3, 9))
@@ -1358,7 +1364,7 @@ def sample_shards_seek_reader(rng, config) -> Design:
     return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC, dict(ranks=ranks, files=files))
 
 
-def open_storm_seek_aggregators(rng, config) -> Design:
+def open_storm_seek_aggregators(rng: np.random.Generator, config: Config) -> Design:
     """Hundreds of ranks open the input within one second (the spike), and a few
     aggregators write each step's output with a seek before every request."""
     ranks, aggregators = int(rng.integers(400, 3000)), int(rng.integers(4, 17))
@@ -1399,7 +1405,7 @@ def open_storm_seek_aggregators(rng, config) -> Design:
     )
 
 
-def two_series_unrelated_periods(rng, config) -> Design:
+def two_series_unrelated_periods(rng: np.random.Generator, config: Config) -> Design:
     """Small diagnostics every 3.5-12 s and checkpoints 10.3-15.7 times rarer (no whole
     ratio): the checkpoints cut the diagnostics' segments at lengths that keep changing.
     The heavier checkpoint series is the dominant one (SPEC 3.4)."""

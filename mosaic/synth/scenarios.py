@@ -21,6 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
 from mosaic.synth.records import FileTable
@@ -325,7 +326,15 @@ class Appended:
             direction: np.zeros((ranks, len(self.edges) - 1), np.int64) for direction in (READ, WRITE)
         }
 
-    def add(self, table: FileTable, path: str, direction: str, starts, ends, nbytes) -> None:
+    def add(
+        self,
+        table: FileTable,
+        path: str,
+        direction: str,
+        starts: ArrayLike,
+        ends: ArrayLike,
+        nbytes: ArrayLike,
+    ) -> None:
         """One record per rank of ``path`` moving ``nbytes`` over each [start, end].
 
         Each burst's bytes spread uniformly over its interval into bins from job
