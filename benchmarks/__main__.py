@@ -32,6 +32,7 @@ QUICK: dict[str, list[str]] = {
     "bench_service": ["--seconds", "5", "--warmup", "1", "--count", "300"],
     "bench_verdict": ["{tmp}", "--seeds", "2", "--year", "300"],
     "holdout": ["{tmp}", "--seeds", "1"],
+    "periodicity_sources": ["{tmp}", "--seeds", "1", "--year", "300"],
     "year": ["--count", "5000", "--dir", "{tmp}"],
     "scaleout": ["--count", "2000", "--dir", "{tmp}"],
     "bench_profiles": ["--sizes", "10", "1000", "--posts", "50"],

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mosaic.config import Config
+from mosaic.darshan import formats as F
 from mosaic.darshan import writer
 from mosaic.holdout.design import (
     DAY,
@@ -21,6 +22,7 @@ from mosaic.holdout.design import (
     Series,
     periodic_claim,
 )
+from mosaic.holdout.truth import heatmap_series
 
 
 def loguniform(rng: np.random.Generator, low: float, high: float) -> float:
@@ -38,13 +40,14 @@ def phase(
     layout: str,
     path: str,
     desync: float = 0.3,
+    seeks: int = 0,
 ) -> tuple[float, float]:
     """``ranks`` ranks move ``total`` bytes from ``start``; returns the phase's span.
 
     Ranks start up to ``desync`` x ``duration`` late. ``layout``: ``shared``
     (one rank -1 record, as Darshan reduces a file all ranks opened),
     ``per_rank`` (one record per rank of the same file) or ``fpp`` (a file
-    per rank).
+    per rank). Each rank seeks ``seeks`` times in its file.
     """
     starts = start + rng.uniform(0, desync * duration, ranks)
     starts[0] = start
@@ -57,13 +60,14 @@ def phase(
             path,
             -1 if ranks > 1 else 0,
             opens=ranks,
+            seeks=ranks * seeks,
             open_window=(max(starts.min() - TIMESTAMP_EPSILON, 0.0), starts.max()),
             close_window=(ends.min(), ends.max() + TIMESTAMP_EPSILON),
             **traffic,
         )
     else:
         paths = [f"{path}.{r:05d}" for r in range(ranks)] if layout == "fpp" else [path] * ranks
-        records.add(paths, np.arange(ranks), **{direction: (starts, ends, nbytes)})
+        records.add(paths, np.arange(ranks), seeks=seeks, **{direction: (starts, ends, nbytes)})
     return float(starts.min()), float(ends.max())
 
 
@@ -78,12 +82,13 @@ def series(
     layout: str,
     path: str,
     desync: float = 0.3,
+    seeks: int = 0,
 ) -> Series:
     """One phase per time; the designed period, busy fraction and bytes of the series."""
     durations = np.broadcast_to(np.asarray(durations, float), len(times))
     spans = np.array(
         [
-            phase(records, rng, direction, t, s, d, ranks, layout, f"{path}{k:04d}", desync)
+            phase(records, rng, direction, t, s, d, ranks, layout, f"{path}{k:04d}", desync, seeks)
             for k, (t, s, d) in enumerate(zip(times, sizes, durations))
         ]
     )
@@ -1150,7 +1155,41 @@ def partial_lost_files(rng, config) -> Design:
     )
 
 
-def appended_checkpoints(rng, config) -> Design:
+def heatmap_width(run_time: float) -> float:
+    """Darshan's heatmap bins: 0.1 s, doubled until at most 256 of them cover the run."""
+    return 0.1 * 2.0 ** max(math.ceil(math.log2(math.ceil(run_time) / 25.6)), 0)
+
+
+def appended_file(
+    records: Records, path: str, direction: str, spans: np.ndarray, nbytes: np.ndarray, run_time: float
+) -> tuple[F.HeatmapRecords, np.ndarray]:
+    """One record per rank of one file every burst goes to, and the POSIX heatmap of the bursts.
+
+    ``spans[r, k]`` is rank r's (start, end) of burst k and ``nbytes[r, k]``
+    its bytes, spread uniformly over that interval into bins from job start;
+    each rank's bins sum to its record's bytes. Returns the heatmap records
+    and the bins summed over ranks (what the truth reads).
+    """
+    ranks = spans.shape[0]
+    per_rank = np.floor(nbytes).sum(axis=1)
+    traffic = {direction: (spans[:, :, 0].min(axis=1), spans[:, :, 1].max(axis=1), per_rank)}
+    records.add([path] * ranks, np.arange(ranks), **traffic)
+    width = heatmap_width(run_time)
+    edges = width * np.arange(math.ceil(math.ceil(run_time) / width) + 1)
+    starts, ends = spans[:, :, 0, None], spans[:, :, 1, None]
+    overlap = np.clip(np.minimum(ends, edges[1:]) - np.maximum(starts, edges[:-1]), 0, None)
+    cover = (overlap / (ends - starts) * np.floor(nbytes)[:, :, None]).sum(axis=1)
+    bins = np.floor(cover).astype(np.int64)
+    bins[np.arange(ranks), np.argmax(cover, axis=1)] += per_rank.astype(np.int64) - bins.sum(axis=1)
+    empty = np.zeros_like(bins)
+    written, read = (bins, empty) if direction == "write" else (empty, bins)
+    heatmap = writer.heatmap_records(
+        ["heatmap:POSIX"] * ranks, range(ranks), [width] * ranks, list(written), list(read)
+    )
+    return heatmap, bins.sum(axis=0)
+
+
+def appended_checkpoints(rng: np.random.Generator, config: Config) -> Design:
     """Every checkpoint appended to one file: one POSIX record per rank spans them all.
 
     Only the HEATMAP module (SPEC 3.5) keeps the bursts: per rank, bytes per
@@ -1161,36 +1200,257 @@ def appended_checkpoints(rng, config) -> Design:
     size = loguniform(rng, 5e8, 2e10)
     times = regular_times(rng, period * rng.uniform(0.3, 1.0), period, count)
     ends = times + busy * period
-    per_rank = np.floor(size * count / ranks)
+    run_time = ends[-1] + period * rng.uniform(0.3, 0.6)
+    spans = np.broadcast_to(np.stack([times, ends], axis=1), (ranks, count, 2))
     records = Records()
+    heatmap, bins = appended_file(
+        records,
+        "/scratch/run/checkpoints.h5",
+        "write",
+        spans,
+        np.full((ranks, count), size / ranks),
+        run_time,
+    )
+    run_time = end_of_run(records, run_time)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        heatmap_series(bins, heatmap.bin_seconds[0], count, config),
+        dict(
+            ranks=ranks, count=count, period=period, busy=busy, size=size, bin_seconds=heatmap.bin_seconds[0]
+        ),
+        posix_only=False,
+        heatmap=heatmap,
+    )
+
+
+def appended_few_bursts(rng: np.random.Generator, config: Config) -> Design:
+    """Three to eight checkpoints written to, or training epochs read from, one file.
+
+    The ranks of each burst start and stop a little apart; empty bins lie
+    between bursts. With so few periods the FFT is seldom far beyond chance,
+    so the heatmap's bursts (SPEC 3.5) carry the period; truth from the bins.
+    """
+    direction = str(rng.choice(["write", "read"]))
+    ranks, count = int(loguniform(rng, 2, 64)), int(rng.integers(3, 9))
+    period = loguniform(rng, 8, 20000)
+    busy = rng.uniform(*((0.06, 0.18), (0.3, 0.7), (0.74, 0.8))[rng.integers(3)])  # low, neither, high
+    size = loguniform(rng, 3e8, 3e10)
+    times = regular_times(rng, period * rng.uniform(0.2, 1.0), period, count, jitter=0.04)
+    late = rng.uniform(0, 0.1 * busy * period, (ranks, count))
+    length = busy * period * rng.uniform(0.85, 1.0, (ranks, count))
+    spans = np.stack([times + late, times + late + length - 0.1 * busy * period], axis=2)
+    run_time = float(spans[:, -1, 1].max() + period * rng.uniform(0.2, 0.8))
+    records = Records()
+    if direction == "read":
+        phase(
+            records, rng, "write", 0.99 * run_time, 1e6, 0.005 * run_time, 1, "shared", "/scratch/run/log.txt"
+        )
+    path = "/scratch/run/checkpoints.h5" if direction == "write" else "/scratch/data/train.tfrecord"
+    weights = rng.uniform(0.9, 1.1, ranks)
+    nbytes = np.outer(weights / weights.sum(), np.full(count, size))
+    heatmap, bins = appended_file(records, path, direction, spans, nbytes, run_time)
+    claim = heatmap_series(bins, heatmap.bin_seconds[0], count, config)
+    read, write = (claim, NOT_PERIODIC) if direction == "read" else (NOT_PERIODIC, claim)
+    return Design(
+        end_of_run(records, run_time),
+        ranks,
+        records,
+        read,
+        write,
+        dict(direction=direction, ranks=ranks, count=count, period=period, busy=busy, size=size),
+        posix_only=False,
+        heatmap=heatmap,
+    )
+
+
+def appended_design(
+    rng: np.random.Generator,
+    direction: str,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    sizes: np.ndarray,
+    run_time: float,
+    **params: float,
+) -> Design:
+    """Bursts (same for every rank of 2-16) appended to one file, written as not periodic."""
+    ranks = int(rng.integers(2, 17))
+    spans = np.broadcast_to(np.stack([starts, ends], axis=1), (ranks, len(starts), 2))
+    records = Records()
+    heatmap, _ = appended_file(
+        records,
+        "/scratch/run/stream.h5",
+        direction,
+        spans,
+        np.outer(np.full(ranks, 1 / ranks), sizes),
+        run_time,
+    )
+    return Design(
+        end_of_run(records, run_time),
+        ranks,
+        records,
+        NOT_PERIODIC,
+        NOT_PERIODIC,
+        dict(ranks=ranks, bursts=len(starts), bin_seconds=heatmap.bin_seconds[0], **params),
+        posix_only=False,
+        heatmap=heatmap,
+    )
+
+
+def appended_steady_stream(rng: np.random.Generator, config: Config) -> Design:
+    """Writes appended without a pause, at a rate that changes at random: no empty bin."""
+    run_time = loguniform(rng, 300, 50000)
+    pieces = int(rng.integers(5, 40))
+    cuts = np.sort(rng.uniform(0.03, 0.97, pieces - 1)) * run_time
+    starts = np.concatenate([[0.02 * run_time], cuts])
+    ends = np.concatenate([cuts, [0.98 * run_time]])
+    sizes = np.exp(rng.normal(0, 0.5, pieces)) * (ends - starts)  # rate x duration
+    sizes *= loguniform(rng, 3e8, 3e10) / sizes.sum()
+    return appended_design(rng, "write", starts, ends, sizes, run_time, pieces=pieces)
+
+
+def appended_two_snapshots(rng: np.random.Generator, config: Config) -> Design:
+    """An early and a late checkpoint appended to one file: two bursts are no period."""
+    run_time = loguniform(rng, 600, 80000)
+    starts = np.array([rng.uniform(0.05, 0.25), rng.uniform(0.7, 0.85)]) * run_time
+    length = rng.uniform(0.01, 0.1) * run_time
+    return appended_design(
+        rng, "write", starts, starts + length, np.full(2, loguniform(rng, 3e8, 3e10)), run_time
+    )
+
+
+def appended_on_off(rng: np.random.Generator, config: Config) -> Design:
+    """On/off traffic to one file: exponential on and off times, random rates."""
+    run_time = loguniform(rng, 1800, 80000)
+    on, off = run_time / rng.uniform(20, 120), run_time / rng.uniform(10, 60)
+    durations = np.column_stack([rng.exponential(off, 200), rng.exponential(on, 200)]).ravel()
+    edges = 0.01 * run_time + np.cumsum(durations)
+    starts, ends = edges[0::2], edges[1::2]
+    keep = ends < 0.99 * run_time
+    sizes = loguniform(rng, 5e7, 5e9) * np.exp(rng.normal(0, 1.0, keep.sum())) * (ends - starts)[keep] / on
+    return appended_design(rng, "write", starts[keep], ends[keep], sizes, run_time, on=on, off=off)
+
+
+def appended_subsecond_bursts(rng: np.random.Generator, config: Config) -> Design:
+    """Bursts 0.3-0.8 s apart (a whole number of 0.1 s bins) in a 12-25 s run: the cadence
+    of requests inside one I/O phase, under SPEC 3.4's ``min_period_seconds``."""
+    run_time = rng.uniform(12, 25)
+    period = 0.1 * int(rng.integers(3, 9))
+    starts = np.arange(0.5, run_time - 1.0, period)
+    length = period * rng.uniform(0.2, 0.6)
+    sizes = np.full(len(starts), loguniform(rng, 2e7, 3e8))
+    return appended_design(rng, "write", starts, starts + length, sizes, run_time, period=period)
+
+
+def sample_shards_seek_reader(rng: np.random.Generator, config: Config) -> Design:
+    """Training ranks read their shards of sample files one after another, a seek before
+    each of 100-1000 requests per file (SPEC 3.7: seeks reach no metadata server)."""
+    ranks, files = int(loguniform(rng, 8, 64)), int(rng.integers(3, 9))
+    run_time = loguniform(rng, 600, 20000)
+    shard = loguniform(rng, 2e8, 2e10) / ranks / files
+    records = Records()
+    small_input(records, rng, ranks)
+    for r in range(ranks):
+        bounds = np.sort(rng.uniform(0.05, 0.9, files + 1)) * run_time
+        bounds[0], bounds[-1] = 0.05 * run_time, 0.9 * run_time
+        records.add(
+            [f"/scratch/data/shard{r:03d}_{f:02d}.rec" for f in range(files)],
+            r,
+            read=(bounds[:-1] + 2 * TIMESTAMP_EPSILON, bounds[1:], np.floor(shard)),
+            seeks=rng.integers(100, 1001, files),
+        )
+    return Design(run_time, ranks, records, NOT_PERIODIC, NOT_PERIODIC, dict(ranks=ranks, files=files))
+
+
+def open_storm_seek_aggregators(rng: np.random.Generator, config: Config) -> Design:
+    """Hundreds of ranks open the input within one second (the spike), and a few
+    aggregators write each step's output with a seek before every request."""
+    ranks, aggregators = int(rng.integers(400, 3000)), int(rng.integers(4, 17))
+    count, period = int(rng.integers(6, 16)), loguniform(rng, 60, 3000)
+    records = Records()
+    opened = 2.1 + rng.uniform(0, 0.5, ranks)  # all within second 2
+    closed = opened + rng.uniform(2.0, 2.4, ranks)
     records.add(
-        ["/scratch/run/checkpoints.h5"] * ranks, np.arange(ranks), write=(times[0], ends[-1], per_rank)
+        [f"/scratch/in/mesh.{r:05d}" for r in range(ranks)],
+        np.arange(ranks),
+        read=(opened + 0.01, closed - 0.01, np.floor(loguniform(rng, 1e6, 5e7) / ranks)),
+        open_window=(opened, opened),
+        close_window=(closed, closed),
     )
-    run_time = end_of_run(records, ends[-1] + period * rng.uniform(0.3, 0.6))
-    width = 0.1 * 2.0 ** max(math.ceil(math.log2(math.ceil(run_time) / 25.6)), 0)
-    edges = width * np.arange(math.ceil(math.ceil(run_time) / width) + 1)
-    cover = np.clip(
-        np.minimum(ends[:, None], edges[1:]) - np.maximum(times[:, None], edges[:-1]), 0, None
-    ).sum(axis=0) / (busy * period * count)
-    bins = np.floor(cover * per_rank).astype(np.int64)
-    bins[np.argmax(bins)] += int(per_rank) - bins.sum()  # each rank's bins sum to its record
-    heatmap = writer.heatmap_records(
-        ["heatmap:POSIX"] * ranks,
-        range(ranks),
-        [width] * ranks,
-        [bins] * ranks,
-        [np.zeros_like(bins)] * ranks,
+    times = regular_times(rng, period * rng.uniform(0.5, 1.0), period, count)
+    seeks = int(rng.integers(100, 1001))
+    sizes = np.full(count, loguniform(rng, 1e9, 3e10))
+    write = series(
+        records,
+        rng,
+        "write",
+        times,
+        sizes,
+        rng.uniform(0.05, 0.5) * period / 1.3,
+        aggregators,
+        "fpp",
+        "/scratch/out/step",
+        seeks=seeks,
     )
-    write = Series(period, None, size * count)  # busy time: from the FFT signal, not asserted
+    run_time = end_of_run(records, times[-1] + period)
     return Design(
         run_time,
         ranks,
         records,
         NOT_PERIODIC,
         Periodicity(periodic_claim([count], 0, config), [write]),
-        dict(ranks=ranks, count=count, period=period, busy=busy, size=size, bin_seconds=width),
-        posix_only=False,
-        heatmap=heatmap,
+        dict(ranks=ranks, aggregators=aggregators, count=count, period=period, seeks=seeks),
+    )
+
+
+def two_series_unrelated_periods(rng: np.random.Generator, config: Config) -> Design:
+    """Small diagnostics every 3.5-12 s and checkpoints 10.3-15.7 times rarer (no whole
+    ratio): the checkpoints cut the diagnostics' segments at lengths that keep changing.
+    The heavier checkpoint series is the dominant one (SPEC 3.4)."""
+    ranks = int(loguniform(rng, 4, 256))
+    small_period = rng.uniform(3.5, 12)
+    ratio = int(rng.integers(10, 16)) + rng.uniform(0.3, 0.7)
+    big_count = int(rng.integers(5, 10))
+    big_period = small_period * ratio
+    small_count = int(big_count * ratio) + 2
+    small = loguniform(rng, 2e6, 5e7)
+    big = small * rng.uniform(60, 200)
+    records = Records()
+    diag_times = regular_times(rng, small_period * 0.4, small_period, small_count)
+    diag = series(
+        records,
+        rng,
+        "write",
+        diag_times,
+        np.full(small_count, small),
+        0.05 * small_period,
+        1,
+        "fpp",
+        "/scratch/run/diag",
+    )
+    ckpt_times = regular_times(rng, big_period * rng.uniform(0.5, 0.9), big_period, big_count)
+    ckpt = series(
+        records,
+        rng,
+        "write",
+        ckpt_times,
+        np.full(big_count, big),
+        0.004 * big_period,
+        ranks,
+        str(rng.choice(["shared", "per_rank"])),
+        "/scratch/run/ckpt",
+    )
+    diag.busy = ckpt.busy = None  # each series cuts the other's segments
+    run_time = end_of_run(records, max(diag_times[-1], ckpt_times[-1]) + small_period)
+    return Design(
+        run_time,
+        ranks,
+        records,
+        NOT_PERIODIC,
+        Periodicity(periodic_claim([small_count, big_count], 0, config), [diag, ckpt]),
+        dict(ranks=ranks, small_period=small_period, big_period=big_period, small=small, big=big),
     )
 
 
@@ -1246,5 +1506,13 @@ SCENARIOS: dict[str, Callable[[np.random.Generator, Config], Design]] = {
         dxt_request_cadence,
         partial_lost_files,
         appended_checkpoints,
+        appended_few_bursts,
+        appended_steady_stream,
+        appended_two_snapshots,
+        appended_on_off,
+        appended_subsecond_bursts,
+        sample_shards_seek_reader,
+        open_storm_seek_aggregators,
+        two_series_unrelated_periods,
     )
 }

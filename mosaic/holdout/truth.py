@@ -8,7 +8,7 @@ import numpy as np
 
 from mosaic.analysis.labels import FAMILIES, METADATA, PERIODICITY, TEMPORALITY
 from mosaic.config import Config
-from mosaic.holdout.design import MAGNITUDES, Design, Periodicity, Records
+from mosaic.holdout.design import MAGNITUDES, UNKNOWN, Design, Periodicity, Records, Series
 
 
 def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
@@ -134,6 +134,37 @@ def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]
         elif low + m <= dominant.busy <= high - m:
             must_not += ["periodic_low_busy_time", "periodic_high_busy_time"]
     return must, must_not
+
+
+def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config) -> Periodicity:
+    """What mean shift (SPEC 3.4) must find in a heatmap's bursts (SPEC 3.5), from the bins.
+
+    A burst is a maximal run of non-empty bins: from the start of its first
+    bin to the end of its last, with their bytes. ``designed`` bursts (at
+    least ``min_periodic_segments``) are claimed periodic only when the bins
+    show each as one burst and their segments (start to next start, the last
+    one copying the previous) and bytes lie so close together that mean
+    shift keeps them in one cluster: all within one bandwidth of each other
+    in log scale, less the truth margin. The series' period is then the
+    median interval between bursts and its busy fraction the mean burst /
+    segment; anything else is too close to call.
+    """
+    filled = np.flatnonzero(bins > 0)
+    breaks = np.flatnonzero(np.diff(filled) > 1)
+    first = filled[np.concatenate([[0], breaks + 1])] if len(filled) else filled
+    last = filled[np.concatenate([breaks, [len(filled) - 1]])] if len(filled) else filled
+    if designed < config.min_periodic_segments or len(first) != designed:
+        return UNKNOWN
+    gaps = np.diff(first) * width
+    lengths = (last - first + 1) * width
+    segments = np.concatenate([gaps, [max(gaps[-1], lengths[-1])]])
+    volumes = np.add.reduceat(bins, first)
+    spread = math.hypot(math.log(segments.max() / segments.min()), math.log(volumes.max() / volumes.min()))
+    if spread >= config.meanshift_bandwidth * (1 - config.truth_margin):
+        return UNKNOWN
+    return Periodicity(
+        True, [Series(float(np.median(gaps)), float(np.mean(lengths / segments)), float(bins.sum()))]
+    )
 
 
 def direction_truth(ops: dict, run_time: float, design: Periodicity, config: Config) -> tuple[dict, dict]:

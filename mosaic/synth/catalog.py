@@ -62,6 +62,17 @@ MAGNITUDES = {
     "day_or_more": (Range(15 * 3600, 36 * 3600), Range(5, 6, integer=True), Range(0.3, 0.6, log=False)),
 }
 BURST = Range(2e8, 2e10)
+# Training epochs reading samples, one seek per request: 100-1000 per open (real DLIO).
+SEEK_EPOCHS = Periodic(
+    "read",
+    Range(60, 600),
+    Range(0.2, 0.5, log=False),
+    BURST,
+    Range(6, 12, integer=True),
+    shared=False,
+    requests=Range(100, 1000, integer=True),
+    seeks=True,
+)
 
 
 def _periodic(direction: str) -> list[Scenario]:
@@ -96,6 +107,25 @@ def _periodic(direction: str) -> list[Scenario]:
         ),
     ]
     return rows
+
+
+def _appended(
+    name: str,
+    direction: str,
+    period: float | Range,
+    busy: float | Range,
+    count: float | Range,
+    burst_bytes: float | Range = BURST,
+    **periodic: float | Range,
+) -> Scenario:
+    """Bursts every rank appends to one file: one record per rank spans them all, and only
+    the HEATMAP (formats 3.21 / 3.41) shows them."""
+    return Scenario(
+        name,
+        ranks=FEW_RANKS,
+        run_time=None,
+        periodic=(Periodic(direction, period, busy, burst_bytes, count, append=True, **periodic),),
+    )
 
 
 SCENARIOS: tuple[Scenario, ...] = tuple(
@@ -222,19 +252,99 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
         ),
         # Checkpoints appended to one file (SPEC 3.5 HEATMAP): one POSIX record per rank
         # spans every burst; only the heatmap (formats 3.21 / 3.41) shows the period.
-        Scenario(
+        _appended(
             "write_periodic_appends_heatmap",
+            "write",
+            MAGNITUDES["minute"][0],
+            Range(0.2, 0.5),
+            Range(12, 24, integer=True),
+        ),
+        # Few of them, clean gaps between them (SPEC 3.5 heatmap bursts): 3-8 periods,
+        # where the FFT is seldom far beyond chance; busy time from the bins.
+        _appended(
+            "write_appended_few_checkpoints",
+            "write",
+            Range(6, 7200),
+            Range(0.05, 0.9, log=False),
+            Range(3, 8, integer=True),
+            jitter=0.05,
+            offset=Range(0.2, 1.0, log=False),
+        ),
+        # DLIO-like training epochs: every rank reads its dataset file in a burst per epoch
+        # (real dlio_logs/ "B" readers: 4 s of reading every ~8 s, five epochs).
+        _appended(
+            "read_appended_epochs",
+            "read",
+            Range(6, 25),
+            Range(0.35, 0.65, log=False),
+            Range(4, 8, integer=True),
+            jitter=0.06,
+        ),
+        # Their negatives: nothing periodic shows in any signal Darshan keeps.
+        Scenario(  # one steady append: every bin of the span holds writes
+            "write_appended_continuous",
+            ranks=FEW_RANKS,
+            run_time=RUN,
+            phases=(
+                Phase("write", Range(0.0, 0.1, log=False), Range(0.8, 0.9, log=False), BIG, append=True),
+            ),
+        ),
+        # An initial and a final snapshot: two equal bursts are no period.
+        _appended(
+            "write_appended_two_checkpoints",
+            "write",
+            Range(300, 7200),
+            Range(0.05, 0.3),
+            2,
+            offset=Range(0.2, 0.5, log=False),
+        ),
+        Scenario(  # random on/off traffic
+            "write_appended_random_bursts",
+            ranks=FEW_RANKS,
+            run_time=Range(3600, 86400),
+            irregular=(Irregular("write", Range(6, 40, integer=True), (1e8, 1e10), (5, 300), append=True),),
+        ),
+        # Bursts every 0.5 s (5 bins of 0.1 s): request cadence, under min_period_seconds.
+        _appended(
+            "write_appended_subsecond",
+            "write",
+            0.5,
+            Range(0.2, 0.6, log=False),
+            Range(40, 90, integer=True),
+            burst_bytes=Range(1e7, 5e8),
+        ),
+        # Metadata without seeks (SPEC 3.7): DLIO-style epochs of sample reads with a seek
+        # before every request, 100-1000 per open; seeks reach no metadata server.
+        Scenario(
+            "read_seek_heavy_epochs",
+            ranks=FEW_RANKS,
+            run_time=None,
+            periodic=(SEEK_EPOCHS,),
+        ),
+        # The contrast: an index of small files opened at start makes the spike; the
+        # seeks, counted, would add one spike per epoch (multiple spikes).
+        Scenario(
+            "metadata_spike_seek_heavy",
+            ranks=FEW_RANKS,
+            run_time=None,
+            periodic=(SEEK_EPOCHS,),
+            metadata=(MetadataLoad(0.0, 0.5, Range(700, 2000)),),
+        ),
+        # Two interleaved series at unrelated periods (real pub_two_series: 2 MiB logs every
+        # 5 s, 48 MiB checkpoints every 47 s): the heavier, rarer checkpoints are dominant.
+        Scenario(
+            "write_two_series_unrelated_periods",
             ranks=FEW_RANKS,
             run_time=None,
             periodic=(
                 Periodic(
                     "write",
-                    MAGNITUDES["minute"][0],
-                    Range(0.2, 0.5),
-                    BURST,
-                    Range(12, 24, integer=True),
-                    append=True,
+                    Range(66, 150),
+                    Range(0.001, 0.005),
+                    Range(1.5e10, 5e10),
+                    Range(5, 9, integer=True),
                 ),
+                Periodic("write", Range(3, 6), Range(0.02, 0.1), Range(4e6, 4e7), count=0, offset=0.3),
             ),
         ),
         # DXT request cadence (SPEC 3.4 min_period_seconds): one input phase whose traced

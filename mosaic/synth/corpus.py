@@ -101,7 +101,14 @@ class Template:
         if legacy not in self._facts:
             b = self.built
             self._facts[legacy] = truth.facts(
-                self.rows, b.table.paths, b.design, b.run_time, self.config, legacy, self.scenario.partial
+                self.rows,
+                b.table.paths,
+                b.design,
+                b.run_time,
+                self.config,
+                legacy,
+                self.scenario.partial,
+                b.heatmap,
             )
         return truth.families(self._facts[legacy], self.config, scale)
 

@@ -10,7 +10,9 @@ covering every category of SPEC 3.4-3.7 lives in :mod:`mosaic.synth.catalog`.
 
 Darshan aggregates a file's traffic between its open and close, so a
 periodic checkpoint is one file per burst (shared, or one per rank), as in
-real codes.
+real codes. A component with ``append`` writes (or reads) every burst to one
+file instead: one record per rank spans them all, and only the HEATMAP
+module (SPEC 3.5) keeps the bursts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
 from mosaic.synth.records import FileTable
@@ -62,6 +65,8 @@ class Phase:
     requests: float | Range = 64  # read / write calls per record (a counter only)
     writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
     lost: bool = False  # records dropped from a partial POSIX module: only MPI-IO keeps them
+    seeks: bool = False  # one seek before every request (SPEC 3.7: no metadata request by default)
+    append: bool = False  # one file, one record per rank, at one steady rate: the HEATMAP has no gap
 
 
 @dataclass(frozen=True)
@@ -77,11 +82,16 @@ class Irregular:
     count: float | Range
     burst_bytes: tuple[float, float]
     busy: tuple[float, float]
+    append: bool = False  # every burst appends to one file: only the HEATMAP shows the bursts
 
 
 @dataclass(frozen=True)
 class Periodic:
-    """``count`` bursts, one new file per burst, every ``period`` seconds (± jitter)."""
+    """``count`` bursts, one new file per burst, every ``period`` seconds (± jitter).
+
+    ``count`` 0: a background series, repeated from its offset until the run
+    ends (the run's end is set by the other components or the scenario).
+    """
 
     direction: str
     period: float | Range  # seconds
@@ -93,6 +103,8 @@ class Periodic:
     shared: bool = True
     writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
     append: bool = False  # every burst appends to one file: only the HEATMAP shows the bursts
+    requests: float | Range = BURST_REQUESTS  # read / write calls per record of one burst
+    seeks: bool = False  # one seek before every request (SPEC 3.7: no metadata request by default)
 
 
 @dataclass(frozen=True)
@@ -175,11 +187,15 @@ class Built:
     heatmap: F.HeatmapRecords | None = None  # the appended files' bursts, per rank
 
 
-def burst_times(p: Periodic, rng: np.random.Generator) -> np.ndarray:
-    """Start times of a periodic component's bursts (seconds)."""
-    count = int(p.count)
+def burst_times(p: Periodic, rng: np.random.Generator, until: float | None = None) -> np.ndarray:
+    """Start times of a periodic component's bursts (seconds).
+
+    ``until``: a background series (``count`` 0) repeats while a burst ends by then.
+    """
+    count = int(p.count) if until is None else int(np.ceil(until / (p.period * (1 - p.jitter)))) + 1
     gaps = p.period * (1.0 + rng.uniform(-p.jitter, p.jitter, max(count - 1, 0)))
-    return p.offset * p.period + np.concatenate([[0.0], np.cumsum(gaps)])
+    times = p.offset * p.period + np.concatenate([[0.0], np.cumsum(gaps)])
+    return times if until is None else times[times + p.busy * p.period <= until]
 
 
 def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
@@ -188,16 +204,22 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
     ``root`` is the job's scratch folder; file names derive from it.
     """
     ranks = max(int(s.ranks), 1)
-    starts = [burst_times(p, rng) for p in s.periodic]
+    starts = [burst_times(p, rng) if p.count else None for p in s.periodic]
     if s.run_time is None:
-        ends = [t[-1] + p.period * max(p.busy, 0.5) for t, p in zip(starts, s.periodic)]
+        ends = [t[-1] + p.period * max(p.busy, 0.5) for t, p in zip(starts, s.periodic) if t is not None]
         run_time = float(np.ceil(max(ends)))
     else:
         run_time = float(round(s.run_time))
+    starts = [burst_times(p, rng, run_time) if t is None else t for t, p in zip(starts, s.periodic)]
     table, design = FileTable(), []
+    appended = Appended(ranks, run_time)
     for i, ph in enumerate(s.phases):
         t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
         volume = ph.volume * s.volume
+        if ph.append:
+            appended.add(table, f"{root}/{ph.direction}_phase{i}.log", ph.direction, [t0], [t1], [volume])
+            design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1, True))
+            continue
         _data_files(
             table,
             rng,
@@ -212,23 +234,15 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
             run_time,
             ph.writers,
             F.MPIIO if ph.lost else F.POSIX,
+            ph.seeks,
         )
         design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
-    heatmap = None
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
         if p.append:
             ends = np.minimum(times + p.busy * p.period, run_time)
-            heatmap = _appended_file(
-                table,
-                f"{root}/{p.direction}_series{j}.log",
-                p.direction,
-                times,
-                ends,
-                p.burst_bytes,
-                ranks,
-                run_time,
-            )
+            sizes = np.full(len(times), p.burst_bytes)
+            appended.add(table, f"{root}/{p.direction}_series{j}.log", p.direction, times, ends, sizes)
             design += [
                 (p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter, len(times), True)
                 for t0, t1 in zip(times, ends)
@@ -246,39 +260,49 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
                 p.burst_bytes,
                 ranks,
                 p.shared,
-                BURST_REQUESTS,
+                p.requests,
                 run_time,
                 p.writers,
+                seeks=p.seeks,
             )
             design.append((p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter, len(times)))
     for j, irr in enumerate(s.irregular):
         component = len(s.phases) + len(s.periodic) + j
         count = int(irr.count)
         times = np.sort(rng.uniform(*IRREGULAR_SPAN, count)) * run_time
+        ends, volumes = np.zeros(count), np.zeros(count)
         for k, t0 in enumerate(times):
-            t1 = min(t0 + Range(*irr.busy).draw(rng), run_time)
-            volume = Range(*irr.burst_bytes).draw(rng)
-            _data_files(
-                table,
-                rng,
-                f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
-                irr.direction,
-                t0,
-                t1,
-                volume,
-                ranks,
-                True,
-                BURST_REQUESTS,
-                run_time,
+            ends[k] = min(t0 + Range(*irr.busy).draw(rng), run_time)
+            volumes[k] = Range(*irr.burst_bytes).draw(rng)
+            if not irr.append:
+                _data_files(
+                    table,
+                    rng,
+                    f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
+                    irr.direction,
+                    t0,
+                    ends[k],
+                    volumes[k],
+                    ranks,
+                    True,
+                    BURST_REQUESTS,
+                    run_time,
+                )
+        if irr.append:
+            appended.add(
+                table, f"{root}/{irr.direction}_irregular{j}.log", irr.direction, times, ends, volumes
             )
-            design.append((irr.direction, t0, t1, volume, component, 0.0, 0.0, count))
+        design += [
+            (irr.direction, t0, t1, v, component, 0.0, 0.0, count, irr.append)
+            for t0, t1, v in zip(times, ends, volumes)
+        ]
     for b, load in enumerate(s.metadata):
         _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
     if s.noise:
         lib_bytes = _noise_files(table, rng, root)
         design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT, 0.0, 0.0, 1))
     design = [row + (False,) * (len(DESIGN_DTYPE) - len(row)) for row in design]
-    return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE), heatmap)
+    return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE), appended.heatmap())
 
 
 HEATMAP_BIN, HEATMAP_MAX_BINS = 0.1, 512  # Darshan's first bin width, doubled until it fits
@@ -290,54 +314,74 @@ def heatmap_bin_seconds(run_time: float) -> float:
     return HEATMAP_BIN * 2.0**doublings
 
 
-def _appended_file(
-    table: FileTable,
-    path: str,
-    direction: str,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    burst_bytes: float,
-    ranks: int,
-    run_time: float,
-) -> F.HeatmapRecords:
-    """One record per rank of one file spanning every burst, and the POSIX heatmap of the bursts.
+class Appended:
+    """Files every rank appends to (one record per rank spans all their bursts), and the
+    POSIX heatmap bins they fill: the only place Darshan keeps those bursts."""
 
-    Each rank's bytes spread uniformly over each burst into bins from job start;
-    per rank they sum to its record's bytes.
-    """
-    from mosaic.darshan.writer import heatmap_records
+    def __init__(self, ranks: int, run_time: float):
+        self.ranks, self.run_time = ranks, run_time
+        self.width = heatmap_bin_seconds(run_time)
+        self.edges = np.arange(int(np.ceil(run_time / self.width)) + 1) * self.width
+        self.bins = {
+            direction: np.zeros((ranks, len(self.edges) - 1), np.int64) for direction in (READ, WRITE)
+        }
 
-    total = int(burst_bytes) * len(starts)
-    per_rank = np.full(ranks, total // ranks, np.int64)
-    per_rank[0] += total - per_rank.sum()
-    prefix, moved = ("read", "bytes_read") if direction == READ else ("write", "bytes_written")
-    first, last = float(starts[0]), float(ends[-1])
-    table.add(
-        np.full(ranks, table.name(path)),
-        np.arange(ranks),
-        opens=1,
-        **{
-            f"{prefix}s": BURST_REQUESTS * len(starts),
-            moved: per_rank,
-            f"{prefix}_start": first,
-            f"{prefix}_end": last,
-            "open_start": max(first - OPEN_DURATION, 0.0),
-            "open_end": first,
-            "close_start": last,
-            "close_end": min(last + OPEN_DURATION, run_time),
-        },
-    )
-    width = heatmap_bin_seconds(run_time)
-    edges = np.arange(int(np.ceil(run_time / width)) + 1) * width
-    overlap = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(starts[:, None], edges[:-1]), 0, None)
-    share = (overlap / (ends - starts)[:, None]).sum(axis=0) / len(starts)
-    bins = np.floor(share[None, :] * per_rank[:, None]).astype(np.int64)
-    bins[:, np.argmax(share)] += per_rank - bins.sum(axis=1)
-    empty = np.zeros_like(bins)
-    written, read = (bins, empty) if direction != READ else (empty, bins)
-    return heatmap_records(
-        ["heatmap:POSIX"] * ranks, np.arange(ranks), [width] * ranks, list(written), list(read)
-    )
+    def add(
+        self,
+        table: FileTable,
+        path: str,
+        direction: str,
+        starts: ArrayLike,
+        ends: ArrayLike,
+        nbytes: ArrayLike,
+    ) -> None:
+        """One record per rank of ``path`` moving ``nbytes`` over each [start, end].
+
+        Each burst's bytes spread uniformly over its interval into bins from job
+        start; per rank the bins sum to its record's bytes.
+        """
+        starts, ends = np.asarray(starts, float), np.asarray(ends, float)
+        nbytes = np.floor(np.asarray(nbytes, float))
+        total = int(nbytes.sum())
+        per_rank = np.full(self.ranks, total // self.ranks, np.int64)
+        per_rank[0] += total - per_rank.sum()
+        prefix, moved = ("read", "bytes_read") if direction == READ else ("write", "bytes_written")
+        first, last = float(starts.min()), float(ends.max())
+        table.add(
+            np.full(self.ranks, table.name(path)),
+            np.arange(self.ranks),
+            opens=1,
+            **{
+                f"{prefix}s": BURST_REQUESTS * len(starts),
+                moved: per_rank,
+                f"{prefix}_start": first,
+                f"{prefix}_end": last,
+                "open_start": max(first - OPEN_DURATION, 0.0),
+                "open_end": first,
+                "close_start": last,
+                "close_end": min(last + OPEN_DURATION, self.run_time),
+            },
+        )
+        lo, hi = self.edges[:-1], self.edges[1:]
+        overlap = np.clip(np.minimum(ends[:, None], hi) - np.maximum(starts[:, None], lo), 0, None)
+        share = (overlap / (ends - starts)[:, None] * nbytes[:, None]).sum(axis=0) / total
+        bins = np.floor(share[None, :] * per_rank[:, None]).astype(np.int64)
+        bins[:, np.argmax(share)] += per_rank - bins.sum(axis=1)
+        self.bins[direction] += bins
+
+    def heatmap(self) -> F.HeatmapRecords | None:
+        """The POSIX heatmap records (one per rank), or None when nothing was appended."""
+        from mosaic.darshan.writer import heatmap_records
+
+        if not any(bins.any() for bins in self.bins.values()):
+            return None
+        return heatmap_records(
+            ["heatmap:POSIX"] * self.ranks,
+            np.arange(self.ranks),
+            [self.width] * self.ranks,
+            list(self.bins[WRITE]),
+            list(self.bins[READ]),
+        )
 
 
 def _data_files(
@@ -354,12 +398,14 @@ def _data_files(
     run_time: float,
     writers: float = 0,
     module: int = F.POSIX,
+    seeks: bool = False,
 ) -> None:
     """Records of one phase or burst, staggered a little inside [t0, t1].
 
     A shared file is one rank -1 record, or (``writers`` > 0) one record per
     writing rank, as Darshan keeps a shared file that is not reduced at
     exit (aggregators spread over the ranks); else one file per rank.
+    ``seeks``: a seek before every request (as many seeks as requests).
     """
     per_rank = shared and writers > 0
     n = (min(int(writers), ranks) if per_rank else 1) if shared else ranks
@@ -379,6 +425,7 @@ def _data_files(
     columns = {
         "opens": opens,
         "reads" if direction == READ else "writes": int(requests) * opens,
+        "seeks": int(requests) * opens if seeks else 0,
         f"bytes_{'read' if direction == READ else 'written'}": per_record,
         f"{prefix}_start": starts,
         f"{prefix}_end": ends,

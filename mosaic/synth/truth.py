@@ -12,6 +12,8 @@ relative); otherwise the label is in neither set.
 - Periodicity (SPEC 3.4): from the scenario design, since what a clustering
   should find is a property of the design (how many bursts, how regular,
   what share of the direction's operations), not of any one algorithm.
+  Bursts appended to one file exist only in the HEATMAP (SPEC 3.5): their
+  truth comes from the bins written (:func:`burst_outcomes`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from mosaic.analysis.labels import FAMILIES, PERIODICITY, TEMPORALITY
 from mosaic.config import Config
 from mosaic.darshan import formats as F
+from mosaic.synth.scenarios import NOISE_COMPONENT
 
 MIN_PERIODIC_BURSTS = 4  # design bursts needed before asserting `periodic`
 Tri = bool | None  # True / False when clear, None when too close to call
@@ -273,29 +276,114 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
     totals = {c: float(design["bytes"][design["component"] == c].sum()) for c in periodic_components}
     dominant = max(totals, key=totals.get)
     rows = design[design["component"] == dominant]
-    period, jitter = float(rows["period"][0]), float(rows["jitter"][0])
+    # The period an analyst means, whatever interleaves: the component's own spacing
+    # (SPEC 3.4 as implemented: the median interval between operations of its volume).
+    out: dict[str, Tri] = {"periodic": True, **_magnitudes(rows, config)}
+    # Busy time of a lone series: the mean over its bursts. Where another series
+    # interleaves, mean shift measures it over segments the other series cuts (on a
+    # cluster of any of the units holding one of its bursts) or, found by volume, over
+    # its own spacing: asserted only where every such burst gives the same label.
+    if len(periodic_components) == 1:
+        mine = owner == dominant
+        busy = [float((durations[mine] / segments[mine]).mean())]
+    else:
+        holding = np.array([dominant in u[3] for u in units])
+        busy = [
+            *(durations[holding] / segments[holding]),
+            *_busy_fractions(rows["start"], rows["end"] - rows["start"]),
+        ]
+    return out | _busy_labels(busy, config)
+
+
+def _magnitudes(rows: np.ndarray, config: Config) -> dict[str, Tri]:
+    """Magnitude labels of a series' design rows (periods within its jitter)."""
+    period, jitter, m = float(rows["period"][0]), float(rows["jitter"][0]), config.truth_margin
+    return _magnitude_labels(period * (1 - jitter) * (1 - m), period * (1 + jitter) * (1 + m), config)
+
+
+def _magnitude_labels(shortest: float, longest: float, config: Config) -> dict[str, Tri]:
+    """The magnitude of periods between the two, or none when they straddle a band edge."""
+    bands = {_magnitude(shortest, config), _magnitude(longest, config)}
+    if len(bands) > 1:
+        return {}
+    return {label: label in bands for label in PERIODICITY[1:5]}
+
+
+def _segments(starts: np.ndarray, durations: np.ndarray) -> np.ndarray:
+    """SPEC 3.4 segments of operations that follow each other: start to next start, the
+    last copying the previous one (or its own duration if longer)."""
+    gaps = np.diff(starts)
+    return np.append(gaps, max(gaps[-1], durations[-1]) if len(gaps) else durations[-1])
+
+
+def _busy_fractions(starts: np.ndarray, durations: np.ndarray) -> np.ndarray:
+    """Operation / segment duration of operations that follow each other."""
+    return durations / _segments(starts, durations)
+
+
+def _busy_labels(busy: list[float], config: Config) -> dict[str, Tri]:
+    """Busy-time labels every one of ``busy`` gives clearly (``truth_busy_margin`` inside)."""
+    margin, low, high = config.truth_busy_margin, config.low_busy_max, config.high_busy_min
+    out = {}
+    for label, clearly, clearly_not in (
+        ("periodic_low_busy_time", lambda b: b <= low - margin, lambda b: b > low + margin),
+        ("periodic_high_busy_time", lambda b: b >= high + margin, lambda b: b < high - margin),
+    ):
+        if all(clearly(b) for b in busy):
+            out[label] = True
+        elif all(clearly_not(b) for b in busy):
+            out[label] = False
+    return out
+
+
+def heatmap_bins(heatmap: F.HeatmapRecords, direction: str) -> tuple[np.ndarray, float]:
+    """Bytes per bin of one direction, summed over the ranks' POSIX heatmap records, and
+    the bin width (the generator gives every record the same bins)."""
+    column = heatmap.read_bins if direction == "read" else heatmap.write_bins
+    return column.reshape(len(heatmap.nbins), -1).sum(axis=0), float(heatmap.bin_seconds[0])
+
+
+def burst_outcomes(bins: np.ndarray, width: float, design: np.ndarray, config: Config) -> dict[str, Tri]:
+    """SPEC 3.4 labels of a direction whose bursts only its heatmap shows (SPEC 3.5).
+
+    Each appended file is one record per rank spanning every burst, so the
+    operations merge into one and only the heatmap's bursts (maximal runs of
+    non-empty bins) can be periodic. Designs without a period (one steady
+    append, random on/off bursts, two checkpoints, repeats under
+    ``min_period_seconds``) are not periodic. A periodic design is asserted
+    from the bins written: one burst per designed burst (the bins merged or
+    split none), and segments (start to next start, bytes) so alike that
+    mean shift cannot split them (every pair closer than one bandwidth in
+    its log scale, with margin). Magnitude then comes from the median
+    interval between bursts and busy time from the bins' burst lengths.
+    """
+    no = {label: False for label in PERIODICITY}
+    periodic = design[design["period"] > 0]
+    components = np.unique(periodic["component"])
     m = config.truth_margin
-    candidates = [
-        period * (1 - jitter) * (1 - m),
-        period * (1 + jitter) * (1 + m),
-        segments[owner == dominant].mean() * (1 - m),
-        segments[owner == dominant].mean() * (1 + m),
-    ]
-    bands = {_magnitude(p, config) for p in candidates}
-    out: dict[str, Tri] = {"periodic": True}
-    if len(bands) == 1:
-        (band,) = bands
-        out.update({label: label == band for label in PERIODICITY[1:5]})
-    if rows["heatmap_only"].any():  # busy time then comes from the FFT signal: no exact rule
-        return out
-    busy = float((durations[owner == dominant] / segments[owner == dominant]).mean())
-    margin = config.truth_busy_margin
-    low, high = config.low_busy_max, config.high_busy_min
-    out["periodic_low_busy_time"] = True if busy <= low - margin else False if busy > low + margin else None
-    out["periodic_high_busy_time"] = (
-        True if busy >= high + margin else False if busy < high - margin else None
+    if len(components) > 1:
+        return {}
+    if not len(periodic) or len(periodic) < config.min_periodic_segments:
+        return no
+    period = float(periodic["period"][0])
+    if period < config.min_period_seconds * (1 - m):
+        return no
+    if period <= config.min_period_seconds * (1 + m) or len(periodic) < len(design):
+        return {}
+    edges = np.diff((bins > 0).astype(np.int8), prepend=0, append=0)
+    first, after = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    if len(first) != len(periodic):
+        return {}
+    starts, lengths = first * width, (after - first) * width
+    cumulative = np.concatenate([[0], np.cumsum(bins)])
+    features = (np.log(_segments(starts, lengths)), np.log(cumulative[after] - cumulative[first]))
+    if np.hypot(*(np.ptp(f) for f in features)) >= config.meanshift_bandwidth * (1 - m):
+        return {}  # (the bounding box's diagonal: at least the largest distance)
+    seen = float(np.median(np.diff(starts)))
+    magnitude = _magnitude_labels(seen * (1 - m), seen * (1 + m), config)
+    return {"periodic": True, **magnitude} | _busy_labels(
+        [float(_busy_fractions(starts, lengths).mean())], config
     )
-    return {k: v for k, v in out.items() if v is not None}
 
 
 # --------------------------------------------------------------------------- one log
@@ -319,12 +407,14 @@ def facts(
     config: Config,
     legacy: bool = False,
     partial: bool = False,
+    heatmap: F.HeatmapRecords | None = None,
 ) -> Facts:
     """Everything the truth needs from one log's records and design.
 
     MPI-IO rows count only in a ``partial`` log (SPEC 2: they stand in for
     the (file, rank) records the partial POSIX module lost; the generator
-    writes MPI-IO rows only for such files).
+    writes MPI-IO rows only for such files). ``heatmap``: the log's HEATMAP
+    records, where appended files' bursts are (:func:`burst_outcomes`).
     """
     if not partial:
         rows = rows[rows["module"] != F.MPIIO]
@@ -335,7 +425,14 @@ def facts(
         totals[direction] = float(io[column].sum())
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
         temporal[direction] = temporality_outcomes(chunks, config)
-        periodic[direction] = periodicity_outcomes(design[design["direction"] == direction], run_time, config)
+        mine = design[design["direction"] == direction]
+        appended = mine[mine["component"] != NOISE_COMPONENT]
+        if not mine["heatmap_only"].any():
+            periodic[direction] = periodicity_outcomes(mine, run_time, config)
+        elif heatmap is not None and appended["heatmap_only"].all():
+            periodic[direction] = burst_outcomes(*heatmap_bins(heatmap, direction), appended, config)
+        else:  # appended files beside others: no design of ours, no exact rule
+            periodic[direction] = {}
     per_second = requests_per_second(rows, run_time, config.metadata_seeks)
     return Facts(totals, temporal, periodic, metadata_outcomes(per_second, run_time, config))
 
