@@ -71,7 +71,7 @@ def combine(meanshift: dict, fft: dict, config: Config) -> dict:
     if not rule(ms_periodic, fft, config):
         return verdict
     if ms_periodic:
-        dominant = max(meanshift["operations"], key=lambda op: op["bytes_per_occurrence"] * op["occurrences"])
+        dominant = meanshift["operations"][0]  # dominant first (segments.meanshift_periodicity)
         period, busy = float(dominant["period"]), float(dominant["busy_fraction"])
     else:
         period, busy = float(fft["period"]), float(fft["busy_fraction"])

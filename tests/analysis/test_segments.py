@@ -255,3 +255,22 @@ def test_trains_at_no_steady_pace_keep_the_median_interval():
     shift = np.repeat([0.0, 3000.0, 3500.0, 9000.0, 9100.0, 20000.0], 6)
     result = meanshift_periodicity(starts + shift, ends + shift, nbytes, CFG)
     assert {op["period"] for op in result["operations"]} == {20.0}
+
+
+def test_one_series_in_several_clusters_weighs_as_one():
+    """Two clusters of 560 MB checkpoints (5 each: 2.8 GB apiece, 5.6 GB together) outweigh one
+    cluster of 158 logs of 20 MB (3.16 GB), which outweighs each checkpoint cluster alone;
+    560 MB and 20 MB are far more than one bandwidth apart, 560 and 600 MB within it."""
+    config = Config()
+
+    def op(nbytes: float, occurrences: int) -> dict:
+        return {"bytes_per_occurrence": nbytes, "occurrences": occurrences}
+
+    weights = segments._series_weights([op(5.6e8, 5), op(5.6e8, 5), op(2e7, 158), op(6e8, 1)], config)
+    checkpoints = 5.6e8 * 10 + 6e8
+    assert weights == [
+        (checkpoints, 2.8e9),
+        (checkpoints, 2.8e9),
+        (3.16e9, 3.16e9),
+        (checkpoints, 6e8),
+    ]

@@ -286,11 +286,6 @@ def test_epochs_read_from_one_file_are_in_the_read_bins_only():
     assert not built.heatmap.write_bins.any()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="categorizer: a heavy series that mean shift splits into clusters by the cut "
-    "segments' lengths counts only one cluster's bytes, and _volume_series skips its volume",
-)
 def test_a_heavy_series_split_into_several_clusters_is_still_dominant(tmp_path):
     # 19 checkpoints of 560 MB every 47.471 s (10.6 GB) between 20 MB logs every 5.133 s
     # (3.5 GB): the checkpoints cut the logs' segments at lengths that repeat, so mean shift
