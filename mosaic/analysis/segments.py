@@ -132,7 +132,7 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config, by_volume: bool 
             operations.append(op)
             occurrences.append(where)
     if len(operations) > 1:
-        weights = _series_weights(operations, config)
+        weights = _series_weights(operations, nbytes, config)
         order = sorted(range(len(operations)), key=lambda i: weights[i], reverse=True)
         operations, occurrences = [operations[i] for i in order], [occurrences[i] for i in order]
     return {
@@ -149,23 +149,28 @@ def _total(op: dict) -> float:
     return op["bytes_per_occurrence"] * op["occurrences"]
 
 
-def _series_weights(operations: list[dict], config: Config) -> list[tuple[float, float]]:
-    """Sort key of each periodic operation: (bytes of its series, its own bytes).
+def _series_weights(operations: list[dict], nbytes: np.ndarray, config: Config) -> list[tuple[float, float]]:
+    """Sort key of each periodic operation: (bytes its series moves, its own bytes).
 
-    One series may show as several clusters: another series interleaving at
-    an unrelated period cuts its segments at lengths that repeat, and mean
-    shift groups its occurrences by where the cut falls (19 checkpoints of
-    560 MB every 47 s between 20 MB logs every 5 s: clusters of 5
-    checkpoints, 2.8 GB each, beside one cluster of 158 logs, 3.2 GB). The
-    operations of one volume (bytes per occurrence within one bandwidth in
-    log scale, as :func:`_operations` finds a series' period) are one series,
-    and the dominant operation (SPEC 3.4: most bytes) is the heaviest
-    cluster of the heaviest series.
+    A series is every operation of one volume (bytes within one bandwidth in
+    log scale, as :func:`_operations` finds a series' period), and its bytes
+    are those operations' (``nbytes``, the direction's merged operations),
+    not only the occurrences mean shift put in periodic clusters: another
+    series interleaving at an unrelated period cuts its segments at lengths
+    that repeat or vary, so mean shift splits its occurrences by where the
+    cut falls (19 checkpoints of 560 MB every 47 s between 20 MB logs every
+    5 s: clusters of 5 checkpoints, 2.8 GB each, beside one cluster of 158
+    logs, 3.2 GB; or one cluster of 3 checkpoints and the rest in none). The
+    dominant operation (SPEC 3.4: most bytes) is the heaviest cluster of the
+    heaviest series.
     """
-    totals = np.array([_total(op) for op in operations])
-    volumes = np.log([max(op["bytes_per_occurrence"], config.meanshift_min_bytes) for op in operations])
-    same = np.abs(volumes[:, None] - volumes[None, :]) <= config.meanshift_bandwidth
-    return list(zip((same @ totals).tolist(), totals.tolist()))
+    log_bytes = np.log(np.maximum(nbytes, config.meanshift_min_bytes))
+    weights = []
+    for op in operations:
+        volume = np.log(max(op["bytes_per_occurrence"], config.meanshift_min_bytes))
+        series = float(nbytes[np.abs(log_bytes - volume) <= config.meanshift_bandwidth].sum())
+        weights.append((series, _total(op)))
+    return weights
 
 
 def _occurrences(starts: np.ndarray, durations: np.ndarray, members: np.ndarray) -> dict:

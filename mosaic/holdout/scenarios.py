@@ -1408,15 +1408,17 @@ def open_storm_seek_aggregators(rng: np.random.Generator, config: Config) -> Des
 def two_series_unrelated_periods(rng: np.random.Generator, config: Config) -> Design:
     """Small diagnostics every 3.5-12 s and checkpoints 10.3-15.7 times rarer (no whole
     ratio): the checkpoints cut the diagnostics' segments at lengths that keep changing.
-    The heavier checkpoint series is the dominant one (SPEC 3.4)."""
+    The heavier checkpoint series is the dominant one (SPEC 3.4), also when 5-20
+    checkpoints of 25-200 times a diagnostic's bytes are split by mean shift into clusters
+    lighter than the diagnostics' (the series still carries 1.5-20 times their bytes)."""
     ranks = int(loguniform(rng, 4, 256))
     small_period = rng.uniform(3.5, 12)
     ratio = int(rng.integers(10, 16)) + rng.uniform(0.3, 0.7)
-    big_count = int(rng.integers(5, 10))
+    big_count = int(rng.integers(5, 21))
     big_period = small_period * ratio
     small_count = int(big_count * ratio) + 2
     small = loguniform(rng, 2e6, 5e7)
-    big = small * rng.uniform(60, 200)
+    big = small * rng.uniform(25, 200)
     records = Records()
     diag_times = regular_times(rng, small_period * 0.4, small_period, small_count)
     diag = series(

@@ -347,6 +347,24 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
                 Periodic("write", Range(3, 6), Range(0.02, 0.1), Range(4e6, 4e7), count=0, offset=0.3),
             ),
         ),
+        # The same at closer periods and volumes: the logs cut the checkpoints' segments at
+        # lengths that repeat, so mean shift splits the checkpoints into clusters of a few
+        # occurrences, each lighter than the logs' cluster; the series is still dominant.
+        Scenario(
+            "write_two_series_split_clusters",
+            ranks=FEW_RANKS,
+            run_time=None,
+            periodic=(
+                Periodic(
+                    "write",
+                    Range(40, 60),
+                    Range(0.001, 0.004),
+                    Range(4e8, 6e8),
+                    Range(15, 20, integer=True),
+                ),
+                Periodic("write", Range(4, 6), Range(0.03, 0.08), Range(1.5e7, 2.5e7), count=0, offset=0.3),
+            ),
+        ),
         # DXT request cadence (SPEC 3.4 min_period_seconds): one input phase whose traced
         # requests come every 0.1-0.5 s is no period.
         Scenario(

@@ -257,20 +257,19 @@ def test_trains_at_no_steady_pace_keep_the_median_interval():
     assert {op["period"] for op in result["operations"]} == {20.0}
 
 
-def test_one_series_in_several_clusters_weighs_as_one():
-    """Two clusters of 560 MB checkpoints (5 each: 2.8 GB apiece, 5.6 GB together) outweigh one
-    cluster of 158 logs of 20 MB (3.16 GB), which outweighs each checkpoint cluster alone;
-    560 MB and 20 MB are far more than one bandwidth apart, 560 and 600 MB within it."""
+def test_a_series_weighs_every_operation_of_its_volume():
+    """19 checkpoints of 560 MB (10.64 GB) among 158 logs of 20 MB (3.16 GB): a cluster of 5
+    checkpoints (2.8 GB) outweighs the logs' cluster of 158 (3.16 GB) through its series; 560 and
+    600 MB are within one bandwidth (log 1.25) of each other, 20 MB far from both."""
     config = Config()
+    nbytes = np.array([5.6e8] * 19 + [2e7] * 158)
 
-    def op(nbytes: float, occurrences: int) -> dict:
-        return {"bytes_per_occurrence": nbytes, "occurrences": occurrences}
+    def op(volume: float, occurrences: int) -> dict:
+        return {"bytes_per_occurrence": volume, "occurrences": occurrences}
 
-    weights = segments._series_weights([op(5.6e8, 5), op(5.6e8, 5), op(2e7, 158), op(6e8, 1)], config)
-    checkpoints = 5.6e8 * 10 + 6e8
+    weights = segments._series_weights([op(5.6e8, 5), op(2e7, 158), op(6e8, 3)], nbytes, config)
     assert weights == [
-        (checkpoints, 2.8e9),
-        (checkpoints, 2.8e9),
-        (3.16e9, 3.16e9),
-        (checkpoints, 6e8),
+        (pytest.approx(1.064e10), 2.8e9),
+        (pytest.approx(3.16e9), 3.16e9),
+        (pytest.approx(1.064e10), 1.8e9),
     ]
