@@ -181,9 +181,10 @@ def summarize(cases, results) -> dict:
 def corpus_cost(folder: Path) -> None:
     """FFT CPU time per significant direction of the logs under ``folder``."""
     from mosaic.analysis import spectrum
+    from mosaic.analysis.labels import DIRECTIONS
     from mosaic.config import Config
     from mosaic.errors import LogError
-    from mosaic.trace import DIRECTIONS, read_trace
+    from mosaic.trace import read_trace
 
     config = Config()
     cost, samples = [], []
@@ -192,7 +193,7 @@ def corpus_cost(folder: Path) -> None:
             trace = read_trace(path, config)
         except LogError:
             continue
-        for code, name in DIRECTIONS.items():
+        for code, name in enumerate(DIRECTIONS):
             ops = trace.direction(code)
             if ops["bytes"].sum() < config.significant_bytes:
                 continue

@@ -19,12 +19,20 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from helpers import pydarshan_example_logs, real_logs  # noqa: E402
-from mosaic.config import Config  # noqa: E402
-from mosaic.darshan.reader import read_log  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
-from mosaic.trace import read_trace  # noqa: E402
+from mosaic.config import Config
+from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
+from mosaic.trace import read_trace
+
+SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+
+
+def logs_to_read() -> list[Path]:
+    """The real logs of ../shared/darshan-logs, then the examples in pydarshan's wheel."""
+    import darshan
+
+    return sorted(SHARED_LOGS.rglob("*.darshan")) + sorted(Path(darshan.__file__).parent.rglob("*.darshan"))
+
 
 PROBE = "import sys, darshan\nfor p in sys.argv[1:]:\n    darshan.DarshanReport(p, read_all=True)\n"
 
@@ -77,7 +85,7 @@ def main() -> None:
     import darshan
     import darshan.backend.cffi_backend  # noqa: F401  (import cost out of the timings)
 
-    paths = safe_for_pydarshan([str(p) for p in real_logs() + pydarshan_example_logs()])
+    paths = safe_for_pydarshan([str(p) for p in logs_to_read()])
     config = Config()
     means, medians, ratios = np.zeros(3), np.zeros(3), []
     print(

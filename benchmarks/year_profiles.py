@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.year import PAPER_YEAR_LOGS, corpus, default_dir, run_mosaic
+from mosaic.analysis.labels import DIRECTIONS
 from mosaic.corpus import profiles
 from mosaic.corpus.store import Store
 
@@ -68,7 +69,7 @@ def truth_groups(path: Path) -> dict[str, dict]:
             group["bounds"][must, must_not] += 1
             for series in truth["params"].get("periodic", []):
                 group["period"].setdefault(series["direction"], float(series["period"]))
-            for direction in profiles.DIRECTIONS:
+            for direction in DIRECTIONS:
                 group["periodic"][direction] += f"{direction}_periodic" in must
     return groups
 

@@ -8,7 +8,10 @@ The small public API::
     cfg = mosaic.Config(significant_bytes=5e7)
 """
 
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING
 
 # One BLAS / OpenMP thread per process, unless the user says otherwise: mosaic
 # spreads work over processes (dispy workers, the service's pool), and BLAS
@@ -21,15 +24,20 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from mosaic.config import DEFAULT, Config  # noqa: E402 - after the thread settings, which numpy reads
 from mosaic.errors import LogError, Reason  # noqa: E402
 
+if TYPE_CHECKING:
+    from mosaic.analysis.categorize import TraceResult
+    from mosaic.logfile import EvictedResult
+    from mosaic.trace import Trace
 
-def categorize(path, config: Config | None = None) -> dict:
+
+def categorize(path: str | os.PathLike[str], config: Config | None = None) -> TraceResult | EvictedResult:
     """Categorize one log file; evicted logs give a dict with a reason."""
-    from mosaic.analysis.categorize import categorize_file
+    from mosaic.logfile import categorize_file
 
     return categorize_file(path, config or DEFAULT)
 
 
-def read_trace(path, config: Config | None = None):
+def read_trace(path: str | os.PathLike[str], config: Config | None = None) -> Trace:
     """Read and clean one log into a Trace (raises LogError when evicted)."""
     from mosaic.trace import read_trace as _read
 

@@ -64,7 +64,7 @@ def categorize(files, config_file, mounts, strict) -> None:
     An unusable log prints {"file", "status": "evicted", "reason", "detail"}
     instead; the command never stops on a bad log.
     """
-    from mosaic.analysis.categorize import categorize_file
+    from mosaic.logfile import categorize_file
 
     cfg = load_config(config_file, mounts=mounts or None, strict=strict)
     for path in files:

@@ -12,7 +12,8 @@ A TOML file passed with ``--config`` overrides any subset: flat keys, or keys
 inside a table named after their section (``[method]``, ``[execution]``, ...).
 An unknown key, a key under the wrong table, a value of the wrong type, a
 choice not offered or a value out of range stops at construction with the
-key, the value and what is allowed.
+key, the value and what is allowed; so do two keys out of order
+(:data:`ORDERINGS`), naming both.
 """
 
 from __future__ import annotations
@@ -26,32 +27,54 @@ import tomllib
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 SECTIONS = ("method", "execution", "service", "truth")
+# Fields whose values must keep an order, checked after each field's own range:
+# (lower key, upper key, whether they may be equal, why).
+ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
+    ("low_busy_max", "high_busy_min", False, "a busy fraction is never both low and high"),
+    ("period_second_max", "period_minute_max", False, "each period magnitude keeps a range"),
+    ("period_minute_max", "period_hour_max", False, "each period magnitude keeps a range"),
+    ("fft_min_samples", "fft_max_samples", True, "the FFT's sample count lies between them"),
+)
 
 
-def _field(section: str, default, *, lo=None, hi=None, lo_open=False, hi_open=False):
-    """A dataclass field tagged with its section and its allowed range."""
-    kw = {"default_factory": lambda: default} if isinstance(default, list) else {"default": default}
-    return dataclasses.field(
-        **kw, metadata={"section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open}
-    )
+Value = TypeVar("Value")
 
 
-def method(default, **bounds):
+def _field(
+    section: str,
+    default: Value,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> Value:
+    """A dataclass field tagged with its section and its allowed range.
+
+    Typed as its default's type, as ``dataclasses.field`` is, so a type
+    checker sees each field's type and default.
+    """
+    metadata = {"section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open}
+    field: Value = dataclasses.field(default=default, metadata=metadata)
+    return field
+
+
+def method(default: Value, **bounds: Any) -> Value:
     return _field("method", default, **bounds)
 
 
-def execution(default, **bounds):
+def execution(default: Value, **bounds: Any) -> Value:
     return _field("execution", default, **bounds)
 
 
-def service(default, **bounds):
+def service(default: Value, **bounds: Any) -> Value:
     return _field("service", default, **bounds)
 
 
-def truth(default, **bounds):
+def truth(default: Value, **bounds: Any) -> Value:
     return _field("truth", default, **bounds)
 
 
@@ -243,33 +266,43 @@ class Config:
     )  # design share of periodic segments to assert `periodic`
     truth_min_occurrences: int = truth(5, lo=1)  # held-out truth: a series asserts `periodic` from this many
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         hints = _type_hints()
         for f in dataclasses.fields(self):
             _check(f, hints[f.name], getattr(self, f.name))
+        for lower, upper, equal, why in ORDERINGS:
+            low, high = getattr(self, lower), getattr(self, upper)
+            if low > high or (low == high and not equal):
+                relation = "<=" if equal else "<"
+                raise ValueError(
+                    f"{lower} = {low!r}, {upper} = {high!r}: need {lower} {relation} {upper} ({why})"
+                )
+        buckets = self.service_latency_buckets
+        if any(b <= a for a, b in zip(buckets, buckets[1:])):
+            raise ValueError(f"service_latency_buckets = {list(buckets)!r}: bounds must increase")
 
     def hash(self) -> str:
         """Short stable digest of the ``method`` section (stored results' tag)."""
         payload = json.dumps(self.section("method"), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
-    def section(self, name: str) -> dict:
+    def section(self, name: str) -> dict[str, Any]:
         """The settings of one section, as plain JSON-ready values."""
         return {k: v for k, v in self.to_dict().items() if SECTION_OF[k] == name}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
-    def replace(self, **changes) -> Config:
-        changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
-        return dataclasses.replace(self, **changes)
+    def replace(self, **changes: Any) -> Config:
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
+        return dataclasses.replace(self, **values)
 
     @classmethod
     def from_toml(cls, path: str | Path, base: Config | None = None) -> Config:
         """Load overrides from TOML; unknown keys are an error, not a silent typo."""
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
-        flat: dict = {}
+        flat: dict[str, Any] = {}
         for key, value in data.items():
             if isinstance(value, dict):
                 if key not in SECTIONS:
@@ -290,11 +323,11 @@ class Config:
 
 
 @functools.cache
-def _type_hints() -> dict:
+def _type_hints() -> dict[str, Any]:
     return typing.get_type_hints(Config)
 
 
-def _check(f: dataclasses.Field, hint, value) -> None:
+def _check(f: dataclasses.Field[Any], hint: Any, value: Any) -> None:
     """Raise ValueError naming the key, the value and what is allowed."""
     name = f.name
     origin = typing.get_origin(hint)
@@ -323,7 +356,7 @@ def _check(f: dataclasses.Field, hint, value) -> None:
         raise ValueError(f"{name} = {value!r}: must be a finite number in {span}")
 
 
-def _is(kind, value) -> bool:
+def _is(kind: type, value: Any) -> bool:
     """Strict type check: a bool is not a number, an int is a valid float."""
     if kind is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)

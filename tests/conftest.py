@@ -1,8 +1,8 @@
-"""Shared fixtures; plain helpers live in tests/helpers.py."""
+"""Shared fixtures; plain helpers live in tests/support/mosaic_testing/."""
 
 import pytest
 
-from helpers import real_logs
+from mosaic_testing.logs import real_logs
 
 
 @pytest.fixture(scope="session")

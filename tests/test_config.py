@@ -66,6 +66,61 @@ def test_range_edges_are_allowed():
     assert cfg.periodic_segment_share == 1.0 and cfg.significant_bytes == 0
 
 
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        # strict orderings: equal is refused, and so is just past it
+        (
+            {"low_busy_max": 0.5, "high_busy_min": 0.5},
+            r"low_busy_max = 0.5, high_busy_min = 0.5: need low_busy_max < high_busy_min",
+        ),
+        (
+            {"low_busy_max": 0.75, "high_busy_min": 0.7499},
+            r"low_busy_max = 0.75, high_busy_min = 0.7499: need",
+        ),
+        (
+            {"period_second_max": 1800.0},
+            r"period_second_max = 1800.0, period_minute_max = 1800.0: need period_second_max < period_min",
+        ),
+        (
+            {"period_hour_max": 1799.0},
+            r"period_minute_max = 1800.0, period_hour_max = 1799.0: need period_minute_max < period_hour_max",
+        ),
+        # fft_min_samples may equal fft_max_samples, never exceed it
+        (
+            {"fft_min_samples": 1025, "fft_max_samples": 1024},
+            r"fft_min_samples = 1025, fft_max_samples = 1024: need fft_min_samples <= fft_max_samples",
+        ),
+        (
+            {"service_latency_buckets": (0.1, 0.1)},
+            r"service_latency_buckets = \[0.1, 0.1\]: bounds must increase",
+        ),
+    ],
+)
+def test_fields_out_of_order_stop_at_construction_naming_both(changes, message):
+    with pytest.raises(ValueError, match=message):
+        Config().replace(**changes)
+
+
+def test_order_edges_are_allowed():
+    cfg = Config(
+        low_busy_max=0.5,
+        high_busy_min=0.5000001,
+        period_second_max=30.0,
+        period_minute_max=30.000001,
+        fft_min_samples=1 << 16,
+        fft_max_samples=1 << 16,
+        service_latency_buckets=(0.5,),
+    )
+    assert (cfg.low_busy_max, cfg.fft_min_samples) == (0.5, 1 << 16)
+
+
+def test_the_issue_example_is_refused():
+    """Every pair out of order: the first ordering checked is named."""
+    with pytest.raises(ValueError, match="low_busy_max = 0.9, high_busy_min = 0.1"):
+        Config(low_busy_max=0.9, high_busy_min=0.1, fft_min_samples=1 << 20, fft_max_samples=16)
+
+
 def test_bad_toml_value_names_the_key(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('verdict_rule = "ffft"\n')

@@ -7,26 +7,92 @@ result object are drawn from the same numbers. :func:`categorize_trace` is
 the one function that turns an analysis into the result dict.
 
 Work is skipped where it cannot change a label: an insignificant direction
-gets neither mean shift (scikit-learn is the slowest step) nor the FFT, and
-most directions of a year of logs are insignificant.
+gets neither mean shift (the slowest step) nor the FFT, and most directions
+of a year of logs are insignificant.
+
+Reading a file and turning a bad log into its eviction happen outside this
+package (:mod:`mosaic.logfile`): analysis does no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mosaic.analysis import bursts as heatmap_bursts
 from mosaic.analysis import labels as vocabulary
 from mosaic.analysis import merging, metadata, segments, spectrum, temporality, verdict
+from mosaic.analysis.labels import DIRECTIONS
+from mosaic.analysis.metadata import MetadataStatistics
+from mosaic.analysis.segments import MeanShiftPeriodicity, PeriodicOperation
+from mosaic.analysis.spectrum import FFTPeriodicity
+from mosaic.analysis.verdict import Verdict
 from mosaic.config import Config
-from mosaic.trace import DIRECTIONS, Trace
+from mosaic.trace import Job, Trace
 
 _LABEL_ORDER = {label: i for i, label in enumerate(vocabulary.ALL_LABELS)}
 # Where mean shift's periodic operations came from (SPEC 3.5): records' operations or heatmap bursts.
 OPERATIONS, HEATMAP = spectrum.OPERATIONS, spectrum.HEATMAP
+
+
+class SourcedMeanShift(MeanShiftPeriodicity):
+    """Mean shift's periodicity and the signal it was found in."""
+
+    source: str  # OPERATIONS or HEATMAP
+
+
+class MeanShiftSummary(TypedDict):
+    """The result object's mean shift: per-segment arrays replaced by their count."""
+
+    periodic: bool
+    share: float
+    operations: list[PeriodicOperation]
+    source: str
+    segments: int
+
+
+class Periodicity(TypedDict, total=False):
+    """A significant direction's periodicity; empty for an insignificant one."""
+
+    meanshift: MeanShiftSummary
+    fft: FFTPeriodicity
+    verdict: Verdict
+
+
+class DirectionResult(TypedDict):
+    """The result object's ``read`` or ``write`` (SPEC 4)."""
+
+    bytes: float
+    operations: int
+    minor_operations: int
+    merged_operations: int
+    chunks_bytes: list[float]
+    periodicity: Periodicity
+
+
+class Group(TypedDict):
+    key: str
+    runs: int
+    representative: bool
+
+
+class TraceResult(TypedDict):
+    """The SPEC 4 result object of a categorized trace."""
+
+    file: str
+    status: str  # "ok"
+    partial: bool
+    dropped_records: int
+    has_dxt: bool
+    job: Job
+    group: Group
+    categories: list[str]
+    read: DirectionResult
+    write: DirectionResult
+    metadata: MetadataStatistics
 
 
 @dataclass
@@ -34,13 +100,13 @@ class DirectionAnalysis:
     """One direction (read or write) of a trace, every step of SPEC 3.3-3.6."""
 
     name: str  # "read" or "write"
-    ops: np.ndarray  # OPS_DTYPE, unmerged, sorted by start
+    ops: NDArray[np.void]  # OPS_DTYPE, unmerged, sorted by start
     merged: merging.MergedOperations
-    chunks: np.ndarray  # (4,) bytes per quarter of the run
+    chunks: NDArray[np.float64]  # (4,) bytes per quarter of the run
     significant: bool
-    meanshift: dict | None  # segments.meanshift_periodicity() + "source"; None when insignificant
-    fft: dict | None  # spectrum.fft_periodicity(); None when insignificant
-    verdict: dict | None  # verdict.combine(); None when insignificant
+    meanshift: SourcedMeanShift | None  # None when insignificant
+    fft: FFTPeriodicity | None  # spectrum.fft_periodicity(); None when insignificant
+    verdict: Verdict | None  # verdict.combine(); None when insignificant
     labels: list[str]  # prefixed with the direction's name
     bursts: heatmap_bursts.Bursts | None = None  # the heatmap's, when mean shift looked at them
 
@@ -56,8 +122,8 @@ class TraceAnalysis:
     trace: Trace
     read: DirectionAnalysis
     write: DirectionAnalysis
-    requests_per_second: np.ndarray  # metadata requests per 1-second bin
-    metadata: dict  # metadata.statistics(): the result's figures and the labels' inputs
+    requests_per_second: NDArray[np.float64]  # metadata requests per 1-second bin
+    metadata: MetadataStatistics  # the result's figures and the labels' inputs
     metadata_labels: list[str]
 
     @property
@@ -69,7 +135,7 @@ class TraceAnalysis:
 
 def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
-    read, write = (_analyze_direction(trace, code, config) for code in DIRECTIONS)
+    read, write = (_analyze_direction(trace, code, config) for code in range(len(DIRECTIONS)))
     per_second = metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks)
     summary = metadata.statistics(per_second, trace.run_time, config)
     return TraceAnalysis(trace, read, write, per_second, summary, metadata.summary_labels(summary, config))
@@ -87,7 +153,10 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
     total = float(nbytes.sum())
     significant = total >= config.significant_bytes
     found = temporality.labels(chunks, total, config)
-    meanshift = fft = final = bursts = None
+    meanshift: SourcedMeanShift | None = None
+    fft: FFTPeriodicity | None = None
+    final: Verdict | None = None
+    bursts: heatmap_bursts.Bursts | None = None
     if significant:
         meanshift = {
             **segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config),
@@ -115,12 +184,12 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
     return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts)
 
 
-def categorize_trace(trace: Trace, config: Config) -> dict:
+def categorize_trace(trace: Trace, config: Config) -> TraceResult:
     """The SPEC 4 result object of one trace."""
     return result(analyze(trace, config), config)
 
 
-def result(analysis: TraceAnalysis, config: Config) -> dict:
+def result(analysis: TraceAnalysis, config: Config) -> TraceResult:
     """Build the SPEC 4 result object from an analysis (the only place that does)."""
     trace = analysis.trace
     return {
@@ -129,33 +198,37 @@ def result(analysis: TraceAnalysis, config: Config) -> dict:
         "partial": bool(trace.partial),
         "dropped_records": int(trace.dropped_records),
         "has_dxt": bool(trace.has_dxt),
-        "job": _plain(dict(trace.job)),
+        "job": _plain_job(trace.job),
         "group": {"key": trace.group_key(config.group_by), "runs": 1, "representative": True},
         "categories": analysis.categories,
         "read": _direction_result(analysis.read),
         "write": _direction_result(analysis.write),
-        "metadata": dict(analysis.metadata),
+        "metadata": MetadataStatistics(**analysis.metadata),
     }
 
 
-def _direction_result(direction: DirectionAnalysis) -> dict:
+def _direction_result(direction: DirectionAnalysis) -> DirectionResult:
     """The result's direction object, built from plain scalars.
 
     Mean shift's figures and the verdict are plain already; only the FFT's
     (numpy floats) go through :func:`_plain`. Lists and dicts are copied, so
     the result shares nothing mutable with the analysis.
     """
-    periodicity = {}
+    periodicity: Periodicity = {}
     if direction.significant:
-        meanshift = {
-            key: value for key, value in direction.meanshift.items() if key not in ("segments", "occurrences")
+        assert direction.meanshift is not None and direction.fft is not None and direction.verdict is not None
+        found = direction.meanshift
+        meanshift: MeanShiftSummary = {  # the keys in mean shift's order, segments last
+            "periodic": found["periodic"],
+            "share": found["share"],
+            "operations": [PeriodicOperation(**op) for op in found["operations"]],
+            "source": found["source"],
+            "segments": len(found["segments"]["durations"]),
         }
-        meanshift["operations"] = [dict(op) for op in meanshift["operations"]]
-        meanshift["segments"] = len(direction.meanshift["segments"]["durations"])
         periodicity = {
             "meanshift": meanshift,
             "fft": _plain(direction.fft),
-            "verdict": dict(direction.verdict),
+            "verdict": Verdict(**direction.verdict),
         }
     return {
         "bytes": direction.bytes,
@@ -170,7 +243,13 @@ def _direction_result(direction: DirectionAnalysis) -> dict:
 _JSON_SCALARS = (str, int, float, bool, type(None))  # exact types: np.float64 is a float subclass
 
 
-def _plain(value):
+def _plain_job(job: Job) -> Job:
+    """A copy of the job facts in JSON types."""
+    plain: Job = _plain(dict(job))
+    return plain
+
+
+def _plain(value: Any) -> Any:
     """Nested dicts / lists with numpy scalars and arrays turned into JSON types."""
     if type(value) in _JSON_SCALARS:  # most leaves: decided in one test
         return value
@@ -183,35 +262,3 @@ def _plain(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
-
-
-def evicted_result(file, reason: str, detail: str = "") -> dict:
-    """The result object of a log that could not be categorized (SPEC 3.1, 4)."""
-    return {"file": str(file), "status": "evicted", "reason": reason, "detail": detail}
-
-
-def guarded(file, work: Callable[[], dict]) -> dict:
-    """``work()``, or the eviction of ``file``: a bad log never escapes as an exception.
-
-    A :class:`~mosaic.errors.LogError` keeps its reason; any other
-    exception (a reader or analysis bug met on odd bytes) becomes
-    ``unreadable`` with the exception as detail, so one log cannot stop a
-    batch of hundreds of thousands, nor fail a service request with a 500.
-    """
-    from mosaic.errors import LogError, Reason
-
-    try:
-        return work()
-    except LogError as error:
-        return evicted_result(file, error.reason, error.detail)
-    except MemoryError:  # past the worker's memory limit (RLIMIT_AS)
-        return evicted_result(file, Reason.TOO_LARGE, "needs more memory than a worker may use")
-    except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
-        return evicted_result(file, Reason.UNREADABLE, f"{type(error).__name__}: {error}")
-
-
-def categorize_file(path, config: Config) -> dict:
-    """Read and categorize one log; never raises on a bad log (see :func:`guarded`)."""
-    from mosaic.trace import read_trace
-
-    return guarded(path, lambda: categorize_trace(read_trace(path, config), config))

@@ -26,6 +26,7 @@ checks labels against scikit-learn on random, tied and degenerate point sets.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 MAX_ITER = 300  # scikit-learn's default
 STOP_FRACTION = 1e-3  # a seed has converged when it moves at most this * bandwidth
@@ -38,12 +39,14 @@ def _squared_distances(queries: np.ndarray, points: np.ndarray, brute: bool) -> 
     """Squared distances of each query to each point, rounded as scikit-learn's search rounds them."""
     if not brute:
         delta = queries[:, None, :] - points[None, :, :]
-        return delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1]
+        plain: np.ndarray = delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1]
+        return plain
     products = (queries[:, None, :] @ points.T)[:, 0, :]  # one BLAS call per row, as one query at a time
-    squared = -2 * products
+    squared: np.ndarray = -2 * products
     squared += np.einsum("ij,ij->i", queries, queries)[:, None]
     squared += np.einsum("ij,ij->i", points, points)[None, :]
-    return np.maximum(squared, 0, out=squared)
+    np.maximum(squared, 0, out=squared)
+    return squared
 
 
 def unique_rows(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -133,9 +136,9 @@ def _nearest(points: np.ndarray, centers: np.ndarray, bandwidth: float) -> np.nd
     return labels
 
 
-def mean_shift_labels(points, seeds, bandwidth: float) -> np.ndarray:
+def mean_shift_labels(points: ArrayLike, seeds: ArrayLike, bandwidth: float) -> np.ndarray:
     """Cluster label per point (-1: within no mode's bandwidth), as scikit-learn's
     ``MeanShift(bandwidth, seeds=seeds, cluster_all=False).fit(points).labels_``."""
-    points = np.ascontiguousarray(points, dtype=float)
-    means, counts = _climb(np.asarray(seeds, dtype=float), points, bandwidth)
-    return _nearest(points, _modes(means, counts, bandwidth), bandwidth)
+    features = np.ascontiguousarray(points, dtype=float)
+    means, counts = _climb(np.asarray(seeds, dtype=float), features, bandwidth)
+    return _nearest(features, _modes(means, counts, bandwidth), bandwidth)

@@ -19,8 +19,10 @@ on plain floats it costs less than one numpy pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from mosaic.analysis import small
 from mosaic.config import Config
@@ -31,6 +33,8 @@ from mosaic.config import Config
 _VECTORIZED_PASSES = 4
 # Up to this many operations, neighbor merging is the stack pass alone.
 STACK_ONLY_MAX = 32
+Floats = NDArray[np.float64]
+Columns = tuple[Floats, Floats, Floats, Floats]  # starts, ends, bytes, rank seconds
 
 
 @dataclass
@@ -48,7 +52,7 @@ class MergedOperations:
         return len(self.starts)
 
 
-def minor_mask(starts, ends, nbytes, config: Config) -> np.ndarray:
+def minor_mask(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, config: Config) -> np.ndarray:
     """Operations whose rate is under ``minor_rate_fraction`` x the median rate.
 
     The median is taken over operations with a positive duration; a
@@ -65,7 +69,9 @@ def minor_mask(starts, ends, nbytes, config: Config) -> np.ndarray:
     return minor
 
 
-def merge(starts, ends, nbytes, ranks, run_time: float, config: Config) -> MergedOperations:
+def merge(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, ranks: ArrayLike, run_time: float, config: Config
+) -> MergedOperations:
     """Concurrent merging of the non-minor operations, then neighbor merging until stable."""
     starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
     ranks = np.asarray(ranks, dtype=float)
@@ -108,7 +114,7 @@ def _opens_group(s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return opens
 
 
-def _reduce(first: np.ndarray, s, e, b, rank_seconds):
+def _reduce(first: np.ndarray, s: Floats, e: Floats, b: Floats, rank_seconds: Floats) -> Columns:
     """Collapse consecutive runs starting at ``first`` into one operation each."""
     if len(s) == 0:
         return s, e, b, rank_seconds
@@ -120,14 +126,26 @@ def _reduce(first: np.ndarray, s, e, b, rank_seconds):
     )
 
 
-def _joins(gap, merged_duration, run_time: float, config: Config):
+@overload
+def _joins(gap: float, merged_duration: float, run_time: float, config: Config) -> bool: ...
+@overload
+def _joins(gap: Floats, merged_duration: Floats, run_time: float, config: Config) -> NDArray[np.bool_]: ...
+def _joins(gap: Any, merged_duration: Any, run_time: float, config: Config) -> Any:
     """SPEC 3.3 step 3: a gap below 0.1 % of the run or 1 % of the merged duration."""
     return (gap < config.neighbor_gap_runtime_fraction * run_time) | (
         gap < config.neighbor_gap_duration_fraction * merged_duration
     )
 
 
-def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config: Config):
+def _neighbor_merge(
+    member_group: NDArray[np.int64],
+    s: Floats,
+    e: Floats,
+    b: Floats,
+    rank_seconds: Floats,
+    run_time: float,
+    config: Config,
+) -> tuple[NDArray[np.int64], Floats, Floats, Floats, Floats]:
     """Merge neighbors until no gap qualifies; also remap the members' group ids.
 
     Input operations are sorted and disjoint, so each one's end is also the
@@ -154,7 +172,7 @@ def _neighbor_merge(member_group, s, e, b, rank_seconds, run_time: float, config
     return member_group, s, e, b, rank_seconds
 
 
-def _stack_merge(s: list, e: list, run_time: float, config: Config) -> np.ndarray:
+def _stack_merge(s: list[float], e: list[float], run_time: float, config: Config) -> NDArray[np.int64]:
     """Linear-time fixpoint of neighbor merging; returns each group's first index.
 
     A stack holds the first member of each group so far. A new operation may

@@ -12,7 +12,10 @@ nothing (``open_start`` is always a real time, 0 meaning job start).
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
+from numpy.typing import NDArray
 
 from mosaic.config import Config
 
@@ -21,6 +24,15 @@ from mosaic.config import Config
 # 250" does not fire on 250 (the per-second array itself keeps every digit,
 # so its sum stays the number of requests).
 _COUNT_DECIMALS = 6
+
+
+class MetadataStatistics(TypedDict):
+    """A run's metadata figures: the result object's ``metadata`` and the labels' inputs."""
+
+    requests: float
+    peak_per_second: float
+    spikes: int  # seconds with at least ``metadata_spike_level`` requests
+    mean_per_second: float
 
 
 def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) -> np.ndarray:
@@ -48,14 +60,19 @@ def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) 
     return _spread(lows, highs, counts, bins)
 
 
-def _spread(lows, highs, counts, bins: int) -> np.ndarray:
+def _spread(
+    lows: NDArray[np.float64], highs: NDArray[np.float64], counts: NDArray[np.float64], bins: int
+) -> NDArray[np.float64]:
     """Per-bin totals of counts spread uniformly over ``[low, high]`` (instants when equal)."""
     low_bin = np.minimum(lows, bins - 1).astype(np.int64)  # truncation floors: times are >= 0
     high_bin = np.minimum(highs, bins - 1).astype(np.int64)
     one_bin = low_bin == high_bin
     if one_bin.all():  # the common case: whole counts, nothing to spread
         # float even when empty (bincount's int64 then); no copy of the run-long array otherwise
-        return np.bincount(low_bin, weights=counts, minlength=bins).astype(float, copy=False)
+        whole: NDArray[np.float64] = np.bincount(low_bin, weights=counts, minlength=bins).astype(
+            float, copy=False
+        )
+        return whole
     lo, hi, lb, hb = lows[~one_bin], highs[~one_bin], low_bin[~one_bin], high_bin[~one_bin]
     density = counts[~one_bin] / (hi - lo)
     # Instants, and the partial first and last second of each window ...
@@ -74,7 +91,10 @@ def _spread(lows, highs, counts, bins: int) -> np.ndarray:
         weights=np.concatenate([density[long], -density[long]]),
         minlength=bins + 1,
     )
-    return np.maximum(partial + steps[:bins].cumsum(), 0.0)  # no -1e-17 dust below zero
+    spread: NDArray[np.float64] = np.maximum(
+        partial + steps[:bins].cumsum(), 0.0
+    )  # no -1e-17 dust below zero
+    return spread
 
 
 def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:
@@ -86,7 +106,7 @@ def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]
     return summary_labels(statistics(per_second, run_time, config), config)
 
 
-def summary_labels(summary: dict, config: Config) -> list[str]:
+def summary_labels(summary: MetadataStatistics, config: Config) -> list[str]:
     """:func:`labels` from the :func:`statistics` of the run (computed once per trace)."""
     found = []
     if summary["peak_per_second"] > config.metadata_high_spike:
@@ -98,7 +118,7 @@ def summary_labels(summary: dict, config: Config) -> list[str]:
     return found or ["metadata_insignificant_load"]
 
 
-def statistics(per_second: np.ndarray, run_time: float, config: Config) -> dict:
+def statistics(per_second: np.ndarray, run_time: float, config: Config) -> MetadataStatistics:
     """Totals behind the labels, as the result object reports them (SPEC 4).
 
     Rounding moves a count by far less than one request, so only the seconds

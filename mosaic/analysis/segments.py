@@ -18,29 +18,75 @@ cost ~25 ms a call).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import cKDTree  # at import: a batch worker forks warm, not per batch
 
 from mosaic.analysis import small
 from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
 from mosaic.config import Config
 
+if TYPE_CHECKING:  # verdict imports this module
+    from mosaic.analysis.verdict import Verdict
+
 NO_CLUSTER = -1
 
 
-def segments(starts, ends, nbytes) -> tuple[np.ndarray, np.ndarray]:
+class PeriodicOperation(TypedDict):
+    """SPEC 3.4 figures of one periodic cluster (plain Python scalars)."""
+
+    cluster: int
+    period: float
+    occurrences: int
+    bytes_per_occurrence: float
+    busy_fraction: float
+    start: float
+    end: float
+    segmentation: str  # "all", or "by_volume" (:func:`_volume_series`)
+
+
+class Segments(TypedDict):
+    """Per segment: its duration, its bytes and its cluster id (NO_CLUSTER: none)."""
+
+    durations: NDArray[np.float64]
+    bytes: NDArray[np.float64]
+    cluster: NDArray[np.int64]
+
+
+class Occurrences(TypedDict):
+    """Where one periodic operation occurs (for plots)."""
+
+    starts: NDArray[np.float64]
+    durations: NDArray[np.float64]
+
+
+class MeanShiftPeriodicity(TypedDict):
+    """What :func:`meanshift_periodicity` returns."""
+
+    periodic: bool
+    share: float
+    operations: list[PeriodicOperation]
+    segments: Segments
+    occurrences: list[Occurrences]
+
+
+def segments(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(duration, bytes) of each segment of start-sorted merged operations.
 
     The last operation has no successor: its segment takes the previous
     segment's duration, or its own when longer, so a regular series keeps its
     last item.
     """
-    starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
-    durations = np.empty(len(starts))
-    durations[:-1] = starts[1:] - starts[:-1]
-    if len(starts):
-        previous = durations[-2] if len(starts) > 1 else 0.0
-        durations[-1] = max(previous, ends[-1] - starts[-1])
+    begin, finish = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
+    durations = np.empty(len(begin))
+    durations[:-1] = begin[1:] - begin[:-1]
+    if len(begin):
+        previous = durations[-2] if len(begin) > 1 else 0.0
+        durations[-1] = max(previous, finish[-1] - begin[-1])
     return durations, np.asarray(nbytes, dtype=float)
 
 
@@ -85,10 +131,13 @@ def _sklearn_labels(features: np.ndarray, seeds: np.ndarray, bandwidth: float) -
         assume_finite=True, skip_parameter_validation=True, enable_cython_pairwise_dist=False
     ):
         model = MeanShift(bandwidth=bandwidth, seeds=seeds, cluster_all=False).fit(features)
-    return model.labels_.astype(np.int64)
+    labels: NDArray[np.int64] = model.labels_.astype(np.int64)
+    return labels
 
 
-def meanshift_periodicity(starts, ends, nbytes, config: Config, by_volume: bool = True) -> dict:
+def meanshift_periodicity(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, config: Config, by_volume: bool = True
+) -> MeanShiftPeriodicity:
     """Periodic operations of one direction's start-sorted merged operations.
 
     Returns ``periodic`` (segments in periodic clusters make up at least
@@ -111,28 +160,29 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config, by_volume: bool 
     ``operations`` (``"segmentation": "by_volume"``; it does not count in
     ``share``) when it carries more bytes than every periodic cluster.
     """
-    starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
-    nbytes = np.asarray(nbytes, dtype=float)
-    durations, seg_bytes = segments(starts, ends, nbytes)
+    begin, finish = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
+    volumes = np.asarray(nbytes, dtype=float)
+    durations, seg_bytes = segments(begin, finish, volumes)
     count = len(durations)
+    operations: list[PeriodicOperation]
     if count >= config.min_periodic_segments:
         ids = cluster(durations, seg_bytes, config)
         operations = [
             op
-            for op in _operations(ids, starts, ends, durations, seg_bytes, config)
-            if op["period"] >= config.min_period_seconds and _recurs(starts[ids == op["cluster"]], config)
+            for op in _operations(ids, begin, finish, durations, seg_bytes, config)
+            if op["period"] >= config.min_period_seconds and _recurs(begin[ids == op["cluster"]], config)
         ]
     else:  # too few segments for any periodic cluster (most directions)
         ids, operations = np.full(count, NO_CLUSTER, dtype=np.int64), []
     in_periodic = sum(op["occurrences"] for op in operations)  # segments in periodic clusters
     periodic = bool(count and in_periodic >= config.periodic_segment_share * count)
-    occurrences = [_occurrences(starts, durations, ids == op["cluster"]) for op in operations]
+    occurrences = [_occurrences(begin, durations, ids == op["cluster"]) for op in operations]
     if periodic and by_volume:
-        for op, where in _volume_series(starts, ends, nbytes, operations, config):
+        for op, where in _volume_series(begin, finish, volumes, operations, config):
             operations.append(op)
             occurrences.append(where)
     if len(operations) > 1:
-        weights = _series_weights(operations, nbytes, config)
+        weights = _series_weights(operations, volumes, config)
         order = sorted(range(len(operations)), key=lambda i: weights[i], reverse=True)
         operations, occurrences = [operations[i] for i in order], [occurrences[i] for i in order]
     return {
@@ -144,12 +194,14 @@ def meanshift_periodicity(starts, ends, nbytes, config: Config, by_volume: bool 
     }
 
 
-def _total(op: dict) -> float:
+def _total(op: PeriodicOperation) -> float:
     """Bytes a periodic operation moves over the run: what makes it dominant (SPEC 3.4)."""
     return op["bytes_per_occurrence"] * op["occurrences"]
 
 
-def _series_weights(operations: list[dict], nbytes: np.ndarray, config: Config) -> list[tuple[float, float]]:
+def _series_weights(
+    operations: list[PeriodicOperation], nbytes: NDArray[np.float64], config: Config
+) -> list[tuple[float, float]]:
     """Sort key of each periodic operation: (bytes its series moves, its own bytes).
 
     A series is every operation of one volume (bytes within one bandwidth in
@@ -173,11 +225,19 @@ def _series_weights(operations: list[dict], nbytes: np.ndarray, config: Config) 
     return weights
 
 
-def _occurrences(starts: np.ndarray, durations: np.ndarray, members: np.ndarray) -> dict:
+def _occurrences(
+    starts: NDArray[np.float64], durations: NDArray[np.float64], members: NDArray[np.bool_]
+) -> Occurrences:
     return {"starts": starts[members], "durations": durations[members]}
 
 
-def _volume_series(starts, ends, nbytes, periodic: list[dict], config: Config) -> list[tuple[dict, dict]]:
+def _volume_series(
+    starts: NDArray[np.float64],
+    ends: NDArray[np.float64],
+    nbytes: NDArray[np.float64],
+    periodic: list[PeriodicOperation],
+    config: Config,
+) -> list[tuple[PeriodicOperation, Occurrences]]:
     """Periodic series among operations of one volume that outweigh every ``periodic`` operation.
 
     Operations are grouped by volume with the clustering's own notion of
@@ -201,7 +261,7 @@ def _volume_series(starts, ends, nbytes, periodic: list[dict], config: Config) -
     features = np.column_stack([log_bytes, np.zeros(len(log_bytes))])
     seeds = unique_rows(np.round(features / bandwidth))[0] * bandwidth
     volumes = mean_shift_labels(features, seeds, bandwidth)
-    found = []
+    found: list[tuple[PeriodicOperation, Occurrences]] = []
     for volume in np.unique(volumes[volumes >= 0]).tolist():
         members = (volumes == volume).nonzero()[0]
         if len(members) < config.min_periodic_segments or float(nbytes[members].sum()) <= heaviest:
@@ -262,7 +322,14 @@ def _period(volume_starts: np.ndarray, config: Config) -> float:
     return small.median(train_starts[1:] - train_starts[:-1])
 
 
-def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list[dict]:
+def _operations(
+    ids: NDArray[np.int64],
+    starts: NDArray[np.float64],
+    ends: NDArray[np.float64],
+    durations: NDArray[np.float64],
+    seg_bytes: NDArray[np.float64],
+    config: Config,
+) -> list[PeriodicOperation]:
     """SPEC 3.4 figures per cluster of ``min_periodic_segments`` or more, dominant (most bytes) first.
 
     The period is the median interval between consecutive operations of the
@@ -283,7 +350,7 @@ def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list
     cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= config.min_periodic_segments).nonzero()[0]
     if not len(cluster_ids):
         return []
-    operations = []
+    operations: list[PeriodicOperation] = []
     busy = (ends - starts) / np.where(durations > 0, durations, np.inf)
     log_bytes = np.log(np.maximum(seg_bytes, config.meanshift_min_bytes))
     for cluster_id in cluster_ids:
@@ -305,7 +372,7 @@ def _operations(ids, starts, ends, durations, seg_bytes, config: Config) -> list
     return operations
 
 
-def labels(verdict: dict, config: Config) -> list[str]:
+def labels(verdict: Verdict, config: Config) -> list[str]:
     """Periodicity labels (unprefixed) from a direction's final verdict (SPEC 3.4).
 
     ``verdict`` holds ``periodic``, ``magnitude_period`` and ``busy_fraction``
@@ -314,6 +381,7 @@ def labels(verdict: dict, config: Config) -> list[str]:
     if not verdict.get("periodic"):
         return []
     period, busy = verdict["magnitude_period"], verdict["busy_fraction"]
+    assert period is not None and busy is not None  # a periodic verdict has both
     bounds = (config.period_second_max, config.period_minute_max, config.period_hour_max)
     magnitudes = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
     found = ["periodic", magnitudes[int(np.searchsorted(bounds, period, side="left"))]]

@@ -9,11 +9,13 @@ vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache, partial
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 import numpy as np
 import scipy.fft
+from numpy.typing import ArrayLike, NDArray
 
 from mosaic.config import Config
 
@@ -25,8 +27,54 @@ _MAX_CORRELATION = 1 - 1e-9  # keeps arctanh finite for a perfect repeat
 _SCORE_KERNEL_STEPS = 2.0
 _MAX_FUNDAMENTALS = 3  # FTIO: three rival frequencies mean no periodicity
 
+Floats = NDArray[np.float64]
+Exact = Callable[[float], complex]  # a signal's exact Fourier coefficient at a frequency
 
-def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
+
+class Candidate(TypedDict):
+    """A rival fundamental: its period (seconds) and its z-score."""
+
+    period: float
+    z: float
+
+
+class _Peak(TypedDict):
+    """What the spectrum says of its strongest fundamental (:func:`_dominant_period`)."""
+
+    periodic: bool
+    period: float
+    frequency: float
+    confidence: float
+    confidence_label: str
+    score: float
+    significance: float
+    harmonics: int
+    exact_share: float | None
+    candidates: list[Candidate]
+
+
+class FFTPeriodicity(TypedDict):
+    """What :func:`detect` returns (numpy floats among the values: the result object converts them)."""
+
+    periodic: bool
+    period: float | None
+    frequency: float | None
+    confidence: float
+    confidence_label: str  # HIGH, MODERATE or NONE
+    score: float
+    significance: float
+    candidates: list[Candidate]
+    harmonics: int
+    bin_width: float
+    samples: int
+    signal: str  # OPERATIONS or HEATMAP
+    exact_share: float | None
+    busy_fraction: float
+
+
+def bandwidth_signal(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float, config: Config
+) -> tuple[float, Floats]:
     """Mean bandwidth (bytes/s) per bin on a uniform grid over the run.
 
     Each bin holds the exact bytes moved inside it divided by its width, so
@@ -34,17 +82,19 @@ def bandwidth_signal(starts, ends, nbytes, run_time: float, config: Config):
     shows (as a lower, wider bump) instead of falling between two samples.
     Returns ``(bin_width, values)``.
     """
-    return _signal(*_operations(starts, ends, nbytes), run_time, config)[:2]
+    bin_width, values, _ = _signal(*_operations(starts, ends, nbytes), run_time, config)
+    return bin_width, values
 
 
-def _operations(starts, ends, nbytes):
+def _operations(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike) -> tuple[Floats, Floats, Floats]:
     """Float arrays of the operations, starting at 0 or later and ending after they start."""
-    starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
-    starts = np.maximum(starts, 0.0)
-    return starts, np.maximum(ends, starts), nbytes
+    begin = np.maximum(np.asarray(starts, dtype=float), 0.0)
+    return begin, np.maximum(np.asarray(ends, dtype=float), begin), np.asarray(nbytes, dtype=float)
 
 
-def _signal(starts, ends, nbytes, run_time: float, config: Config):
+def _signal(
+    starts: Floats, ends: Floats, nbytes: Floats, run_time: float, config: Config
+) -> tuple[float, Floats, Floats]:
     """:func:`bandwidth_signal` of clean operations, and their durations."""
     window = max(float(run_time), float(ends.max(initial=0.0)))
     if not window > 0:
@@ -77,10 +127,13 @@ def _sample_count(durations: np.ndarray, spread: np.ndarray, window: float, conf
     )
     wanted = window / shortest
     count = math.ceil(min(max(wanted, config.fft_min_samples), config.fft_max_samples))
-    return min(scipy.fft.next_fast_len(count, real=True), config.fft_max_samples)
+    fast: int = scipy.fft.next_fast_len(count, real=True)
+    return min(fast, config.fft_max_samples)
 
 
-def _bytes_per_bin(starts, durations, spread, nbytes, bin_width: float, count: int) -> np.ndarray:
+def _bytes_per_bin(
+    starts: Floats, durations: Floats, spread: NDArray[np.bool_], nbytes: Floats, bin_width: float, count: int
+) -> Floats:
     """Bytes moved inside each bin, exactly, in two bincounts and no sort.
 
     The total rate is a step function: each operation adds its rate at its
@@ -96,7 +149,7 @@ def _bytes_per_bin(starts, durations, spread, nbytes, bin_width: float, count: i
     after = index + 1
     own_bin = change * (after * bin_width - times)
     own_bin[: starts.size] += np.where(spread, 0.0, nbytes)
-    moved = np.bincount(index, weights=own_bin, minlength=count)
+    moved = cast(Floats, np.bincount(index, weights=own_bin, minlength=count))  # float with weights
     # The rate before each bin, summed over the bins where it changes only:
     # adding the zeros in between changes no sum, and a cumulative sum over
     # every bin costs ~5 ns a bin (each add waits for the previous one).
@@ -109,14 +162,16 @@ def _bytes_per_bin(starts, durations, spread, nbytes, bin_width: float, count: i
     return moved
 
 
-def power_spectrum(values, bin_width: float):
+def power_spectrum(values: ArrayLike, bin_width: float) -> tuple[NDArray[np.floating[Any]], Floats]:
     """One-sided power spectrum of the mean-removed signal: ``(freqs, power)``."""
-    values = np.asarray(values, dtype=float)
-    power = np.abs(np.fft.rfft(values - values.mean())) ** 2
-    return np.fft.rfftfreq(values.size, bin_width), power
+    signal = np.asarray(values, dtype=float)
+    power: Floats = np.abs(np.fft.rfft(signal - signal.mean())) ** 2
+    return np.fft.rfftfreq(signal.size, bin_width), power
 
 
-def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> dict:
+def fft_periodicity(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float, config: Config
+) -> FFTPeriodicity:
     """FTIO-style verdict on one direction's operations (JSON-serializable).
 
     When the bins are coarser than the shortest operation needs, a period is
@@ -129,7 +184,7 @@ def fft_periodicity(starts, ends, nbytes, run_time: float, config: Config) -> di
     return detect(values, bin_width, OPERATIONS, config, exact)
 
 
-def heatmap_periodicity(bin_bytes, bin_seconds: float, config: Config) -> dict | None:
+def heatmap_periodicity(bin_bytes: ArrayLike, bin_seconds: float, config: Config) -> FFTPeriodicity | None:
     """The same verdict on a direction's HEATMAP bins (bytes per bin from job start).
 
     None when the bins are too coarse for the 3-period rule: the shortest
@@ -142,20 +197,22 @@ def heatmap_periodicity(bin_bytes, bin_seconds: float, config: Config) -> dict |
     return detect(values / bin_seconds, float(bin_seconds), HEATMAP, config)
 
 
-def more_significant(operations: dict, heatmap: dict | None) -> dict:
+def more_significant(operations: FFTPeriodicity, heatmap: FFTPeriodicity | None) -> FFTPeriodicity:
     """The FFT result of a direction: the heatmap's only when strictly more significant."""
     if heatmap is not None and heatmap["significance"] > operations["significance"]:
         return heatmap
     return operations
 
 
-def detect(values: np.ndarray, bin_width: float, signal: str, config: Config, exact=None) -> dict:
+def detect(
+    values: Floats, bin_width: float, signal: str, config: Config, exact: Exact | None = None
+) -> FFTPeriodicity:
     """FTIO-style verdict on a bandwidth signal sampled every ``bin_width`` seconds.
 
     ``exact``: the signal's exact Fourier coefficient at a frequency, when it
     is known beyond the samples (operations); the peak must be there too.
     """
-    result = {
+    result: FFTPeriodicity = {
         "periodic": False,
         "period": None,
         "frequency": None,
@@ -169,6 +226,7 @@ def detect(values: np.ndarray, bin_width: float, signal: str, config: Config, ex
         "samples": int(values.size),
         "signal": signal,
         "exact_share": None,
+        "busy_fraction": 0.0,  # set below, last as before
     }
     mean = _mean(values)
     busy = (values > mean).nonzero()[0]  # substantial I/O
@@ -176,9 +234,9 @@ def detect(values: np.ndarray, bin_width: float, signal: str, config: Config, ex
         busy = busy[:0]
     found = _dominant_period(values, mean, _span(busy), bin_width, config, exact) if busy.size else None
     if found is None:
-        return {**result, "busy_fraction": _busy_fraction(values, busy)}
-    result.update(found, busy_fraction=_busy_fraction(values, busy, found["period"] / bin_width))
-    return result
+        result["busy_fraction"] = _busy_fraction(values, busy)
+        return result
+    return {**result, **found, "busy_fraction": _busy_fraction(values, busy, found["period"] / bin_width)}
 
 
 class _Amplitudes(NamedTuple):
@@ -189,12 +247,12 @@ class _Amplitudes(NamedTuple):
     full-length passes than the FFT itself.
     """
 
-    values: np.ndarray
+    values: Floats
     mean: float
     spread: float
 
     @classmethod
-    def of(cls, spectrum: np.ndarray, size: int, energy: float) -> _Amplitudes:
+    def of(cls, spectrum: NDArray[np.complexfloating[Any]], size: int, energy: float) -> _Amplitudes:
         """From the ``rfft`` of ``size`` points of a signal whose squares sum to ``energy``.
 
         The spread comes from Parseval's theorem (the full spectrum's power
@@ -208,9 +266,10 @@ class _Amplitudes(NamedTuple):
         ac_power = (size * energy - dc**2 + (last**2 if size % 2 == 0 else 0.0)) / 2.0
         return cls(values, mean, math.sqrt(max(ac_power / ac.size - mean**2, 0.0)))
 
-    def z(self, bins):
+    def z(self, bins: int | NDArray[np.int64]) -> Floats:
         """z-scores of these bins."""
-        return (self.values[bins] - self.mean) / self.spread
+        scores: Floats = (self.values[bins] - self.mean) / self.spread
+        return scores
 
     def at_z(self, z: float) -> float:
         """The amplitude whose z-score is ``z``."""
@@ -218,8 +277,13 @@ class _Amplitudes(NamedTuple):
 
 
 def _dominant_period(
-    values: np.ndarray, mean: float, active_bins: int, bin_width: float, config: Config, exact=None
-) -> dict | None:
+    values: Floats,
+    mean: np.floating[Any],
+    active_bins: int,
+    bin_width: float,
+    config: Config,
+    exact: Exact | None = None,
+) -> _Peak | None:
     """Period, confidence, score, candidates and verdict of the strongest fundamental, if any."""
     window = bin_width * values.size
     # Oversampled spectrum: a period that does not divide the window falls
@@ -279,7 +343,7 @@ def _dominant_period(
     }
 
 
-def _exact_share(exact, amplitude: float, frequency: float, bin_width: float) -> float:
+def _exact_share(exact: Exact, amplitude: float, frequency: float, bin_width: float) -> float:
     """The operations' own Fourier amplitude at a spectrum peak, over the binned signal's.
 
     Bin-averaging scales frequency f by sinc(f x bin width) and folds I/O
@@ -292,7 +356,9 @@ def _exact_share(exact, amplitude: float, frequency: float, bin_width: float) ->
     return expected / (amplitude * bin_width) if amplitude > 0 else 0.0
 
 
-def _exact_coefficient(starts, ends, nbytes, window: float, frequency: float) -> complex:
+def _exact_coefficient(
+    starts: Floats, ends: Floats, nbytes: Floats, window: float, frequency: float
+) -> complex:
     """Fourier coefficient at ``frequency`` of the mean-removed bandwidth over
     ``[0, window]``, in closed form from the operations (no grid)."""
     turn = -2j * np.pi * frequency
@@ -346,7 +412,9 @@ def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.nda
     ]
     # Grouped in Python: there are a handful of peaks, and numpy's fixed cost
     # per call would be most of this function's. On ties the first peak wins.
-    kept, best, last = [], [], None
+    kept: list[int] = []
+    best: list[float] = []
+    last = 0  # set by the first peak, read from the second on
     for k, level in zip(found.tolist(), amplitudes.values[found].tolist()):
         if kept and k - last <= config.fft_oversampling:
             if level > best[-1]:
@@ -371,7 +439,8 @@ def _fold_harmonics(candidates: np.ndarray, tolerance: float) -> tuple[np.ndarra
     were folded.
     """
     remaining = candidates.tolist()  # a handful: Python is cheaper than numpy calls
-    fundamentals, folded = [], 0
+    fundamentals: list[int] = []
+    folded = 0
     while remaining and len(fundamentals) < _MAX_FUNDAMENTALS:
         base, rest = remaining[0], remaining[1:]
         fundamentals.append(base)
@@ -418,7 +487,13 @@ def _interpolated_peak(amplitude: np.ndarray, k: int) -> float:
     return k + float(min(max(0.5 * (left - right) / curvature, -0.5), 0.5))
 
 
-def _periodicity_score(spectrum, active_bins: int, samples: int, period_bins: float, config: Config):
+def _periodicity_score(
+    spectrum: NDArray[np.complexfloating[Any]],
+    active_bins: int,
+    samples: int,
+    period_bins: float,
+    config: Config,
+) -> tuple[float, float]:
     """Correlation of the smoothed signal with itself one period later, in [0, 1],
     and its significance (Fisher z in standard deviations).
 
@@ -470,10 +545,11 @@ def _gaussian_gain(sigma: float, size: int) -> np.ndarray:
     return gain
 
 
-def _mean(a: np.ndarray):
+def _mean(a: NDArray[np.floating[Any]]) -> np.floating[Any]:
     """``a.mean()`` (same dtype and rounding) without its fixed cost, 3-4 times a
     small array's sum."""
-    return a.sum() / a.size
+    mean: np.floating[Any] = a.sum() / a.size
+    return mean
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:

@@ -9,15 +9,19 @@ dragging a large one into every chunk it overlaps.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from mosaic.config import Config
 
 CHUNKS = 4
 
 
-def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
+def chunk_bytes(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float
+) -> NDArray[np.float64]:
     """Bytes per quarter of the run, each operation spread over its interval.
 
     Chunk k covers ``[k, k+1) x run_time / 4`` (the last one also its end): a
@@ -26,19 +30,21 @@ def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
     """
     width = float(run_time) / CHUNKS
     # np.minimum / np.maximum: np.clip's wrapper costs more than the work on small arrays
-    starts = np.minimum(np.maximum(np.asarray(starts, dtype=float), 0.0), run_time)
-    ends = np.minimum(np.maximum(np.asarray(ends, dtype=float), starts), run_time)
-    nbytes = np.asarray(nbytes, dtype=float)
-    spans = ends > starts
+    begin = np.minimum(np.maximum(np.asarray(starts, dtype=float), 0.0), run_time)
+    finish = np.minimum(np.maximum(np.asarray(ends, dtype=float), begin), run_time)
+    volumes = np.asarray(nbytes, dtype=float)
+    spans = finish > begin
     if spans.all():  # the usual case: no instant, nothing to select
-        return _spread(starts, ends, nbytes, width)
-    instant_chunk = np.minimum(starts[~spans] // width, CHUNKS - 1).astype(np.int64)
-    return _spread(starts[spans], ends[spans], nbytes[spans], width) + np.bincount(
-        instant_chunk, weights=nbytes[~spans], minlength=CHUNKS
+        return _spread(begin, finish, volumes, width)
+    instant_chunk = np.minimum(begin[~spans] // width, CHUNKS - 1).astype(np.int64)
+    return _spread(begin[spans], finish[spans], volumes[spans], width) + np.bincount(
+        instant_chunk, weights=volumes[~spans], minlength=CHUNKS
     )
 
 
-def _spread(starts, ends, nbytes, width: float) -> np.ndarray:
+def _spread(
+    starts: NDArray[np.float64], ends: NDArray[np.float64], nbytes: NDArray[np.float64], width: float
+) -> NDArray[np.float64]:
     """Per chunk, the bytes of operations of positive length, each in proportion to its overlap.
 
     One (operations x chunks) array, updated in place (a heavy trace has
@@ -52,24 +58,25 @@ def _spread(starts, ends, nbytes, width: float) -> np.ndarray:
     np.maximum(spread, 0.0, out=spread)  # overlap of each operation with each chunk
     spread /= e - s
     spread *= nbytes[:, None]
-    return spread.sum(axis=0)
+    per_chunk: NDArray[np.float64] = spread.sum(axis=0)
+    return per_chunk
 
 
-def coefficient_of_variation(values) -> float:
+def coefficient_of_variation(values: Iterable[float]) -> float:
     """Population standard deviation / mean; infinite when the mean is 0.
 
     Chunks hold non-negative bytes, so a zero mean means no bytes at all:
     "no data" is not "evenly spread", and an infinite CV fails every
     ``< steady_cv`` test.
     """
-    values = [float(v) for v in values]  # two to four chunks: plain floats beat numpy calls
-    mean = math.fsum(values) / len(values)
+    plain = [float(v) for v in values]  # two to four chunks: plain floats beat numpy calls
+    mean = math.fsum(plain) / len(plain)
     if not mean > 0:
         return float("inf")
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values)) / mean
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in plain) / len(plain)) / mean
 
 
-def labels(chunks, total: float, config: Config) -> list[str]:
+def labels(chunks: Iterable[float], total: float, config: Config) -> list[str]:
     """Temporality labels (unprefixed) of one direction, in vocabulary order.
 
     ``total`` is the direction's bytes; below ``significant_bytes`` the only

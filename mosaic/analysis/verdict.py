@@ -15,24 +15,37 @@ mean shift, by the recurrence check of ``segments._recurs``.)
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypedDict
 
+from mosaic.analysis.segments import MeanShiftPeriodicity
+from mosaic.analysis.spectrum import FFTPeriodicity
 from mosaic.config import Config
 
 
-def _fft_confident(fft: dict, config: Config) -> bool:
+class Verdict(TypedDict):
+    """A direction's final periodicity: the period and busy fraction its labels come from."""
+
+    periodic: bool
+    period: float | None
+    source: str | None  # "meanshift", "fft" or "both"
+    magnitude_period: float | None
+    busy_fraction: float | None
+
+
+def _fft_confident(fft: FFTPeriodicity, config: Config) -> bool:
     return bool(fft.get("periodic")) and fft.get("confidence_label") == "high"
 
 
-def _fft_scored(fft: dict, config: Config) -> bool:
+def _fft_scored(fft: FFTPeriodicity, config: Config) -> bool:
     return bool(fft.get("periodic")) and fft.get("score", 0.0) >= config.verdict_fft_min_score
 
 
-def _fft_significant(fft: dict, config: Config) -> bool:
+def _fft_significant(fft: FFTPeriodicity, config: Config) -> bool:
     """Periodic far beyond chance: random bursts reach a few sigmas, real series many."""
     return bool(fft.get("periodic")) and fft.get("significance", 0.0) >= config.verdict_fft_min_significance
 
 
-def _meanshift_vetted(ms: bool, fft: dict, config: Config) -> bool:
+def _meanshift_vetted(ms: bool, fft: FFTPeriodicity, config: Config) -> bool:
     """Mean shift, unless the FFT sees no repetition at all at any period.
 
     Mean shift's clusters form by chance among many random segments; the
@@ -42,7 +55,7 @@ def _meanshift_vetted(ms: bool, fft: dict, config: Config) -> bool:
     return ms and fft.get("score", 0.0) >= config.fft_min_score
 
 
-RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
+RULES: dict[str, Callable[[bool, FFTPeriodicity, Config], bool]] = {
     "meanshift": lambda ms, fft, config: ms,
     "fft": lambda ms, fft, config: bool(fft.get("periodic")),
     "both": lambda ms, fft, config: ms and bool(fft.get("periodic")),
@@ -56,12 +69,12 @@ RULES: dict[str, Callable[[bool, dict, Config], bool]] = {
 }
 
 
-def combine(meanshift: dict, fft: dict, config: Config) -> dict:
+def combine(meanshift: MeanShiftPeriodicity, fft: FFTPeriodicity, config: Config) -> Verdict:
     """Final verdict, its source, and the period and busy fraction behind the labels."""
     rule = RULES[config.verdict_rule]  # Config accepts only these names
     ms_periodic = bool(meanshift.get("periodic")) and bool(meanshift.get("operations"))
     fft_periodic = bool(fft.get("periodic"))
-    verdict = {
+    verdict: Verdict = {
         "periodic": False,
         "period": None,
         "source": None,
@@ -74,7 +87,13 @@ def combine(meanshift: dict, fft: dict, config: Config) -> dict:
         dominant = meanshift["operations"][0]  # dominant first (segments.meanshift_periodicity)
         period, busy = float(dominant["period"]), float(dominant["busy_fraction"])
     else:
+        assert fft["period"] is not None  # every rule passes without mean shift only on a periodic FFT
         period, busy = float(fft["period"]), float(fft["busy_fraction"])
     source = "both" if ms_periodic and fft_periodic else ("meanshift" if ms_periodic else "fft")
-    verdict.update(periodic=True, period=period, source=source, magnitude_period=period, busy_fraction=busy)
-    return verdict
+    return {
+        "periodic": True,
+        "period": period,
+        "source": source,
+        "magnitude_period": period,
+        "busy_fraction": busy,
+    }

@@ -39,7 +39,6 @@ from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular
 from mosaic.corpus.store import Store
 from mosaic.errors import EngineError, LogError, Reason
 
-OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
 # What a worker imports once, ahead of any job: this module (the tasks) and the
 # analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
@@ -81,7 +80,7 @@ def _guarded(ref: LogRef, work) -> dict:
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
     """
-    from mosaic.analysis.categorize import guarded
+    from mosaic.logfile import guarded
 
     result = guarded(ref.name, work)
     return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result

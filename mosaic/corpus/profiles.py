@@ -46,7 +46,8 @@ from typing import Literal
 import numpy as np
 from typing_extensions import TypedDict
 
-DIRECTIONS = ("read", "write")
+from mosaic.analysis.labels import DIRECTIONS
+
 PERIODIC_NUMBERS = ("period", "busy_fraction", "bytes_per_occurrence")
 # The numbers of one run, in this order, packed as little-endian float64 (NaN: not measured)
 # in one BLOB: a lookup turns a group's rows into one array with one join, 4x faster on

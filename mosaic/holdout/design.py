@@ -9,8 +9,8 @@ import numpy as np
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 
-MB, GB = 1e6, 1e9
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+MB = 1e6
+HOUR, DAY = 3600.0, 86400.0
 EPOCH = 1_700_000_000  # job start of every log (whole seconds: every format can hold it)
 MOUNTS = [("/scratch", "lustre"), ("/home", "nfs"), ("/", "rootfs")]
 TIMESTAMP_EPSILON = 1e-3  # an open precedes, a close follows its traffic by this much

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from tabulate import tabulate
 
-from mosaic.corpus.profiles import DIRECTIONS, ApplicationAnswer, ApplicationProfile, Spread
+from mosaic.analysis.labels import DIRECTIONS
+from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
 
 BASIS = {
     "every_run": "every stored run",

@@ -34,11 +34,12 @@ from pathlib import Path
 
 import pebble
 
-from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
+from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
 from mosaic.errors import Reason
 from mosaic.limits import limit_memory
+from mosaic.logfile import evicted_result, guarded
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")

@@ -138,7 +138,6 @@ class Scenario:
     partial: bool = False
     dxt: float | Range = 0  # 3.x logs: DXT_POSIX requests per POSIX record and direction (0: none)
     dxt_busy: float = 1.0  # share of each request's slot it lasts (1: back to back)
-    note: str = ""
 
 
 def resolve(spec, rng: np.random.Generator):

@@ -9,10 +9,11 @@ no period.
 
 import pytest
 
-from helpers import SHARED_LOGS
-from mosaic.analysis.categorize import analyze, categorize_file
+from mosaic.analysis.categorize import analyze
 from mosaic.config import Config
+from mosaic.logfile import categorize_file
 from mosaic.trace import read_trace
+from mosaic_testing.logs import SHARED_LOGS
 
 DLIO = SHARED_LOGS / "dlio_logs"
 DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")

@@ -1,4 +1,4 @@
-"""The assembled result object (SPEC 4) and the file entry point."""
+"""The assembled result object (SPEC 4)."""
 
 import json
 
@@ -7,12 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mosaic
 from mosaic.analysis import categorize as categorize_module
-from mosaic.analysis.categorize import analyze, categorize_file, categorize_trace, evicted_result
+from mosaic.analysis.categorize import analyze, categorize_trace
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
-from mosaic.errors import LogError
 from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, Trace
 
 CFG = Config()
@@ -169,45 +167,6 @@ def test_analysis_keeps_every_intermediate_for_plots():
     assert write.fft["periodic"] in (True, False)
     assert write.chunks.sum() == pytest.approx(1e9 + 1e3)
     assert analysis.requests_per_second.shape == (3600,)
-
-
-def test_evicted_result():
-    assert evicted_result("a/b.darshan", "truncated", "region past end") == {
-        "file": "a/b.darshan",
-        "status": "evicted",
-        "reason": "truncated",
-        "detail": "region past end",
-    }
-
-
-def test_categorize_file_maps_log_errors_to_their_reason(monkeypatch):
-    def raise_log_error(path, config):
-        raise LogError("corrupt_stream", "zlib error -3")
-
-    monkeypatch.setattr("mosaic.trace.read_trace", raise_log_error, raising=False)
-    assert categorize_file("x.darshan", CFG) == evicted_result("x.darshan", "corrupt_stream", "zlib error -3")
-
-
-def test_categorize_file_never_lets_an_unexpected_error_escape(monkeypatch):
-    def crash(path, config):
-        raise IndexError("index 9 is out of bounds")
-
-    monkeypatch.setattr("mosaic.trace.read_trace", crash, raising=False)
-    assert categorize_file("x.darshan", CFG) == evicted_result(
-        "x.darshan", "unreadable", "IndexError: index 9 is out of bounds"
-    )
-
-
-def test_categorize_file_reads_and_categorizes(monkeypatch):
-    monkeypatch.setattr("mosaic.trace.read_trace", lambda path, config: make_trace(), raising=False)
-    assert mosaic.categorize("job.darshan")["status"] == "ok"
-
-
-def test_garbage_bytes_are_evicted_not_raised(tmp_path):
-    path = tmp_path / "garbage.darshan"
-    path.write_bytes(b"\x00not a darshan log" * 10)
-    result = categorize_file(path, CFG)
-    assert result["status"] == "evicted" and result["reason"] == "unreadable"
 
 
 def periodicity_labels(result):

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from helpers import pydarshan_example_logs, real_logs
-from mosaic.analysis.categorize import categorize_file
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 from mosaic.config import Config
+from mosaic.logfile import categorize_file
+from mosaic_testing.logs import pydarshan_example_logs, real_logs
 
 REASONS = {
     "unreadable",

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from corpus.outputs import comparable, lines, truth
 
 from mosaic.corpus.engine import TEST_FAULT_ENV, dispynode_command, stop_process_group
 from mosaic.corpus.pipeline import run
+from mosaic_testing.outputs import comparable, lines, truth
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway

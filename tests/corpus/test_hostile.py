@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus.outputs import comparable, lines, truth
 
 from mosaic.config import Config
 from mosaic.corpus import pipeline
@@ -29,6 +28,7 @@ from mosaic.corpus.scan import (
     scan,
 )
 from mosaic.errors import EngineError
+from mosaic_testing.outputs import comparable, lines, truth
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 NON_UTF8 = b"caf\xe9-\xff.darshan"

@@ -4,12 +4,12 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
-from corpus.outputs import comparable, lines, truth
 
 from mosaic.corpus import pipeline
 from mosaic.corpus.engine import Task
 from mosaic.corpus.pipeline import run, stability_shares
 from mosaic.corpus.scan import scan
+from mosaic_testing.outputs import comparable, lines, truth
 
 
 def test_representatives_are_the_generators_heaviest_runs(reference_run, year_corpus):

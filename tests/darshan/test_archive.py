@@ -1,18 +1,14 @@
 """Logs inside tar archives, read in place."""
 
 import io
-import sys
 import tarfile
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from handmade import legacy_log, posix_v4, v3_log  # noqa: E402
-
-from mosaic.darshan.archive import is_archive_name, is_log_name, iter_archive, read_bytes  # noqa: E402
-from mosaic.darshan.reader import read_log  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
+from mosaic.darshan.archive import is_archive_name, is_log_name, iter_archive, read_bytes
+from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
+from mosaic_testing.handmade import legacy_log, posix_v4, v3_log
 
 GOOD = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
 OLD = legacy_log(records=((1, 0, "x", {47: 3}, {}),), wrap="gz")

@@ -1,19 +1,14 @@
 """Darshan 2.x logs, built by hand (pydarshan cannot read them)."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from handmade import legacy_log  # noqa: E402
-
-from mosaic.config import Config  # noqa: E402
-from mosaic.darshan import formats as F  # noqa: E402
-from mosaic.darshan.reader import read_log  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
-from mosaic.trace import build_trace  # noqa: E402
+from mosaic.config import Config
+from mosaic.darshan import formats as F
+from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
+from mosaic.trace import build_trace
+from mosaic_testing.handmade import legacy_log
 
 OPENS, SEEKS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, DEVICE = 13, 14, 11, 12, 47, 48, 138
 OPEN, READ_START, WRITE_START, CLOSE, READ_END, WRITE_END = 0, 1, 2, 3, 4, 5

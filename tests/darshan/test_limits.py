@@ -12,14 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from handmade import posix_v4, v3_log  # noqa: E402
-
-from mosaic.darshan import formats as F  # noqa: E402
-from mosaic.darshan.archive import iter_archive, read_bytes  # noqa: E402
-from mosaic.darshan.reader import DXT_MEMORY_PER_BYTE, read_log  # noqa: E402
-from mosaic.darshan.writer import record_id, write_log  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
+from mosaic.darshan import formats as F
+from mosaic.darshan.archive import iter_archive, read_bytes
+from mosaic.darshan.reader import DXT_MEMORY_PER_BYTE, read_log
+from mosaic.darshan.writer import record_id, write_log
+from mosaic.errors import LogError
+from mosaic_testing.handmade import posix_v4, v3_log
 
 GOOD = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
 PLAIN = v3_log(

@@ -10,21 +10,17 @@ must never be needed.
 """
 
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import pydarshan_example_logs, real_logs
-
-sys.path.insert(0, str(Path(__file__).parent))
-from handmade import dxt_record, legacy_log, posix_v4, record, v3_log  # noqa: E402
-
-from mosaic.config import Config  # noqa: E402
-from mosaic.darshan import reader  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
-from mosaic.trace import build_trace  # noqa: E402
+from mosaic.config import Config
+from mosaic.darshan import reader
+from mosaic.errors import LogError
+from mosaic.trace import build_trace
+from mosaic_testing.handmade import dxt_record, legacy_log, posix_v4, record, v3_log
+from mosaic_testing.logs import pydarshan_example_logs, real_logs
 
 REASONS = {"unreadable", "truncated", "corrupt_stream", "unsupported_version", "bad_job", "no_io_modules"}
 N_MUTANTS = 10_500

@@ -1,26 +1,22 @@
 """Reader edge cases on hand-built logs: formats, byte orders, compressions, bad input."""
 
 import struct
-import sys
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from handmade import (  # noqa: E402
+from mosaic.darshan import formats as F
+from mosaic.darshan import reader
+from mosaic.darshan.reader import inflate, read_log
+from mosaic.errors import LogError
+from mosaic_testing.handmade import (
     dxt_record,
     job_region,
     posix_v4,
     record,
     v3_log,
 )
-
-from mosaic.darshan import formats as F  # noqa: E402
-from mosaic.darshan import reader  # noqa: E402
-from mosaic.darshan.reader import inflate, read_log  # noqa: E402
-from mosaic.errors import LogError  # noqa: E402
 
 NAMES = {11: "/scratch/a.dat", 22: "/scratch/b.dat", 33: "<STDOUT>"}
 

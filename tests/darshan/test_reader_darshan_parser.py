@@ -27,7 +27,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from parser_text import (
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.reader import read_log
+from mosaic_testing.parser_text import (
     COUNTER_NAMES,
     DXT_TIME,
     FLOAT,
@@ -39,9 +42,6 @@ from parser_text import (
     read_dxt_text,
     read_parser_text,
 )
-
-from mosaic.darshan import formats as F
-from mosaic.darshan.reader import read_log
 
 LOGS = sorted(p for p in RUNTIME_LOGS.glob("*/*.darshan*") if not p.name.endswith(".txt"))
 DXT_LOGS = [p for p in LOGS if p.with_name(p.name.split(".darshan")[0] + ".dxt.txt").exists()]

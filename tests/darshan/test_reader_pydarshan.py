@@ -24,16 +24,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
-from helpers import pydarshan_example_logs, real_logs
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import read_log
 from mosaic.errors import LogError
 from mosaic.trace import build_trace
+from mosaic_testing import pydarshan_oracle
+from mosaic_testing.logs import pydarshan_example_logs, real_logs
+from mosaic_testing.parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
-ORACLE = Path(__file__).with_name("pydarshan_oracle.py")
+ORACLE = Path(pydarshan_oracle.__file__)  # run as a script: pydarshan can crash its process
 ALL_LOGS = [str(p) for p in real_logs() + pydarshan_example_logs()]
 
 # What we expect where a log is not read as ok (by file name).

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from parser_text import RUNTIME_LOGS
 
 import mosaic
 from mosaic.analysis.labels import FAMILIES
 from mosaic.synth.evaluate import family_right
+from mosaic_testing.parser_text import RUNTIME_LOGS
 
 
 def cases() -> list:

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, record_id, write_legacy_log, write_log
+from mosaic_testing.parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
 
 
 def reader():

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from helpers import SHARED_LOGS
 from mosaic.analysis.categorize import analyze
 from mosaic.cli import main
 from mosaic.config import Config
 from mosaic.report.style import new_figure
 from mosaic.report.timeline import _bytes_axis, concurrency, fft_signal, plot_timeline, time_unit
 from mosaic.trace import HeatmapSignal, read_trace
+from mosaic_testing.logs import SHARED_LOGS
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ import threading
 
 import pytest
 
-from mosaic.analysis.categorize import categorize_file, categorize_trace
+from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
+from mosaic.logfile import categorize_file
 from mosaic.service.pool import CRASH_MARKER, HANG_MARKER
 from mosaic.trace import trace_from_bytes
 

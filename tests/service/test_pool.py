@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mosaic.analysis.categorize import evicted_result
 from mosaic.config import Config
+from mosaic.logfile import evicted_result
 from mosaic.service import pool as service_pool
 from mosaic.service.pool import WorkerPool, categorize_bytes, categorize_posted, encode
 

@@ -1,8 +1,8 @@
-"""Where the real third-party logs are (import as `from helpers import ...`)."""
+"""Where the real third-party logs are."""
 
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]  # tests/support/mosaic_testing/logs.py
 SHARED_LOGS = REPO.parent / "shared" / "darshan-logs"
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from helpers import REPO
+from mosaic_testing.logs import REPO
 
 RUNTIME_LOGS = REPO.parent / "shared" / "darshan-logs-runtime"
 LEGACY_MODULE = "CP"  # the module of every 2.x counter line

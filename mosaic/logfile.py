@@ -1,0 +1,60 @@
+"""One log file in, one result object out: reading, and the eviction of a bad log.
+
+:mod:`mosaic.analysis` computes on a :class:`~mosaic.trace.Trace` and does no
+I/O; this module is the boundary around it that the command line, the batch
+pipeline and the service share: it reads the file, and it turns whatever a
+bad log raises (a :class:`~mosaic.errors.LogError`, a ``MemoryError`` past
+the worker's memory limit, a reader bug met on odd bytes) into the evicted
+result object of SPEC 3.1 and 4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from os import PathLike
+from typing import TypedDict, TypeVar
+
+from mosaic.analysis.categorize import TraceResult, categorize_trace
+from mosaic.config import Config
+from mosaic.errors import LogError, Reason
+from mosaic.trace import read_trace
+
+
+class EvictedResult(TypedDict):
+    """The result object of a log that could not be categorized (SPEC 4)."""
+
+    file: str
+    status: str  # "evicted"
+    reason: str  # a Reason
+    detail: str
+
+
+Result = TypeVar("Result")
+
+
+def evicted_result(file: str | PathLike[str], reason: str, detail: str = "") -> EvictedResult:
+    """The result object of a log that could not be categorized (SPEC 3.1, 4)."""
+    return {"file": str(file), "status": "evicted", "reason": reason, "detail": detail}
+
+
+def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | EvictedResult:
+    """``work()``, or the eviction of ``file``: a bad log never escapes as an exception.
+
+    A :class:`~mosaic.errors.LogError` keeps its reason; any other
+    exception (a reader or analysis bug met on odd bytes) becomes
+    ``unreadable`` with the exception as detail, so one log cannot stop a
+    batch of hundreds of thousands, nor fail a service request with a 500.
+    """
+    try:
+        return work()
+    except LogError as error:
+        return evicted_result(file, error.reason, error.detail)
+    except MemoryError:  # past the worker's memory limit (RLIMIT_AS)
+        return evicted_result(file, Reason.TOO_LARGE, "needs more memory than a worker may use")
+    except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
+        return evicted_result(file, Reason.UNREADABLE, f"{type(error).__name__}: {error}")
+
+
+def categorize_file(path: str | PathLike[str], config: Config) -> TraceResult | EvictedResult:
+    """Read and categorize one log; never raises on a bad log (see :func:`guarded`)."""
+    return guarded(path, lambda: categorize_trace(read_trace(path, config), config))

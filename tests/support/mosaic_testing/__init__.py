@@ -1,0 +1,7 @@
+"""Helpers shared by the test folders: real logs' locations, hand-built logs, tools' text.
+
+pytest finds this package through ``pythonpath = ["tests/support"]``
+(pyproject.toml), which puts no other folder on the path: the test folders
+(``tests/darshan``, ``tests/corpus``, ...) never become top-level names that
+could shadow an installed package (pydarshan's ``darshan``).
+"""
