@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +31,7 @@ class Group:
     representative: str  # file name of the heaviest run
 
 
-def heaviness(run: Run) -> tuple:
+def heaviness(run: Run) -> tuple[Any, ...]:
     """Sort key, smallest = heaviest: most bytes, then longest run, then first name."""
     return (-run.total_bytes, -run.run_time, run.file)
 

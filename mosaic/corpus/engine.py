@@ -84,24 +84,24 @@ class Task:
     ``give_up(item, reason, detail) -> dict``, the result of an item whose
     worker crashed or timed out. Module-level functions: they travel by name."""
 
-    work: Callable[[Any, Config], dict]
-    give_up: Callable[[Any, str, str], dict]
+    work: Callable[[Any, Config], dict[str, Any]]
+    give_up: Callable[[Any, str, str], dict[str, Any]]
 
 
 # ----- worker side -----
 
 
-def run_batch(task: Task, items: list, config: Config, isolate: bool) -> list[dict]:
+def run_batch(task: Task, items: list[Any], config: Config, isolate: bool) -> list[dict[str, Any]]:
     """Apply `task` to each item; with `isolate`, in supervised child processes (module doc)."""
     if not isolate:
         return [_call(task, item, config) for item in items]
-    results: dict[int, dict] = {}  # item index -> result
+    results: dict[int, dict[str, Any]] = {}  # item index -> result
     while len(results) < len(items):
         _supervise(task, items, [i for i in range(len(items)) if i not in results], config, results)
     return [results[i] for i in range(len(items))]
 
 
-def _call(task: Task, item, config: Config) -> dict:
+def _call(task: Task, item, config: Config) -> dict[str, Any]:
     _test_fault(str(getattr(item, "name", item)))
     return task.work(item, config)
 
@@ -150,7 +150,9 @@ class _Progress:
         self._page.close()
 
 
-def _supervise(task: Task, items: list, todo: list[int], config: Config, results: dict[int, dict]) -> None:
+def _supervise(
+    task: Task, items: list[Any], todo: list[int], config: Config, results: dict[int, dict[str, Any]]
+) -> None:
     """Fill `results` for items[todo] in order: all of them, or up to a culprit's eviction
     (the results a dying child had not sent yet are left for the next child)."""
     progress = _Progress()
@@ -171,7 +173,9 @@ def _supervise(task: Task, items: list, todo: list[int], config: Config, results
         progress.close()
 
 
-def _work_through(task: Task, items: list, config: Config, writer: Connection, progress: _Progress) -> None:
+def _work_through(
+    task: Task, items: list[Any], config: Config, writer: Connection, progress: _Progress
+) -> None:
     """The child's loop: mark each item, work, send the results in groups."""
     group = []
     for position, item in enumerate(items):
@@ -187,10 +191,10 @@ def _collect(
     pid: int,
     progress: _Progress,
     task: Task,
-    items: list,
+    items: list[Any],
     todo: list[int],
     timeout: float,
-    results: dict[int, dict],
+    results: dict[int, dict[str, Any]],
 ) -> None:
     received = 0
     while received < len(todo):
@@ -222,7 +226,7 @@ def _collect(
 MEMORY_BOUND = "needs more memory than a worker may use"
 
 
-def _bounded_call(task: Task, item, config: Config) -> dict:
+def _bounded_call(task: Task, item, config: Config) -> dict[str, Any]:
     """The task's result; past the memory bound anywhere (imports too): ``too_large``."""
     try:
         return _call(task, item, config)
@@ -230,7 +234,7 @@ def _bounded_call(task: Task, item, config: Config) -> dict:
         return task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND)
 
 
-def _send(writer: Connection, task: Task, group: list[tuple]) -> None:
+def _send(writer: Connection, task: Task, group: list[tuple[Any, ...]]) -> None:
     """Send a group of results; one too big to pickle within the memory bound is ``too_large``."""
     try:
         writer.send([result for _, result in group])
@@ -238,7 +242,7 @@ def _send(writer: Connection, task: Task, group: list[tuple]) -> None:
         writer.send([_sendable(task, item, result) for item, result in group])
 
 
-def _sendable(task: Task, item, result: dict) -> dict:
+def _sendable(task: Task, item, result: dict[str, Any]) -> dict[str, Any]:
     try:
         pickle.dumps(result)
     except MemoryError:
@@ -294,7 +298,7 @@ class InProcessEngine:
     def cpus(self) -> int:
         return 1
 
-    def map(self, task: Task, batches: Iterable[list]) -> Iterator[list[dict]]:
+    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[dict[str, Any]]]:
         for batch in batches:
             yield run_batch(task, batch, self.config, isolate=False)
 
@@ -381,13 +385,13 @@ class DispyEngine:
     def cpus(self) -> int:
         return sum(node.cpus for node in self._cluster.status().nodes)
 
-    def map(self, task: Task, batches: Iterable[list]) -> Iterator[list[dict]]:
+    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[dict[str, Any]]]:
         """Results of each batch, in completion order."""
         import dispy
 
         batches = iter(batches)
-        retries: deque[list] = deque()
-        inflight: list = []  # (job, batch)
+        retries: deque[list[Any]] = deque()
+        inflight: list[Any] = []  # (job, batch)
         exhausted = False
         last_alive = checked = time.monotonic()
         cpus = self.cpus()
@@ -481,7 +485,7 @@ def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str
 
 
 @contextlib.contextmanager
-def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen]:
+def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen[bytes]]:
     """`command` (if any) under a reaper that stops it and removes `workdir` when
     this run ends, even by SIGKILL (see mosaic/corpus/reaper.py)."""
     reaper = subprocess.Popen(
@@ -508,7 +512,7 @@ def _local_node(cpus: int, port: int, workdir: str, config: Config) -> Iterator[
         yield
 
 
-def _wait_for_port(node: subprocess.Popen, port: int, timeout: float, log: str) -> None:
+def _wait_for_port(node: subprocess.Popen[bytes], port: int, timeout: float, log: str) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if node.poll() is not None:
@@ -549,7 +553,7 @@ class LazyEngine:
     def cpus(self) -> int:
         return self._started().cpus()
 
-    def map(self, task: Task, batches: Iterable[list]) -> Iterator[list[dict]]:
+    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[dict[str, Any]]]:
         batches = iter(batches)
         first = next(batches, None)
         if first is not None:

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
@@ -50,7 +51,7 @@ RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs
 # ----- per-log tasks (run on workers) -----
 
 
-def evicted(ref: LogRef, reason: str, detail: str) -> dict:
+def evicted(ref: LogRef, reason: str, detail: str) -> dict[str, Any]:
     """Result of a log given up on (same keys as a task's eviction)."""
     return {
         "file": ref.name,
@@ -75,7 +76,7 @@ def _read(ref: LogRef, config: Config):
     return read_bounded(ref.location, config)
 
 
-def _guarded(ref: LogRef, work) -> dict:
+def _guarded(ref: LogRef, work) -> dict[str, Any]:
     """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
@@ -86,7 +87,7 @@ def _guarded(ref: LogRef, work) -> dict:
     return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result
 
 
-def validate_log(ref: LogRef, config: Config) -> dict:
+def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The compact facts of one log that deduplication and the funnel need.
 
     With ``--all-runs`` every valid run gets categorized anyway, so it is
@@ -96,7 +97,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import LogFacts, build_trace, log_facts
 
-    def work() -> dict:
+    def work() -> dict[str, Any]:
         log = _read(ref, config)
         result = None
         if config.all_runs:
@@ -128,7 +129,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
     return _guarded(ref, work)
 
 
-def categorize_log(ref: LogRef, config: Config) -> dict:
+def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of one log (its group is filled in by the parent)."""
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
@@ -138,7 +139,7 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
     )
 
 
-def as_row(result: dict) -> dict:
+def as_row(result: dict[str, Any]) -> dict[str, Any]:
     """A result reduced to what the parent needs: its status, and its store row built here
     in the worker (serializing hundreds of thousands of results would load the parent)."""
     from mosaic.corpus.store import result_row
@@ -152,7 +153,7 @@ def as_row(result: dict) -> dict:
     }
 
 
-def save_validated(store: Store, batch: list[dict]) -> None:
+def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
@@ -173,7 +174,7 @@ def run(
     nodes: list[str] | None = None,
     ship_bytes: bool = False,
     quiet: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
 
     Rerunning the same command resumes: logs already validated or
@@ -263,7 +264,7 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
     return total
 
 
-def _lap(clock: float, timings: dict | None = None) -> float:
+def _lap(clock: float, timings: dict[str, Any] | None = None) -> float:
     """Seconds since `clock` not yet attributed to an earlier stage."""
     return time.perf_counter() - clock - sum((timings or {}).values())
 
@@ -347,7 +348,7 @@ def _show_progress(quiet: bool) -> bool:
 
 
 def _stream(
-    results: Iterator[list[dict]],
+    results: Iterator[list[dict[str, Any]]],
     save,
     stage: str,
     total: int | None,
@@ -381,7 +382,9 @@ def _stream(
         advance()
 
 
-def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict) -> dict:
+def write_outputs(
+    store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict[str, Any]
+) -> dict[str, Any]:
     """Write traces.jsonl and evicted.jsonl (sorted by file); return the summary.
 
     `timings` is placed in the summary as is, so the caller can complete it.
@@ -390,7 +393,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, t
 
     shares = stability_shares(store.categories_by_group()) if config.all_runs else None
     group_json = functools.cache(_group_json)  # a group's runs share it (~12 with --all-runs)
-    label_sets: dict[tuple, list[int]] = {}  # (categories, representative) -> [traces, weight]
+    label_sets: dict[tuple[Any, ...], list[int]] = {}  # (categories, representative) -> [traces, weight]
     with open(out / "traces.jsonl", "w") as fh:
         for row in store.categorized(config.all_runs):
             representative = bool(row["representative"])
@@ -445,7 +448,7 @@ def _group_json(key: str, runs: int, representative: bool, share) -> str:
     return json.dumps(group)
 
 
-def stability_shares(rows: Iterable) -> dict[str, float]:
+def stability_shares(rows: Iterable[Any]) -> dict[str, float]:
     """Per group: share of its categorized runs whose categories equal the representative's.
 
     `rows` (group_key, representative, categories as JSON) come clustered by
@@ -462,11 +465,11 @@ def stability_shares(rows: Iterable) -> dict[str, float]:
     return shares
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def one_screen(summary: dict, out: str | Path, top: int = 12) -> str:
+def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:
     """The end-of-run summary for a terminal: funnel, most frequent categories, speed."""
     funnel, timings = summary["funnel"], summary["timings"]
     single = summary["distributions"]["single_run"]

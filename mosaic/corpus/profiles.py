@@ -41,7 +41,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from typing_extensions import TypedDict
@@ -188,7 +188,7 @@ def label_set(categories: Iterable[str]) -> str:
     return json.dumps(sorted(categories), separators=(",", ":"))
 
 
-def run_summary(result: dict) -> tuple[str | None, bytes | None]:
+def run_summary(result: dict[str, Any]) -> tuple[str | None, bytes | None]:
     """The SUMMARY_COLUMNS of a categorization (a SPEC 4 trace object); Nones for an eviction."""
     if result.get("status", "ok") != "ok" or result.get("categories") is None:
         return (None, None)
@@ -204,7 +204,7 @@ def run_summary(result: dict) -> tuple[str | None, bytes | None]:
 
 
 def _periodic_numbers(
-    periodicity: dict, moved: float, run_time: float
+    periodicity: dict[str, Any], moved: float, run_time: float
 ) -> tuple[float | None, float | None, float | None]:
     """(period, busy fraction, bytes per occurrence) of a periodic direction, else Nones.
 
@@ -238,7 +238,7 @@ def period_class(seconds: float) -> int:
 # ----- writing (inside the caller's transaction) -----
 
 
-def add_run(db: sqlite3.Connection, row: Sequence) -> None:
+def add_run(db: sqlite3.Connection, row: Sequence[Any]) -> None:
     """Add one run (a RUN_COLUMNS row) to its group's profile: its row, and the counters moved
     by one. A file already stored is replaced: its former contribution is taken back first."""
     group_key, file, start, labels = row[0], row[1], row[2], row[RUN_COLUMNS.index("label_set")]
@@ -304,7 +304,7 @@ def publish(db: sqlite3.Connection, run_id: int) -> None:
     )
 
 
-def rebuild(db: sqlite3.Connection, groups_sql: str, args: tuple = ()) -> None:
+def rebuild(db: sqlite3.Connection, groups_sql: str, args: tuple[Any, ...] = ()) -> None:
     """The counters of the groups ``groups_sql`` selects, recounted from their rows in SQL
     (the batch view that :func:`add_run` keeps up one run at a time)."""
     db.execute("CREATE TEMP TABLE IF NOT EXISTS profile_touched (group_key TEXT PRIMARY KEY)")

@@ -41,7 +41,7 @@ def die_with_parent(signum: int = signal.SIGTERM) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signum)
 
 
-def stop_process_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) -> None:
+def stop_process_group(process: subprocess.Popen[bytes], grace_seconds: float = GRACE_SECONDS) -> None:
     """SIGTERM a process started with start_new_session, then SIGKILL its group."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)

@@ -22,6 +22,7 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from mosaic.config import DEFAULT
 from mosaic.darshan import archive
@@ -53,8 +54,8 @@ class ScanCounts:
     archives: int = 0
     members: int = 0  # logs inside archives (included in `logs`)
     validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
-    skipped: Counter = field(default_factory=Counter)  # reason -> paths skipped
-    archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, logs)
+    skipped: Counter[str] = field(default_factory=Counter[str])  # reason -> paths skipped
+    archives_read: list[Any] = field(default_factory=list[Any])  # (location, size, mtime_ns, logs)
 
 
 # An earlier run's knowledge of an archive: (location, size, mtime_ns) -> its logs'
@@ -63,7 +64,7 @@ Reuse = Callable[[str, int, int], "int | None"]
 
 
 def scan(
-    inputs: Iterable[str | os.PathLike],
+    inputs: Iterable[str | os.PathLike[str]],
     counts: ScanCounts | None = None,
     ship_bytes: bool = False,
     max_bytes: int = DEFAULT.max_log_bytes,
@@ -102,7 +103,7 @@ def folder_prefixes(folders: list[str]) -> dict[str, str]:
     return {folder: "/".join(p[-depth:]) + "/" for folder, p in parts.items()}
 
 
-def count_log_files(inputs: Iterable[str | os.PathLike]) -> int:
+def count_log_files(inputs: Iterable[str | os.PathLike[str]]) -> int:
     """Plain log files under `inputs`, by name only: a cheap first total for a
     progress bar (the pipeline adds archive members as the scan reaches them)."""
     counts, visited = ScanCounts(), set()
@@ -199,7 +200,7 @@ def _refs(
         counts.skipped_files += 1
 
 
-def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]:
+def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple[Any, ...] | None]:
     """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)):
     the reader's bounded, non-blocking read (`archive.read_regular`) as a LogRef pair."""
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -98,12 +99,12 @@ class CorpusStats:
         self._joint += other._joint
         return self
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `distributions`, `jaccard` and `conditional` parts of summary.json."""
         self._flush()
         present = np.flatnonzero(self._counts.sum(axis=0) > 0)
         labels = [ALL_LABELS[i] for i in present]
-        out: dict = {"distributions": {}, "jaccard": {}, "conditional": {}}
+        out: dict[str, Any] = {"distributions": {}, "jaccard": {}, "conditional": {}}
         for v, view in enumerate(VIEWS):
             counts = self._counts[v, present]
             joint = self._joint[v][np.ix_(present, present)]
@@ -124,7 +125,9 @@ def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> list[list[flo
     return ratio.tolist()
 
 
-def stability_summary(shares: Iterable[float], bins: int = DEFAULT.stability_histogram_bins) -> dict:
+def stability_summary(
+    shares: Iterable[float], bins: int = DEFAULT.stability_histogram_bins
+) -> dict[str, Any]:
     """Per-application stability (share of runs categorized like the representative).
 
     Returns count, mean, median and a histogram over [0, 1] (`bins` equal
@@ -143,11 +146,11 @@ def stability_summary(shares: Iterable[float], bins: int = DEFAULT.stability_his
 
 
 def noteworthy_correlations(
-    conditional: dict,
-    distributions: dict,
+    conditional: dict[str, Any],
+    distributions: dict[str, Any],
     min_p: float = DEFAULT.correlation_min_probability,
     min_support: float = DEFAULT.correlation_min_support,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Pairs with P(B | A) >= min_p carried together by >= min_support of traces.
 
     `conditional` and `distributions` are one view of `CorpusStats.to_dict()`

@@ -56,7 +56,7 @@ def _check_stream_end(tar: tarfile.TarFile) -> None:
 
 
 def iter_archive(
-    path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_log_bytes
+    path: str | os.PathLike[str], max_member_bytes: int = DEFAULT.max_log_bytes
 ) -> Iterator[tuple[str, bytes | None, tuple[Reason, str] | None]]:
     """(member name, bytes, None) of every log in a tar archive, streamed in order;
     (member name, None, (reason, detail)) for a member that cannot be read

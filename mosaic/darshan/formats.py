@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -357,7 +358,7 @@ _COUNTER_AT = {name: i for i, name in enumerate(CANONICAL_COUNTERS)}
 _FCOUNTER_AT = {name: i for i, name in enumerate(CANONICAL_FCOUNTERS)}
 
 
-class CanonicalColumns(Mapping):
+class CanonicalColumns(Mapping[str, Any]):
     """Field name -> column (a view) of the canonical tables, each made when asked for:
     validating a year of small logs reads 2 of the 14 fields."""
 

@@ -47,7 +47,7 @@ DXT_MEMORY_PER_BYTE = 8
 
 
 def read_log(
-    source: str | os.PathLike | bytes,
+    source: str | os.PathLike[str] | bytes,
     name: str = "",
     *,
     max_log_bytes: int = DEFAULT.max_log_bytes,

@@ -24,8 +24,10 @@ import gzip
 import struct
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
 
@@ -75,7 +77,7 @@ _MIX_STEPS = (
 )
 
 
-def _mix64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
+def _mix64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[Any, ...]:
     """Bob Jenkins' reversible 64-bit mix of three lanes (numpy wraps mod 2**64)."""
     regs = [a, b, c]
     for target, shift in _MIX_STEPS:
@@ -215,10 +217,10 @@ def _dxt_parts(
 
 def heatmap_records(
     apis: Sequence[str],
-    ranks: Sequence[int],
+    ranks: ArrayLike,
     bin_seconds: Sequence[float],
-    write_bins: Sequence[Sequence[int]],
-    read_bins: Sequence[Sequence[int]],
+    write_bins: Sequence[Sequence[int] | np.ndarray],
+    read_bins: Sequence[Sequence[int] | np.ndarray],
 ) -> F.HeatmapRecords:
     """HEATMAP records from one row per (API, rank); ``apis`` like ``"heatmap:POSIX"``.
 
@@ -228,7 +230,7 @@ def heatmap_records(
     if [len(r) for r in read_bins] != nbins.tolist():
         raise ValueError("each record needs as many read bins as write bins")
 
-    def flat(rows):
+    def flat(rows: Sequence[Sequence[int] | np.ndarray]) -> np.ndarray:
         return np.concatenate([np.asarray(r, np.int64) for r in rows] + [np.zeros(0, np.int64)])
 
     return F.HeatmapRecords(

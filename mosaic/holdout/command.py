@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from mosaic.config import Config
 from mosaic.holdout.design import MB
@@ -12,7 +13,7 @@ from mosaic.holdout.scenarios import SCENARIOS
 from mosaic.holdout.writing import generate
 
 
-def run_and_score(logs: str | Path, results: str | Path, config: Config | None = None) -> dict:
+def run_and_score(logs: str | Path, results: str | Path, config: Config | None = None) -> dict[str, Any]:
     """Categorize ``logs`` in-process and score them against their truth."""
     from mosaic.corpus import pipeline
     from mosaic.synth.evaluate import evaluate
@@ -30,7 +31,7 @@ def matched_results(logs: str | Path, results: str | Path):
             yield truth[name], obj
 
 
-def wrong_families(expected: dict, got: set) -> dict[str, tuple[list, list]]:
+def wrong_families(expected: dict[str, Any], got: set[Any]) -> dict[str, tuple[list[Any], list[Any]]]:
     """Per wrong family: (missing must labels, present must_not labels)."""
     return {
         fam: (sorted(set(e["must"]) - got), sorted(set(e["must_not"]) & got))
@@ -44,7 +45,7 @@ BREAKDOWN_KEYS = ("format", "big_endian", "compression", "streams", "mpiio", "br
 
 def accuracy_by_log_shape(logs: str | Path, results: str | Path) -> str:
     """Trace accuracy per format and per adversarial extra: the reader must not matter."""
-    tally: dict[tuple, list[int]] = {}
+    tally: dict[tuple[Any, ...], list[int]] = {}
     for expected, obj in matched_results(logs, results):
         right = not wrong_families(expected, set(obj["categories"]))
         for key in BREAKDOWN_KEYS:

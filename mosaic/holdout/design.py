@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -40,10 +41,10 @@ RECORD_FIELDS = (
 class Records:
     """Darshan file records being designed: one row per (file, rank), as columns."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.paths: list[str] = []
         self.columns: dict[str, list[np.ndarray]] = {name: [] for name in RECORD_FIELDS}
-        self.dxt: list[dict] = []  # per-request segments, one dict of arrays per call
+        self.dxt: list[dict[str, Any]] = []  # per-request segments, one dict of arrays per call
 
     def add(
         self,
@@ -140,7 +141,7 @@ class Design:
     records: Records
     read: Periodicity
     write: Periodicity
-    params: dict
+    params: dict[str, Any]
     posix_only: bool = True  # representable as a Darshan 2.x log
     heatmap: F.HeatmapRecords | None = None  # HEATMAP module (formats 3.21 / 3.41 only)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +120,9 @@ def end_of_run(records: Records, planned: float) -> float:
     return max(planned, latest_timestamp(records) + 10 * TIMESTAMP_EPSILON)
 
 
-def regular_times(rng, first: float, period: float, count: int, jitter: float = 0.0):
+def regular_times(
+    rng: np.random.Generator, first: float, period: float, count: int, jitter: float = 0.0
+) -> np.ndarray:
     steps = period * (1 + rng.uniform(-jitter, jitter, count - 1))
     return first + np.concatenate([[0.0], np.cumsum(steps)])
 
@@ -144,7 +147,9 @@ def checkpoint_run(
     return records, run_time, write
 
 
-def checkpoint_design(rng, config, jitter=0.0, size_spread=0.0, **fixed) -> Design:
+def checkpoint_design(
+    rng: np.random.Generator, config: Config, jitter: float = 0.0, size_spread: float = 0.0, **fixed: Any
+) -> Design:
     ranks = fixed.get("ranks") or int(loguniform(rng, 16, 1024))
     count = fixed.get("count") or int(rng.integers(6, 25))
     period = fixed.get("period") or loguniform(rng, 5, 7200)
@@ -163,11 +168,11 @@ def checkpoint_design(rng, config, jitter=0.0, size_spread=0.0, **fixed) -> Desi
     )
 
 
-def shared_ckpt_desync(rng, config) -> Design:
+def shared_ckpt_desync(rng: np.random.Generator, config: Config) -> Design:
     return checkpoint_design(rng, config)
 
 
-def fpp_thousands(rng, config) -> Design:
+def fpp_thousands(rng: np.random.Generator, config: Config) -> Design:
     return checkpoint_design(
         rng,
         config,
@@ -178,15 +183,15 @@ def fpp_thousands(rng, config) -> Design:
     )
 
 
-def ckpt_size_var(rng, config) -> Design:
+def ckpt_size_var(rng: np.random.Generator, config: Config) -> Design:
     return checkpoint_design(rng, config, size_spread=0.2)
 
 
-def jittered_period(rng, config) -> Design:
+def jittered_period(rng: np.random.Generator, config: Config) -> Design:
     return checkpoint_design(rng, config, jitter=0.1)
 
 
-def many_small_files(rng, config) -> Design:
+def many_small_files(rng: np.random.Generator, config: Config) -> Design:
     """Each step, every rank writes dozens of small files back to back."""
     ranks, files = int(rng.integers(4, 33)), int(rng.integers(10, 60))
     count, period = int(rng.integers(6, 16)), loguniform(rng, 40, 900)
@@ -216,7 +221,7 @@ def many_small_files(rng, config) -> Design:
     )
 
 
-def two_series_interleaved(rng, config) -> Design:
+def two_series_interleaved(rng: np.random.Generator, config: Config) -> Design:
     """Every step a small dump; every k-th step also a big checkpoint, in between."""
     ranks, every = int(loguniform(rng, 8, 256)), int(rng.integers(3, 6))
     n_big = int(rng.integers(5, 9))
@@ -266,7 +271,7 @@ def two_series_interleaved(rng, config) -> Design:
     )
 
 
-def two_phase_series(rng, config) -> Design:
+def two_phase_series(rng: np.random.Generator, config: Config) -> Design:
     """Frequent small outputs for a while, then rarer and much larger checkpoints."""
     ranks = int(loguniform(rng, 4, 512))
     n1, n2 = int(rng.integers(10, 31)), int(rng.integers(6, 13))
@@ -295,7 +300,7 @@ def two_phase_series(rng, config) -> Design:
     )
 
 
-def periodic_input_reads(rng, config) -> Design:
+def periodic_input_reads(rng: np.random.Generator, config: Config) -> Design:
     """Input chunks read at a fixed period; one output written at the end."""
     ranks, count = int(loguniform(rng, 1, 256)), int(rng.integers(8, 31))
     period, busy = loguniform(rng, 30, 4 * HOUR), rng.uniform(0.05, 0.9)
@@ -336,7 +341,7 @@ def periodic_input_reads(rng, config) -> Design:
     )
 
 
-def log_plus_ckpt(rng, config) -> Design:
+def log_plus_ckpt(rng: np.random.Generator, config: Config) -> Design:
     """Rank 0 writes a log all run long next to periodic checkpoints (SPEC 3.3's minor op)."""
     design = checkpoint_design(rng, config)
     table = design.records.table()
@@ -357,7 +362,7 @@ def log_plus_ckpt(rng, config) -> Design:
     return design
 
 
-def restart_ckpt_final(rng, config) -> Design:
+def restart_ckpt_final(rng: np.random.Generator, config: Config) -> Design:
     """Read a restart file at start, checkpoint periodically, write a final state."""
     count = int(rng.integers(14, 31))
     design = checkpoint_design(rng, config, count=count, layout="shared")
@@ -389,7 +394,7 @@ def restart_ckpt_final(rng, config) -> Design:
     return design
 
 
-def stdio_only(rng, config) -> Design:
+def stdio_only(rng: np.random.Generator, config: Config) -> Design:
     """A serial script writing CSV tables with fwrite, and chatty stdout."""
     count, period = int(rng.integers(6, 21)), loguniform(rng, 1, 600)
     busy = rng.uniform(0.05, 0.9)
@@ -416,7 +421,7 @@ def stdio_only(rng, config) -> Design:
     )
 
 
-def dxt_traced(rng, config) -> Design:
+def dxt_traced(rng: np.random.Generator, config: Config) -> Design:
     """DXT_POSIX per-request segments: a chunked input read, then chunked checkpoints."""
     ranks, count = int(rng.integers(2, 17)), int(rng.integers(6, 16))
     period, busy = loguniform(rng, 10, 1200), rng.uniform(0.1, 0.7)
@@ -463,7 +468,7 @@ def dxt_traced(rng, config) -> Design:
     )
 
 
-def legacy_fpp_periodic(rng, config) -> Design:
+def legacy_fpp_periodic(rng: np.random.Generator, config: Config) -> Design:
     """File-per-process checkpoints, for a Darshan 2.x log (open..close intervals)."""
     design = checkpoint_design(
         rng, config, ranks=int(loguniform(rng, 4, 256)), layout="fpp", busy=rng.uniform(0.1, 0.7)
@@ -472,7 +477,7 @@ def legacy_fpp_periodic(rng, config) -> Design:
     return design
 
 
-def bytes_near_100mb(rng, config) -> Design:
+def bytes_near_100mb(rng: np.random.Generator, config: Config) -> Design:
     """Directions just under / over 100 MB (80 vs 130 MB): significance must flip."""
     under, over = 0.8e8 * rng.uniform(0.9, 1.0), 1.3e8 * rng.uniform(1.0, 1.2)
     read_total, write_total = (under, over) if rng.random() < 0.5 else (over, under)
@@ -507,7 +512,7 @@ def bytes_near_100mb(rng, config) -> Design:
     )
 
 
-def op_spans_chunks(rng, config) -> Design:
+def op_spans_chunks(rng: np.random.Generator, config: Config) -> Design:
     """A few long operations each spanning several quarters (bytes spread uniformly)."""
     run_time = loguniform(rng, 100, 200000)
     records = Records()
@@ -517,7 +522,7 @@ def op_spans_chunks(rng, config) -> Design:
     return Design(run_time, 64, records, NOT_PERIODIC, NOT_PERIODIC, dict(run_time=run_time))
 
 
-def reads_after_first_quarter(rng, config) -> Design:
+def reads_after_first_quarter(rng: np.random.Generator, config: Config) -> Design:
     """Regular reads from the end of the first quarter on; random writes throughout."""
     run_time = loguniform(rng, 600, 100000)
     count = int(rng.integers(20, 61))
@@ -547,7 +552,7 @@ def reads_after_first_quarter(rng, config) -> Design:
     )
 
 
-def poisson_writes(records: Records, rng, run_time: float, equal_bytes: bool) -> int:
+def poisson_writes(records: Records, rng: np.random.Generator, run_time: float, equal_bytes: bool) -> int:
     """Writes at random (Poisson) times, sizes log-uniform unless ``equal_bytes``."""
     count = int(rng.integers(20, 200))
     starts = np.sort(rng.uniform(0.0, 0.97, count)) * run_time + 0.01
@@ -567,15 +572,15 @@ def poisson_writes(records: Records, rng, run_time: float, equal_bytes: bool) ->
     return count
 
 
-def poisson_random_bytes(rng, config) -> Design:
+def poisson_random_bytes(rng: np.random.Generator, config: Config) -> Design:
     return _poisson(rng, config, equal_bytes=False)
 
 
-def poisson_equal_bytes(rng, config) -> Design:
+def poisson_equal_bytes(rng: np.random.Generator, config: Config) -> Design:
     return _poisson(rng, config, equal_bytes=True)
 
 
-def _poisson(rng, config, equal_bytes: bool) -> Design:
+def _poisson(rng: np.random.Generator, config: Config, equal_bytes: bool) -> Design:
     run_time = loguniform(rng, 300, 200000)
     records = Records()
     count = poisson_writes(records, rng, run_time, equal_bytes)
@@ -589,7 +594,7 @@ def _poisson(rng, config, equal_bytes: bool) -> Design:
     )
 
 
-def one_off_phases(rng, config) -> Design:
+def one_off_phases(rng: np.random.Generator, config: Config) -> Design:
     """Read input at start (and maybe a reference at the end); two equal snapshots: no period."""
     run_time = loguniform(rng, 60, 100000)
     ranks = int(loguniform(rng, 1, 2048))
@@ -632,7 +637,7 @@ def one_off_phases(rng, config) -> Design:
     )
 
 
-def metadata_storm_start(rng, config) -> Design:
+def metadata_storm_start(rng: np.random.Generator, config: Config) -> Design:
     """Thousands of ranks open their files within the first seconds, then compute."""
     ranks, files = int(rng.integers(256, 4097)), int(rng.integers(1, 4))
     window = rng.uniform(0.3, 3.0)
@@ -668,7 +673,7 @@ def metadata_storm_start(rng, config) -> Design:
     )
 
 
-def metadata_bursts(rng, config) -> Design:
+def metadata_bursts(rng: np.random.Generator, config: Config) -> Design:
     """A few hundred tiny files opened and closed in a burst every period."""
     count, period = int(rng.integers(6, 21)), loguniform(rng, 10, 600)
     files, window = int(rng.integers(60, 400)), rng.uniform(0.05, 2.0)
@@ -693,7 +698,7 @@ def metadata_bursts(rng, config) -> Design:
     )
 
 
-def long_run_days(rng, config) -> Design:
+def long_run_days(rng: np.random.Generator, config: Config) -> Design:
     """Days-long run: hourly checkpoints, and a day's input read every day."""
     days = int(rng.integers(5, 8))
     ranks = int(loguniform(rng, 16, 1024))
@@ -734,7 +739,7 @@ def long_run_days(rng, config) -> Design:
     )
 
 
-def short_run_subsecond(rng, config) -> Design:
+def short_run_subsecond(rng: np.random.Generator, config: Config) -> Design:
     """Seconds-long run writing every fraction of a second (gaps kept above SPEC's merge gap).
 
     Under ``min_period_seconds`` (SPEC 3.4) this is request cadence: not periodic.
@@ -769,7 +774,7 @@ def short_run_subsecond(rng, config) -> Design:
     )
 
 
-def month_run(rng, config) -> Design:
+def month_run(rng: np.random.Generator, config: Config) -> Design:
     """A run of 30+ days with a daily checkpoint."""
     days = int(rng.integers(30, 41))
     ranks = int(loguniform(rng, 16, 512))
@@ -797,7 +802,7 @@ def month_run(rng, config) -> Design:
     )
 
 
-def zero_length_ops(rng, config) -> Design:
+def zero_length_ops(rng: np.random.Generator, config: Config) -> Design:
     """Checkpoints whose recorded start equals their end, and stat-like zero-byte opens."""
     count, period = int(rng.integers(8, 31)), loguniform(rng, 10, 1000)
     ranks = int(loguniform(rng, 1, 256))
@@ -829,7 +834,7 @@ def zero_length_ops(rng, config) -> Design:
     )
 
 
-def overlap_many_ranks(rng, config) -> Design:
+def overlap_many_ranks(rng: np.random.Generator, config: Config) -> Design:
     """Each period, hundreds of ranks write with widely scattered starts and lengths."""
     ranks, count = int(rng.integers(64, 513)), int(rng.integers(6, 20))
     period = loguniform(rng, 30, 3600)
@@ -861,7 +866,7 @@ def overlap_many_ranks(rng, config) -> Design:
     )
 
 
-def serialized_rank_writes(rng, config) -> Design:
+def serialized_rank_writes(rng: np.random.Generator, config: Config) -> Design:
     """Token-ring checkpoints: ranks write one after another, with a pause between ranks.
 
     SPEC 3.4's segments then mostly measure the spacing between ranks; an
@@ -901,7 +906,7 @@ def serialized_rank_writes(rng, config) -> Design:
     )
 
 
-def ckpt_two_files(rng, config) -> Design:
+def ckpt_two_files(rng: np.random.Generator, config: Config) -> Design:
     """Each checkpoint: a big data file, then after a pause a small index file (HDF5 + XDMF).
 
     The data file's segment ends at the index file, so SPEC 3.4 measures the
@@ -949,7 +954,7 @@ def ckpt_two_files(rng, config) -> Design:
     )
 
 
-def hourly_daily_one_direction(rng, config) -> Design:
+def hourly_daily_one_direction(rng: np.random.Generator, config: Config) -> Design:
     """Hourly checkpoints and a much larger daily archive, both written, for days."""
     days = int(rng.integers(6, 9))
     ranks = int(loguniform(rng, 16, 1024))
@@ -991,7 +996,7 @@ def hourly_daily_one_direction(rng, config) -> Design:
     )
 
 
-def metadata_dense(rng, config) -> Design:
+def metadata_dense(rng: np.random.Generator, config: Config) -> Design:
     """Small files opened all run long at tens to hundreds per second."""
     run_time = loguniform(rng, 60, 3000)
     rate = loguniform(rng, 20, 300)
@@ -1007,17 +1012,17 @@ def metadata_dense(rng, config) -> Design:
     return Design(run_time, 1, records, UNKNOWN, NOT_PERIODIC, dict(run_time=run_time, rate=rate))
 
 
-def few_size_varying_ckpts(rng, config) -> Design:
+def few_size_varying_ckpts(rng: np.random.Generator, config: Config) -> Design:
     """Five to ten checkpoints whose sizes vary by +-20 % and periods by +-10 %."""
     return checkpoint_design(rng, config, jitter=0.1, size_spread=0.2, count=int(rng.integers(5, 11)))
 
 
-def high_busy_ckpt(rng, config) -> Design:
+def high_busy_ckpt(rng: np.random.Generator, config: Config) -> Design:
     """Checkpoints that keep the file system busy 80-90 % of each period."""
     return checkpoint_design(rng, config, busy=rng.uniform(0.8, 0.92), count=int(rng.integers(6, 15)))
 
 
-def paused_series(rng, config) -> Design:
+def paused_series(rng: np.random.Generator, config: Config) -> Design:
     """Checkpoints at one period, a long pause (queue wait, rebalancing), then more of them."""
     ranks, period = int(loguniform(rng, 4, 512)), loguniform(rng, 20, 3600)
     n1, n2 = int(rng.integers(8, 16)), int(rng.integers(8, 16))
@@ -1050,7 +1055,7 @@ def paused_series(rng, config) -> Design:
     )
 
 
-def dxt_random_small_requests(rng, config) -> Design:
+def dxt_random_small_requests(rng: np.random.Generator, config: Config) -> Design:
     """Thousands of DXT-traced requests of random sizes at random times from a few ranks."""
     ranks, run_time = int(rng.integers(1, 9)), loguniform(rng, 120, 20000)
     records = Records()
@@ -1071,7 +1076,7 @@ def dxt_random_small_requests(rng, config) -> Design:
     )
 
 
-def periodic_near_100mb(rng, config) -> Design:
+def periodic_near_100mb(rng: np.random.Generator, config: Config) -> Design:
     """Periodic checkpoints whose whole volume is 80 MB (insignificant) or 130 MB."""
     count = int(rng.integers(6, 15))
     total = 0.8e8 if rng.random() < 0.5 else 1.3e8
@@ -1080,7 +1085,7 @@ def periodic_near_100mb(rng, config) -> Design:
     return design
 
 
-def seek_heavy_reader(rng, config) -> Design:
+def seek_heavy_reader(rng: np.random.Generator, config: Config) -> Design:
     """One rank opens a big file once and seeks thousands of times (SPEC 3.7: with the open)."""
     run_time = loguniform(rng, 60, 20000)
     seeks = int(loguniform(rng, 100, 50000))
@@ -1096,7 +1101,7 @@ def seek_heavy_reader(rng, config) -> Design:
     return Design(run_time, 1, records, NOT_PERIODIC, NOT_PERIODIC, dict(run_time=run_time, seeks=seeks))
 
 
-def dxt_request_cadence(rng, config) -> Design:
+def dxt_request_cadence(rng: np.random.Generator, config: Config) -> Design:
     """One traced input phase of requests every 0.1-0.6 s (SPEC 3.4: < 1 s is no period)."""
     ranks, run_time = int(rng.integers(1, 9)), loguniform(rng, 60, 300)
     cadence, requests = rng.uniform(0.1, 0.6), int(rng.integers(40, 150))
@@ -1124,7 +1129,7 @@ def dxt_request_cadence(rng, config) -> Design:
     )
 
 
-def partial_lost_files(rng, config) -> Design:
+def partial_lost_files(rng: np.random.Generator, config: Config) -> Design:
     """A partial POSIX module lost the big output files' records: only MPI-IO keeps them.
 
     SPEC 2 lets those MPI-IO records stand in, so the output counts (here

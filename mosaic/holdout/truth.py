@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -104,7 +105,7 @@ def magnitude(period: float, config: Config) -> str | None:
     return MAGNITUDES[sum(period > b for b in bounds)]
 
 
-def periodicity_family(design: Periodicity, config: Config) -> tuple[list, list]:
+def periodicity_family(design: Periodicity, config: Config) -> tuple[list[Any], list[Any]]:
     if design.claim is None:
         return [], []
     if design.claim is False:
@@ -167,7 +168,9 @@ def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config
     )
 
 
-def direction_truth(ops: dict, run_time: float, design: Periodicity, config: Config) -> tuple[dict, dict]:
+def direction_truth(
+    ops: dict[str, Any], run_time: float, design: Periodicity, config: Config
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(temporality family, periodicity family) of one direction, unprefixed."""
     total = float(ops["bytes"].sum())
     significant = significance(total, config)
@@ -187,7 +190,7 @@ def direction_truth(ops: dict, run_time: float, design: Periodicity, config: Con
     return temporal, {"must": must, "must_not": must_not}
 
 
-def requests_per_second(table: dict, run_time: float, seeks: bool = False) -> np.ndarray:
+def requests_per_second(table: dict[str, Any], run_time: float, seeks: bool = False) -> np.ndarray:
     """SPEC 3.7's requests per 1-second bin, by the cumulative request count at each edge.
 
     Opens, and seeks only with ``seeks`` (the paper's rule), over the open window.
@@ -228,7 +231,7 @@ def _ramps_before(at, slope, bins: int) -> np.ndarray:
     return np.arange(bins + 1) * _before(at, slope, bins) - _before(at, slope * at, bins)
 
 
-def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> dict:
+def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> dict[str, Any]:
     v = Verdicts(config.truth_margin, 0.0)
     m = config.truth_margin
     level = config.metadata_spike_level
@@ -257,7 +260,7 @@ def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> 
     }
 
 
-def kept_rows(table: dict, config: Config) -> np.ndarray:
+def kept_rows(table: dict[str, Any], config: Config) -> np.ndarray:
     """SPEC 2's default filter: no pseudo-files, nothing under /proc, /sys, /dev."""
     paths = table["path"].astype(str)
     pseudo = np.char.startswith(paths, "<") & np.char.endswith(paths, ">")
@@ -267,7 +270,7 @@ def kept_rows(table: dict, config: Config) -> np.ndarray:
     return ~(pseudo | system)
 
 
-def operations(records: Records, table: dict, keep: np.ndarray) -> dict[str, dict]:
+def operations(records: Records, table: dict[str, Any], keep: np.ndarray) -> dict[str, dict[str, Any]]:
     """SPEC 3.3 step 1: per direction, one op per record with bytes, DXT segments instead."""
     dxt_paths = {s["path"] for s in records.dxt}
     from_records = keep & ~np.isin(table["path"], list(dxt_paths))
@@ -283,7 +286,7 @@ def operations(records: Records, table: dict, keep: np.ndarray) -> dict[str, dic
     return out
 
 
-def legacy_windows(table: dict) -> dict:
+def legacy_windows(table: dict[str, Any]) -> dict[str, Any]:
     """SPEC 3.7 on a Darshan 2.x table (one open, one close instant per record): a
     record opened more than once has both windows over [first open, last close]."""
     reopened = (table["opens"] > 1) & (table["close_end"] != 0)
@@ -294,7 +297,7 @@ def legacy_windows(table: dict) -> dict:
     }
 
 
-def truth_families(design: Design, config: Config, legacy: bool = False) -> dict:
+def truth_families(design: Design, config: Config, legacy: bool = False) -> dict[str, Any]:
     """Every family's must / must_not of a design (``legacy``: written as a 2.x log)."""
     table = design.records.table()
     keep = kept_rows(table, config)

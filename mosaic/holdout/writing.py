@@ -7,6 +7,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def as_legacy(records: Records) -> Records:
     return out
 
 
-def module_records(table: dict, rows: np.ndarray, module: int, version: int) -> F.ModuleRecords:
+def module_records(table: dict[str, Any], rows: np.ndarray, module: int, version: int) -> F.ModuleRecords:
     """Records of one module with every canonical counter of SPEC 2 filled in."""
     n_c, n_f = F.RECORD_SHAPES[(module, version)]
     cidx, fidx = F.CANONICAL_INDEX[(module, version)]
@@ -126,7 +127,7 @@ MPIIO_BYTES = dict(bytes_read=14, bytes_written=15)  # MPIIO_BYTES_READ / _WRITT
 MPIIO_OPENS = 1  # MPIIO_COLL_OPENS
 
 
-def mpiio_mirror(table: dict, rows: np.ndarray) -> F.ModuleRecords:
+def mpiio_mirror(table: dict[str, Any], rows: np.ndarray) -> F.ModuleRecords:
     """MPI-IO records repeating POSIX traffic, as collective I/O leaves them (SPEC 2: ignored)."""
     n_c, n_f = F.RECORD_SHAPES[(F.MPIIO, MPIIO_VERSION)]
     counters = np.zeros((int(rows.sum()), n_c), np.int64)
@@ -222,7 +223,7 @@ def log_bytes(design: Design, fmt: LogFormat, extras: Extras, uid: int, exe: str
 
 def generate(
     out: str | Path, seeds: int, scenarios: list[str] | None = None, config: Config | None = None
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Write ``seeds`` logs per scenario under ``out`` and their truth to ``out/truth.jsonl``."""
     config = config or Config()
     out = Path(out)

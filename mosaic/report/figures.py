@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ CORPUS_STYLE = "white"
 
 
 @themed(CORPUS_STYLE)
-def plot_funnel(summary: dict, out_dir: Path) -> pd.DataFrame:
+def plot_funnel(summary: dict[str, Any], out_dir: Path) -> pd.DataFrame:
     """Pre-processing funnel (paper Fig. 3): how many logs survive each step."""
     table = tables.funnel_table(summary)
     kind_colors = {"input": PALETTE[7], "evicted": PALETTE[3], "kept": PALETTE[0]}
@@ -83,7 +84,7 @@ def _grouped_bars(table: pd.DataFrame, title: str, out_dir: Path, name: str) -> 
     return table
 
 
-def plot_periodicity(summary: dict, out_dir: Path) -> pd.DataFrame:
+def plot_periodicity(summary: dict[str, Any], out_dir: Path) -> pd.DataFrame:
     """Paper Table II: non-periodic vs periodic by period magnitude, writes and reads."""
     cfg = {**Config().to_dict(), **summary.get("config", {})}
     bounds = " < ".join(
@@ -110,14 +111,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def plot_temporality(summary: dict, out_dir: Path) -> pd.DataFrame:
+def plot_temporality(summary: dict[str, Any], out_dir: Path) -> pd.DataFrame:
     """Paper Table III: when in the run reads and writes happen."""
     return _grouped_bars(
         tables.temporality_table(summary), "Temporality (labels are not exclusive)", out_dir, "temporality"
     )
 
 
-def plot_metadata(summary: dict, out_dir: Path) -> pd.DataFrame:
+def plot_metadata(summary: dict[str, Any], out_dir: Path) -> pd.DataFrame:
     """Paper Fig. 4: metadata load categories."""
     return _grouped_bars(tables.metadata_table(summary), "Metadata load categories", out_dir, "metadata")
 
@@ -193,7 +194,7 @@ def _without_empty_lines(shown: pd.DataFrame) -> pd.DataFrame:
     return shown.loc[shown.notna().any(axis=1), shown.notna().any(axis=0)]
 
 
-def plot_jaccard(summary: dict, view: str, out_dir: Path, config: Config) -> pd.DataFrame:
+def plot_jaccard(summary: dict[str, Any], view: str, out_dir: Path, config: Config) -> pd.DataFrame:
     """Paper Fig. 5: Jaccard index of category pairs, lower triangle, cells above threshold.
 
     Returns the matrix as drawn: NaN where a cell is hidden; categories with
@@ -218,7 +219,7 @@ def plot_jaccard(summary: dict, view: str, out_dir: Path, config: Config) -> pd.
     return shown
 
 
-def plot_conditional(summary: dict, view: str, out_dir: Path, config: Config) -> pd.DataFrame:
+def plot_conditional(summary: dict[str, Any], view: str, out_dir: Path, config: Config) -> pd.DataFrame:
     """P(B | A): the share of traces with row category A that also carry column B.
 
     Same ordering as the Jaccard heatmap of the view; hidden cells are NaN.
@@ -243,7 +244,7 @@ def plot_conditional(summary: dict, view: str, out_dir: Path, config: Config) ->
 
 
 @themed(CORPUS_STYLE)
-def plot_stability(summary: dict, out_dir: Path) -> dict | None:
+def plot_stability(summary: dict[str, Any], out_dir: Path) -> dict[str, Any] | None:
     """Per-application stability with --all-runs: share of runs categorized like the representative."""
     stability = summary.get("stability")
     if not stability:
@@ -270,7 +271,7 @@ def plot_stability(summary: dict, out_dir: Path) -> dict | None:
     return stability
 
 
-def render_figures(out: Path, config: Config | None = None) -> dict:
+def render_figures(out: Path, config: Config | None = None) -> dict[str, Any]:
     """All corpus figures of OUT/summary.json into OUT/figures/; returns each one's data."""
     config = config or Config()
     summary = json.loads((Path(out) / "summary.json").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -28,13 +29,13 @@ def _shares_by_view(table: pd.DataFrame) -> str:
     return wide[["group", "category", *VIEW_NAMES.values()]].to_markdown(index=False)
 
 
-def _funnel(summary: dict) -> str:
+def _funnel(summary: dict[str, Any]) -> str:
     table = tables.funnel_table(summary).drop(columns="kind")
     table["share"] = table["share"].map(_percent)
     return table.to_markdown(index=False, intfmt=",")
 
 
-def _stability(summary: dict) -> str:
+def _stability(summary: dict[str, Any]) -> str:
     stability = summary.get("stability")
     if not stability:
         return "Not computed (run `mosaic run --all-runs` to measure it)."
@@ -55,7 +56,7 @@ def _stability(summary: dict) -> str:
     )
 
 
-def _correlations(summary: dict, view: str, config: Config) -> str:
+def _correlations(summary: dict[str, Any], view: str, config: Config) -> str:
     found = noteworthy_correlations(
         summary["conditional"][view],
         summary["distributions"][view],
@@ -74,7 +75,7 @@ def _correlations(summary: dict, view: str, config: Config) -> str:
     ).to_markdown(index=False)
 
 
-def _jaccard(summary: dict, view: str, config: Config) -> str:
+def _jaccard(summary: dict[str, Any], view: str, config: Config) -> str:
     pairs = tables.jaccard_pairs(summary, view, config.heatmap_display_min)
     if pairs.empty:
         return "None."
@@ -87,7 +88,7 @@ def _jaccard(summary: dict, view: str, config: Config) -> str:
     ).to_markdown(index=False)
 
 
-def render_report(summary: dict, config: Config) -> str:
+def render_report(summary: dict[str, Any], config: Config) -> str:
     """The whole report as one Markdown string."""
     funnel = summary["funnel"]
     traces = {view: summary["distributions"][view]["traces"] for view in VIEWS}

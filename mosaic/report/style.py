@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import matplotlib as mpl
 import seaborn as sns
@@ -34,7 +35,7 @@ TITLE_FONT = 10  # a timeline panel's title
 SUPTITLE_FONT = 11  # a timeline's header
 
 
-def theme_rc(style: str) -> dict:
+def theme_rc(style: str) -> dict[str, Any]:
     """seaborn's `set_theme(style=STYLE, context="notebook")` as rc parameters, without applying them."""
     return {
         **sns.plotting_context("notebook"),

@@ -8,6 +8,8 @@ the labels are non-exclusive, so a family's shares need not add up to 1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -25,7 +27,7 @@ def display_name(label: str) -> str:
     return label.replace("_", " ")
 
 
-def funnel_table(summary: dict) -> pd.DataFrame:
+def funnel_table(summary: dict[str, Any]) -> pd.DataFrame:
     """Paper Fig. 3: logs -> evicted by reason -> valid -> unique applications -> categorized."""
     funnel = summary["funnel"]
     rows = (
@@ -41,13 +43,13 @@ def funnel_table(summary: dict) -> pd.DataFrame:
     return table
 
 
-def _evicted_rows(evicted: dict, stage: str) -> list[tuple[str, str, int]]:
+def _evicted_rows(evicted: dict[str, Any], stage: str) -> list[tuple[str, str, int]]:
     """One funnel row per eviction reason, most frequent first."""
     ordered = sorted(evicted.items(), key=lambda item: (-item[1], item[0]))
     return [(f"{stage}: {display_name(reason)}", "evicted", n) for reason, n in ordered]
 
 
-def _label_shares(summary: dict, entries: list[tuple[str, str]]) -> pd.DataFrame:
+def _label_shares(summary: dict[str, Any], entries: list[tuple[str, str]]) -> pd.DataFrame:
     """Long table (group, category, label, view, traces, share) for (group, label) entries."""
     rows = []
     for view in VIEWS:
@@ -73,30 +75,30 @@ def _label_shares(summary: dict, entries: list[tuple[str, str]]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def periodicity_table(summary: dict) -> pd.DataFrame:
+def periodicity_table(summary: dict[str, Any]) -> pd.DataFrame:
     """Paper Table II, reads and writes: non-periodic, then periodic by period magnitude."""
     return _label_shares(
         summary, [(d, f"{d}_{x}") for d in ("write", "read") for x in (NON_PERIODIC,) + MAGNITUDES]
     )
 
 
-def temporality_table(summary: dict) -> pd.DataFrame:
+def temporality_table(summary: dict[str, Any]) -> pd.DataFrame:
     """Paper Table III: every temporality label of reads and writes."""
     return _label_shares(summary, [(d, f"{d}_{x}") for d in DIRECTIONS for x in TEMPORALITY_ORDER])
 
 
-def metadata_table(summary: dict) -> pd.DataFrame:
+def metadata_table(summary: dict[str, Any]) -> pd.DataFrame:
     """Paper Fig. 4: the metadata labels."""
     return _label_shares(summary, [("metadata", label) for label in METADATA])
 
 
-def matrix_frame(summary: dict, kind: str, view: str) -> pd.DataFrame:
+def matrix_frame(summary: dict[str, Any], kind: str, view: str) -> pd.DataFrame:
     """The `jaccard` or `conditional` matrix of one view (rows A, columns B)."""
     part = summary[kind][view]
     return pd.DataFrame(part["matrix"], index=part["labels"], columns=part["labels"], dtype=float)
 
 
-def jaccard_pairs(summary: dict, view: str, min_value: float) -> pd.DataFrame:
+def jaccard_pairs(summary: dict[str, Any], view: str, min_value: float) -> pd.DataFrame:
     """Category pairs with a Jaccard index above `min_value`, highest first (Fig. 5 as text)."""
     jaccard = matrix_frame(summary, "jaccard", view)
     upper = np.triu(np.ones(jaccard.shape, dtype=bool), k=1)

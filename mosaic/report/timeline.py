@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.ticker import EngFormatter
@@ -74,7 +75,7 @@ def _no_operations(ax) -> None:
     ax.text(0.5, 0.5, "no operations", ha="center", va="center", transform=ax.transAxes)
 
 
-def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
+def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
     ops = direction.ops
     ax.set_ylabel("ranks doing I/O")
     times, level = concurrency(ops["start"], ops["end"], ops["ranks"])
@@ -99,7 +100,7 @@ def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
     return {"times": times, "ranks": level, "minor": int(minor.sum())}
 
 
-def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
+def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
     merged = direction.merged
     durations = merged.ends - merged.starts
     heights = np.divide(
@@ -127,7 +128,7 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict:
     }
 
 
-def _periodic_strip(ax, direction: DirectionAnalysis, source: str, scale: float) -> list[dict]:
+def _periodic_strip(ax, direction: DirectionAnalysis, source: str, scale: float) -> list[dict[str, Any]]:
     """Occurrences of each periodic operation mean shift found in ``source``, as a strip on top.
 
     Drawn in the panel of the operations mean shift segmented: the merged
@@ -168,7 +169,7 @@ def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
     ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * headroom)
 
 
-def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float) -> dict:
+def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float) -> dict[str, Any]:
     edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
     bars = ax.bar(
         edges[:-1], direction.chunks, width=np.diff(edges), align="edge", color=PALETTE[0], edgecolor="white"
@@ -179,7 +180,7 @@ def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float
     return {"chunks": direction.chunks}
 
 
-def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> dict:
+def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
     """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT.
 
     When mean shift looked at the bins' bursts (the operations showed no
@@ -199,7 +200,7 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
     )
     _bytes_axis(ax, values, headroom=1.45)  # room for the legend above the bins
     bursts = direction.bursts
-    data: dict = {"heatmap_edges": edges, "heatmap_bytes": values}
+    data: dict[str, Any] = {"heatmap_edges": edges, "heatmap_bytes": values}
     if bursts is not None and len(bursts):
         for minor, dashes, noun in ((False, "-", "burst"), (True, ":", "minor burst")):
             chosen = bursts.minor == minor
@@ -231,7 +232,9 @@ def fft_signal(
     return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"], run_time, config)
 
 
-def _spectrum_panel(ax, direction: DirectionAnalysis, heatmap, run_time: float, config: Config) -> dict:
+def _spectrum_panel(
+    ax, direction: DirectionAnalysis, heatmap, run_time: float, config: Config
+) -> dict[str, Any]:
     if not len(direction.ops):
         _no_operations(ax)
         return {}
@@ -270,7 +273,7 @@ def _direction_title(direction: DirectionAnalysis) -> str:
     return f"{direction.name}: {_bytes(direction.bytes)}{period}\n{', '.join(labels)}"
 
 
-def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict:
+def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict[str, Any]:
     """Metadata requests per second as SPEC 3.7 counted them (seeks only with ``metadata_seeks``)."""
     seconds = np.arange(len(per_second) + 1) / scale
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
@@ -297,7 +300,7 @@ def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) ->
 
 
 @style.themed("ticks")
-def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
+def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[str, Any]:
     """Draw one trace's timeline into `path` (PNG or SVG by suffix); return its data."""
     trace = analysis.trace
     run_time = trace.run_time
@@ -307,7 +310,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict:
     heights = [1, 1, 0.8] + ([0.8] if heatmap is not None else []) + [0.9, 0.9]
     fig = style.new_figure(figsize=(15, 16 + 3.2 * (len(heights) - 5)))
     grid = fig.add_gridspec(len(heights), 2, height_ratios=heights, hspace=0.45, wspace=0.18)
-    data: dict = {"time_unit": unit}
+    data: dict[str, Any] = {"time_unit": unit}
     time_axes = []
     for column, direction in enumerate((analysis.read, analysis.write)):
         raw = fig.add_subplot(grid[0, column])

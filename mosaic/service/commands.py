@@ -10,6 +10,7 @@ import json
 import os
 import resource
 import sys
+from typing import Any
 
 import click
 
@@ -164,7 +165,7 @@ def lookup(uid, application, store_path, server, token_file, as_json) -> None:
     sys.exit(0 if found else 1)
 
 
-def _json_object(response) -> dict | None:
+def _json_object(response) -> dict[str, Any] | None:
     try:
         answer = response.json()
     except ValueError:

@@ -3,6 +3,8 @@ so the click commands can use it without loading FastAPI)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 JSON = "application/json"
 UNKNOWN_APPLICATION = "unknown_application"  # 404 error for an unknown (uid, app) group
 
@@ -21,12 +23,12 @@ EVICTED_SCHEMA = {
 }
 
 
-def error_body(error: str, detail="") -> dict:
+def error_body(error: str, detail="") -> dict[str, Any]:
     """Every 4xx of the API: ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
 
 
-def error_doc(description: str, schema: dict = ERROR_SCHEMA) -> dict:
+def error_doc(description: str, schema: dict[str, Any] = ERROR_SCHEMA) -> dict[str, Any]:
     """An OpenAPI response entry for a JSON error."""
     return {"description": description, "content": {JSON: {"schema": schema}}}
 

@@ -31,6 +31,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pebble
 
@@ -63,7 +64,7 @@ class Answer:
     body: bytes  # UTF-8 JSON of the SPEC 4 object or of the evicted one
 
 
-def encode(result: dict) -> Answer:
+def encode(result: dict[str, Any]) -> Answer:
     """JSON of ``result``; NaN and infinities are not JSON, so such a result is evicted."""
     try:
         body = json.dumps(result, allow_nan=False).encode()
@@ -82,7 +83,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     file = posted_name(data)
 
-    def work() -> dict:
+    def work() -> dict[str, Any]:
         nonlocal file
         log = unwrap(data, config.max_inflated_bytes)
         if log is not data:
@@ -98,7 +99,7 @@ def posted_name(log: bytes) -> str:
     return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
 
 
-def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
+def categorize_bytes(data: bytes, file: str, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 

@@ -20,6 +20,7 @@ time, so this protocol adds, per connection:
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -43,7 +44,7 @@ class GuardedH11Protocol(H11Protocol):
     request_timeout: float
     max_connections: int
     max_header_bytes: int
-    awaiting: dict  # connection -> None, in arrival order (a dict is an ordered set)
+    awaiting: dict[str, Any]  # connection -> None, in arrival order (a dict is an ordered set)
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)

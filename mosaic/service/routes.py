@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path as FilePath
+from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
@@ -98,7 +99,7 @@ def leading_bytes(body: bytes | FilePath, count: int) -> bytes:
         return fh.read(count)
 
 
-def record(results: Store, result: dict) -> Response | None:
+def record(results: Store, result: dict[str, Any]) -> Response | None:
     """Record a categorized posted log, unless its job id belongs to another uid (409)."""
     job = result["job"]
     owners = results.job_uids(job["job_id"]) - {job["uid"]}

@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class Run:
 
     name: str
     data: bytes
-    truth: dict
+    truth: dict[str, Any]
 
 
 def run_scales(n_runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -95,9 +96,9 @@ class Template:
         self.built = build(scenario, rng, root)
         self.rows = self.built.table.table()
         self._facts: dict[bool, truth.Facts] = {}
-        self._logs: dict[tuple, F.DarshanLog] = {}  # at scale 1, per module versions
+        self._logs: dict[tuple[Any, ...], F.DarshanLog] = {}  # at scale 1, per module versions
 
-    def families(self, scale: float, legacy: bool) -> dict:
+    def families(self, scale: float, legacy: bool) -> dict[str, Any]:
         if legacy not in self._facts:
             b = self.built
             self._facts[legacy] = truth.facts(
@@ -118,9 +119,9 @@ class Template:
         fmt: Format,
         job: F.Job,
         rng: np.random.Generator,
-        id_cache: dict | None = None,
+        id_cache: dict[str, Any] | None = None,
         level: int = ZLIB_LEVEL,
-    ) -> tuple[bytes, dict]:
+    ) -> tuple[bytes, dict[str, Any]]:
         """Bytes of one run and its expected families ({} for an invalid log)."""
         key = (fmt.legacy, fmt.posix, fmt.stdio)
         if key not in self._logs:
@@ -185,8 +186,13 @@ def generate_runs(
 
 
 def truth_record(
-    name: str, scenario: Scenario, who: Identity, heaviest: bool, families: dict, described: dict
-) -> dict:
+    name: str,
+    scenario: Scenario,
+    who: Identity,
+    heaviest: bool,
+    families: dict[str, Any],
+    described: dict[str, Any],
+) -> dict[str, Any]:
     """One line of truth.jsonl; ``described``: the scenario's parameters and the run's."""
     valid = scenario.invalid is None
     return {

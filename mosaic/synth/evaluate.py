@@ -19,13 +19,14 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 
 SCORED_KEYS = ("file", "categories", "partial", "group")  # what the scores read of a trace
 
 
-def _jsonl(path: Path) -> Iterator[dict]:
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
     if not path.exists():
         return
     with open(path) as fh:
@@ -39,7 +40,7 @@ def _ratio(right: int, total: int) -> float | None:
 class _Names:
     """Match result file names to truth names (results may hold longer paths)."""
 
-    def __init__(self, truth: dict[str, dict]):
+    def __init__(self, truth: dict[str, dict[str, Any]]):
         self.truth = truth
 
     def __call__(self, name: str) -> str | None:
@@ -51,11 +52,11 @@ class _Names:
         return None
 
 
-def family_right(expected: dict, categories: set[str]) -> bool:
+def family_right(expected: dict[str, Any], categories: set[str]) -> bool:
     return set(expected["must"]) <= categories and not set(expected["must_not"]) & categories
 
 
-def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict:
+def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
     """Scores of ``results_dir`` (traces.jsonl, evicted.jsonl) against ``truth_path``."""
     results_dir = Path(results_dir)
     truth = {t["file"]: t for t in _jsonl(Path(truth_path))}
@@ -88,13 +89,13 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict:
     }
 
 
-def _trace_scores(truth: dict, traces: dict) -> dict:
+def _trace_scores(truth: dict[str, Any], traces: dict[str, Any]) -> dict[str, Any]:
     right = 0
     family = Counter()
     per_scenario: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     counts = {label: Counter() for label in ALL_LABELS}
     scored = 0
-    wrong_examples: dict[str, list] = defaultdict(list)
+    wrong_examples: dict[str, list[Any]] = defaultdict(list[Any])
     for name, obj in traces.items():
         expected = truth[name]
         if not expected["valid"] or not expected["families"]:
@@ -137,10 +138,12 @@ def _trace_scores(truth: dict, traces: dict) -> dict:
     }
 
 
-def _eviction_scores(truth: dict, traces: dict, evicted: dict) -> dict:
+def _eviction_scores(
+    truth: dict[str, Any], traces: dict[str, Any], evicted: dict[str, Any]
+) -> dict[str, Any]:
     invalid = [n for n, t in truth.items() if not t["valid"]]
     valid = [n for n, t in truth.items() if t["valid"]]
-    confusion: dict[str, Counter] = defaultdict(Counter)
+    confusion: dict[str, Counter[str]] = defaultdict(Counter[str])
     for name in invalid:
         got = (
             evicted[name].get("reason")
@@ -168,8 +171,8 @@ def _eviction_scores(truth: dict, traces: dict, evicted: dict) -> dict:
     }
 
 
-def _dedup_scores(truth: dict, traces: dict) -> dict:
-    groups: dict[str, dict] = defaultdict(
+def _dedup_scores(truth: dict[str, Any], traces: dict[str, Any]) -> dict[str, Any]:
+    groups: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"heaviest": set(), "representatives": set(), "categorized": 0}
     )
     for name, t in truth.items():
@@ -197,7 +200,7 @@ def _pct(value: float | None) -> str:
     return "   n/a" if value is None else f"{100 * value:5.1f}%"
 
 
-def format_table(scores: dict) -> str:
+def format_table(scores: dict[str, Any]) -> str:
     """Plain-text report of :func:`evaluate`'s scores."""
     t, e, d = scores["traces"], scores["eviction"], scores["dedup"]
     lines = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class Format:
             return ".darshan." + ("gz" if self.compression == "gzip" else "bz2")
         return ".darshan"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "version": self.version,
             "posix": self.posix,

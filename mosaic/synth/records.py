@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash
@@ -51,7 +52,7 @@ class FileTable:
             self.paths.append(path)
         return self._index[path]
 
-    def add(self, names: np.ndarray, ranks, module: int = F.POSIX, **columns) -> None:
+    def add(self, names: np.ndarray, ranks: ArrayLike, module: int = F.POSIX, **columns: ArrayLike) -> None:
         """Append one row per element of ``names`` (path indices); absent columns are 0."""
         rows = np.zeros(len(names), FILE_DTYPE)
         rows["name"], rows["rank"], rows["module"] = names, ranks, module

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -61,7 +62,7 @@ class Phase:
     start: float | Range
     duration: float | Range
     volume: float | Range  # bytes, all ranks together
-    shared: bool = False  # one rank -1 record (else one file per rank)
+    shared: bool | Range = False  # one rank -1 record (else one file per rank); a Range draws 0 or 1
     requests: float | Range = 64  # read / write calls per record (a counter only)
     writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
     lost: bool = False  # records dropped from a partial POSIX module: only MPI-IO keeps them
@@ -100,7 +101,7 @@ class Periodic:
     count: float | Range = 8
     jitter: float = 0.0  # each gap is period x (1 + U(-jitter, jitter))
     offset: float | Range = 0.5  # first burst after this many periods
-    shared: bool = True
+    shared: bool | Range = True  # a Range draws 0 (file per rank) or 1
     writers: float | Range = 0  # shared file: one record per writing rank (0: one rank -1 record)
     append: bool = False  # every burst appends to one file: only the HEATMAP shows the bursts
     requests: float | Range = BURST_REQUESTS  # read / write calls per record of one burst
@@ -140,20 +141,30 @@ class Scenario:
     dxt_busy: float = 1.0  # share of each request's slot it lasts (1: back to back)
 
 
-def resolve(spec, rng: np.random.Generator):
-    """A copy of a scenario (or part) with every Range drawn."""
+Spec = TypeVar("Spec")
+
+
+def resolve(spec: Spec, rng: np.random.Generator) -> Spec:
+    """A copy of a scenario (or part) with every Range drawn (a Range becomes its float)."""
     if isinstance(spec, Range):
-        return spec.draw(rng)
+        return spec.draw(rng)  # type: ignore[return-value]  # the one place a Range turns into a float
     if isinstance(spec, tuple):
-        return tuple(resolve(item, rng) for item in spec)
-    if dataclasses.is_dataclass(spec):
+        return tuple(resolve(item, rng) for item in spec)  # type: ignore[return-value]  # same shape
+    if dataclasses.is_dataclass(spec) and not isinstance(spec, type):
         return dataclasses.replace(
             spec, **{f.name: resolve(getattr(spec, f.name), rng) for f in dataclasses.fields(spec)}
         )
     return spec
 
 
-def params(scenario: Scenario) -> dict:
+def drawn(value: float | Range) -> float:
+    """A parameter of a resolved scenario: :func:`build` and the truth need every Range drawn."""
+    if isinstance(value, Range):
+        raise TypeError(f"{value} was not drawn: resolve() the scenario first")
+    return value
+
+
+def params(scenario: Scenario) -> dict[str, Any]:
     """JSON-friendly parameters of a resolved scenario (for the truth file)."""
     return dataclasses.asdict(scenario)
 
@@ -191,10 +202,12 @@ def burst_times(p: Periodic, rng: np.random.Generator, until: float | None = Non
 
     ``until``: a background series (``count`` 0) repeats while a burst ends by then.
     """
-    count = int(p.count) if until is None else int(np.ceil(until / (p.period * (1 - p.jitter)))) + 1
-    gaps = p.period * (1.0 + rng.uniform(-p.jitter, p.jitter, max(count - 1, 0)))
-    times = p.offset * p.period + np.concatenate([[0.0], np.cumsum(gaps)])
-    return times if until is None else times[times + p.busy * p.period <= until]
+    count = (
+        int(drawn(p.count)) if until is None else int(np.ceil(until / (drawn(p.period) * (1 - p.jitter)))) + 1
+    )
+    gaps = drawn(p.period) * (1.0 + rng.uniform(-p.jitter, p.jitter, max(count - 1, 0)))
+    times = drawn(p.offset) * drawn(p.period) + np.concatenate([[0.0], np.cumsum(gaps)])
+    return times if until is None else times[times + drawn(p.busy) * drawn(p.period) <= until]
 
 
 def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
@@ -202,19 +215,23 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
 
     ``root`` is the job's scratch folder; file names derive from it.
     """
-    ranks = max(int(s.ranks), 1)
-    starts = [burst_times(p, rng) if p.count else None for p in s.periodic]
+    ranks = max(int(drawn(s.ranks)), 1)
+    first_starts = [burst_times(p, rng) if drawn(p.count) else None for p in s.periodic]
     if s.run_time is None:
-        ends = [t[-1] + p.period * max(p.busy, 0.5) for t, p in zip(starts, s.periodic) if t is not None]
-        run_time = float(np.ceil(max(ends)))
+        last_ends = [
+            t[-1] + drawn(p.period) * max(drawn(p.busy), 0.5)
+            for t, p in zip(first_starts, s.periodic)
+            if t is not None
+        ]
+        run_time = float(np.ceil(max(last_ends)))
     else:
-        run_time = float(round(s.run_time))
-    starts = [burst_times(p, rng, run_time) if t is None else t for t, p in zip(starts, s.periodic)]
-    table, design = FileTable(), []
+        run_time = float(round(drawn(s.run_time)))
+    starts = [burst_times(p, rng, run_time) if t is None else t for t, p in zip(first_starts, s.periodic)]
+    table, design = FileTable(), list[tuple[Any, ...]]()
     appended = Appended(ranks, run_time)
     for i, ph in enumerate(s.phases):
-        t0, t1 = ph.start * run_time, min(ph.start + ph.duration, 1.0) * run_time
-        volume = ph.volume * s.volume
+        t0, t1 = drawn(ph.start) * run_time, min(drawn(ph.start) + drawn(ph.duration), 1.0) * run_time
+        volume = drawn(ph.volume) * drawn(s.volume)
         if ph.append:
             appended.add(table, f"{root}/{ph.direction}_phase{i}.log", ph.direction, [t0], [t1], [volume])
             design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1, True))
@@ -228,10 +245,10 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
             t1,
             volume,
             ranks,
-            ph.shared,
-            ph.requests,
+            drawn(ph.shared),
+            drawn(ph.requests),
             run_time,
-            ph.writers,
+            drawn(ph.writers),
             F.MPIIO if ph.lost else F.POSIX,
             ph.seeks,
         )
@@ -239,16 +256,26 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
         if p.append:
-            ends = np.minimum(times + p.busy * p.period, run_time)
-            sizes = np.full(len(times), p.burst_bytes)
+            ends = np.minimum(times + drawn(p.busy) * drawn(p.period), run_time)
+            sizes = np.full(len(times), drawn(p.burst_bytes))
             appended.add(table, f"{root}/{p.direction}_series{j}.log", p.direction, times, ends, sizes)
             design += [
-                (p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter, len(times), True)
+                (
+                    p.direction,
+                    t0,
+                    t1,
+                    drawn(p.burst_bytes),
+                    component,
+                    drawn(p.period),
+                    p.jitter,
+                    len(times),
+                    True,
+                )
                 for t0, t1 in zip(times, ends)
             ]
             continue
         for k, t0 in enumerate(times):
-            t1 = min(t0 + p.busy * p.period, run_time)
+            t1 = min(t0 + drawn(p.busy) * drawn(p.period), run_time)
             _data_files(
                 table,
                 rng,
@@ -256,18 +283,20 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
                 p.direction,
                 t0,
                 t1,
-                p.burst_bytes,
+                drawn(p.burst_bytes),
                 ranks,
-                p.shared,
-                p.requests,
+                drawn(p.shared),
+                drawn(p.requests),
                 run_time,
-                p.writers,
+                drawn(p.writers),
                 seeks=p.seeks,
             )
-            design.append((p.direction, t0, t1, p.burst_bytes, component, p.period, p.jitter, len(times)))
+            design.append(
+                (p.direction, t0, t1, drawn(p.burst_bytes), component, drawn(p.period), p.jitter, len(times))
+            )
     for j, irr in enumerate(s.irregular):
         component = len(s.phases) + len(s.periodic) + j
-        count = int(irr.count)
+        count = int(drawn(irr.count))
         times = np.sort(rng.uniform(*IRREGULAR_SPAN, count)) * run_time
         ends, volumes = np.zeros(count), np.zeros(count)
         for k, t0 in enumerate(times):
@@ -300,8 +329,8 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
     if s.noise:
         lib_bytes = _noise_files(table, rng, root)
         design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT, 0.0, 0.0, 1))
-    design = [row + (False,) * (len(DESIGN_DTYPE) - len(row)) for row in design]
-    return Built(table, run_time, ranks, np.array(design, DESIGN_DTYPE), appended.heatmap())
+    rows = [row + (False,) * (len(DESIGN_DTYPE.names or ()) - len(row)) for row in design]
+    return Built(table, run_time, ranks, np.array(rows, DESIGN_DTYPE), appended.heatmap())
 
 
 HEATMAP_BIN, HEATMAP_MAX_BINS = 0.1, 512  # Darshan's first bin width, doubled until it fits
@@ -339,31 +368,27 @@ class Appended:
         Each burst's bytes spread uniformly over its interval into bins from job
         start; per rank the bins sum to its record's bytes.
         """
-        starts, ends = np.asarray(starts, float), np.asarray(ends, float)
-        nbytes = np.floor(np.asarray(nbytes, float))
-        total = int(nbytes.sum())
+        begin, finish = np.asarray(starts, float), np.asarray(ends, float)
+        volumes = np.floor(np.asarray(nbytes, float))
+        total = int(volumes.sum())
         per_rank = np.full(self.ranks, total // self.ranks, np.int64)
         per_rank[0] += total - per_rank.sum()
         prefix, moved = ("read", "bytes_read") if direction == READ else ("write", "bytes_written")
-        first, last = float(starts.min()), float(ends.max())
-        table.add(
-            np.full(self.ranks, table.name(path)),
-            np.arange(self.ranks),
-            opens=1,
-            **{
-                f"{prefix}s": BURST_REQUESTS * len(starts),
-                moved: per_rank,
-                f"{prefix}_start": first,
-                f"{prefix}_end": last,
-                "open_start": max(first - OPEN_DURATION, 0.0),
-                "open_end": first,
-                "close_start": last,
-                "close_end": min(last + OPEN_DURATION, self.run_time),
-            },
-        )
+        first, last = float(begin.min()), float(finish.max())
+        columns: dict[str, ArrayLike] = {
+            f"{prefix}s": BURST_REQUESTS * len(begin),
+            moved: per_rank,
+            f"{prefix}_start": first,
+            f"{prefix}_end": last,
+            "open_start": max(first - OPEN_DURATION, 0.0),
+            "open_end": first,
+            "close_start": last,
+            "close_end": min(last + OPEN_DURATION, self.run_time),
+        }
+        table.add(np.full(self.ranks, table.name(path)), np.arange(self.ranks), F.POSIX, opens=1, **columns)
         lo, hi = self.edges[:-1], self.edges[1:]
-        overlap = np.clip(np.minimum(ends[:, None], hi) - np.maximum(starts[:, None], lo), 0, None)
-        share = (overlap / (ends - starts)[:, None] * nbytes[:, None]).sum(axis=0) / total
+        overlap = np.clip(np.minimum(finish[:, None], hi) - np.maximum(begin[:, None], lo), 0, None)
+        share = (overlap / (finish - begin)[:, None] * volumes[:, None]).sum(axis=0) / total
         bins = np.floor(share[None, :] * per_rank[:, None]).astype(np.int64)
         bins[:, np.argmax(share)] += per_rank - bins.sum(axis=1)
         self.bins[direction] += bins
@@ -385,14 +410,14 @@ class Appended:
 
 def _data_files(
     table: FileTable,
-    rng,
+    rng: np.random.Generator,
     stem: str,
     direction: str,
     t0: float,
     t1: float,
     volume: float,
     ranks: int,
-    shared: bool,
+    shared: float,  # non-zero: one shared file
     requests: float,
     run_time: float,
     writers: float = 0,
@@ -439,13 +464,13 @@ def _data_files(
 
 def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int, run_time: float) -> None:
     """Records whose opens and closes make the requested load; no data moved."""
-    first = load.start * run_time
-    duration = load.duration if load.duration > 0 else run_time - first
-    for b in range(int(load.repeat)):
+    first = drawn(load.start) * run_time
+    duration = drawn(load.duration) if drawn(load.duration) > 0 else run_time - first
+    for b in range(int(drawn(load.repeat))):
         # A burst shorter than a second starts a quarter into one, so it fills one 1-s bin.
-        t0 = float(np.floor(first + b * load.spacing)) + (0.25 if duration < 1 else 0.0)
+        t0 = float(np.floor(first + b * drawn(load.spacing))) + (0.25 if duration < 1 else 0.0)
         t1 = min(t0 + duration, run_time)
-        opens = int(round(load.rate * (t1 - t0) / 2))  # each open brings its close
+        opens = int(round(drawn(load.rate) * (t1 - t0) / 2))  # each open brings its close
         if opens < 1 or t1 <= t0:
             continue
         n = min(opens, ranks)
@@ -471,7 +496,7 @@ LIBRARIES = (
 )
 
 
-def _noise_files(table: FileTable, rng, root: str) -> float:
+def _noise_files(table: FileTable, rng: np.random.Generator, root: str) -> float:
     """``<STDOUT>`` (filtered downstream), library loads, an input deck; returns bytes read."""
     t0, t1 = NOISE_WINDOW
     stdout = table.name("<STDOUT>")

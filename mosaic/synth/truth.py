@@ -19,6 +19,7 @@ relative); otherwise the label is in neither set.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -223,7 +224,7 @@ def _magnitude(period: float, config: Config) -> str:
     return "periodic_day_or_more"
 
 
-def _units(design: np.ndarray, run_time: float, config: Config) -> list[tuple]:
+def _units(design: np.ndarray, run_time: float, config: Config) -> list[tuple[Any, ...]]:
     """Design operations as SPEC 3.3 merges them: (start, end, bytes, components, count).
 
     Overlapping operations merge, and so do neighbours whose gap is under
@@ -232,7 +233,7 @@ def _units(design: np.ndarray, run_time: float, config: Config) -> list[tuple]:
     likely to be asserted.
     """
     widen = 1 + config.truth_margin
-    units: list[list] = []
+    units: list[list[Any]] = []
     for row in design[np.argsort(design["start"], kind="stable")]:
         if units:
             gap = row["start"] - units[-1][1]

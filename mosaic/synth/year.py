@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -247,7 +248,7 @@ class YearSummary:
     seconds: float = 0.0  # wall clock
     cpu_seconds: float = 0.0  # this process's CPU time (the machine may be shared)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             **self.__dict__,
             "logs_per_second": self.logs / self.seconds if self.seconds else 0.0,
@@ -269,7 +270,7 @@ class _Writer:
             return f"{self.out}/{folder}.staging", f"{folder}.tar.gz/{stem}"
         return f"{self.out}/{folder}", f"{folder}/{stem}"
 
-    def write(self, folder: str, stem: str, data: bytes, record: dict) -> None:
+    def write(self, folder: str, stem: str, data: bytes, record: dict[str, Any]) -> None:
         if folder not in self.made:
             os.makedirs(folder, exist_ok=True)
             self.made.add(folder)
