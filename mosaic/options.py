@@ -6,21 +6,23 @@ use them without importing the CLI entry point (no import cycle).
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from mosaic.config import Config
 
 
-def load_config(config_file: str | None, **overrides) -> Config:
+def load_config(config_file: str | None, **overrides: Any) -> Config:
     """Config from an optional TOML file plus command-line overrides (None = not given).
 
     A bad key or value stops the command at start with click's usage error,
     naming the key, the value and what is allowed.
     """
-    overrides = {k: v for k, v in overrides.items() if v is not None}
+    given = {k: v for k, v in overrides.items() if v is not None}
     try:
         cfg = Config.from_toml(config_file) if config_file else Config()
-        return cfg.replace(**overrides) if overrides else cfg
+        return cfg.replace(**given) if given else cfg
     except ValueError as exc:
         raise click.UsageError(f"bad configuration: {exc}") from None
 

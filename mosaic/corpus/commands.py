@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import FrameType
 
 import click
 
@@ -60,7 +61,18 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
 @config_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no final summary.")
 def run(
-    inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout, ship_logs, config_file, quiet
+    inputs: tuple[str, ...],
+    out: str,
+    nodes: str | None,
+    workers: int | None,
+    all_runs: bool | None,
+    group_by: str | None,
+    mounts: tuple[str, ...],
+    strict: bool | None,
+    timeout: float | None,
+    ship_logs: bool,
+    config_file: str | None,
+    quiet: bool,
 ) -> None:
     """Categorize a corpus: INPUT folders (recursive), tar archives and log files.
 
@@ -96,7 +108,7 @@ def run(
         sys.stderr.write(one_screen(summary, out))
 
 
-def _interrupt(signum, frame) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

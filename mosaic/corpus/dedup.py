@@ -42,6 +42,6 @@ def representative(runs: Iterable[Run]) -> Run:
 
 def groups(runs_by_key: Iterable[Run]) -> Iterator[Group]:
     """One Group per key of a stream of runs sorted (or at least clustered) by key."""
-    for key, members in itertools.groupby(runs_by_key, key=lambda run: run.group_key):
-        members = list(members)
+    for key, clustered in itertools.groupby(runs_by_key, key=lambda run: run.group_key):
+        members = list(clustered)
         yield Group(key, len(members), representative(members).file)

@@ -63,7 +63,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
-from typing import Any
+from types import ModuleType
+from typing import IO, Any, cast
 
 from mosaic.config import Config
 from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
@@ -101,7 +102,7 @@ def run_batch(task: Task, items: list[Any], config: Config, isolate: bool) -> li
     return [results[i] for i in range(len(items))]
 
 
-def _call(task: Task, item, config: Config) -> dict[str, Any]:
+def _call(task: Task, item: Any, config: Config) -> dict[str, Any]:
     _test_fault(str(getattr(item, "name", item)))
     return task.work(item, config)
 
@@ -226,7 +227,7 @@ def _collect(
 MEMORY_BOUND = "needs more memory than a worker may use"
 
 
-def _bounded_call(task: Task, item, config: Config) -> dict[str, Any]:
+def _bounded_call(task: Task, item: Any, config: Config) -> dict[str, Any]:
     """The task's result; past the memory bound anywhere (imports too): ``too_large``."""
     try:
         return _call(task, item, config)
@@ -242,7 +243,7 @@ def _send(writer: Connection, task: Task, group: list[tuple[Any, ...]]) -> None:
         writer.send([_sendable(task, item, result) for item, result in group])
 
 
-def _sendable(task: Task, item, result: dict[str, Any]) -> dict[str, Any]:
+def _sendable(task: Task, item: Any, result: dict[str, Any]) -> dict[str, Any]:
     try:
         pickle.dumps(result)
     except MemoryError:
@@ -256,7 +257,10 @@ def _describe_exit(status: int) -> str:
     return f"worker exited with status {os.waitstatus_to_exitcode(status)}"
 
 
-def _dispy_setup(modules):
+_mosaic_engine: ModuleType  # this module, as dispy's setup imports it on a node
+
+
+def _dispy_setup(modules: tuple[str, ...]) -> int:  # builtins only: dispy ships the source
     """Runs once per node process: the heavy imports every job then inherits."""
     global _mosaic_engine
     import mosaic.corpus.engine as _mosaic_engine
@@ -265,9 +269,10 @@ def _dispy_setup(modules):
     return 0
 
 
-def _dispy_compute(task, items, config):
+def _dispy_compute(task: object, items: list[object], config: object) -> list[dict[str, object]]:
     """The dispy job: one batch (shipped to nodes as source, hence self-contained)."""
-    return _mosaic_engine.run_batch(task, items, config, True)  # noqa: F821 (set by setup)
+    results: list[dict[str, object]] = _mosaic_engine.run_batch(task, items, config, True)  # noqa: F821 (set by setup)
+    return results
 
 
 def preload(modules: Iterable[str]) -> None:
@@ -292,7 +297,7 @@ class InProcessEngine:
     def __enter__(self) -> InProcessEngine:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
     def cpus(self) -> int:
@@ -320,7 +325,7 @@ class DispyEngine:
         self.workers = workers
         self.preload = tuple(preload)
         self._stack = contextlib.ExitStack()
-        self._cluster = None
+        self._cluster: Any = None  # a dispy.JobCluster once started (dispy has no types)
 
     def __enter__(self) -> DispyEngine:
         try:
@@ -330,7 +335,7 @@ class DispyEngine:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
     def _start(self) -> None:
@@ -338,6 +343,7 @@ class DispyEngine:
 
         workdir = tempfile.mkdtemp(prefix="mosaic-dispy-")
         self._stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        host: str | None
         if self.nodes is None:
             port = _free_port_pair()
             self._stack.enter_context(_local_node(self.workers, port, workdir, self.config))
@@ -433,7 +439,7 @@ class DispyEngine:
             inflight = still
 
 
-def _job_failure(job) -> str:
+def _job_failure(job: Any) -> str:  # a dispy.DispyJob
     lines = (job.exception or "").strip().splitlines()
     return lines[-1] if lines else f"dispy job ended with status {job.status}"
 
@@ -449,7 +455,7 @@ def _free_port_pair() -> int:
     for _ in range(100):
         with socket.socket() as probe:
             probe.bind((LOOPBACK, 0))
-            port = probe.getsockname()[1]
+            port: int = probe.getsockname()[1]
         if all(_port_free(p) for p in (port, port + 1)):
             return port
     raise EngineError("no free port pair on the loopback")
@@ -485,7 +491,7 @@ def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str
 
 
 @contextlib.contextmanager
-def _reaped(workdir: str, command: list[str], log) -> Iterator[subprocess.Popen[bytes]]:
+def _reaped(workdir: str, command: list[str], log: int | IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
     """`command` (if any) under a reaper that stops it and removes `workdir` when
     this run ends, even by SIGKILL (see mosaic/corpus/reaper.py)."""
     reaper = subprocess.Popen(
@@ -530,24 +536,24 @@ class LazyEngine:
     """Starts the real engine on the first batch: a run with nothing to do
     (a rerun of a finished output folder) starts no dispy node."""
 
-    def __init__(self, start: Callable[[], Any]) -> None:
+    def __init__(self, start: Callable[[], InProcessEngine | DispyEngine]) -> None:
         self._start = start
-        self._engine = None
+        self._engine: InProcessEngine | DispyEngine | None = None
         self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> LazyEngine:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
     @property
     def started(self) -> bool:
         return self._engine is not None
 
-    def _started(self):
+    def _started(self) -> InProcessEngine | DispyEngine:
         if self._engine is None:
-            self._engine = self._stack.enter_context(self._start())
+            self._engine = cast(InProcessEngine | DispyEngine, self._stack.enter_context(self._start()))
         return self._engine
 
     def cpus(self) -> int:

@@ -28,10 +28,10 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
@@ -39,6 +39,10 @@ from mosaic.corpus.engine import Task, make_engine
 from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
 from mosaic.corpus.store import Store
 from mosaic.errors import EngineError, LogError, Reason
+
+if TYPE_CHECKING:
+    from mosaic.corpus.engine import LazyEngine
+    from mosaic.darshan.formats import DarshanLog
 
 LOCK_FILE = ".mosaic-run.lock"
 # What a worker imports once, ahead of any job: this module (the tasks) and the
@@ -65,7 +69,7 @@ def evicted(ref: LogRef, reason: str, detail: str) -> dict[str, Any]:
     }
 
 
-def _read(ref: LogRef, config: Config):
+def _read(ref: LogRef, config: Config) -> DarshanLog:
     """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
     from mosaic.trace import read_bounded
 
@@ -76,7 +80,7 @@ def _read(ref: LogRef, config: Config):
     return read_bounded(ref.location, config)
 
 
-def _guarded(ref: LogRef, work) -> dict[str, Any]:
+def _guarded(ref: LogRef, work: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
     """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
@@ -84,7 +88,11 @@ def _guarded(ref: LogRef, work) -> dict[str, Any]:
     from mosaic.logfile import guarded
 
     result = guarded(ref.name, work)
-    return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result
+    return (
+        evicted(ref, result["reason"], result["detail"])
+        if result["status"] == "evicted"
+        else cast(dict[str, Any], result)
+    )
 
 
 def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
@@ -248,7 +256,7 @@ def _locked(out: Path) -> Iterator[None]:
         yield
 
 
-def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: bool) -> int:
+def _categorize(store: Store, engine: LazyEngine, config: Config, ship_bytes: bool, quiet: bool) -> int:
     """Categorize the logs still to do (representatives, or every valid run); how many."""
     total = sum(1 for _ in store.to_categorize(config.all_runs))
     if total:
@@ -264,7 +272,7 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
     return total
 
 
-def _lap(clock: float, timings: dict[str, Any] | None = None) -> float:
+def _lap(clock: float, timings: dict[str, float] | None = None) -> float:
     """Seconds since `clock` not yet attributed to an earlier stage."""
     return time.perf_counter() - clock - sum((timings or {}).values())
 
@@ -349,7 +357,7 @@ def _show_progress(quiet: bool) -> bool:
 
 def _stream(
     results: Iterator[list[dict[str, Any]]],
-    save,
+    save: Callable[[list[dict[str, Any]]], Any],
     stage: str,
     total: int | None,
     quiet: bool,
@@ -409,7 +417,7 @@ def write_outputs(
     stats = CorpusStats()  # whole weights: summing them per label set first is exact
     for (categories, representative), (traces, weight_all) in label_sets.items():
         stats.add(json.loads(categories), float(traces if representative else 0), float(weight_all))
-    evicted_at = {"validate": Counter(), "categorize": Counter()}
+    evicted_at: dict[str, Counter[str]] = {"validate": Counter(), "categorize": Counter()}
     with open(out / "evicted.jsonl", "w") as fh:
         for row in store.evicted():
             fh.write(
@@ -440,9 +448,9 @@ def write_outputs(
 _NO_SHARE = object()  # single run: a group has no "same_as_representative"
 
 
-def _group_json(key: str, runs: int, representative: bool, share) -> str:
+def _group_json(key: str, runs: int, representative: bool, share: object) -> str:
     """A trace's ``group`` object as JSON."""
-    group = {"key": key, "runs": runs, "representative": representative}
+    group: dict[str, object] = {"key": key, "runs": runs, "representative": representative}
     if share is not _NO_SHARE:
         group["same_as_representative"] = share
     return json.dumps(group)
@@ -456,8 +464,8 @@ def stability_shares(rows: Iterable[Any]) -> dict[str, float]:
     """
     label_set = functools.cache(lambda categories: frozenset(json.loads(categories)))
     shares = {}
-    for key, members in itertools.groupby(rows, key=lambda r: r["group_key"]):
-        members = [(r["representative"], label_set(r["categories"])) for r in members]
+    for key, clustered in itertools.groupby(rows, key=lambda r: r["group_key"]):
+        members = [(r["representative"], label_set(r["categories"])) for r in clustered]
         reference = [labels for representative, labels in members if representative]
         if reference:
             same = sum(labels == reference[0] for _, labels in members)

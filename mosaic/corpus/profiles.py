@@ -378,7 +378,7 @@ def profile(
     leading = max(reversed(DIRECTIONS), key=lambda d: directions[d]["periodic"]["runs"])
     periodic = directions[leading]["periodic"]
     regular = periodic["runs"] > 0 and periodic["share"] >= min_periodic_share
-    return {
+    profile: ApplicationProfile = {
         "runs": runs,
         "basis": "every_run" if runs >= known_runs else "representative" if runs == 1 else "some_runs",
         "label_shares": {label: count / runs for label, count in labels.items()},
@@ -393,6 +393,7 @@ def profile(
         "first_seen": first_seen,
         "last_seen": last_seen,
     }
+    return profile
 
 
 def _direction(

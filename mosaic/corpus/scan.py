@@ -80,15 +80,15 @@ def scan(
     ``too_large`` from its size alone. An archive `reuse` knows is counted, not read.
     """
     counts = counts if counts is not None else ScanCounts()
-    inputs = [os.fspath(path) for path in inputs]
-    prefixes = folder_prefixes([path for path in inputs if os.path.isdir(path)])
+    paths: list[str] = [os.fspath(path) for path in inputs]
+    prefixes = folder_prefixes([path for path in paths if os.path.isdir(path)])
     visited: set[tuple[int, int]] = set()
-    for path in inputs:
+    for path in paths:
         if path in prefixes:
             for full, rel, info in _walk(path, counts, visited):
                 yield from _refs(full, prefixes[path] + rel, info, counts, ship_bytes, max_bytes, reuse)
-        elif (info := _stat(path, counts)) is not None:
-            yield from _refs(os.path.abspath(path), path, info, counts, ship_bytes, max_bytes, reuse)
+        elif (stat := _stat(path, counts)) is not None:
+            yield from _refs(os.path.abspath(path), path, stat, counts, ship_bytes, max_bytes, reuse)
 
 
 def folder_prefixes(folders: list[str]) -> dict[str, str]:
@@ -106,9 +106,9 @@ def folder_prefixes(folders: list[str]) -> dict[str, str]:
 def count_log_files(inputs: Iterable[str | os.PathLike[str]]) -> int:
     """Plain log files under `inputs`, by name only: a cheap first total for a
     progress bar (the pipeline adds archive members as the scan reaches them)."""
-    counts, visited = ScanCounts(), set()
+    counts, visited = ScanCounts(), set[tuple[int, int]]()
     total = 0
-    for path in map(os.fspath, inputs):
+    for path in (os.fspath(entry) for entry in inputs):
         if os.path.isdir(path):
             total += sum(is_log_name(rel) for _, rel, _ in _walk(path, counts, visited))
         else:
@@ -145,8 +145,8 @@ def _walk(
             continue
         visited.add((info.st_dev, info.st_ino))
         try:
-            with os.scandir(folder) as entries:
-                entries = sorted(entries, key=lambda entry: entry.name)
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
         except FileNotFoundError:
             counts.skipped[VANISHED] += 1
             continue

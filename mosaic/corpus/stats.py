@@ -122,7 +122,8 @@ def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> list[list[flo
     """numerator / denominator, 0 where the denominator is 0 (JSON has no NaN)."""
     denominator = np.broadcast_to(denominator, numerator.shape)
     ratio = np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
-    return ratio.tolist()
+    listed: list[list[float]] = ratio.tolist()
+    return listed
 
 
 def stability_summary(

@@ -95,7 +95,7 @@ FACT_COLUMNS = (
 )
 
 
-def _value(value):
+def _value(value: object) -> object:
     """SQLite binds str as strict UTF-8: a non-UTF-8 name goes in as its bytes."""
     if isinstance(value, str) and not value.isascii():  # ASCII (nearly every name) is UTF-8
         try:
@@ -105,7 +105,7 @@ def _value(value):
     return value
 
 
-def _params(values) -> tuple[Any, ...]:
+def _params(values: Iterable[object]) -> tuple[Any, ...]:
     return tuple(map(_value, values))
 
 
@@ -176,7 +176,7 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _write(self, sql: str, rows: Iterable[Any] | None = None) -> None:
@@ -274,7 +274,8 @@ class Store:
         self._write(
             "UPDATE logs SET seen = ? WHERE archive = ? OR location = ?", [(self.run_id, location, location)]
         )
-        return row[0]
+        logs: int = row[0]
+        return logs
 
     def save_archives(self, archives: Iterable[tuple[Any, ...]]) -> None:
         """(location, size, mtime_ns, logs) of archives whose every log is now validated."""
