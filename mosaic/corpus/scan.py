@@ -106,7 +106,8 @@ def folder_prefixes(folders: list[str]) -> dict[str, str]:
 def count_log_files(inputs: Iterable[str | os.PathLike[str]]) -> int:
     """Plain log files under `inputs`, by name only: a cheap first total for a
     progress bar (the pipeline adds archive members as the scan reaches them)."""
-    counts, visited = ScanCounts(), set[tuple[int, int]]()
+    counts = ScanCounts()
+    visited: set[tuple[int, int]] = set()
     total = 0
     for path in (os.fspath(entry) for entry in inputs):
         if os.path.isdir(path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ def run_and_score(logs: str | Path, results: str | Path, config: Config | None =
     return evaluate(results, Path(logs) / "truth.jsonl")
 
 
-def matched_results(logs: str | Path, results: str | Path):
+def matched_results(logs: str | Path, results: str | Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """(truth line, result object) of every categorized log of the corpus."""
     truth = {t["file"]: t for t in map(json.loads, open(Path(logs) / "truth.jsonl"))}
     for obj in map(json.loads, open(Path(results) / "traces.jsonl")):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
@@ -16,6 +18,8 @@ EPOCH = 1_700_000_000  # job start of every log (whole seconds: every format can
 MOUNTS = [("/scratch", "lustre"), ("/home", "nfs"), ("/", "rootfs")]
 TIMESTAMP_EPSILON = 1e-3  # an open precedes, a close follows its traffic by this much
 MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
+Span = tuple[ArrayLike, ArrayLike, ArrayLike]  # (start, end, bytes) of traffic, scalars or per path
+Window = tuple[ArrayLike, ArrayLike]  # (start, end) of the opens or of the closes
 ZLIB_LEVEL = 1  # the reader cannot tell; level 6 spends most of the generation time
 
 
@@ -38,6 +42,11 @@ RECORD_FIELDS = (
 )
 
 
+def moving(direction: str, span: Span) -> dict[str, Any]:
+    """:meth:`Records.add`'s keyword for traffic in ``direction`` ("read" or "write")."""
+    return {direction: span}
+
+
 class Records:
     """Darshan file records being designed: one row per (file, rank), as columns."""
 
@@ -48,16 +57,16 @@ class Records:
 
     def add(
         self,
-        paths,
-        rank=0,
-        read=None,
-        write=None,
-        opens=1,
-        seeks=0,
-        open_window=None,
-        close_window=None,
-        stdio=False,
-        lost=False,
+        paths: str | Iterable[str],
+        rank: ArrayLike = 0,
+        read: Span | None = None,
+        write: Span | None = None,
+        opens: ArrayLike = 1,
+        seeks: ArrayLike = 0,
+        open_window: Window | None = None,
+        close_window: Window | None = None,
+        stdio: ArrayLike = False,
+        lost: ArrayLike = False,
     ) -> None:
         """Rows for ``paths`` (str or list); ``read`` / ``write`` are (start, end, bytes).
 
@@ -65,8 +74,8 @@ class Records:
         traffic, the close window to just after the last. ``lost``: a POSIX
         record the partial POSIX module dropped, written only as MPI-IO.
         """
-        paths = [paths] if isinstance(paths, str) else list(paths)
-        n = len(paths)
+        names = [paths] if isinstance(paths, str) else list(paths)
+        n = len(names)
         none = (0.0, 0.0, 0.0)
         rs, re, rb = (np.broadcast_to(np.asarray(v, float), n) for v in (read or none))
         ws, we, wb = (np.broadcast_to(np.asarray(v, float), n) for v in (write or none))
@@ -96,15 +105,17 @@ class Records:
         )
         for name, value in values.items():
             self.columns[name].append(np.broadcast_to(np.asarray(value, float), n).copy())
-        self.paths += paths
+        self.paths += names
 
-    def add_dxt(self, path: str, rank: int, is_write: bool, starts, ends, lengths) -> None:
+    def add_dxt(
+        self, path: str, rank: int, is_write: bool, starts: ArrayLike, ends: ArrayLike, lengths: ArrayLike
+    ) -> None:
         """DXT_POSIX requests of one (file, rank) plus the POSIX record they aggregate."""
-        starts, ends, lengths = (np.asarray(v, float) for v in (starts, ends, lengths))
+        begin, finish, sizes = (np.asarray(v, float) for v in (starts, ends, lengths))
         self.dxt.append(
-            dict(path=path, rank=rank, is_write=is_write, starts=starts, ends=ends, lengths=lengths)
+            dict(path=path, rank=rank, is_write=is_write, starts=begin, ends=finish, lengths=sizes)
         )
-        span = (starts.min(), ends.max(), lengths.sum())
+        span = (begin.min(), finish.max(), sizes.sum())
         self.add(path, rank, write=span if is_write else None, read=None if is_write else span, opens=1)
 
     def table(self) -> dict[str, np.ndarray]:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
@@ -21,6 +22,7 @@ from mosaic.holdout.design import (
     Periodicity,
     Records,
     Series,
+    moving,
     periodic_claim,
 )
 from mosaic.holdout.truth import heatmap_series
@@ -56,7 +58,7 @@ def phase(
     weights = rng.uniform(0.9, 1.1, ranks)
     nbytes = np.floor(total * weights / weights.sum())
     if layout == "shared":
-        traffic = {direction: (starts.min(), ends.max(), nbytes.sum())}
+        traffic = moving(direction, (starts.min(), ends.max(), nbytes.sum()))
         records.add(
             path,
             -1 if ranks > 1 else 0,
@@ -68,7 +70,7 @@ def phase(
         )
     else:
         paths = [f"{path}.{r:05d}" for r in range(ranks)] if layout == "fpp" else [path] * ranks
-        records.add(paths, np.arange(ranks), seeks=seeks, **{direction: (starts, ends, nbytes)})
+        records.add(paths, np.arange(ranks), seeks=seeks, **moving(direction, (starts, ends, nbytes)))
     return float(starts.min()), float(ends.max())
 
 
@@ -76,9 +78,9 @@ def series(
     records: Records,
     rng: np.random.Generator,
     direction: str,
-    times,
-    sizes,
-    durations,
+    times: np.ndarray,
+    sizes: np.ndarray | list[float],
+    durations: ArrayLike,
     ranks: int,
     layout: str,
     path: str,
@@ -86,11 +88,11 @@ def series(
     seeks: int = 0,
 ) -> Series:
     """One phase per time; the designed period, busy fraction and bytes of the series."""
-    durations = np.broadcast_to(np.asarray(durations, float), len(times))
+    each_duration = np.broadcast_to(np.asarray(durations, float), len(times))
     spans = np.array(
         [
             phase(records, rng, direction, t, s, d, ranks, layout, f"{path}{k:04d}", desync, seeks)
-            for k, (t, s, d) in enumerate(zip(times, sizes, durations))
+            for k, (t, s, d) in enumerate(zip(times, sizes, each_duration))
         ]
     )
     return series_truth(spans, float(np.sum(sizes)))
@@ -135,8 +137,18 @@ def small_input(records: Records, rng: np.random.Generator, ranks: int) -> None:
 
 
 def checkpoint_run(
-    rng, config, ranks, count, period, busy, sizes, layout, jitter=0.0, desync=0.3, path="/scratch/run/ckpt"
-):
+    rng: np.random.Generator,
+    config: Config,
+    ranks: int,
+    count: int,
+    period: float,
+    busy: float,
+    sizes: np.ndarray | list[float],
+    layout: str,
+    jitter: float = 0.0,
+    desync: float = 0.3,
+    path: str = "/scratch/run/ckpt",
+) -> tuple[Records, float, Series]:
     """The common core: a small input read, then ``count`` checkpoints every ``period``."""
     records = Records()
     small_input(records, rng, ranks)
@@ -518,7 +530,7 @@ def op_spans_chunks(rng: np.random.Generator, config: Config) -> Design:
     records = Records()
     for direction, path in (("read", "/scratch/in/stream.dat"), ("write", "/scratch/out/o.dat")):
         start, end = np.sort(rng.uniform(0.01, 0.99, 2)) * run_time
-        records.add(path, -1, opens=64, **{direction: (start, end, loguniform(rng, 2e8, 2e10))})
+        records.add(path, -1, opens=64, **moving(direction, (start, end, loguniform(rng, 2e8, 2e10))))
     return Design(run_time, 64, records, NOT_PERIODIC, NOT_PERIODIC, dict(run_time=run_time))
 
 
@@ -1177,7 +1189,7 @@ def appended_file(
     """
     ranks = spans.shape[0]
     per_rank = np.floor(nbytes).sum(axis=1)
-    traffic = {direction: (spans[:, :, 0].min(axis=1), spans[:, :, 1].max(axis=1), per_rank)}
+    traffic = moving(direction, (spans[:, :, 0].min(axis=1), spans[:, :, 1].max(axis=1), per_rank))
     records.add([path] * ranks, np.arange(ranks), **traffic)
     width = heatmap_width(run_time)
     edges = width * np.arange(math.ceil(math.ceil(run_time) / width) + 1)

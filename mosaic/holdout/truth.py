@@ -6,26 +6,28 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.analysis.labels import FAMILIES, METADATA, PERIODICITY, TEMPORALITY
 from mosaic.config import Config
 from mosaic.holdout.design import MAGNITUDES, UNKNOWN, Design, Periodicity, Records, Series
 
 
-def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
+def chunk_bytes(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float) -> np.ndarray:
     """SPEC 3.6: bytes per quarter of the run, each op's bytes spread over its interval."""
-    starts, ends, nbytes = (np.asarray(v, float) for v in (starts, ends, nbytes))
+    begin, finish, volumes = (np.asarray(v, float) for v in (starts, ends, nbytes))
     edges = run_time * np.arange(5) / 4
-    duration = ends - starts
+    duration = finish - begin
     instant = duration <= 0
     overlap = np.clip(
-        np.minimum(ends[:, None], edges[None, 1:]) - np.maximum(starts[:, None], edges[None, :-1]), 0, None
+        np.minimum(finish[:, None], edges[None, 1:]) - np.maximum(begin[:, None], edges[None, :-1]), 0, None
     )
-    spread = nbytes[:, None] * overlap / np.where(instant, 1.0, duration)[:, None]
-    quarter = np.clip((4 * starts // run_time).astype(int), 0, 3)
+    spread = volumes[:, None] * overlap / np.where(instant, 1.0, duration)[:, None]
+    quarter = np.clip((4 * begin // run_time).astype(int), 0, 3)
     spread[instant] = 0.0
-    spread[instant, quarter[instant]] = nbytes[instant]
-    return spread.sum(axis=0)
+    spread[instant, quarter[instant]] = volumes[instant]
+    chunks: np.ndarray = spread.sum(axis=0)
+    return chunks
 
 
 class Verdicts:
@@ -45,12 +47,12 @@ class Verdicts:
     def less(self, a: float, b: float) -> bool | None:
         return self.greater(b, a)
 
-    def cv_below(self, values, threshold: float) -> bool | None:
-        values = np.asarray(values, float)
-        mean = values.mean()
+    def cv_below(self, values: ArrayLike, threshold: float) -> bool | None:
+        array = np.asarray(values, float)
+        mean = array.mean()
         if mean <= self.dust:
             return None
-        cv = values.std() / mean
+        cv = array.std() / mean
         if cv < threshold * (1 - self.margin):
             return True
         if cv > threshold * (1 + self.margin):
@@ -219,16 +221,17 @@ def requests_per_second(table: dict[str, Any], run_time: float, seeks: bool = Fa
     return np.diff(cumulative)
 
 
-def _before(at, weight, bins: int) -> np.ndarray:
+def _before(at: np.ndarray, weight: np.ndarray, bins: int) -> np.ndarray:
     """Sum of weights with ``at`` strictly before each integer edge 0..bins."""
     first_edge_after = np.floor(at).astype(np.int64) + 1
     counts = np.bincount(first_edge_after, weights=weight, minlength=bins + 2).astype(float)
     return np.cumsum(counts)[: bins + 1]
 
 
-def _ramps_before(at, slope, bins: int) -> np.ndarray:
+def _ramps_before(at: np.ndarray, slope: np.ndarray, bins: int) -> np.ndarray:
     """Sum over ramps starting at ``at`` of slope * (edge - at), for at < edge."""
-    return np.arange(bins + 1) * _before(at, slope, bins) - _before(at, slope * at, bins)
+    ramps: np.ndarray = np.arange(bins + 1) * _before(at, slope, bins) - _before(at, slope * at, bins)
+    return ramps
 
 
 def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> dict[str, Any]:

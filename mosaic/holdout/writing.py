@@ -274,5 +274,5 @@ def generate(
     return truth
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     return value.item() if isinstance(value, np.generic) else value

@@ -7,6 +7,8 @@ the truth of each generated log is still computed from what was written.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mosaic.errors import Reason
 from mosaic.synth.logs import INVALID_REASONS
 from mosaic.synth.scenarios import Irregular, MetadataLoad, Periodic, Phase, Range, Scenario
@@ -116,7 +118,7 @@ def _appended(
     busy: float | Range,
     count: float | Range,
     burst_bytes: float | Range = BURST,
-    **periodic: float | Range,
+    **periodic: Any,  # more fields of Periodic
 ) -> Scenario:
     """Bursts every rank appends to one file: one record per rank spans them all, and only
     the HEATMAP (formats 3.21 / 3.41) shows them."""

@@ -33,7 +33,7 @@ def synth() -> None:
 )
 @click.option("--only", multiple=True, metavar="NAME", help="Only these scenarios (repeatable); see --list.")
 @click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
-def scenarios(out, seeds, only, list_only) -> None:
+def scenarios(out: str | None, seeds: int, only: tuple[str, ...], list_only: bool) -> None:
     """Write every scenario x seed under OUT/<scenario>/ and OUT/truth.jsonl."""
     from mosaic.synth.catalog import BY_NAME, SCENARIOS
     from mosaic.synth.corpus import write_scenarios
@@ -68,7 +68,7 @@ def scenarios(out, seeds, only, list_only) -> None:
     type=click.FloatRange(0, 1),
     help="Share of days shipped as one .tar.gz archive of that day's logs.",
 )
-def year(out, count, seed, archive_share) -> None:
+def year(out: str, count: int, seed: int, archive_share: float) -> None:
     """Write COUNT logs of a Blue-Waters-like year under OUT/2019/MM/DD/ and OUT/truth.jsonl."""
     from mosaic.synth.year import generate_year
 
@@ -90,7 +90,7 @@ def year(out, count, seed, archive_share) -> None:
     help="Number of logs (the heavy scenarios take turns).",
 )
 @click.option("--seed", default=0, show_default=True, type=int)
-def heavy(out, count, seed) -> None:
+def heavy(out: str, count: int, seed: int) -> None:
     """Write COUNT heavy logs under OUT/<scenario>/ and OUT/truth.jsonl."""
     from mosaic.synth.heavy import generate_heavy
 
@@ -107,7 +107,7 @@ def heavy(out, count, seed) -> None:
     help="truth.jsonl written by `mosaic synth`.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-def evaluate(results, truth_path, as_json) -> None:
+def evaluate(results: str, truth_path: str, as_json: bool) -> None:
     """Score RESULTS (traces.jsonl, evicted.jsonl of `mosaic run`) against the truth.
 
     \b

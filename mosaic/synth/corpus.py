@@ -31,7 +31,7 @@ from mosaic.synth.logs import (
     scaled,
     write,
 )
-from mosaic.synth.scenarios import Scenario, build, params, resolve
+from mosaic.synth.scenarios import Scenario, build, drawn, params, resolve
 
 SCENARIO_UID_BASE, MAX_SEEDS = 20_000, 1_000  # one user per (scenario, seed): one group each
 LIGHTER_RUNS = (0.3, 0.8)  # byte scale of the runs that are not the group's heaviest
@@ -119,7 +119,7 @@ class Template:
         fmt: Format,
         job: F.Job,
         rng: np.random.Generator,
-        id_cache: dict[str, Any] | None = None,
+        id_cache: dict[str, int] | None = None,
         level: int = ZLIB_LEVEL,
     ) -> tuple[bytes, dict[str, Any]]:
         """Bytes of one run and its expected families ({} for an invalid log)."""
@@ -127,7 +127,12 @@ class Template:
         if key not in self._logs:
             self._logs[key] = dataclasses.replace(
                 darshan_log(
-                    job, self.built.table, fmt, id_cache, int(self.scenario.dxt), self.scenario.dxt_busy
+                    job,
+                    self.built.table,
+                    fmt,
+                    id_cache,
+                    int(drawn(self.scenario.dxt)),
+                    self.scenario.dxt_busy,
                 ),
                 heatmaps=self.built.heatmap,
             )
@@ -147,7 +152,7 @@ def generate_runs(
     config: Config,
 ) -> Iterator[Run]:
     """The logs of one resolved scenario's runs (one group), with their truth."""
-    n_runs = max(int(scenario.runs), 1)
+    n_runs = max(int(drawn(scenario.runs)), 1)
     scales = run_scales(n_runs, rng)
     heaviest = int(np.argmax(scales))
     template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}", config)

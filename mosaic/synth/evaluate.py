@@ -91,11 +91,11 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
 
 def _trace_scores(truth: dict[str, Any], traces: dict[str, Any]) -> dict[str, Any]:
     right = 0
-    family = Counter()
+    family: Counter[str] = Counter()
     per_scenario: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    counts = {label: Counter() for label in ALL_LABELS}
+    counts: dict[str, Counter[str]] = {label: Counter() for label in ALL_LABELS}
     scored = 0
-    wrong_examples: dict[str, list[Any]] = defaultdict(list[Any])
+    wrong_examples: dict[str, list[Any]] = defaultdict(list)
     for name, obj in traces.items():
         expected = truth[name]
         if not expected["valid"] or not expected["families"]:
@@ -143,7 +143,7 @@ def _eviction_scores(
 ) -> dict[str, Any]:
     invalid = [n for n, t in truth.items() if not t["valid"]]
     valid = [n for n, t in truth.items() if t["valid"]]
-    confusion: dict[str, Counter[str]] = defaultdict(Counter[str])
+    confusion: dict[str, Counter[str]] = defaultdict(Counter)
     for name in invalid:
         got = (
             evicted[name].get("reason")

@@ -227,7 +227,8 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
     else:
         run_time = float(round(drawn(s.run_time)))
     starts = [burst_times(p, rng, run_time) if t is None else t for t, p in zip(first_starts, s.periodic)]
-    table, design = FileTable(), list[tuple[Any, ...]]()
+    table = FileTable()
+    design: list[tuple[Any, ...]] = []  # DESIGN_DTYPE rows; heatmap_only may be left out
     appended = Appended(ranks, run_time)
     for i, ph in enumerate(s.phases):
         t0, t1 = drawn(ph.start) * run_time, min(drawn(ph.start) + drawn(ph.duration), 1.0) * run_time

@@ -18,10 +18,12 @@ relative); otherwise the label is in neither set.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mosaic.analysis.labels import FAMILIES, PERIODICITY, TEMPORALITY
 from mosaic.config import Config
@@ -45,7 +47,8 @@ def kept_rows(rows: np.ndarray, paths: list[str], config: Config) -> np.ndarray:
         bool,
         len(names),
     )
-    return rows[~drop]
+    kept: np.ndarray = rows[~drop]
+    return kept
 
 
 def legacy_view(rows: np.ndarray) -> np.ndarray:
@@ -54,7 +57,7 @@ def legacy_view(rows: np.ndarray) -> np.ndarray:
     SPEC 3.7 spreads a record opened more than once over [first open, last
     close] (both its windows); one opened once keeps its two instants.
     """
-    view = rows[rows["module"] == F.POSIX].copy()
+    view: np.ndarray = rows[rows["module"] == F.POSIX].copy()
     first_open, last_close = view["open_start"].copy(), view["close_end"].copy()
     reopened = (view["opens"] > 1) & (last_close != 0)
     view["open_end"] = np.where(reopened, last_close, first_open)
@@ -89,9 +92,9 @@ def _all(*values: Tri) -> Tri:
     return True if all(v is True for v in values) else None
 
 
-def _cv(values) -> float:
-    values = np.asarray(values, float)
-    return float(values.std() / values.mean()) if values.mean() > 0 else float("inf")
+def _cv(values: Iterable[float]) -> float:
+    array = np.asarray(values, float)
+    return float(array.std() / array.mean()) if array.mean() > 0 else float("inf")
 
 
 def _split(outcomes: dict[str, Tri], prefix: str = "") -> tuple[list[str], list[str]]:
@@ -103,26 +106,29 @@ def _split(outcomes: dict[str, Tri], prefix: str = "") -> tuple[list[str], list[
 # --------------------------------------------------------------------------- temporality
 
 
-def chunk_bytes(starts, ends, nbytes, run_time: float) -> np.ndarray:
+def chunk_bytes(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float) -> np.ndarray:
     """Bytes per quarter of the run, each operation spread uniformly over its interval."""
     edges = np.linspace(0.0, run_time, 5)
-    starts, ends, nbytes = (np.asarray(x, float) for x in (starts, ends, nbytes))
-    length = ends - starts
-    overlap = np.clip(np.minimum(ends[:, None], edges[1:]) - np.maximum(starts[:, None], edges[:-1]), 0, None)
+    begin, finish, volumes = (np.asarray(x, float) for x in (starts, ends, nbytes))
+    length = finish - begin
+    overlap = np.clip(
+        np.minimum(finish[:, None], edges[1:]) - np.maximum(begin[:, None], edges[:-1]), 0, None
+    )
     share = np.where(
         length[:, None] > 0,
         overlap / np.where(length > 0, length, 1)[:, None],
-        (np.searchsorted(edges[1:-1], starts, side="right")[:, None] == np.arange(4)),
+        (np.searchsorted(edges[1:-1], begin, side="right")[:, None] == np.arange(4)),
     )
-    return (share * nbytes[:, None]).sum(axis=0)
+    chunks: np.ndarray = (share * volumes[:, None]).sum(axis=0)
+    return chunks
 
 
-def temporality_outcomes(chunks, config: Config) -> dict[str, Tri]:
+def temporality_outcomes(chunks: Iterable[float], config: Config) -> dict[str, Tri]:
     """SPEC 3.6 rules on four chunks, each True / False / None (too close)."""
     m, cv_max = config.truth_margin, config.steady_cv
     q0, q1, q2, q3 = (float(q) for q in chunks)
 
-    def cv_small(*qs):
+    def cv_small(*qs: float) -> Tri:
         return _less(_cv(qs), cv_max, m)
 
     out = {
@@ -254,7 +260,7 @@ def _units(design: np.ndarray, run_time: float, config: Config) -> list[tuple[An
 
 def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) -> dict[str, Tri]:
     """SPEC 3.4 labels of one direction from its design rows (no prefix)."""
-    no = {label: False for label in PERIODICITY}
+    no: dict[str, Tri] = {label: False for label in PERIODICITY}
     series = (design["count"] >= MIN_PERIODIC_BURSTS) & (design["period"] > 0)
     periodic_components = set(np.unique(design["component"][series]).tolist())
     if not periodic_components:
@@ -275,7 +281,7 @@ def periodicity_outcomes(design: np.ndarray, run_time: float, config: Config) ->
     if share < config.truth_periodic_share:
         return {}  # neither clearly periodic nor clearly not: another detector may decide
     totals = {c: float(design["bytes"][design["component"] == c].sum()) for c in periodic_components}
-    dominant = max(totals, key=totals.get)
+    dominant = max(totals, key=totals.__getitem__)
     rows = design[design["component"] == dominant]
     # The period an analyst means, whatever interleaves: the component's own spacing
     # (SPEC 3.4 as implemented: the median interval between operations of its volume).
@@ -319,17 +325,19 @@ def _segments(starts: np.ndarray, durations: np.ndarray) -> np.ndarray:
 
 def _busy_fractions(starts: np.ndarray, durations: np.ndarray) -> np.ndarray:
     """Operation / segment duration of operations that follow each other."""
-    return durations / _segments(starts, durations)
+    busy: np.ndarray = durations / _segments(starts, durations)
+    return busy
 
 
 def _busy_labels(busy: list[float], config: Config) -> dict[str, Tri]:
     """Busy-time labels every one of ``busy`` gives clearly (``truth_busy_margin`` inside)."""
     margin, low, high = config.truth_busy_margin, config.low_busy_max, config.high_busy_min
-    out = {}
-    for label, clearly, clearly_not in (
+    out: dict[str, Tri] = {}
+    rules: tuple[tuple[str, Callable[[float], bool], Callable[[float], bool]], ...] = (
         ("periodic_low_busy_time", lambda b: b <= low - margin, lambda b: b > low + margin),
         ("periodic_high_busy_time", lambda b: b >= high + margin, lambda b: b < high - margin),
-    ):
+    )
+    for label, clearly, clearly_not in rules:
         if all(clearly(b) for b in busy):
             out[label] = True
         elif all(clearly_not(b) for b in busy):
@@ -358,7 +366,7 @@ def burst_outcomes(bins: np.ndarray, width: float, design: np.ndarray, config: C
     its log scale, with margin). Magnitude then comes from the median
     interval between bursts and busy time from the bins' burst lengths.
     """
-    no = {label: False for label in PERIODICITY}
+    no: dict[str, Tri] = {label: False for label in PERIODICITY}
     periodic = design[design["period"] > 0]
     components = np.unique(periodic["component"])
     m = config.truth_margin
@@ -448,8 +456,8 @@ def families(f: Facts, config: Config, scale: float = 1.0) -> dict[str, dict[str
     for direction in ("read", "write"):
         insignificant = _less(f.totals[direction] * scale, config.significant_bytes, config.truth_margin)
         if insignificant is True:
-            temporal = {label: label == "insignificant" for label in TEMPORALITY}
-            periodic = {label: False for label in PERIODICITY}
+            temporal: dict[str, Tri] = {label: label == "insignificant" for label in TEMPORALITY}
+            periodic: dict[str, Tri] = {label: False for label in PERIODICITY}
         elif insignificant is None:
             temporal, periodic = {}, {}
         else:

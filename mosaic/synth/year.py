@@ -260,7 +260,8 @@ class _Writer:
     """Places logs in dated folders (or a day's archive staging folder) and truth lines."""
 
     def __init__(self, out: Path, archive_days: set[int]):
-        self.out, self.archive_days, self.made = out, archive_days, set()
+        self.out, self.archive_days = out, archive_days
+        self.made: set[str] = set()
         self.truth = open(out / "truth.jsonl", "w")
 
     def place(self, day: datetime, stem: str) -> tuple[str, str]:
@@ -328,7 +329,8 @@ def generate_year(
     chosen, runs_given = np.zeros(len(PROFILES)), np.zeros(len(PROFILES))
     reasons, reason_p = list(INVALID_MIX), np.array(list(INVALID_MIX.values()))
     cap = max(int(MAX_GROUP_SHARE * count), 1)
-    summary, id_cache = YearSummary(), {}
+    summary = YearSummary()
+    id_cache: dict[str, int] = {}
     began, began_cpu = time.perf_counter(), time.process_time()
     job_id, broken = 1_000_000, None
     taken: set[str] = set()  # group keys in use: two groups must not share one (~3 MB a year)
