@@ -10,6 +10,7 @@ import os
 import stat
 import tarfile
 from collections.abc import Iterator
+from typing import IO, cast
 
 from mosaic.config import DEFAULT
 from mosaic.errors import LogError, Reason
@@ -35,7 +36,7 @@ def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int)
         raise LogError(Reason.UNREADABLE, f"member {member.name} is not a regular file")
     if member.size > max_bytes:
         raise LogError(Reason.TOO_LARGE, f"member {member.name}: {member.size} bytes > limit {max_bytes}")
-    data = tar.extractfile(member).read()
+    data = cast(IO[bytes], tar.extractfile(member)).read()  # a regular file (checked above) has one
     if len(data) != member.size:
         raise LogError(Reason.UNREADABLE, f"archive ends inside member {member.name}")
     return data

@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -162,7 +162,8 @@ def ragged_index(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Indices ``starts[i] + 0 .. counts[i] - 1`` for every i, concatenated."""
     counts = np.asarray(counts, np.int64)
     within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    return np.repeat(np.asarray(starts, np.int64), counts) + within
+    index: np.ndarray = np.repeat(np.asarray(starts, np.int64), counts) + within
+    return index
 
 
 # Darshan 2.x (darshan-log-format.h of 2.x): the first 4,096 bytes of the
@@ -257,7 +258,7 @@ _V1_F = dict(
 )
 # MPI-IO v1-v3: INDEP_OPENS 0, COLL_OPENS 1, then INDEP / COLL / SPLIT / NB
 # reads and writes 2-9, ..., BYTES_READ 14, BYTES_WRITTEN 15.
-_MPIIO_C = dict(
+_MPIIO_C: dict[str, int | tuple[int, ...]] = dict(
     opens=(0, 1), reads=(2, 4, 6, 8), writes=(3, 5, 7, 9), seeks=(), bytes_read=14, bytes_written=15
 )
 _STDIO_F = dict(
@@ -342,7 +343,7 @@ class ModuleRecords:
             cidx = CANONICAL_INDEX[(self.module, self.version)][0]
             counts = np.stack(
                 [
-                    self.counters[:, list(cidx[name])].sum(axis=1)
+                    self.counters[:, list(cast(tuple[int, ...], cidx[name]))].sum(axis=1)
                     if isinstance(cidx[name], tuple)
                     else self.counters[:, cidx[name]]
                     for name in CANONICAL_COUNTERS
@@ -428,7 +429,8 @@ class HeatmapRecords:
 
     @property
     def offsets(self) -> np.ndarray:
-        return np.cumsum(self.nbins) - self.nbins
+        offsets: np.ndarray = np.cumsum(self.nbins) - self.nbins
+        return offsets
 
     def record_of_bin(self) -> np.ndarray:
         """Row index of each concatenated bin."""

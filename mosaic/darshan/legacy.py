@@ -57,7 +57,7 @@ def read_legacy(raw: bytes) -> DarshanLog:
     if not len(rec):
         raise LogError(Reason.NO_IO_MODULES, "no file records")
     posix = _to_posix(rec, job.start)
-    names = {}
+    names: dict[int, str] = {}
     for rid, suffix in zip(posix.ids.tolist(), rec["name_suffix"].tolist()):
         names.setdefault(rid, suffix.split(b"\0", 1)[0].decode("utf-8", "replace"))
     dev = rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]].tolist()

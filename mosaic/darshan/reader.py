@@ -16,6 +16,7 @@ import os
 import re
 import struct
 from array import array
+from collections.abc import Container
 
 import numpy as np
 from zlib_ng import zlib_ng
@@ -129,7 +130,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
             chunk = view[pos : pos + size]
             try:
                 out = d.decompress(chunk, cap - total + 1)
-            except (zlib_ng.error, OSError, ValueError, EOFError) as exc:
+            except (zlib_ng.error, OSError, ValueError, EOFError) as exc:  # type: ignore[misc]  # zlib_ng's stub: error is no class
                 raise LogError(Reason.CORRUPT_STREAM, f"does not decompress: {exc}") from None
             total += len(out)
             if total > cap:
@@ -210,7 +211,7 @@ class _Budget:
         self.left = max_inflated_bytes
         self.dxt_left = memory_bytes // DXT_MEMORY_PER_BYTE
 
-    def inflate(self, region, comp, gzip: bool = False, cap: int | None = None) -> bytes:
+    def inflate(self, region: memoryview, comp: int, gzip: bool = False, cap: int | None = None) -> bytes:
         out = inflate(region, comp, self.left if cap is None else min(cap, self.left), gzip)
         self.left -= len(out)
         return out
@@ -234,7 +235,9 @@ class _Budget:
         return out
 
 
-def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str) -> memoryview:
+def _versioned_region(
+    hdr: Header, view: memoryview, module: int, versions: Container[int], label: str
+) -> memoryview:
     """A variable-size module's region, once its version is one we can parse."""
     off, n, ver = hdr.modules[module]
     if ver not in versions:
@@ -395,7 +398,7 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
     headers and segments are then gathered in one step each.
     """
     head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(module, version, big_endian)
-    counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, seg_t.itemsize
+    counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, seg_t.itemsize  # type: ignore[index]
     unpack_counts = struct.Struct((">" if big_endian else "<") + "qq").unpack_from
     at = array("q")
     pos, n = 0, len(raw)
@@ -413,7 +416,7 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
     counts = writes + heads["read_count"].astype(np.int64)
     within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts) + within * (seg_size // 8)]
-    threaded = "thread" in seg_t.names
+    threaded = "thread" in (seg_t.names or ())
     return DxtSegments(
         ids=np.repeat(heads["id"].astype(np.uint64), counts),
         ranks=np.repeat(heads["rank"].astype(np.int64), counts),
@@ -478,7 +481,7 @@ def _with_bins(head_t: np.dtype, nbins: int) -> np.dtype:
 def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Record headers and the byte offset of each record's bins."""
     n, size = len(raw), head_t.itemsize
-    nbins_at = head_t.fields["nbins"][1]
+    nbins_at = head_t.fields["nbins"][1]  # type: ignore[index]  # a structured dtype has fields
     if n >= size:  # the runtime's case: every record has the first record's bin count
         first = int(np.frombuffer(raw, head_t, count=1)["nbins"][0])
         if first >= 0 and n % (size + 16 * first) == 0:

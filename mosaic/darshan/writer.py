@@ -119,7 +119,8 @@ def darshan_hash(paths: Sequence[str]) -> np.ndarray:
         a = a + tail[:, 0]
         b = b + tail[:, 1]
         c = c + lengths.astype(np.uint64) + (tail[:, 2] << np.uint64(8))
-        return _mix64(a, b, c)[2]
+        hashes: np.ndarray = _mix64(a, b, c)[2]
+        return hashes
 
 
 def record_id(path: str) -> int:
@@ -149,7 +150,7 @@ def _job_region(job: F.Job, version: str, e: str) -> bytes:
         start_s, end_s = int(job.start), int(job.end)
         start_ns = int(round((job.start - start_s) * 1e9))
         end_ns = int(round((job.end - end_s) * 1e9))
-        numbers = (job.uid, start_s, start_ns, end_s, end_ns, job.nprocs, job.job_id)
+        numbers: tuple[int, ...] = (job.uid, start_s, start_ns, end_s, end_ns, job.nprocs, job.job_id)
     else:
         numbers = (job.uid, int(job.start), int(job.end), job.nprocs, job.job_id)
     body = F.job_struct(version, e).pack(*numbers, _metadata(job))
@@ -203,7 +204,7 @@ def _dxt_parts(
         segs = np.zeros(len(rows), seg_t)
         segs["offset"], segs["length"] = dxt.offsets[rows], dxt.lengths[rows]
         segs["start"], segs["end"] = dxt.starts[rows], dxt.ends[rows]
-        if "thread" in seg_t.names:
+        if "thread" in (seg_t.names or ()):
             segs["thread"] = dxt.thread_ids[rows]
         head = np.zeros(1, F.dxt_header_dtype(big_endian))
         rank = int(uniq[u, 1].view(np.int64))
@@ -397,6 +398,7 @@ def write_legacy_log(
     n = 0 if posix is None else len(posix.ids)
     rec = np.zeros(n, F.legacy_record_dtype())
     if n:
+        assert posix is not None  # n > 0
         canon = posix.canonical()
         paths = [log.names.get(int(i), "") for i in posix.ids]
         rec["id"], rec["rank"] = posix.ids, posix.ranks
