@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ class ServiceSettings:
 
 
 @asynccontextmanager
-async def lifespan(app: FastAPI):
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the store and start (and warm) the workers before answering."""
     settings: ServiceSettings = app.state.settings
     app.state.store = Store(settings.store)

@@ -10,13 +10,19 @@ import json
 import os
 import resource
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from mosaic.options import load_config
 from mosaic.service.errors import UNKNOWN_APPLICATION
 from mosaic.service.security import is_loopback, read_token
+
+if TYPE_CHECKING:  # imported when a command runs (see above)
+    import httpx
+
+    from mosaic.corpus.profiles import ApplicationAnswer
 
 DEFAULT_PORT = 8420
 
@@ -65,7 +71,15 @@ token_file_option = click.option(
     type=click.Path(exists=True, dir_okay=False),
     help="TOML file overriding thresholds of mosaic.config.Config.",
 )
-def serve(store_path, host, port, workers, token_file, write_token_file, config_file) -> None:
+def serve(
+    store_path: str,
+    host: str,
+    port: int,
+    workers: int | None,
+    token_file: str | None,
+    write_token_file: str | None,
+    config_file: str | None,
+) -> None:
     """Serve categories to schedulers over HTTP (FastAPI + uvicorn).
 
     \b
@@ -121,7 +135,14 @@ def raise_open_files_limit() -> None:
 @click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
 @token_file_option
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
-def lookup(uid, application, store_path, server, token_file, as_json) -> None:
+def lookup(
+    uid: int,
+    application: str,
+    store_path: str | None,
+    server: str | None,
+    token_file: str | None,
+    as_json: bool,
+) -> None:
     """Print what the store knows of one (user, application): its heaviest run's
     categories and the profile of its stored runs, as a table (or JSON).
 
@@ -129,6 +150,7 @@ def lookup(uid, application, store_path, server, token_file, as_json) -> None:
     """
     if (store_path is None) == (server is None):
         raise click.UsageError("give exactly one of --store and --server")
+    answer: Mapping[str, Any] | None
     if store_path is not None:
         from mosaic.corpus.store import Store
 
@@ -137,6 +159,7 @@ def lookup(uid, application, store_path, server, token_file, as_json) -> None:
         found = answer is not None
         answer = answer if found else {"status": "error", "error": UNKNOWN_APPLICATION}
     else:
+        assert server is not None  # exactly one of the two
         import httpx
 
         token = token_from(token_file, "--token-file")
@@ -159,15 +182,15 @@ def lookup(uid, application, store_path, server, token_file, as_json) -> None:
     elif found:
         from mosaic.service.lookup_view import render
 
-        sys.stdout.write(render(answer))
+        sys.stdout.write(render(cast(ApplicationAnswer, answer)))
     else:
         sys.stdout.write(f"no application {application!r} for uid {uid} in the store\n")
     sys.exit(0 if found else 1)
 
 
-def _json_object(response) -> dict[str, Any] | None:
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
     try:
         answer = response.json()
     except ValueError:
         return None
-    return answer if isinstance(answer, dict) else None
+    return cast(dict[str, Any], answer) if isinstance(answer, dict) else None

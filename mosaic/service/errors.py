@@ -23,7 +23,7 @@ EVICTED_SCHEMA = {
 }
 
 
-def error_body(error: str, detail="") -> dict[str, Any]:
+def error_body(error: str, detail: object = "") -> dict[str, Any]:
     """Every 4xx of the API: ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
 

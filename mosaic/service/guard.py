@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from mosaic.service.handlers import error_response
+from mosaic.service.metrics import Metrics
 from mosaic.service.security import OPEN_PATHS, Tokens
 
 
@@ -15,18 +18,18 @@ class GuardMiddleware:
     (``request.state.may_write`` in a route): recording in the store needs it.
     """
 
-    def __init__(self, app, tokens: Tokens, metrics):
+    def __init__(self, app: ASGIApp, tokens: Tokens, metrics: Metrics) -> None:
         self.app = app
         self.tokens = tokens
         self.metrics = metrics
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         began = time.perf_counter()
         status = [500]
 
-        async def send_and_note(message):
+        async def send_and_note(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
             await send(message)

@@ -29,18 +29,19 @@ import multiprocessing
 import os
 import signal
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pebble
 
-from mosaic.analysis.categorize import categorize_trace
+from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
 from mosaic.errors import Reason
 from mosaic.limits import limit_memory
-from mosaic.logfile import evicted_result, guarded
+from mosaic.logfile import EvictedResult, evicted_result, guarded
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
@@ -64,7 +65,7 @@ class Answer:
     body: bytes  # UTF-8 JSON of the SPEC 4 object or of the evicted one
 
 
-def encode(result: dict[str, Any]) -> Answer:
+def encode(result: Mapping[str, Any]) -> Answer:
     """JSON of ``result``; NaN and infinities are not JSON, so such a result is evicted."""
     try:
         body = json.dumps(result, allow_nan=False).encode()
@@ -83,7 +84,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     file = posted_name(data)
 
-    def work() -> dict[str, Any]:
+    def work() -> TraceResult:
         nonlocal file
         log = unwrap(data, config.max_inflated_bytes)
         if log is not data:
@@ -99,7 +100,7 @@ def posted_name(log: bytes) -> str:
     return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
 
 
-def categorize_bytes(data: bytes, file: str, config: Config) -> dict[str, Any]:
+def categorize_bytes(data: bytes, file: str, config: Config) -> TraceResult | EvictedResult:
     """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 

@@ -19,8 +19,8 @@ time, so this protocol adds, per connection:
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -44,11 +44,13 @@ class GuardedH11Protocol(H11Protocol):
     request_timeout: float
     max_connections: int
     max_header_bytes: int
-    awaiting: dict[str, Any]  # connection -> None, in arrival order (a dict is an ordered set)
+    awaiting: dict[
+        GuardedH11Protocol, None
+    ]  # connection -> None, in arrival order (a dict is an ordered set)
 
-    def connection_made(self, transport) -> None:
-        super().connection_made(transport)
-        self.deadline = None
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]  # uvicorn's own annotation is narrower
+        self.deadline: asyncio.TimerHandle | None = None
         self.head_bytes = 0
         self._await_head()
         if len(self.connections) > self.max_connections:
@@ -78,7 +80,7 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             self.awaiting[self] = None  # idle keep-alive: uvicorn's keep-alive timer runs
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self.awaiting.pop(self, None)
         if self.deadline is not None:
             self._disarm()
@@ -113,6 +115,7 @@ class GuardedH11Protocol(H11Protocol):
         self.deadline = self.loop.call_later(self.request_timeout, self._late)
 
     def _disarm(self) -> None:
+        assert self.deadline is not None  # armed
         self.deadline.cancel()
         self.deadline = None
 

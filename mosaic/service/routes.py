@@ -43,15 +43,18 @@ router = APIRouter()
 
 
 def get_store(request: Request) -> Store:
-    return request.app.state.store
+    store: Store = request.app.state.store
+    return store
 
 
 def get_pool(request: Request) -> WorkerPool:
-    return request.app.state.pool
+    pool: WorkerPool = request.app.state.pool
+    return pool
 
 
 def get_metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
+    metrics: Metrics = request.app.state.metrics
+    return metrics
 
 
 async def receive_body(
@@ -63,7 +66,8 @@ async def receive_body(
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return error_response(413, Reason.TOO_LARGE, f"body of {declared} bytes exceeds {limit}")
-    chunks, size, spool, complete = [], 0, None, False
+    chunks: list[bytes] = []
+    size, spool, complete = 0, None, False
     try:
         async for chunk in request.stream():
             size += len(chunk)
@@ -142,7 +146,7 @@ async def categorize(
     pool: WorkerPool = Depends(get_pool),
     results: Store = Depends(get_store),
     metrics: Metrics = Depends(get_metrics),
-):
+) -> Response:
     """Categorize one Darshan log posted as the request body."""
     if store and not request.state.may_write:
         return write_refused(request)
@@ -204,7 +208,7 @@ def application(
         description="Executable (first token of the command line), as grouped by the store",
     ),
     results: Store = Depends(get_store),
-):
+) -> ApplicationAnswer | Response:
     """A (user, application) group: its heaviest run's categories, run count, last seen, and
     the profile of its stored runs (label shares, stability, bytes, periods, period class)."""
     found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
@@ -213,8 +217,12 @@ def application(
     return found
 
 
-@router.get("/v1/jobs/{job_id}", responses={404: error_doc("Unknown job id"), 422: INVALID})
-def job(job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: Store = Depends(get_store)):
+@router.get(
+    "/v1/jobs/{job_id}", response_model=None, responses={404: error_doc("Unknown job id"), 422: INVALID}
+)
+def job(
+    job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: Store = Depends(get_store)
+) -> dict[str, Any] | Response:
     """Stored runs (logs) of one scheduler job id, with their groups' categories."""
     runs = results.job(job_id)
     if not runs:
@@ -222,13 +230,13 @@ def job(job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: 
     return {"job_id": job_id, "runs": runs}
 
 
-@router.api_route("/healthz", methods=["GET", "HEAD"])
-async def healthz(request: Request):
+@router.api_route("/healthz", methods=["GET", "HEAD"], response_model=None)
+async def healthz(request: Request) -> dict[str, Any]:
     """Liveness: answers without a token (GET or HEAD)."""
     return {"status": "ok", "workers": request.app.state.pool.workers}
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
-async def prometheus(metrics: Metrics = Depends(get_metrics)):
+async def prometheus(metrics: Metrics = Depends(get_metrics)) -> Response:
     """Requests by endpoint and status, latency histogram, evictions by reason."""
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -14,6 +14,8 @@ import os
 import stat
 from dataclasses import dataclass
 
+from starlette.types import Scope
+
 LOOPBACK_NAMES = ("localhost",)
 OPEN_PATHS = ("/healthz",)  # answer without a token: load balancers probe it
 
@@ -65,7 +67,7 @@ class Tokens:
     read: str | None = None
     write: str | None = None
 
-    def access(self, scope) -> tuple[bool, bool]:
+    def access(self, scope: Scope) -> tuple[bool, bool]:
         """(may read, may write) for the request of ``scope``, in constant time."""
         given = bearer(scope)
         may_write = self.write is not None and hmac.compare_digest(given, self.write.encode())
@@ -73,7 +75,7 @@ class Tokens:
         return may_read, may_write
 
 
-def bearer(scope) -> bytes:
+def bearer(scope: Scope) -> bytes:
     """The credential of an ``Authorization: Bearer ...`` header (any case), or b""."""
     for name, value in scope["headers"]:
         if name == b"authorization":
