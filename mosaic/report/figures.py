@@ -268,7 +268,8 @@ def plot_stability(summary: dict[str, Any], out_dir: Path) -> dict[str, Any] | N
         ax.legend(loc="upper left")
     sns.despine(fig)
     save_png_svg(fig, out_dir, "stability")
-    return stability
+    shown: dict[str, Any] = stability
+    return shown
 
 
 def render_figures(out: Path, config: Config | None = None) -> dict[str, Any]:

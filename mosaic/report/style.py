@@ -9,6 +9,7 @@ theme applies only while a figure is drawn (`themed`), through
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import seaborn as sns
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 # Categories: seaborn's "colorblind" palette; heatmaps: the perceptually uniform,
 # colour-vision-deficiency-safe "cividis" map.
@@ -35,7 +37,7 @@ TITLE_FONT = 10  # a timeline panel's title
 SUPTITLE_FONT = 11  # a timeline's header
 
 
-def theme_rc(style: str) -> dict[str, Any]:
+def theme_rc(style: str) -> dict[RcKeyType, Any]:
     """seaborn's `set_theme(style=STYLE, context="notebook")` as rc parameters, without applying them."""
     return {
         **sns.plotting_context("notebook"),
@@ -45,13 +47,13 @@ def theme_rc(style: str) -> dict[str, Any]:
 
 
 @contextmanager
-def themed(style: str):
+def themed(style: str) -> Iterator[None]:
     """Draw under the seaborn STYLE; usable as a decorator. Global rc parameters are restored after."""
     with mpl.rc_context(theme_rc(style)):
         yield
 
 
-def new_figure(**kwargs) -> Figure:
+def new_figure(**kwargs: Any) -> Figure:
     """A Figure drawn by its own Agg canvas (no pyplot, no backend switch)."""
     fig = Figure(**kwargs)
     FigureCanvasAgg(fig)

@@ -8,7 +8,7 @@ the labels are non-exclusive, so a family's shares need not add up to 1.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -102,7 +102,7 @@ def jaccard_pairs(summary: dict[str, Any], view: str, min_value: float) -> pd.Da
     """Category pairs with a Jaccard index above `min_value`, highest first (Fig. 5 as text)."""
     jaccard = matrix_frame(summary, "jaccard", view)
     upper = np.triu(np.ones(jaccard.shape, dtype=bool), k=1)
-    pairs = jaccard.where(upper).stack().rename("jaccard").reset_index()
+    pairs = cast(pd.Series, jaccard.where(upper).stack()).rename("jaccard").reset_index()
     pairs.columns = ["A", "B", "jaccard"]
     pairs = pairs[pairs["jaccard"] > min_value]
     return pairs.sort_values("jaccard", ascending=False, kind="stable").reset_index(drop=True)

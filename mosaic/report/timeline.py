@@ -15,11 +15,15 @@ Everything is drawn from the same numbers that gave the trace its labels.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.ticker import EngFormatter
+from matplotlib.typing import LineStyleType
+from numpy.typing import ArrayLike
 
 from mosaic.analysis import spectrum
 from mosaic.analysis.categorize import HEATMAP, OPERATIONS, DirectionAnalysis, TraceAnalysis
@@ -27,6 +31,7 @@ from mosaic.config import Config
 from mosaic.report import style
 from mosaic.report.style import PALETTE
 from mosaic.report.tables import display_name
+from mosaic.trace import HeatmapSignal
 
 # (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
 TIME_UNITS = (("h", 3600.0), ("min", 60.0), ("s", 1.0))
@@ -44,7 +49,7 @@ def time_unit(run_time: float) -> tuple[str, float]:
     return TIME_UNITS[-1]
 
 
-def concurrency(starts, ends, ranks) -> tuple[np.ndarray, np.ndarray]:
+def concurrency(starts: np.ndarray, ends: np.ndarray, ranks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Step function of ranks doing I/O: (times, level after each time).
 
     An operation standing for r ranks adds r over [start, end); a sweep over
@@ -56,7 +61,7 @@ def concurrency(starts, ends, ranks) -> tuple[np.ndarray, np.ndarray]:
     return times[order], np.cumsum(delta[order])
 
 
-def _blocks(starts, ends, heights) -> tuple[np.ndarray, np.ndarray]:
+def _blocks(starts: np.ndarray, ends: np.ndarray, heights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Outline of disjoint blocks: x, y of (s,0) (s,h) (e,h) (e,0) per block."""
     x = np.column_stack([starts, starts, ends, ends]).ravel()
     y = np.column_stack([np.zeros_like(heights), heights, heights, np.zeros_like(heights)]).ravel()
@@ -71,11 +76,11 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def _no_operations(ax) -> None:
+def _no_operations(ax: Axes) -> None:
     ax.text(0.5, 0.5, "no operations", ha="center", va="center", transform=ax.transAxes)
 
 
-def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
+def _raw_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
     ops = direction.ops
     ax.set_ylabel("ranks doing I/O")
     times, level = concurrency(ops["start"], ops["end"], ops["ranks"])
@@ -100,7 +105,7 @@ def _raw_panel(ax, direction: DirectionAnalysis, scale: float) -> dict[str, Any]
     return {"times": times, "ranks": level, "minor": int(minor.sum())}
 
 
-def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
+def _merged_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
     merged = direction.merged
     durations = merged.ends - merged.starts
     heights = np.divide(
@@ -128,16 +133,18 @@ def _merged_panel(ax, direction: DirectionAnalysis, scale: float) -> dict[str, A
     }
 
 
-def _periodic_strip(ax, direction: DirectionAnalysis, source: str, scale: float) -> list[dict[str, Any]]:
+def _periodic_strip(
+    ax: Axes, direction: DirectionAnalysis, source: str, scale: float
+) -> list[dict[str, Any]]:
     """Occurrences of each periodic operation mean shift found in ``source``, as a strip on top.
 
     Drawn in the panel of the operations mean shift segmented: the merged
     operations, or the HEATMAP's bursts (SPEC 3.5). Returns those operations.
     """
-    meanshift = direction.meanshift or {}
+    meanshift: Mapping[str, Any] = direction.meanshift or {}
     if meanshift.get("source") != source:
         return []
-    operations = meanshift["operations"]
+    operations: list[dict[str, Any]] = meanshift["operations"]
     for rank, (color, op, where) in enumerate(
         zip(itertools.cycle(CLUSTER_COLORS), operations, meanshift["occurrences"])
     ):
@@ -161,7 +168,7 @@ def _periodic_strip(ax, direction: DirectionAnalysis, source: str, scale: float)
     return operations
 
 
-def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
+def _bytes_axis(ax: Axes, values: np.ndarray, headroom: float) -> None:
     """A y axis in bytes from 0 to `headroom` x the top value; a lone 0 tick when all are 0."""
     ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
     if not values.any():
@@ -169,7 +176,7 @@ def _bytes_axis(ax, values: np.ndarray, headroom: float) -> None:
     ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * headroom)
 
 
-def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float) -> dict[str, Any]:
+def _chunk_panel(ax: Axes, direction: DirectionAnalysis, run_time: float, scale: float) -> dict[str, Any]:
     edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
     bars = ax.bar(
         edges[:-1], direction.chunks, width=np.diff(edges), align="edge", color=PALETTE[0], edgecolor="white"
@@ -180,7 +187,9 @@ def _chunk_panel(ax, direction: DirectionAnalysis, run_time: float, scale: float
     return {"chunks": direction.chunks}
 
 
-def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
+def _heatmap_panel(
+    ax: Axes, heatmap: HeatmapSignal, direction: DirectionAnalysis, scale: float
+) -> dict[str, Any]:
     """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT.
 
     When mean shift looked at the bins' bursts (the operations showed no
@@ -202,7 +211,11 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
     bursts = direction.bursts
     data: dict[str, Any] = {"heatmap_edges": edges, "heatmap_bytes": values}
     if bursts is not None and len(bursts):
-        for minor, dashes, noun in ((False, "-", "burst"), (True, ":", "minor burst")):
+        outlines: tuple[tuple[bool, LineStyleType, str], ...] = (
+            (False, "-", "burst"),
+            (True, ":", "minor burst"),
+        )
+        for minor, dashes, noun in outlines:
             chosen = bursts.minor == minor
             if chosen.any():
                 ax.vlines(
@@ -223,17 +236,17 @@ def _heatmap_panel(ax, heatmap, direction: DirectionAnalysis, scale: float) -> d
 
 
 def fft_signal(
-    direction: DirectionAnalysis, heatmap, run_time: float, config: Config
+    direction: DirectionAnalysis, heatmap: HeatmapSignal | None, run_time: float, config: Config
 ) -> tuple[str, float, np.ndarray]:
     """(name, bin width, bytes/s per bin) of the signal the FFT result came from (SPEC 3.5)."""
-    if (direction.fft or {}).get("signal") == "heatmap" and heatmap is not None:
+    if direction.fft is not None and direction.fft["signal"] == "heatmap" and heatmap is not None:
         return "heatmap", heatmap.bin_seconds, getattr(heatmap, direction.name) / heatmap.bin_seconds
     ops = direction.ops
     return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"], run_time, config)
 
 
 def _spectrum_panel(
-    ax, direction: DirectionAnalysis, heatmap, run_time: float, config: Config
+    ax: Axes, direction: DirectionAnalysis, heatmap: HeatmapSignal | None, run_time: float, config: Config
 ) -> dict[str, Any]:
     if not len(direction.ops):
         _no_operations(ax)
@@ -246,7 +259,7 @@ def _spectrum_panel(
     ax.set_xlabel(f"frequency (Hz), spectrum of {FFT_SIGNALS[signal]}")
     ax.set_ylabel("power (share of max)")
     fft = direction.fft
-    if fft and fft.get("frequency"):
+    if fft and fft["frequency"]:
         verdict = "periodic" if fft["periodic"] else "not periodic"
         ax.axvline(
             fft["frequency"],
@@ -262,18 +275,18 @@ def _spectrum_panel(
         "fft_signal": signal,
         "frequencies": freqs,
         "power": power,
-        "peak_frequency": (fft or {}).get("frequency"),
+        "peak_frequency": fft["frequency"] if fft else None,
     }
 
 
 def _direction_title(direction: DirectionAnalysis) -> str:
     labels = [display_name(label.removeprefix(f"{direction.name}_")) for label in direction.labels]
-    verdict = direction.verdict or {}
+    verdict: Mapping[str, Any] = direction.verdict or {}
     period = f"; period {verdict['period']:.4g} s from {verdict['source']}" if verdict.get("periodic") else ""
     return f"{direction.name}: {_bytes(direction.bytes)}{period}\n{', '.join(labels)}"
 
 
-def _metadata_panel(ax, per_second: np.ndarray, scale: float, config: Config) -> dict[str, Any]:
+def _metadata_panel(ax: Axes, per_second: np.ndarray, scale: float, config: Config) -> dict[str, Any]:
     """Metadata requests per second as SPEC 3.7 counted them (seeks only with ``metadata_seeks``)."""
     seconds = np.arange(len(per_second) + 1) / scale
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
