@@ -8,7 +8,7 @@ SAMPLE_COUNT ?= 3000
 OUT ?= results
 WORKERS ?= 2
 
-.PHONY: venv run test figures bench bench-year lint cluster-demo clean
+.PHONY: venv run test figures bench bench-year lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -41,6 +41,7 @@ bench-year: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check mosaic tests benchmarks
 	$(BIN)/ruff format --check mosaic tests benchmarks
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) $(SAMPLE) build *.egg-info

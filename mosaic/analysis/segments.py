@@ -102,8 +102,8 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     two of each other: a segment with fewer than ``min_periodic_segments``
     segments (itself included) within two bandwidths can be in no periodic
     cluster. Such lonely segments seed no search, and when they are too many
-    for the direction to reach ``periodic_segment_share`` scikit-learn is not
-    called at all (every id stays NO_CLUSTER).
+    for the direction to reach ``periodic_segment_share`` mean shift does not
+    run at all (every id stays NO_CLUSTER).
     """
     features = np.column_stack(
         [

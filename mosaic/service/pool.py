@@ -1,6 +1,7 @@
 """Categorization in worker processes for ``mosaic serve``.
 
-Why processes: categorizing is CPU-bound numpy / scikit-learn work that would
+Why processes: categorizing is CPU-bound numpy work (mean shift included: its
+numpy implementation is the default, see ``Config.meanshift_implementation``) that would
 stall the event loop, and a hostile log may crash a native library or never
 finish. pebble's ProcessPool (a well-kept wrapper of multiprocessing) gives
 each task its own timeout and notices a dead worker; it replaces only the

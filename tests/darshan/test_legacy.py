@@ -6,6 +6,7 @@ import pytest
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import read_log
+from mosaic.darshan.writer import write_legacy_log
 from mosaic.errors import LogError
 from mosaic.trace import build_trace
 from mosaic_testing.handmade import legacy_log
@@ -110,12 +111,9 @@ def test_legacy_bad_job_and_no_records():
 
 
 def test_reads_the_writer_helpers_legacy_logs():
-    writer = pytest.importorskip("mosaic.darshan.writer")
-    if not hasattr(writer, "write_legacy_log"):
-        pytest.skip("writer has no 2.x support yet")
     log = read_log(legacy_log(records=RECORDS))
     for compression in ("none", "gzip", "bzip2"):
-        again = read_log(writer.write_legacy_log(log, "2.06", compression))
+        again = read_log(write_legacy_log(log, "2.06", compression))
         c, want = again.modules[F.POSIX].canonical(), log.modules[F.POSIX].canonical()
         for name in ("opens", "bytes_read", "bytes_written", "open_start", "close_end"):
             assert np.array_equal(c[name], want[name]), name

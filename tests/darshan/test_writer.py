@@ -11,14 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mosaic.darshan import formats as F
+from mosaic.darshan import reader
 from mosaic.darshan.writer import darshan_hash, record_id, write_legacy_log, write_log
 from mosaic_testing.parser_text import COUNTER_NAMES, TIMESTAMP_NAMES
-
-
-def reader():
-    """Our reader; tests that read logs back skip only while it does not exist."""
-    return pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
-
 
 PATHS = ["/scratch/run/out.h5", "<STDOUT>", "/u/sciteam/x/" + "deep/" * 12 + "input.deck"]
 # canonical field -> pydarshan column suffix (POSIX and STDIO name them alike)
@@ -192,7 +187,7 @@ def assert_same_records(got: F.DarshanLog, log: F.DarshanLog):
 @pytest.mark.parametrize("compression", ["zlib", "bzip2", "none"])
 def test_our_reader_reads_every_variant(version, posix, stdio, big, compression):
     log = make_log(posix, stdio, version=version, partial=big, dxt=True)
-    got = reader().read_log(write_log(log, version, big, compression, streams_per_region=2))
+    got = reader.read_log(write_log(log, version, big, compression, streams_per_region=2))
     assert (got.job.uid, got.job.job_id, got.job.nprocs, got.job.version) == (4242, 77, 8, version)
     assert got.job.run_time == pytest.approx(600.0 if version == "3.41" else 601.0)
     assert got.job.cmdline == log.job.cmdline
@@ -214,9 +209,9 @@ def test_our_reader_reads_every_variant(version, posix, stdio, big, compression)
 def test_every_dxt_version_round_trips(posix_version, mpiio_version, big):
     log = make_log(dxt=True)
     data = write_log(log, "3.41", big, dxt_versions={F.DXT_POSIX: posix_version, F.DXT_MPIIO: mpiio_version})
-    hdr = reader().Header(data)
+    hdr = reader.Header(data)
     assert hdr.modules[F.DXT_POSIX][2] == posix_version and hdr.modules[F.DXT_MPIIO][2] == mpiio_version
-    got = reader().read_log(data)
+    got = reader.read_log(data)
     for module, ours, theirs, threaded in (
         ("DXT_POSIX", log.dxt_posix, got.dxt_posix, posix_version == 2),
         ("DXT_MPIIO", log.dxt_mpiio, got.dxt_mpiio, mpiio_version == 3),
@@ -254,7 +249,7 @@ def test_legacy_logs(version, compression, opener):
     data = write_legacy_log(log, version, compression)
     raw = opener(data)
     assert raw[:4] == version.encode() and len(raw) == 4096 + 3 * 1328
-    got = reader().read_log(data)
+    got = reader.read_log(data)
     assert (got.job.uid, got.job.nprocs, got.job.version) == (4242, 8, version)
     assert got.job.run_time == 601.0
     canon, theirs = log.modules[F.POSIX].canonical(), got.modules[F.POSIX].canonical()
@@ -313,5 +308,5 @@ def test_any_records_round_trip(recs, version, big, compression, streams):
             np.array(fcounters).reshape(n, 17),
         )
     }
-    got = reader().read_log(write_log(log, version, big, compression, streams))
+    got = reader.read_log(write_log(log, version, big, compression, streams))
     assert_same_records(got, log)

@@ -9,17 +9,12 @@ from click.testing import CliRunner
 from mosaic.cli import main
 from mosaic.config import Config
 from mosaic.darshan import formats as F
+from mosaic.darshan import reader
 from mosaic.errors import LogError
 from mosaic.synth.catalog import BY_NAME, SCENARIOS
 from mosaic.synth.corpus import Template, write_scenarios
 from mosaic.synth.logs import INVALID_REASONS, Format, darshan_log, invalid_log, make_job, write
 from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenario, build, resolve
-
-
-def reader():
-    """Our reader; tests that read logs back skip only while it does not exist."""
-    return pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
-
 
 CFG = Config()
 
@@ -88,8 +83,8 @@ def test_each_broken_log_is_evicted_for_its_reason(reason, fmt):
     for seed in range(3):  # every way a reason is made
         data = invalid_log(reason, darshan_log(job, built.table, fmt), fmt, np.random.default_rng(seed))
         with pytest.raises(LogError) as err:
-            log = reader().read_log(data)
-            reader().validate_job(log.job)
+            log = reader.read_log(data)
+            reader.validate_job(log.job)
         assert err.value.reason == reason
 
 
@@ -104,13 +99,13 @@ def test_broken_dxt_regions_of_either_version_are_evicted_for_their_reason(reaso
     job = make_job(1, 2, 1_550_000_000, built.run_time, built.nprocs, "/bin/app", fmt)
     log = darshan_log(job, built.table, fmt, dxt=int(scenario.dxt))
     clean = write(log, fmt)
-    dxt_at = reader().Header(clean).modules[F.DXT_POSIX]
+    dxt_at = reader.Header(clean).modules[F.DXT_POSIX]
     assert dxt_at[2] == dxt_version
     broken_dxt = 0
     for seed in range(8):
         data = invalid_log(reason, log, fmt, np.random.default_rng(seed))
         with pytest.raises(LogError) as err:
-            reader().read_log(data)
+            reader.read_log(data)
         assert err.value.reason == reason
         off, n = dxt_at[:2]
         broken_dxt += data[:off] == clean[:off] and data[off : off + n] != clean[off : off + n]
@@ -128,7 +123,7 @@ def test_valid_logs_read_back_with_the_run_time_of_the_truth(fmt):
     job = make_job(
         9, 10, 1_550_000_000, built.run_time, built.nprocs, "/bin/app -x", fmt, partial=not fmt.legacy
     )
-    log = reader().read_log(write(darshan_log(job, built.table, fmt), fmt))
+    log = reader.read_log(write(darshan_log(job, built.table, fmt), fmt))
     assert log.job.run_time == pytest.approx(built.run_time)
     assert log.job.partial is (not fmt.legacy)
     rows = built.table.table()
@@ -149,7 +144,7 @@ def test_runs_of_a_group_scale_bytes_below_the_heaviest():
 
     def total(scale):
         data, _ = template.run(scale, fmt, job, np.random.default_rng(0))
-        log = reader().read_log(data)
+        log = reader.read_log(data)
         return sum(
             int(m.canonical()["bytes_read"].sum() + m.canonical()["bytes_written"].sum())
             for m in log.modules.values()

@@ -9,13 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from mosaic.cli import main
+from mosaic.darshan import reader
 from mosaic.errors import LogError
 from mosaic.synth.year import PROFILES, RUNS_PER_GROUP, generate_year, group_runs, next_profile
-
-
-def reader():
-    """Our reader; tests that read logs back skip only while it does not exist."""
-    return pytest.importorskip("mosaic.darshan.reader", reason="reader not written yet")
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +143,8 @@ def test_archived_days_and_logs_read_as_the_truth_says(year):
             continue
         data = (out / t["file"]).read_bytes()
         try:
-            log = reader().read_log(data)
-            reader().validate_job(log.job)
+            log = reader.read_log(data)
+            reader.validate_job(log.job)
             got = None
         except LogError as err:
             got = err.reason
