@@ -37,7 +37,7 @@ from mosaic.config import Config
 from mosaic.corpus import dedup
 from mosaic.corpus.engine import Task, make_engine
 from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
-from mosaic.corpus.store import Store
+from mosaic.corpus.store import FunnelCounts, Store
 from mosaic.errors import EngineError, LogError, Reason
 
 if TYPE_CHECKING:
@@ -390,6 +390,18 @@ def _stream(
         advance()
 
 
+class Funnel(FunnelCounts):
+    """summary.json's ``funnel``: what became of every file seen (SPEC 6)."""
+
+    files_seen: int
+    skipped_files: int
+    skipped: dict[str, int]  # files skipped by reason
+    logs: int
+    evicted: dict[str, int]  # logs evicted at validation, by reason
+    evicted_total: int
+    categorize_evicted: dict[str, int]  # representatives evicted while categorized, by reason
+
+
 def write_outputs(
     store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict[str, Any]
 ) -> dict[str, Any]:
@@ -424,16 +436,21 @@ def write_outputs(
                 json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n"
             )
             evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
-    funnel = {
+    stored = store.funnel_counts()
+    funnel: Funnel = {
         "files_seen": counts.files_seen,
         "skipped_files": counts.skipped_files,
         "skipped": dict(sorted(counts.skipped.items())),
         "logs": counts.logs,
         "evicted": dict(sorted(evicted_at["validate"].items())),
         "evicted_total": sum(evicted_at["validate"].values()),
+        "valid": stored["valid"],
+        "partial": stored["partial"],
+        "groups": stored["groups"],
+        "categorized": stored["categorized"],
+        "stand_ins": stored["stand_ins"],
+        "categorize_evicted": dict(sorted(evicted_at["categorize"].items())),
     }
-    funnel.update(store.funnel_counts())
-    funnel["categorize_evicted"] = dict(sorted(evicted_at["categorize"].items()))
     return {
         "funnel": funnel,
         **stats.to_dict(),

@@ -38,7 +38,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
 from mosaic.corpus import profiles
@@ -136,6 +136,16 @@ class Row(sqlite3.Row):
         if bytes in map(type, values):  # rare: one C-level pass over the row's types
             values = tuple(os.fsdecode(v) if type(v) is bytes else v for v in values)
         return super().__new__(cls, cursor, values)
+
+
+class FunnelCounts(TypedDict):
+    """The funnel's counts of one run that the store knows (:meth:`Store.funnel_counts`)."""
+
+    valid: int
+    partial: int
+    groups: int
+    categorized: int
+    stand_ins: int  # groups whose heavier runs were evicted during categorization
 
 
 class Store:
@@ -393,7 +403,7 @@ class Store:
             (self.run_id,),
         )
 
-    def funnel_counts(self) -> dict[str, Any]:
+    def funnel_counts(self) -> FunnelCounts:
         """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
         whose heavier runs were evicted during categorization). Read through the reader
         connection, like the streams: it never waits for :meth:`publish`'s transaction."""
