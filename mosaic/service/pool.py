@@ -14,8 +14,10 @@ it, instead of pinning gigabytes until its timeout.
 
 Test-only hook: when the environment variable ``MOSAIC_SERVICE_TEST_HOOKS``
 is set in the server's environment, a posted body containing ``CRASH_MARKER``
-makes its worker abort (as a segfault would) and one containing
-``HANG_MARKER`` makes it hang. Production servers never set it; it exists so
+makes its worker abort (as a segfault would), one containing
+``HANG_MARKER`` makes it hang, and one containing ``MEMORY_MARKER`` makes it
+allocate past its memory limit outside the categorization's guard (as encoding
+a huge result would). Production servers never set it; it exists so
 the tests can prove the server survives both.
 """
 
@@ -46,6 +48,7 @@ WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say no
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
+MEMORY_MARKER = b"MOSAIC-TEST-MEMORY"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds
@@ -89,7 +92,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
         return categorize_trace(trace_from_bytes(log, file, config), config)
 
     if os.environ.get(TEST_HOOKS_ENV):
-        _test_hooks(data)
+        _test_hooks(data, config)
     return encode(guarded(file, work))
 
 
@@ -102,11 +105,13 @@ def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 
 
-def _test_hooks(data: bytes) -> None:
+def _test_hooks(data: bytes, config: Config) -> None:
     if CRASH_MARKER in data:
         os.abort()
     if HANG_MARKER in data:
         threading.Event().wait()
+    if MEMORY_MARKER in data:
+        bytearray(2 * config.worker_memory_bytes)  # past RLIMIT_AS: MemoryError
 
 
 def _worker_init(memory_bytes: int) -> None:
