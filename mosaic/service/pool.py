@@ -33,13 +33,14 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pebble
 
 from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
-from mosaic.errors import Reason
+from mosaic.errors import MEMORY_BOUND, Reason
 from mosaic.limits import limit_memory
 from mosaic.trace import trace_from_bytes
 
@@ -65,7 +66,7 @@ class Answer:
     body: bytes  # UTF-8 JSON of the SPEC 4 object or of the evicted one
 
 
-def encode(result: dict) -> Answer:
+def encode(result: dict[str, Any]) -> Answer:
     """JSON of ``result``; NaN and infinities are not JSON, so such a result is evicted."""
     try:
         body = json.dumps(result, allow_nan=False).encode()
@@ -84,7 +85,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     file = posted_name(data)
 
-    def work() -> dict:
+    def work() -> dict[str, Any]:
         nonlocal file
         log = unwrap(data, config.max_inflated_bytes)
         if log is not data:
@@ -100,7 +101,7 @@ def posted_name(log: bytes) -> str:
     return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
 
 
-def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
+def categorize_bytes(data: bytes, file: str, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 
@@ -139,7 +140,9 @@ class WorkerPool:
 
     async def categorize(self, source: bytes | str) -> Answer:
         """Categorize one posted log (bytes, or a spooled file's path); a crash or a
-        hang of its worker evicts it."""
+        hang of its worker evicts it, and so does a MemoryError the worker raises outside
+        the categorization's own guard (encoding or sending back a huge result):
+        ``too_large``, as ``mosaic run`` evicts it."""
         timeout = self.config.trace_timeout_seconds
         future = self._pool.schedule(categorize_posted, (source, self.config), timeout=timeout)
         try:
@@ -150,6 +153,9 @@ class WorkerPool:
         except pebble.ProcessExpired as error:
             detail = f"worker process died (exit code {error.exitcode})"
             reason = Reason.WORKER_CRASH
+        except MemoryError:
+            detail = MEMORY_BOUND
+            reason = Reason.TOO_LARGE
         file = posted_name(source) if isinstance(source, bytes) else f"posted/{Path(source).name}"
         LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
         return encode(evicted_result(file, reason, detail))
@@ -165,5 +171,5 @@ class WorkerPool:
             raise RuntimeError(f"categorization workers do not work: {answer.body.decode()}")
 
     def close(self) -> None:
-        self._pool.stop()
+        self._pool.stop()  # type: ignore[no-untyped-call]  # pebble leaves it unannotated
         self._pool.join()
