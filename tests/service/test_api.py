@@ -10,6 +10,7 @@ import pytest
 
 from mosaic.analysis.categorize import categorize_file, categorize_trace
 from mosaic.config import Config
+from mosaic.darshan import writer
 from mosaic.service.pool import CRASH_MARKER, HANG_MARKER
 from mosaic.trace import trace_from_bytes
 
@@ -163,7 +164,7 @@ def test_bad_bodies_get_clear_errors(server, log_bytes):
         )
         # Query and path parameters are validated too; every error has the same shape.
         invalid = assert_error(
-            client.get("/v1/applications", params={"uid": -1, "app": APP}), 422, "invalid_request"
+            client.get("/v1/applications", params={"uid": 1 << 63, "app": APP}), 422, "invalid_request"
         )
         assert invalid["detail"][0]["loc"] == ["query", "uid"]
         assert_error(client.get("/v1/applications", params={"uid": 1}), 422, "invalid_request")
@@ -232,3 +233,42 @@ def test_concurrent_posts_all_answer(server, log_bytes, count):
         for thread in threads:
             thread.join()
     assert [r.status_code for r in results] == [200] * count
+
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@pytest.mark.parametrize(
+    "uid, app",
+    [
+        (-1, "/apps/uid-all-ones"),  # a log claiming uid 2^64 - 1 reads it as -1
+        (INT64_MIN, "/apps/int64-min"),
+        (INT64_MAX, "/apps/int64-max"),
+        (5353, "/" + "a" * 4096),  # 4,097 characters: one past the former limit
+        (5354, "/" + "b" * 20_000),
+        (5355, ""),  # an empty command line: the application is ""
+    ],
+    ids=["uid -1", "uid int64 min", "uid int64 max", "app 4097 chars", "app 20001 chars", "empty app"],
+)
+def test_whatever_is_stored_can_be_looked_up(server, log_factory, monkeypatch, uid, app):
+    """Issue 25 item 17: a negative uid or an application over 4,096 characters was stored
+    but refused by the lookup's validation (422). darshan-util writes at most 4 KB of job
+    region; a crafted log holds more (the writer's cap lifted here)."""
+    monkeypatch.setattr(writer, "JOB_REGION_MAX", 1 << 20)
+    log = log_factory(job_id=abs(uid) % 10**9 + len(app), uid=uid, cmdline=f"{app} -in in.lj" if app else "")
+    with server.client() as client:
+        stored = post(client, log, params={"store": "true"})
+        assert stored.status_code == 200, stored.text
+        assert (stored.json()["job"]["uid"], stored.json()["job"]["application"]) == (uid, app)
+        group = client.get("/v1/applications", params={"uid": uid, "app": app})
+    assert group.status_code == 200, group.text
+    assert (group.json()["uid"], group.json()["application"], group.json()["runs"]) == (uid, app, 1)
+
+
+@pytest.mark.parametrize("uid", [INT64_MIN - 1, INT64_MAX + 1])
+def test_a_uid_outside_int64_is_invalid(server, uid):
+    with server.client() as client:
+        invalid = assert_error(
+            client.get("/v1/applications", params={"uid": uid, "app": APP}), 422, "invalid_request"
+        )
+    assert invalid["detail"][0]["loc"] == ["query", "uid"]
