@@ -167,9 +167,9 @@ def lookup(
         token = token_from(token_file, "--token-file")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            response = httpx.get(
-                f"{str(server).rstrip('/')}/v1/applications",
-                params={"uid": uid, "app": application},
+            response = httpx.post(  # the body carries an application of any length
+                f"{str(server).rstrip('/')}/v1/applications/query",
+                json={"uid": uid, "app": application},
                 headers=headers,
             )
         except httpx.HTTPError as error:

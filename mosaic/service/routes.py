@@ -4,7 +4,9 @@
   gzip``); answers the SPEC 4 trace object; ``?store=true`` also records it.
 - ``GET /v1/applications?uid=U&app=EXE``: the stored categories of a (user,
   application) group and the profile of its stored runs
-  (:mod:`mosaic.corpus.profiles`); 404 when unknown.
+  (:mod:`mosaic.corpus.profiles`); 404 when unknown. ``POST
+  /v1/applications/query`` with ``{"uid": U, "app": EXE}`` answers the same
+  for an application too long for a request head (a crafted log may claim one).
 - ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown.
 - ``GET /healthz``: 503 when the store is not usable
   (:mod:`mosaic.service.storewatch`); ``GET /metrics`` (Prometheus text format).
@@ -23,15 +25,17 @@ from pathlib import Path as FilePath
 from typing import IO, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import ApiError
-from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc
+from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_body, error_doc
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
@@ -213,22 +217,69 @@ def write_refused(request: Request) -> Response:
     return response
 
 
-@router.get(
-    "/v1/applications",
-    response_model=ApplicationAnswer,
-    responses={404: error_doc("Unknown (uid, app)"), 422: INVALID, 503: STORE_UNAVAILABLE},
-)
+UID_DOC = "User id, as the log claims it (int64)"
+APP_DOC = "Executable (first token of the command line, empty when the log has none), as grouped by the store"
+APPLICATION_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: error_doc("Unknown (uid, app)"),
+    422: INVALID,
+    503: STORE_UNAVAILABLE,
+}
+
+
+class ApplicationQuery(BaseModel):
+    """The body of ``POST /v1/applications/query``: the GET's parameters, any length."""
+
+    model_config = ConfigDict(extra="forbid")
+    uid: int = Field(strict=True, ge=MIN_UID, le=MAX_UID, description=UID_DOC)
+    app: str = Field(strict=True, description=APP_DOC)
+
+
+@router.get("/v1/applications", response_model=ApplicationAnswer, responses=APPLICATION_ERRORS)
 def application(
     request: Request,
-    uid: int = Query(ge=MIN_UID, le=MAX_UID, description="User id, as the log claims it (int64)"),
-    app: str = Query(
-        description="Executable (first token of the command line, empty when the log has "
-        "none), as grouped by the store; as long as the request head allows",
-    ),
+    uid: int = Query(ge=MIN_UID, le=MAX_UID, description=UID_DOC),
+    app: str = Query(description=APP_DOC + "; as long as a request head allows"),
     results: Store = Depends(get_store),
 ) -> ApplicationAnswer | JSONResponse:
     """A (user, application) group: its heaviest run's categories, run count, last seen, and
     the profile of its stored runs (label shares, stability, bytes, periods, period class)."""
+    return look_up(request, results, uid, app)
+
+
+@router.post(
+    "/v1/applications/query",
+    response_model=ApplicationAnswer,
+    responses={**APPLICATION_ERRORS, 413: error_doc("Body above the size limit")},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {JSON: {"schema": ApplicationQuery.model_json_schema()}},
+        }
+    },
+)
+async def application_query(request: Request) -> ApplicationAnswer | Response:
+    """``GET /v1/applications`` for an application of any length (a log may claim one past
+    what a request head carries): the body is ``{"uid": U, "app": EXE}``."""
+    limit = request.app.state.config.service_max_request_bytes
+    body = await receive_body(request, limit, limit, request.app.state.spool)
+    if isinstance(body, Response):
+        return body
+    assert isinstance(body, bytes)  # never spooled: the spool size is the limit
+    try:
+        query = ApplicationQuery.model_validate_json(body)
+    except ValidationError as error:
+        return JSONResponse(
+            error_body(
+                ApiError.INVALID_REQUEST,
+                jsonable_encoder(error.errors(include_url=False, include_input=False)),
+            ),
+            422,
+        )
+    results = await run_in_threadpool(get_store, request)
+    return await run_in_threadpool(look_up, request, results, query.uid, query.app)
+
+
+def look_up(request: Request, results: Store, uid: int, app: str) -> ApplicationAnswer | JSONResponse:
     found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
     if found is None:
         return error_response(404, ApiError.UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
