@@ -198,14 +198,14 @@ def guarded(file, work: Callable[[], dict]) -> dict:
     ``unreadable`` with the exception as detail, so one log cannot stop a
     batch of hundreds of thousands, nor fail a service request with a 500.
     """
-    from mosaic.errors import MEMORY_BOUND, LogError, Reason
+    from mosaic.errors import LogError, Reason
 
     try:
         return work()
     except LogError as error:
         return evicted_result(file, error.reason, error.detail)
     except MemoryError:  # past the worker's memory limit (RLIMIT_AS)
-        return evicted_result(file, Reason.TOO_LARGE, MEMORY_BOUND)
+        return evicted_result(file, Reason.TOO_LARGE, "needs more memory than a worker may use")
     except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
         return evicted_result(file, Reason.UNREADABLE, f"{type(error).__name__}: {error}")
 

@@ -68,7 +68,7 @@ from typing import Any
 from mosaic.config import Config
 from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
 from mosaic.corpus.reaper import stop_process_group
-from mosaic.errors import MEMORY_BOUND, EngineError, Reason
+from mosaic.errors import EngineError, Reason
 from mosaic.limits import limit_memory
 
 TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
@@ -217,6 +217,9 @@ def _collect(
             results[culprit] = task.give_up(items[culprit], Reason.TIMEOUT, f"no result after {timeout:g} s")
             return
     os.waitpid(pid, 0)
+
+
+MEMORY_BOUND = "needs more memory than a worker may use"
 
 
 def _bounded_call(task: Task, item, config: Config) -> dict:

@@ -155,9 +155,10 @@ class GuardedH11Protocol(H11Protocol):
         self.drop(self.head.refusal or MALFORMED)
 
     def drop(self, refusal: Refusal) -> None:
-        """Answer (unless a response has begun) and close the connection."""
+        """Answer (unless a response is under way) and close the connection."""
         if not self.transport.is_closing():
-            if self.cycle is None or not self.cycle.response_started:
+            cycle = self.cycle  # the last request's: its response may be long complete
+            if cycle is None or not cycle.response_started or cycle.response_complete:
                 self.transport.write(raw_response(refusal))
             self.transport.close()
         self.waiting.pop(self, None)
@@ -187,9 +188,12 @@ class GuardedH11Protocol(H11Protocol):
             self.waiting[self] = None
         if owes is h11.SEND_BODY:
             self._arm()  # head complete: the body gets its own deadline
-        elif owes is None and self.deadline is not None:
+        elif owes is h11.IDLE and len(self.head):  # a pipelined head already begun
+            self._unset_keepalive_if_required()
+            self._arm()
+        elif owes is None:
             self._disarm()
-        # owes IDLE after a response: uvicorn's keep-alive timer runs; the first bytes arm ours
+        # owes IDLE, nothing received: uvicorn's keep-alive timer runs; the first bytes arm ours
 
     def _arm(self) -> None:
         if self.deadline is not None:

@@ -449,3 +449,22 @@ def test_a_memory_error_of_a_worker_is_a_json_too_large(server, log_factory):
         assert response.json()["status"] == "evicted"
         assert response.json()["reason"] == Reason.TOO_LARGE
         assert client.post("/v1/categorize", content=log_factory()).status_code == 200
+
+
+def test_pipelined_requests_are_checked_head_by_head(open_server):
+    """The head checks apply to each pipelined head, never to body bytes: a body full of
+    bare LFs and folds between two heads is data."""
+    body = b"\n \n\tnot a log\n" * 100
+    healthz = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    post = b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    bare = b"GET /healthz HTTP/1.1\nHost: x\n\n"
+    answer = exchange(open_server, healthz * 10 + post + healthz * 10 + bare + healthz)
+    statuses = [int(part[:3]) for part in answer.split(b"HTTP/1.1 ")[1:]]
+    assert statuses == [200] * 10 + [422] + [200] * 10 + [400]  # closed after the 400
+
+
+def test_a_slow_head_after_a_keep_alive_request_gets_its_408(open_server):
+    """The 408 is written after a completed response too (before 2026-11-25 a finished
+    earlier response counted as one under way, and the connection closed without a word)."""
+    answer = exchange(open_server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n")
+    assert [int(part[:3]) for part in answer.split(b"HTTP/1.1 ")[1:]] == [200, 408]
