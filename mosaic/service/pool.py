@@ -18,7 +18,7 @@ makes its worker abort (as a segfault would), one containing
 ``HANG_MARKER`` makes it hang, and one containing ``MEMORY_MARKER`` makes it
 allocate past its memory limit outside the categorization's guard (as encoding
 a huge result would). Production servers never set it; it exists so
-the tests can prove the server survives both.
+the tests can prove the server survives each.
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ class WorkerPool:
             detail = MEMORY_BOUND
             reason = Reason.TOO_LARGE
         file = posted_name(source) if isinstance(source, bytes) else f"posted/{Path(source).name}"
-        LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
+        replaced = "; its worker was replaced" if reason in WORKER_FAILURES else ""
+        LOG.warning("%s: %s (%s)%s", file, reason, detail, replaced)
         return encode(evicted_result(file, reason, detail))
 
     async def warm_up(self) -> None:
