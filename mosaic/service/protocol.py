@@ -164,13 +164,15 @@ class GuardedH11Protocol(H11Protocol):
         self.waiting.pop(self, None)
 
     def _make_room(self) -> None:
+        """Drop the connection waiting longest; this one only when no other waits."""
         oldest = next(iter(self.waiting), self)
+        why = "every other one is being answered" if oldest is self else "this one waited longest"
         oldest.drop(
             Refusal(
                 503,
                 "Service Unavailable",
                 ApiError.TOO_MANY_CONNECTIONS,
-                f"more than {self.max_connections} connections; the longest waiting was dropped",
+                f"more than {self.max_connections} connections; {why}",
             )
         )
 

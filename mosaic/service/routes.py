@@ -25,7 +25,7 @@ from pathlib import Path as FilePath
 from typing import IO, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,7 +35,7 @@ from starlette.requests import ClientDisconnect
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import ApiError
-from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_body, error_doc
+from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
@@ -267,14 +267,8 @@ async def application_query(request: Request) -> ApplicationAnswer | Response:
     assert isinstance(body, bytes)  # never spooled: the spool size is the limit
     try:
         query = ApplicationQuery.model_validate_json(body)
-    except ValidationError as error:
-        return JSONResponse(
-            error_body(
-                ApiError.INVALID_REQUEST,
-                jsonable_encoder(error.errors(include_url=False, include_input=False)),
-            ),
-            422,
-        )
+    except ValidationError as error:  # answered as FastAPI's own (handlers.invalid_request)
+        raise RequestValidationError(error.errors(include_url=False, include_input=False)) from None
     results = await run_in_threadpool(get_store, request)
     return await run_in_threadpool(look_up, request, results, query.uid, query.app)
 
