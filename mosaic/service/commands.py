@@ -10,19 +10,16 @@ import json
 import os
 import resource
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from mosaic.errors import ApiError
 from mosaic.options import load_config
-from mosaic.service.errors import UNKNOWN_APPLICATION
 from mosaic.service.security import is_loopback, read_token
 
-if TYPE_CHECKING:  # imported when a command runs (see above)
+if TYPE_CHECKING:
     import httpx
-
-    from mosaic.corpus.profiles import ApplicationAnswer
 
 DEFAULT_PORT = 8420
 
@@ -124,7 +121,12 @@ def raise_open_files_limit() -> None:
 
 
 @click.command()
-@click.option("--uid", required=True, type=click.IntRange(min=0), help="User id.")
+@click.option(
+    "--uid",
+    required=True,
+    type=click.IntRange(-(1 << 63), (1 << 63) - 1),
+    help="User id (int64, as logs claim it).",
+)
 @click.option("--app", "application", required=True, help="Executable path (first token).")
 @click.option(
     "--store",
@@ -150,31 +152,31 @@ def lookup(
     """
     if (store_path is None) == (server is None):
         raise click.UsageError("give exactly one of --store and --server")
-    answer: Mapping[str, Any] | None
+    answer: dict[str, Any] | None
     if store_path is not None:
         from mosaic.corpus.store import Store
 
         with Store(store_path) as store:
-            answer = store.application(uid, application)
-        found = answer is not None
-        answer = answer if found else {"status": "error", "error": UNKNOWN_APPLICATION}
+            stored = store.application(uid, application)
+        found = stored is not None
+        none = {"status": "error", "error": ApiError.UNKNOWN_APPLICATION}
+        answer = dict(stored) if stored is not None else none
     else:
-        assert server is not None  # exactly one of the two
         import httpx
 
         token = token_from(token_file, "--token-file")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            response = httpx.get(
-                f"{server.rstrip('/')}/v1/applications",
-                params={"uid": uid, "app": application},
+            response = httpx.post(  # the body carries an application of any length
+                f"{str(server).rstrip('/')}/v1/applications/query",
+                json={"uid": uid, "app": application},
                 headers=headers,
             )
         except httpx.HTTPError as error:
             raise click.ClickException(f"cannot reach {server}: {error}") from error
         answer = _json_object(response)
         found = response.status_code == 200 and answer is not None
-        unknown = response.status_code == 404 and (answer or {}).get("error") == UNKNOWN_APPLICATION
+        unknown = response.status_code == 404 and (answer or {}).get("error") == ApiError.UNKNOWN_APPLICATION
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
             raise click.ClickException(f"{server} answered {response.status_code}: {response.text}")
     if as_json:
@@ -182,7 +184,7 @@ def lookup(
     elif found:
         from mosaic.service.lookup_view import render
 
-        sys.stdout.write(render(cast(ApplicationAnswer, answer)))
+        sys.stdout.write(render(answer))  # type: ignore[arg-type]  # an ApplicationAnswer
     else:
         sys.stdout.write(f"no application {application!r} for uid {uid} in the store\n")
     sys.exit(0 if found else 1)
@@ -193,4 +195,4 @@ def _json_object(response: httpx.Response) -> dict[str, Any] | None:
         answer = response.json()
     except ValueError:
         return None
-    return cast(dict[str, Any], answer) if isinstance(answer, dict) else None
+    return answer if isinstance(answer, dict) else None

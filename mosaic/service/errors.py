@@ -1,18 +1,20 @@
-"""The API's error vocabulary: error codes and the one JSON error shape (no web imports,
-so the click commands can use it without loading FastAPI)."""
+"""The one JSON error shape of the API and its OpenAPI entries (no web imports, so the
+click commands can use it without loading FastAPI); the codes are
+:class:`mosaic.errors.ApiError`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-JSON = "application/json"
-UNKNOWN_APPLICATION = "unknown_application"  # 404 error for an unknown (uid, app) group
+from mosaic.errors import ApiError
 
-ERROR_SCHEMA = {
+JSON = "application/json"
+
+ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"status": {"type": "string"}, "error": {"type": "string"}, "detail": {}},
 }
-EVICTED_SCHEMA = {
+EVICTED_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "file": {"type": "string"},
@@ -23,7 +25,7 @@ EVICTED_SCHEMA = {
 }
 
 
-def error_body(error: str, detail: object = "") -> dict[str, Any]:
+def error_body(error: ApiError, detail: Any = "") -> dict[str, Any]:
     """Every 4xx of the API: ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
 

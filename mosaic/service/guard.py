@@ -6,6 +6,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mosaic.errors import ApiError
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.security import OPEN_PATHS, Tokens
@@ -25,7 +26,8 @@ class GuardMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         began = time.perf_counter()
         status = [500]
 
@@ -40,7 +42,7 @@ class GuardMiddleware:
             if may_read or scope["path"] in OPEN_PATHS:
                 await self.app(scope, receive, send_and_note)
             else:
-                response = error_response(401, "unauthorized", "missing or wrong bearer token")
+                response = error_response(401, ApiError.UNAUTHORIZED, "missing or wrong bearer token")
                 response.headers["WWW-Authenticate"] = "Bearer"
                 await response(scope, receive, send_and_note)
         finally:

@@ -15,9 +15,11 @@ it, instead of pinning gigabytes until its timeout.
 
 Test-only hook: when the environment variable ``MOSAIC_SERVICE_TEST_HOOKS``
 is set in the server's environment, a posted body containing ``CRASH_MARKER``
-makes its worker abort (as a segfault would) and one containing
-``HANG_MARKER`` makes it hang. Production servers never set it; it exists so
-the tests can prove the server survives both.
+makes its worker abort (as a segfault would), one containing
+``HANG_MARKER`` makes it hang, and one containing ``MEMORY_MARKER`` makes it
+allocate past its memory limit outside the categorization's guard (as encoding
+a huge result would). Production servers never set it; it exists so
+the tests can prove the server survives each.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import pebble
 from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
-from mosaic.errors import Reason
+from mosaic.errors import MEMORY_BOUND, Reason
 from mosaic.limits import limit_memory
 from mosaic.logfile import EvictedResult, evicted_result, guarded
 from mosaic.trace import trace_from_bytes
@@ -50,6 +52,7 @@ WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say no
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
+MEMORY_MARKER = b"MOSAIC-TEST-MEMORY"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds
@@ -93,7 +96,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
         return categorize_trace(trace_from_bytes(log, file, config), config)
 
     if os.environ.get(TEST_HOOKS_ENV):
-        _test_hooks(data)
+        _test_hooks(data, config)
     return encode(guarded(file, work))
 
 
@@ -106,11 +109,13 @@ def categorize_bytes(data: bytes, file: str, config: Config) -> TraceResult | Ev
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 
 
-def _test_hooks(data: bytes) -> None:
+def _test_hooks(data: bytes, config: Config) -> None:
     if CRASH_MARKER in data:
         os.abort()
     if HANG_MARKER in data:
         threading.Event().wait()
+    if MEMORY_MARKER in data:
+        bytearray(2 * config.worker_memory_bytes)  # past RLIMIT_AS: MemoryError
 
 
 def _worker_init(memory_bytes: int) -> None:
@@ -138,7 +143,9 @@ class WorkerPool:
 
     async def categorize(self, source: bytes | str) -> Answer:
         """Categorize one posted log (bytes, or a spooled file's path); a crash or a
-        hang of its worker evicts it."""
+        hang of its worker evicts it, and so does a MemoryError the worker raises outside
+        the categorization's own guard (encoding or sending back a huge result):
+        ``too_large``, as ``mosaic run`` evicts it."""
         timeout = self.config.trace_timeout_seconds
         future = self._pool.schedule(categorize_posted, (source, self.config), timeout=timeout)
         try:
@@ -149,8 +156,12 @@ class WorkerPool:
         except pebble.ProcessExpired as error:
             detail = f"worker process died (exit code {error.exitcode})"
             reason = Reason.WORKER_CRASH
+        except MemoryError:
+            detail = MEMORY_BOUND
+            reason = Reason.TOO_LARGE
         file = posted_name(source) if isinstance(source, bytes) else f"posted/{Path(source).name}"
-        LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
+        replaced = "; its worker was replaced" if reason in WORKER_FAILURES else ""
+        LOG.warning("%s: %s (%s)%s", file, reason, detail, replaced)
         return encode(evicted_result(file, reason, detail))
 
     async def warm_up(self) -> None:
@@ -164,5 +175,5 @@ class WorkerPool:
             raise RuntimeError(f"categorization workers do not work: {answer.body.decode()}")
 
     def close(self) -> None:
-        self._pool.stop()
+        self._pool.stop()  # type: ignore[no-untyped-call]  # pebble leaves it unannotated
         self._pool.join()
