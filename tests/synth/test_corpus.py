@@ -14,17 +14,29 @@ from mosaic.errors import LogError
 from mosaic.synth.catalog import BY_NAME, SCENARIOS
 from mosaic.synth.corpus import Template, write_scenarios
 from mosaic.synth.logs import INVALID_REASONS, Format, darshan_log, invalid_log, make_job, write
-from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenario, build, resolve
+from mosaic.synth.scenarios import MetadataLoad, Periodic, Phase, Range, Scenario, build, drawn, resolve
 
 CFG = Config()
 
 
 def test_ranges_resolve_inside_their_bounds():
     rng = np.random.default_rng(1)
-    drawn = [resolve(Range(10, 1000, integer=True), rng) for _ in range(200)]
-    assert min(drawn) >= 10 and max(drawn) <= 1000 and all(d == int(d) for d in drawn)
+    values = [resolve(Range(10, 1000, integer=True), rng) for _ in range(200)]
+    assert min(values) >= 10 and max(values) <= 1000 and all(d == int(d) for d in values)
     scenario = resolve(BY_NAME["write_periodic_minute"], rng)
     assert 90 <= scenario.periodic[0].period <= 1200 and not isinstance(scenario.ranks, Range)
+
+
+def test_build_needs_every_range_drawn():
+    """A Range left in a scenario is a bug in the caller: build refuses it instead of computing with it."""
+    assert drawn(2.5) == 2.5
+    with pytest.raises(TypeError, match="not drawn"):
+        drawn(Range(1, 2))
+    coin = Phase("write", 0.1, 0.2, 1e9, shared=Range(0, 1, log=False, integer=True))
+    with pytest.raises(TypeError, match="not drawn"):
+        build(Scenario("undrawn", ranks=4, phases=(coin,)), np.random.default_rng(0), "/scratch/x")
+    drawn_shared = resolve(coin, np.random.default_rng(0)).shared
+    assert drawn_shared in (0.0, 1.0)  # a coin: a shared file or one per rank
 
 
 def test_periodic_bursts_are_one_file_each():
