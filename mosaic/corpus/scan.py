@@ -54,8 +54,8 @@ class ScanCounts:
     archives: int = 0
     members: int = 0  # logs inside archives (included in `logs`)
     validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
-    skipped: Counter[str] = field(default_factory=Counter[str])  # reason -> paths skipped
-    archives_read: list[Any] = field(default_factory=list[Any])  # (location, size, mtime_ns, logs)
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> paths skipped
+    archives_read: list[Any] = field(default_factory=list)  # (location, size, mtime_ns, logs)
 
 
 # An earlier run's knowledge of an archive: (location, size, mtime_ns) -> its logs'
