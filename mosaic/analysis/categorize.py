@@ -31,7 +31,7 @@ from mosaic.analysis.segments import MeanShiftPeriodicity, PeriodicOperation
 from mosaic.analysis.spectrum import FFTPeriodicity
 from mosaic.analysis.verdict import Verdict
 from mosaic.config import Config
-from mosaic.trace import Job, Trace
+from mosaic.trace import READ, WRITE, Job, Trace
 
 _LABEL_ORDER = {label: i for i, label in enumerate(vocabulary.ALL_LABELS)}
 # Where mean shift's periodic operations came from (SPEC 3.5): records' operations or heatmap bursts.
@@ -74,6 +74,8 @@ class DirectionResult(TypedDict):
 
 
 class Group(TypedDict):
+    """The trace's dedup group (SPEC 3.2); ``mosaic run`` adds the group's figures."""
+
     key: str
     runs: int
     representative: bool
@@ -135,7 +137,7 @@ class TraceAnalysis:
 
 def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
-    read, write = (_analyze_direction(trace, code, config) for code in range(len(DIRECTIONS)))
+    read, write = (_analyze_direction(trace, code, config) for code in (READ, WRITE))
     per_second = metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks)
     summary = metadata.statistics(per_second, trace.run_time, config)
     return TraceAnalysis(trace, read, write, per_second, summary, metadata.summary_labels(summary, config))
