@@ -22,6 +22,7 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from mosaic.config import DEFAULT
 from mosaic.darshan import archive
@@ -35,6 +36,21 @@ UNREADABLE_PATH = "unreadable_path"  # permission denied, a link loop on a file 
 REPEATED_FOLDER = "repeated_folder"  # reached again through a symlink (loops, siblings)
 
 
+class Stamp(NamedTuple):
+    """What a rerun compares to tell whether a file changed since it was validated.
+
+    The change time is there because size and modification time can be put
+    back (``touch -r``, ``os.utime``) after a file is rewritten in place; the
+    kernel sets ctime on every change and no call sets it back (issue 25,
+    item 12). A ``chmod`` or ``chown`` sets it too: such a file is validated
+    again, needlessly but harmlessly.
+    """
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+
 @dataclass(frozen=True, slots=True)
 class LogRef:
     name: str  # the name in every output
@@ -42,7 +58,7 @@ class LogRef:
     data: bytes | None = None  # the log's bytes when shipped with the job
     error: tuple[str, str] | None = None  # (reason, detail) known without reading it
     archive: str | None = None  # absolute path of the archive holding this log
-    stamp: tuple[int, int] | None = None  # (size, mtime_ns) of the file, or of its archive
+    stamp: Stamp | None = None  # of the file, or of its archive
 
 
 @dataclass
@@ -54,12 +70,12 @@ class ScanCounts:
     members: int = 0  # logs inside archives (included in `logs`)
     validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
     skipped: Counter = field(default_factory=Counter)  # reason -> paths skipped
-    archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, logs)
+    archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, ctime_ns, logs)
 
 
-# An earlier run's knowledge of an archive: (location, size, mtime_ns) -> its logs'
+# An earlier run's knowledge of an archive: (location, size, mtime_ns, ctime_ns) -> its logs'
 # count if they are all validated already (the archive is then not read), else None.
-Reuse = Callable[[str, int, int], "int | None"]
+Reuse = Callable[[str, int, int, int], "int | None"]
 
 
 def scan(
@@ -178,7 +194,7 @@ def _refs(
         counts.skipped[NOT_REGULAR] += 1
         return
     counts.files_seen += 1
-    stamp = (info.st_size, info.st_mtime_ns)
+    stamp = Stamp(info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     if is_log_name(location):
         counts.logs += 1
         if ship_bytes:
@@ -209,7 +225,7 @@ def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]
 
 
 def _archive_refs(
-    location: str, name: str, stamp: tuple[int, int], counts: ScanCounts, max_bytes: int
+    location: str, name: str, stamp: Stamp, counts: ScanCounts, max_bytes: int
 ) -> Iterator[LogRef]:
     """Members of one archive; a damaged archive is reported as one evicted entry.
     Once every member is out, the archive goes to `counts.archives_read`."""
