@@ -8,6 +8,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+from types import FrameType
 
 import click
 
@@ -63,7 +64,18 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
 @config_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no final summary.")
 def run(
-    inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout, ship_logs, config_file, quiet
+    inputs: tuple[str, ...],
+    out: str,
+    nodes: str | None,
+    workers: int | None,
+    all_runs: bool | None,
+    group_by: str | None,
+    mounts: tuple[str, ...],
+    strict: bool | None,
+    timeout: float | None,
+    ship_logs: bool,
+    config_file: str | None,
+    quiet: bool,
 ) -> None:
     """Categorize a corpus: INPUT folders (recursive), tar archives and log files.
 
@@ -117,7 +129,7 @@ def out_of_room(error: OSError | sqlite3.OperationalError) -> bool:
     return getattr(error, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
 
-def _interrupt(signum, frame) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

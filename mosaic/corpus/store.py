@@ -36,7 +36,7 @@ import os
 import shlex
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -99,7 +99,7 @@ FACT_COLUMNS = (
 )
 
 
-def _value(value):
+def _value(value: object) -> object:
     """SQLite binds str as strict UTF-8: a non-UTF-8 name goes in as its bytes."""
     if isinstance(value, str) and not value.isascii():  # ASCII (nearly every name) is UTF-8
         try:
@@ -109,11 +109,11 @@ def _value(value):
     return value
 
 
-def _params(values) -> tuple:
+def _params(values: Iterable[object]) -> tuple[object, ...]:
     return tuple(map(_value, values))
 
 
-def result_row(result: dict) -> tuple:
+def result_row(result: dict[str, Any]) -> tuple[Any, ...]:
     """The results-table row of a categorization (SPEC 4 object or eviction).
 
     Workers build it, so the parent only writes it. Its JSON leaves out
@@ -158,7 +158,7 @@ class Row(sqlite3.Row):
     """A result row by index or by column name (sqlite3's own, in C); BLOBs (non-UTF-8
     names) come back as str."""
 
-    def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> Row:
+    def __new__(cls, cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
         if bytes in map(type, values):  # rare: one C-level pass over the row's types
             values = tuple(os.fsdecode(v) if type(v) is bytes else v for v in values)
         return super().__new__(cls, cursor, values)
@@ -225,10 +225,10 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write(self, sql: str, rows: Iterable | None = None) -> None:
+    def _write(self, sql: str, rows: Iterable[Sequence[Any]] | None = None) -> None:
         """One statement (or one per row) in one transaction.
 
         Rows go in as they are: a non-UTF-8 name makes SQLite's binding fail,
@@ -243,7 +243,7 @@ class Store:
                 raise
             self._transaction(sql, [_params(row) for row in rows])
 
-    def _transaction(self, sql: str, rows: list[tuple[Any, ...]] | None) -> None:
+    def _transaction(self, sql: str, rows: list[Sequence[Any]] | None) -> None:
         with self._atomic() as db:
             if rows is None:
                 db.execute(sql)
@@ -268,7 +268,7 @@ class Store:
                     self._db.execute("ROLLBACK")
                 raise
 
-    def _rows(self, sql: str, args: tuple = ()) -> Iterator[Row]:
+    def _rows(self, sql: str, args: tuple[object, ...] = ()) -> Iterator[Row]:
         """Stream rows from the reader connection."""
         yield from self._reader.execute(sql, _params(args))
 
@@ -292,7 +292,7 @@ class Store:
         )
         return self.run_id
 
-    def mark_seen(self, logs: list[tuple]) -> set[str]:
+    def mark_seen(self, logs: list[tuple[Any, ...]]) -> set[str]:
         """Flag logs (file, location, size, mtime_ns, ctime_ns) as part of this run when
         already validated from the same file (same place, size, modification and change
         times); return their names. Any other log is validated again."""
@@ -324,13 +324,13 @@ class Store:
         self._write(
             "UPDATE logs SET seen = ? WHERE archive = ? OR location = ?", [(self.run_id, location, location)]
         )
-        return row[0]
+        return int(row[0])
 
-    def save_archives(self, archives: Iterable[tuple]) -> None:
+    def save_archives(self, archives: Iterable[tuple[Any, ...]]) -> None:
         """(location, size, mtime_ns, ctime_ns, logs) of archives whose every log is now validated."""
         self._write("INSERT OR REPLACE INTO archives VALUES (?, ?, ?, ?, ?)", archives)
 
-    def save_facts(self, facts: Iterable[dict]) -> None:
+    def save_facts(self, facts: Iterable[dict[str, Any]]) -> None:
         """Validation facts of one batch (see pipeline.validate_log for the keys); a log
         validated again loses its former categorization."""
         facts = list(facts)
@@ -404,7 +404,7 @@ class Store:
                 promoted += 1
         return promoted
 
-    def save_results(self, results: Iterable[dict]) -> None:
+    def save_results(self, results: Iterable[dict[str, Any]]) -> None:
         """Categorization results (SPEC 4 objects, or evicted ones) of one batch, each
         as it is, or already as its table row (key ``row``, from :func:`result_row`)."""
         rows = [r["row"] if "row" in r else result_row(r) for r in results]
@@ -440,7 +440,7 @@ class Store:
             (self.run_id,),
         )
 
-    def funnel_counts(self) -> dict:
+    def funnel_counts(self) -> dict[str, int]:
         """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
         whose heavier runs were evicted during categorization). Read through the reader
         connection, like the streams: it never waits for :meth:`publish`'s transaction."""
@@ -508,7 +508,7 @@ class Store:
             found = profiles.profile(self._db, key, row["runs"], min_periodic_share)
         return {**_application(row), "profile": found}
 
-    def job(self, job_id: str) -> list[dict]:
+    def job(self, job_id: str) -> list[dict[str, Any]]:
         """Every stored run of a job id (one per log), with its group's categories."""
         with self._lock:
             rows = self._db.execute(
@@ -534,7 +534,7 @@ class Store:
             ).fetchall()
         return {int(row[0].split(":", 1)[0]) for row in rows}
 
-    def record(self, result: dict) -> None:
+    def record(self, result: dict[str, Any]) -> None:
         """Store one categorized trace (SPEC 4 object) posted after a job ended.
 
         Its group's run count grows by one (a file already recorded is not
@@ -586,7 +586,7 @@ class Store:
                     )
 
 
-def _total_bytes(result: dict) -> float:
+def _total_bytes(result: dict[str, Any]) -> float:
     return float(result.get("read", {}).get("bytes", 0)) + float(result.get("write", {}).get("bytes", 0))
 
 

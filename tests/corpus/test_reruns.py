@@ -14,13 +14,16 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from corpus.outputs import comparable, lines
 
 from mosaic.cli import main
+from mosaic.config import Config
 from mosaic.corpus.outputs import OutputSet
 from mosaic.corpus.pipeline import OUTPUTS, run
 from mosaic.corpus.store import Store
@@ -32,7 +35,7 @@ LATER = ("2019/08", "2019/09", "2019/10", "2019/11", "2019/12")  # months added 
 
 
 @pytest.fixture
-def small_disk(tmp_path):
+def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs (a real file system that fills up); skipped where mounting is refused."""
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -46,6 +49,30 @@ def small_disk(tmp_path):
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
     yield disk
     subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+@pytest.fixture(scope="module")
+def mosaic_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, Path], Result]:
+    """`mosaic run CORPUS --out OUT` on the command line (in this process) with the
+    settings of small_config."""
+    config = tmp_path_factory.mktemp("config") / "small.toml"
+    config.write_text(CONFIG)
+
+    def invoke(corpus: Path, out: Path) -> Result:
+        command = [
+            "run",
+            str(corpus),
+            "--out",
+            str(out),
+            "--workers",
+            "0",
+            "--quiet",
+            "--config",
+            str(config),
+        ]
+        return CliRunner().invoke(main, command)
+
+    return invoke
 
 
 def fill(disk: Path, leave: int) -> Path:
@@ -65,7 +92,7 @@ def temporaries(folder: Path) -> list[str]:
     return sorted(path.name for path in folder.iterdir() if path.name.endswith(".tmp"))
 
 
-def growing_corpus(year_corpus: Path, folder: Path):
+def growing_corpus(year_corpus: Path, folder: Path) -> tuple[Path, Callable[[], None]]:
     """A copy of the year corpus without its last five months, and how to add them back
     (a rerun on more logs writes larger outputs)."""
     corpus, later = folder / "corpus", folder / "later"
@@ -81,7 +108,9 @@ def growing_corpus(year_corpus: Path, folder: Path):
 
 
 @pytest.fixture(scope="module")
-def grown_reference(year_corpus, small_config, tmp_path_factory):
+def grown_reference(
+    year_corpus: Path, small_config: Config, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """A run on part of the corpus then a rerun on all of it, on a roomy disk."""
     folder = tmp_path_factory.mktemp("grown")
     corpus, grow = growing_corpus(year_corpus, folder)
@@ -94,7 +123,7 @@ def grown_reference(year_corpus, small_config, tmp_path_factory):
 # ----- item 4: a full disk -----
 
 
-def test_outputs_replace_the_previous_ones_only_once_all_are_complete(small_disk):
+def test_outputs_replace_the_previous_ones_only_once_all_are_complete(small_disk: Path) -> None:
     with OutputSet(small_disk, ("a.jsonl", "b.json")) as outputs:
         outputs.open("a.jsonl").write("old a\n")
         outputs.open("b.json").write("old b\n")
@@ -120,7 +149,7 @@ def test_outputs_replace_the_previous_ones_only_once_all_are_complete(small_disk
     assert contents(small_disk) == {"a.jsonl": b"new a\n", "b.json": b"new b\n"}
 
 
-def test_a_store_on_a_full_disk_says_so_and_stays_usable(small_disk):
+def test_a_store_on_a_full_disk_says_so_and_stays_usable(small_disk: Path) -> None:
     """SQLite rolls a transaction back itself on SQLITE_FULL: the store must not ROLLBACK
     again (which failed with "cannot rollback - no transaction is active")."""
     fact = {"file": "x", "location": "/x", "status": "evicted", "reason": "bad_job", "detail": "d" * 4096}
@@ -145,19 +174,24 @@ def test_a_store_on_a_full_disk_says_so_and_stays_usable(small_disk):
     ],
 )
 def test_a_rerun_on_a_full_disk_keeps_the_previous_outputs_then_resumes(
-    year_corpus, grown_reference, small_disk, tmp_path, monkeypatch, leave_kib, when, error
-):
+    year_corpus: Path,
+    grown_reference: Path,
+    mosaic_run: Callable[[Path, Path], Result],
+    small_disk: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    leave_kib: int,
+    when: str,
+    error: str,
+) -> None:
     """First run on part of the corpus, rerun on all of it with the disk filled but
     `leave_kib` KiB, before the rerun (the store runs out of room) or as it starts writing
     its outputs: the command says so, the previous outputs are left byte for byte, no
     temporary stays. Once there is room, the rerun resumes and gives the outputs of a
     rerun that never failed."""
     corpus, grow = growing_corpus(year_corpus, tmp_path)
-    config = tmp_path / "c.toml"
-    config.write_text(CONFIG)
     out = small_disk / "out"
-    command = ["run", str(corpus), "--out", str(out), "--workers", "0", "--quiet", "--config", str(config)]
-    assert CliRunner().invoke(main, command).exit_code == 0
+    assert mosaic_run(corpus, out).exit_code == 0
     before = contents(out)
     grow()
     if when == "before":
@@ -165,13 +199,13 @@ def test_a_rerun_on_a_full_disk_keeps_the_previous_outputs_then_resumes(
     else:
         real_open = OutputSet.open
 
-        def open_on_a_full_disk(outputs: OutputSet, name: str):
+        def open_on_a_full_disk(outputs: OutputSet, name: str) -> TextIO:
             if name == "traces.jsonl":  # 16 KiB of room for ~70 KiB of traces
                 fill(small_disk, leave_kib << 10)
             return real_open(outputs, name)
 
         monkeypatch.setattr(OutputSet, "open", open_on_a_full_disk)
-    failed = CliRunner().invoke(main, command)
+    failed = mosaic_run(corpus, out)
     monkeypatch.undo()
     message = " ".join(failed.output.split())
     assert failed.exit_code == 1 and isinstance(failed.exception, SystemExit), message
@@ -181,7 +215,7 @@ def test_a_rerun_on_a_full_disk_keeps_the_previous_outputs_then_resumes(
     assert {name: after[name] for name in OUTPUTS} == {name: before[name] for name in OUTPUTS}
     assert temporaries(out) == []
     (small_disk / "ballast").unlink()
-    assert CliRunner().invoke(main, command).exit_code == 0
+    assert mosaic_run(corpus, out).exit_code == 0
     assert comparable(out) == comparable(grown_reference)
     assert temporaries(out) == []
 
@@ -214,8 +248,8 @@ pipeline.run([sys.argv[1]], sys.argv[2], config, workers=0)
 
 @pytest.mark.parametrize("point", ["writing_traces", "renaming"])
 def test_a_run_killed_while_writing_its_outputs_leaves_them_and_the_next_run_no_temporary(
-    year_corpus, grown_reference, small_config, tmp_path, point
-):
+    year_corpus: Path, grown_reference: Path, small_config: Config, tmp_path: Path, point: str
+) -> None:
     corpus, grow = growing_corpus(year_corpus, tmp_path)
     out = tmp_path / "out"
     run([corpus], out, small_config, workers=0)
@@ -236,22 +270,15 @@ def test_a_run_killed_while_writing_its_outputs_leaves_them_and_the_next_run_no_
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
-def test_a_rerun_on_a_damaged_store_says_how_to_recover(year_corpus, reference_run, tmp_path, damage):
-    config = tmp_path / "c.toml"
-    config.write_text(CONFIG)
+def test_a_rerun_on_a_damaged_store_says_how_to_recover(
+    year_corpus: Path,
+    reference_run: Path,
+    mosaic_run: Callable[[Path, Path], Result],
+    tmp_path: Path,
+    damage: str,
+) -> None:
     out = tmp_path / "out"
-    command = [
-        "run",
-        str(year_corpus),
-        "--out",
-        str(out),
-        "--workers",
-        "0",
-        "--quiet",
-        "--config",
-        str(config),
-    ]
-    assert CliRunner().invoke(main, command).exit_code == 0
+    assert mosaic_run(year_corpus, out).exit_code == 0
     before = contents(out)
     store = out / "store.sqlite"
     size = store.stat().st_size
@@ -259,7 +286,7 @@ def test_a_rerun_on_a_damaged_store_says_how_to_recover(year_corpus, reference_r
         os.truncate(store, size // 2)
     else:
         store.write_bytes(bytes(range(256)) * (size // 256))
-    failed = CliRunner().invoke(main, command)
+    failed = mosaic_run(year_corpus, out)
     message = " ".join(failed.output.split())
     assert failed.exit_code == 1 and isinstance(failed.exception, SystemExit)  # no traceback
     assert message.startswith(f"Error: {store} is damaged (")
@@ -268,7 +295,7 @@ def test_a_rerun_on_a_damaged_store_says_how_to_recover(year_corpus, reference_r
     after = contents(out)
     assert {name: after[name] for name in OUTPUTS} == {name: before[name] for name in OUTPUTS}
     store.rename(f"{store}.damaged")  # the advice, followed
-    assert CliRunner().invoke(main, command).exit_code == 0
+    assert mosaic_run(year_corpus, out).exit_code == 0
     assert comparable(out) == comparable(reference_run)
 
 
@@ -276,8 +303,8 @@ def test_a_rerun_on_a_damaged_store_says_how_to_recover(year_corpus, reference_r
 
 
 def test_a_log_rewritten_with_its_size_and_mtime_put_back_is_validated_again(
-    year_corpus, small_config, tmp_path
-):
+    year_corpus: Path, small_config: Config, tmp_path: Path
+) -> None:
     """`touch -r` puts size and mtime back; the change time tells. The archive's former
     members are gone: a tar.gz of zeros holds no log."""
     corpus, out = tmp_path / "corpus", tmp_path / "out"
