@@ -126,7 +126,7 @@ def out_of_room(error: OSError | sqlite3.OperationalError) -> bool:
     the room left, so a real I/O error is not taken for a full disk)."""
     if isinstance(error, OSError):
         return error.errno in (errno.ENOSPC, errno.EDQUOT)
-    return getattr(error, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

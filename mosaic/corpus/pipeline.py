@@ -190,7 +190,9 @@ def run(
     """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
 
     Rerunning the same command resumes: logs already validated or
-    categorized under the same results hash are not processed again.
+    categorized under the same results hash are not processed again. The
+    three outputs replace the previous ones together, once all are complete
+    (:class:`OutputSet`): a run that fails leaves the previous ones as they were.
     """
     inputs = [os.fspath(path) for path in inputs]
     out = Path(out)

@@ -145,13 +145,12 @@ class DamagedStore(EngineError):
             "through the service with ?store=true, groups of earlier runs on other inputs) is "
             "lost, unless sqlite3's `.recover` salvages it from the moved file."
         )
-        self.path = path
 
 
 def is_damage(error: sqlite3.Error) -> bool:
     """SQLite's errors for a file that is not, or no longer, a sound database."""
     code = getattr(error, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return code is not None and (code & 0xFF) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 class Row(sqlite3.Row):

@@ -59,18 +59,8 @@ def mosaic_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, Path
     config.write_text(CONFIG)
 
     def invoke(corpus: Path, out: Path) -> Result:
-        command = [
-            "run",
-            str(corpus),
-            "--out",
-            str(out),
-            "--workers",
-            "0",
-            "--quiet",
-            "--config",
-            str(config),
-        ]
-        return CliRunner().invoke(main, command)
+        options = ["--workers", "0", "--quiet", "--config", str(config)]
+        return CliRunner().invoke(main, ["run", str(corpus), "--out", str(out), *options])
 
     return invoke
 
