@@ -74,6 +74,14 @@ def fill(disk: Path, leave: int) -> Path:
     return ballast
 
 
+def write_two(folder: Path, a: str, b: str) -> None:
+    """Outputs a.jsonl and b.json of `folder`, replaced by `a` and `b` together."""
+    with OutputSet(folder, ("a.jsonl", "b.json")) as outputs:
+        outputs.open("a.jsonl").write(a)
+        outputs.open("b.json").write(b)
+        outputs.commit()
+
+
 def contents(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
 
@@ -114,29 +122,32 @@ def grown_reference(
 
 
 def test_outputs_replace_the_previous_ones_only_once_all_are_complete(small_disk: Path) -> None:
-    with OutputSet(small_disk, ("a.jsonl", "b.json")) as outputs:
-        outputs.open("a.jsonl").write("old a\n")
-        outputs.open("b.json").write("old b\n")
-        outputs.commit()
+    write_two(small_disk, "old a\n", "old b\n")
     assert contents(small_disk) == {"a.jsonl": b"old a\n", "b.json": b"old b\n"}
     ballast = fill(small_disk, 64 << 10)
-    with pytest.raises(OSError) as full, OutputSet(small_disk, ("a.jsonl", "b.json")) as outputs:
-        outputs.open("a.jsonl").write("a" * (32 << 10))  # fits
-        outputs.open("b.json").write("b" * (256 << 10))  # does not
-        outputs.commit()
+    with pytest.raises(OSError) as full:
+        write_two(small_disk, "a" * (32 << 10), "b" * (256 << 10))  # a fits, b does not
     assert full.value.errno == errno.ENOSPC
-    assert temporaries(small_disk) == []
-    assert contents(small_disk) == {
-        "a.jsonl": b"old a\n",
-        "b.json": b"old b\n",
-        "ballast": ballast.read_bytes(),
-    }
     ballast.unlink()
-    with OutputSet(small_disk, ("a.jsonl", "b.json")) as outputs:
-        outputs.open("a.jsonl").write("new a\n")
-        outputs.open("b.json").write("new b\n")
-        outputs.commit()
+    assert contents(small_disk) == {"a.jsonl": b"old a\n", "b.json": b"old b\n"}  # no temporary
+    write_two(small_disk, "new a\n", "new b\n")
     assert contents(small_disk) == {"a.jsonl": b"new a\n", "b.json": b"new b\n"}
+
+
+def test_a_sync_that_fails_leaves_the_previous_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a small file system to fill (no root): fsync refusing the data (ENOSPC, as
+    NFS may report a full disk only then) fails the commit before any rename."""
+    write_two(tmp_path, "old a\n", "old b\n")
+
+    def no_room(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", no_room)
+    with pytest.raises(OSError, match="No space left"):
+        write_two(tmp_path, "new a\n", "new b\n")
+    assert contents(tmp_path) == {"a.jsonl": b"old a\n", "b.json": b"old b\n"}
 
 
 def test_a_store_on_a_full_disk_says_so_and_stays_usable(small_disk: Path) -> None:
