@@ -8,7 +8,9 @@ flushed and fsynced; only when every one is complete are they renamed over
 the previous outputs, back to back, and the folder is fsynced. A run that
 fails before that point (full disk, Ctrl-C, a crash) leaves the previous
 outputs as they were and removes its temporaries; after a kill -9 the next
-run removes them (their names are fixed). The price: while it writes, a run
+run removes them (their names are fixed). Only a crash between the renames
+(microseconds apart, nothing left to write) can leave a mix of old and new
+outputs, which the next run replaces. The price: while it writes, a run
 needs room for its new outputs beside the previous ones.
 """
 
