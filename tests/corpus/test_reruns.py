@@ -66,11 +66,17 @@ def mosaic_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, Path
 
 
 def fill(disk: Path, leave: int) -> Path:
-    """A file taking all the room of `disk` but `leave` bytes."""
+    """A file taking all the room of `disk` but `leave` bytes, or less room is left when
+    another writer (the store's) takes some meanwhile: the disk is full all the same."""
     ballast = disk / "ballast"
-    with open(ballast, "wb") as fh:
-        fh.write(b"\0" * (shutil.disk_usage(disk).free - leave))
-    assert shutil.disk_usage(disk).free == leave
+    fd = os.open(ballast, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        os.write(fd, bytes(max(0, shutil.disk_usage(disk).free - leave)))
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+    finally:
+        os.close(fd)
     return ballast
 
 
@@ -197,11 +203,12 @@ def test_a_rerun_on_a_full_disk_keeps_the_previous_outputs_then_resumes(
     grow()
     if when == "before":
         fill(small_disk, leave_kib << 10)
+        assert shutil.disk_usage(small_disk).free == leave_kib << 10
     else:
         real_open = OutputSet.open
 
         def open_on_a_full_disk(outputs: OutputSet, name: str) -> TextIO:
-            if name == "traces.jsonl":  # 16 KiB of room for ~70 KiB of traces
+            if name == "traces.jsonl":  # at most 16 KiB of room for ~70 KiB of traces
                 fill(small_disk, leave_kib << 10)
             return real_open(outputs, name)
 
