@@ -199,6 +199,9 @@ class Config:
     max_inflated_bytes: int = execution(
         1 << 30, lo=1
     )  # one log's decompressed data, all regions; past it: too_large
+    max_job_bytes: int = execution(
+        1 << 20, lo=4096
+    )  # a log's job region inflated (job record and metadata, command line, mount table); past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading

@@ -128,6 +128,7 @@ def read_bounded(source: str | os.PathLike | bytes, config: Config, name: str = 
         max_log_bytes=config.max_log_bytes,
         max_inflated_bytes=config.max_inflated_bytes,
         memory_bytes=config.worker_memory_bytes,
+        max_job_bytes=config.max_job_bytes,
     )
 
 
