@@ -29,13 +29,14 @@ class LazyGroup(click.Group):
         "lookup": "mosaic.service.commands:lookup",
     }
 
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
-            return getattr(importlib.import_module(module), attr)
+            command: click.Command = getattr(importlib.import_module(module), attr)
+            return command
         return super().get_command(ctx, name)
 
 
@@ -58,7 +59,9 @@ def main() -> None:
 @config_option
 @mount_option
 @strict_option
-def categorize(files, config_file, mounts, strict) -> None:
+def categorize(
+    files: tuple[str, ...], config_file: str | None, mounts: tuple[str, ...], strict: bool | None
+) -> None:
     """Categorize each log FILE; print one JSON object per line.
 
     An unusable log prints {"file", "status": "evicted", "reason", "detail"}

@@ -28,16 +28,20 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
-from mosaic.corpus.engine import Task, make_engine
+from mosaic.corpus.engine import LazyEngine, Task, make_engine
 from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
-from mosaic.corpus.store import Store
+from mosaic.corpus.store import Row, Store
 from mosaic.errors import EngineError, LogError, Reason
+
+if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
+    from mosaic.darshan.formats import DarshanLog
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
@@ -51,7 +55,7 @@ RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs
 # ----- per-log tasks (run on workers) -----
 
 
-def evicted(ref: LogRef, reason: str, detail: str) -> dict:
+def evicted(ref: LogRef, reason: str, detail: str) -> dict[str, Any]:
     """Result of a log given up on (same keys as a task's eviction)."""
     return {
         "file": ref.name,
@@ -65,7 +69,7 @@ def evicted(ref: LogRef, reason: str, detail: str) -> dict:
     }
 
 
-def _read(ref: LogRef, config: Config):
+def _read(ref: LogRef, config: Config) -> DarshanLog:
     """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
     from mosaic.trace import read_bounded
 
@@ -76,7 +80,7 @@ def _read(ref: LogRef, config: Config):
     return read_bounded(ref.location, config)
 
 
-def _guarded(ref: LogRef, work) -> dict:
+def _guarded(ref: LogRef, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
@@ -87,7 +91,7 @@ def _guarded(ref: LogRef, work) -> dict:
     return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result
 
 
-def validate_log(ref: LogRef, config: Config) -> dict:
+def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The compact facts of one log that deduplication and the funnel need.
 
     With ``--all-runs`` every valid run gets categorized anyway, so it is
@@ -97,7 +101,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import LogFacts, build_trace, log_facts
 
-    def work() -> dict:
+    def work() -> dict[str, Any]:
         result = None
         if config.all_runs:
             # The log is dropped once its trace is built, as in categorize_log and the
@@ -134,7 +138,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
     return _guarded(ref, work)
 
 
-def categorize_log(ref: LogRef, config: Config) -> dict:
+def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of one log (its group is filled in by the parent)."""
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
@@ -144,7 +148,7 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
     )
 
 
-def as_row(result: dict) -> dict:
+def as_row(result: dict[str, Any]) -> dict[str, Any]:
     """A result reduced to what the parent needs: its status, and its store row built here
     in the worker (serializing hundreds of thousands of results would load the parent)."""
     from mosaic.corpus.store import result_row
@@ -158,7 +162,7 @@ def as_row(result: dict) -> dict:
     }
 
 
-def save_validated(store: Store, batch: list[dict]) -> None:
+def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
@@ -179,7 +183,7 @@ def run(
     nodes: list[str] | None = None,
     ship_bytes: bool = False,
     quiet: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
 
     Rerunning the same command resumes: logs already validated or
@@ -253,7 +257,7 @@ def _locked(out: Path) -> Iterator[None]:
         yield
 
 
-def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: bool) -> int:
+def _categorize(store: Store, engine: LazyEngine, config: Config, ship_bytes: bool, quiet: bool) -> int:
     """Categorize the logs still to do (representatives, or every valid run); how many."""
     total = sum(1 for _ in store.to_categorize(config.all_runs))
     if total:
@@ -269,9 +273,9 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
     return total
 
 
-def _lap(clock: float, timings: dict | None = None) -> float:
+def _lap(clock: float, timings: dict[str, float] | None = None) -> float:
     """Seconds since `clock` not yet attributed to an earlier stage."""
-    return time.perf_counter() - clock - sum((timings or {}).values())
+    return time.perf_counter() - clock - float(sum((timings or {}).values()))
 
 
 def _batches(
@@ -336,10 +340,10 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool, max_bytes: 
             continue
         wanted = {row["location"][len(archive) + 1 :]: row["file"] for row in members}
         try:
-            for member, data, error in iter_archive(archive, max_bytes):
+            for member, content, problem in iter_archive(archive, max_bytes):
                 if member in wanted:
                     name = wanted.pop(member)
-                    yield LogRef(name, f"{archive}/{member}", data, error, archive=archive)
+                    yield LogRef(name, f"{archive}/{member}", content, problem, archive=archive)
         except LogError as error:
             detail = error.detail
         else:
@@ -353,8 +357,8 @@ def _show_progress(quiet: bool) -> bool:
 
 
 def _stream(
-    results: Iterator[list[dict]],
-    save,
+    results: Iterator[list[dict[str, Any]]],
+    save: Callable[[list[dict[str, Any]]], None],
     stage: str,
     total: int | None,
     quiet: bool,
@@ -387,7 +391,9 @@ def _stream(
         advance()
 
 
-def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict) -> dict:
+def write_outputs(
+    store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict[str, Any]
+) -> dict[str, Any]:
     """Write traces.jsonl and evicted.jsonl (sorted by file); return the summary.
 
     `timings` is placed in the summary as is, so the caller can complete it.
@@ -396,7 +402,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, t
 
     shares = stability_shares(store.categories_by_group()) if config.all_runs else None
     group_json = functools.cache(_group_json)  # a group's runs share it (~12 with --all-runs)
-    label_sets: dict[tuple, list[int]] = {}  # (categories, representative) -> [traces, weight]
+    label_sets: dict[tuple[str, bool], list[int]] = {}  # (categories, representative) -> [traces, weight]
     with open(out / "traces.jsonl", "w") as fh:
         for row in store.categorized(config.all_runs):
             representative = bool(row["representative"])
@@ -412,7 +418,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, t
     stats = CorpusStats()  # whole weights: summing them per label set first is exact
     for (categories, representative), (traces, weight_all) in label_sets.items():
         stats.add(json.loads(categories), float(traces if representative else 0), float(weight_all))
-    evicted_at = {"validate": Counter(), "categorize": Counter()}
+    evicted_at: dict[str, Counter[str]] = {"validate": Counter(), "categorize": Counter()}
     with open(out / "evicted.jsonl", "w") as fh:
         for row in store.evicted():
             fh.write(
@@ -443,7 +449,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, t
 _NO_SHARE = object()  # single run: a group has no "same_as_representative"
 
 
-def _group_json(key: str, runs: int, representative: bool, share) -> str:
+def _group_json(key: str, runs: int, representative: bool, share: object) -> str:
     """A trace's ``group`` object as JSON."""
     group = {"key": key, "runs": runs, "representative": representative}
     if share is not _NO_SHARE:
@@ -451,7 +457,7 @@ def _group_json(key: str, runs: int, representative: bool, share) -> str:
     return json.dumps(group)
 
 
-def stability_shares(rows: Iterable) -> dict[str, float]:
+def stability_shares(rows: Iterable[Row]) -> dict[str, float]:
     """Per group: share of its categorized runs whose categories equal the representative's.
 
     `rows` (group_key, representative, categories as JSON) come clustered by
@@ -459,8 +465,8 @@ def stability_shares(rows: Iterable) -> dict[str, float]:
     """
     label_set = functools.cache(lambda categories: frozenset(json.loads(categories)))
     shares = {}
-    for key, members in itertools.groupby(rows, key=lambda r: r["group_key"]):
-        members = [(r["representative"], label_set(r["categories"])) for r in members]
+    for key, group in itertools.groupby(rows, key=lambda r: r["group_key"]):
+        members = [(r["representative"], label_set(r["categories"])) for r in group]
         reference = [labels for representative, labels in members if representative]
         if reference:
             same = sum(labels == reference[0] for _, labels in members)
@@ -468,11 +474,11 @@ def stability_shares(rows: Iterable) -> dict[str, float]:
     return shares
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def one_screen(summary: dict, out: str | Path, top: int = 12) -> str:
+def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:
     """The end-of-run summary for a terminal: funnel, most frequent categories, speed."""
     funnel, timings = summary["funnel"], summary["timings"]
     single = summary["distributions"]["single_run"]

@@ -39,7 +39,7 @@ REPEATED_FOLDER = "repeated_folder"  # reached again through a symlink (loops, s
 class LogRef:
     name: str  # the name in every output
     location: str  # absolute path, or ABSOLUTE_ARCHIVE/MEMBER
-    data: bytes | None = None  # the log's bytes when shipped with the job
+    data: bytes | bytearray | None = None  # the log's bytes when shipped with the job
     error: tuple[str, str] | None = None  # (reason, detail) known without reading it
     archive: str | None = None  # absolute path of the archive holding this log
     stamp: tuple[int, int] | None = None  # (size, mtime_ns) of the file, or of its archive
@@ -53,8 +53,10 @@ class ScanCounts:
     archives: int = 0
     members: int = 0  # logs inside archives (included in `logs`)
     validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
-    skipped: Counter = field(default_factory=Counter)  # reason -> paths skipped
-    archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, logs)
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> paths skipped
+    archives_read: list[tuple[str, int, int, int]] = field(
+        default_factory=list
+    )  # (location, size, mtime_ns, logs)
 
 
 # An earlier run's knowledge of an archive: (location, size, mtime_ns) -> its logs'
@@ -63,7 +65,7 @@ Reuse = Callable[[str, int, int], "int | None"]
 
 
 def scan(
-    inputs: Iterable[str | os.PathLike],
+    inputs: Iterable[str | os.PathLike[str]],
     counts: ScanCounts | None = None,
     ship_bytes: bool = False,
     max_bytes: int = DEFAULT.max_log_bytes,
@@ -79,15 +81,15 @@ def scan(
     ``too_large`` from its size alone. An archive `reuse` knows is counted, not read.
     """
     counts = counts if counts is not None else ScanCounts()
-    inputs = [os.fspath(path) for path in inputs]
-    prefixes = folder_prefixes([path for path in inputs if os.path.isdir(path)])
+    paths = [os.fspath(path) for path in inputs]
+    prefixes = folder_prefixes([path for path in paths if os.path.isdir(path)])
     visited: set[tuple[int, int]] = set()
-    for path in inputs:
+    for path in paths:
         if path in prefixes:
             for full, rel, info in _walk(path, counts, visited):
                 yield from _refs(full, prefixes[path] + rel, info, counts, ship_bytes, max_bytes, reuse)
-        elif (info := _stat(path, counts)) is not None:
-            yield from _refs(os.path.abspath(path), path, info, counts, ship_bytes, max_bytes, reuse)
+        elif (found := _stat(path, counts)) is not None:
+            yield from _refs(os.path.abspath(path), path, found, counts, ship_bytes, max_bytes, reuse)
 
 
 def folder_prefixes(folders: list[str]) -> dict[str, str]:
@@ -102,12 +104,12 @@ def folder_prefixes(folders: list[str]) -> dict[str, str]:
     return {folder: "/".join(p[-depth:]) + "/" for folder, p in parts.items()}
 
 
-def count_log_files(inputs: Iterable[str | os.PathLike]) -> int:
+def count_log_files(inputs: Iterable[str | os.PathLike[str]]) -> int:
     """Plain log files under `inputs`, by name only: a cheap first total for a
     progress bar (the pipeline adds archive members as the scan reaches them)."""
-    counts, visited = ScanCounts(), set()
+    counts, visited = ScanCounts(), set[tuple[int, int]]()
     total = 0
-    for path in map(os.fspath, inputs):
+    for path in (os.fspath(given) for given in inputs):
         if os.path.isdir(path):
             total += sum(is_log_name(rel) for _, rel, _ in _walk(path, counts, visited))
         else:
@@ -144,8 +146,8 @@ def _walk(
             continue
         visited.add((info.st_dev, info.st_ino))
         try:
-            with os.scandir(folder) as entries:
-                entries = sorted(entries, key=lambda entry: entry.name)
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
         except FileNotFoundError:
             counts.skipped[VANISHED] += 1
             continue
@@ -199,7 +201,7 @@ def _refs(
         counts.skipped_files += 1
 
 
-def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]:
+def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple[str, str] | None]:
     """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)):
     the reader's bounded, non-blocking read (`archive.read_regular`) as a LogRef pair."""
     try:

@@ -62,9 +62,9 @@ def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int)
     data = bytearray(member.size)
     data[: len(head)] = head
     done = len(head)
-    with memoryview(data) as view:
-        while done < member.size and (count := stream.readinto(view[done : done + MEMBER_CHUNK])):
-            done += count
+    while done < member.size and (chunk := stream.read(MEMBER_CHUNK)):
+        data[done : done + len(chunk)] = chunk
+        done += len(chunk)
     if done != member.size:  # the archive is damaged: no member after this one can be read
         raise tarfile.ReadError(f"archive ends inside member {member.name}")
     return data

@@ -16,6 +16,7 @@ import os
 import re
 import struct
 from array import array
+from typing import cast
 
 import numpy as np
 from zlib_ng import zlib_ng
@@ -34,6 +35,8 @@ MAX_WRAPPERS = 2
 # Compressed bytes handed to a decompressor at a time: small first (per-rank
 # streams are small), doubling while a stream goes on.
 INFLATE_CHUNK_FIRST, INFLATE_CHUNK_MAX = 1 << 10, 1 << 20
+# What a decompressor raises on a corrupt stream.
+_INFLATE_ERRORS = (cast(type[Exception], zlib_ng.error), OSError, ValueError, EOFError)
 # Modules whose records the reader decodes; every other module is only noted.
 DECODED_MODULES = (F.POSIX, F.MPIIO, F.STDIO)
 IO_MODULES = (F.POSIX, F.STDIO, F.DXT_POSIX)
@@ -124,7 +127,7 @@ def _read_bytes(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
 
 
-def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
+def inflate(region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
     """Decompress a region made of one or more concatenated streams.
 
     Darshan writes one stream per rank into a region; ``zlib.decompress``
@@ -152,7 +155,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
             chunk = view[pos : pos + size]
             try:
                 out = d.decompress(chunk, cap - total + 1)
-            except (zlib_ng.error, OSError, ValueError, EOFError) as exc:
+            except _INFLATE_ERRORS as exc:
                 raise LogError(Reason.CORRUPT_STREAM, f"does not decompress: {exc}") from None
             total += len(out)
             if total > cap:
@@ -175,7 +178,7 @@ class Header:
     rather than by a second copy of the header layout.
     """
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | bytearray):
         self.version = data[:8].split(b"\0", 1)[0].decode("ascii", "replace")
         if self.version not in F.SUPPORTED_VERSIONS:
             raise LogError(Reason.UNSUPPORTED_VERSION, f"format {self.version!r}")
@@ -274,7 +277,9 @@ class _Budget:
         return out
 
 
-def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str) -> memoryview:
+def _versioned_region(
+    hdr: Header, view: memoryview, module: int, versions: tuple[int, ...], label: str
+) -> memoryview:
     """A variable-size module's region, once its version is one we can parse."""
     off, n, ver = hdr.modules[module]
     if ver not in versions:
@@ -291,7 +296,7 @@ def _read_dxt(hdr: Header, view: memoryview, module: int, budget: _Budget) -> Dx
     return parse_dxt(budget.inflate_dxt(region, hdr.comp, label, segment_size), big_endian, module, version)
 
 
-def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
+def _read_v3(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     hdr = Header(data)
     view = memoryview(data)
     job_end = hdr.job_region_end(len(data))
@@ -435,7 +440,7 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
     headers and segments are then gathered in one step each.
     """
     head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(module, version, big_endian)
-    counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, seg_t.itemsize
+    counts_at, head_size, seg_size = _offset(head_t, "write_count"), head_t.itemsize, seg_t.itemsize
     unpack_counts = struct.Struct((">" if big_endian else "<") + "qq").unpack_from
     at = array("q")
     pos, n = 0, len(raw)
@@ -453,7 +458,7 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
     counts = writes + heads["read_count"].astype(np.int64)
     within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts) + within * (seg_size // 8)]
-    threaded = "thread" in seg_t.names
+    threaded = "thread" in (seg_t.names or ())
     return DxtSegments(
         ids=np.repeat(heads["id"].astype(np.uint64), counts),
         ranks=np.repeat(heads["rank"].astype(np.int64), counts),
@@ -470,6 +475,12 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
         if threaded
         else np.full(len(seg), F.DXT_NO_THREAD, np.uint64),
     )
+
+
+def _offset(dtype: np.dtype[np.void], name: str) -> int:
+    """Byte offset of field ``name`` in a structured dtype."""
+    assert dtype.fields is not None
+    return int(dtype.fields[name][1])
 
 
 def _strided(raw: bytes, dtype: np.dtype) -> np.ndarray:
@@ -518,7 +529,7 @@ def _with_bins(head_t: np.dtype, nbins: int) -> np.dtype:
 def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Record headers and the byte offset of each record's bins."""
     n, size = len(raw), head_t.itemsize
-    nbins_at = head_t.fields["nbins"][1]
+    nbins_at = _offset(head_t, "nbins")
     if n >= size:  # the runtime's case: every record has the first record's bin count
         first = int(np.frombuffer(raw, head_t, count=1)["nbins"][0])
         if first >= 0 and n % (size + 16 * first) == 0:
