@@ -13,38 +13,20 @@ from pathlib import Path
 
 import numpy as np
 
-from mosaic.darshan import formats as F
-from mosaic.darshan.writer import heatmap_records, record_id, write_log
+from mosaic.darshan.writer import write_log
+
+sys.path.insert(0, str(Path(__file__).parent / "darshan"))
+from test_heatmap import with_heatmaps  # noqa: E402
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
 MB = 1 << 20
 
 
 def heatmap_log(bins: int) -> bytes:
-    """One file written (1,000 bytes in [1, 2] s of a 100 s run) and a POSIX HEATMAP record of
-    ``bins`` bins (16 bytes each once inflated; they compress to almost nothing)."""
-    path = "/scratch/a"
-    rid = record_id(path)
-    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
-    cidx, fidx = F.CANONICAL_INDEX[(F.POSIX, 4)]
-    counters, fcounters = np.zeros((1, n_c), np.int64), np.zeros((1, n_f))
-    counters[0, cidx["bytes_written"]] = 1000
-    fcounters[0, fidx["write_start"]], fcounters[0, fidx["write_end"]] = 1.0, 2.0
-    posix = F.ModuleRecords(F.POSIX, 4, np.array([rid], np.uint64), np.array([0]), counters, fcounters)
-    job = F.Job(
-        uid=1,
-        job_id=2,
-        start=1.6e9,
-        end=1.6e9 + 100,
-        run_time=0.0,
-        nprocs=1,
-        cmdline="/bin/app",
-        mounts=[("/scratch", "lustre")],
-    )
-    heatmap = heatmap_records(
-        ["heatmap:POSIX"], [0], [100.0 / bins], [np.ones(bins, np.int64)], [np.zeros(bins, np.int64)]
-    )
-    return write_log(F.DarshanLog(job, {rid: path}, {F.POSIX: posix}, heatmaps=heatmap), level=1)
+    """1 MB written in [1, 2] s of a 10 s run, and a POSIX HEATMAP record of ``bins`` bins
+    (16 bytes each once inflated; they compress to almost nothing)."""
+    heatmap = [("heatmap:POSIX", 0, 10.0 / bins, np.ones(bins, np.int64), np.zeros(bins, np.int64))]
+    return write_log(with_heatmaps(heatmap), level=1)
 
 
 def test_a_log_past_the_memory_bound_is_too_large(tmp_path):
@@ -65,4 +47,4 @@ def test_a_log_past_the_memory_bound_is_too_large(tmp_path):
     ).stdout
     heavy_result, light_result = map(json.loads, out.splitlines())
     assert (heavy_result["status"], heavy_result["reason"]) == ("evicted", "too_large")
-    assert light_result["status"] == "ok" and light_result["write"]["bytes"] == 1000
+    assert light_result["status"] == "ok" and light_result["write"]["bytes"] == 1 << 20
