@@ -85,11 +85,11 @@ def read_log(
         raise LogError(Reason.UNREADABLE, f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
-def unwrap(data: bytes | bytearray, cap: int) -> bytes | bytearray:
+def unwrap(data: bytes, cap: int) -> bytes:
     """The log inside its gzip or bzip2 wrappers (``.darshan.gz``, a gzip body; at
     most ``MAX_WRAPPERS`` layers, inflated to ``cap`` bytes at most in all), else
     ``data`` itself."""
-    return _unwrapped(data, cap)[0]
+    return bytes(_unwrapped(data, cap)[0])  # no copy: bytes in, bytes out
 
 
 def _unwrapped(data: bytes | bytearray, cap: int) -> tuple[bytes | bytearray, int]:
