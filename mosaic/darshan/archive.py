@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import tarfile
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from mosaic.config import DEFAULT
@@ -73,17 +74,14 @@ def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int)
 def _log_members(members: Iterable[tarfile.TarInfo]) -> Iterator[tuple[str, tarfile.TarInfo]]:
     """(name, member) of the logs among ``members``, in order: regular files with a log's
     name. A tar may hold several members of one name (appended copies); the first keeps
-    its name and the k-th is named ``NAME#k`` (the first such name not taken yet), so
-    that every copy is a log of its own in the counts and the outputs."""
-    taken: set[str] = set()
+    its name and the k-th is named ``NAME#k``, so that every copy is a log of its own in
+    the counts and the outputs (no member's own name is taken: ``#k`` ends no log name)."""
+    copies: Counter[str] = Counter()
     for member in members:
-        if not (member.isfile() and is_log_name(member.name)):
-            continue
-        name, k = member.name, 2
-        while name in taken:
-            name, k = f"{member.name}{REPEAT_MARK}{k}", k + 1
-        taken.add(name)
-        yield name, member
+        if member.isfile() and is_log_name(member.name):
+            copies[member.name] += 1
+            k = copies[member.name]
+            yield (member.name if k == 1 else f"{member.name}{REPEAT_MARK}{k}"), member
 
 
 def _check_stream_end(tar: tarfile.TarFile) -> None:

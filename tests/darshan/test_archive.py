@@ -94,7 +94,8 @@ def test_corrupt_archive_raises_unreadable(tmp_path):
 
 def repeated_names_tar(tmp_path: Path) -> Path:
     """A tar holding two members named ``day/a.darshan`` (tar -r appends a copy), the
-    second the heavier run of the two, and a member already named like a renamed copy."""
+    second the heavier run of the two, and a member named like a renamed copy (no log
+    suffix: not a log, so it takes no log's name)."""
     light = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
     heavy = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=7000)])})
     path = tmp_path / "day.tar"
@@ -110,7 +111,7 @@ def test_repeated_member_names_are_told_apart(tmp_path):
     """Issue 25 item 13: the first copy vanished (5 logs counted, 4 in the outputs)."""
     path = repeated_names_tar(tmp_path)
     names = [name for name, _, _ in iter_archive(path)]
-    assert names == ["day/a.darshan", "day/a.darshan#2"]  # "a.darshan#2" is a log name no more
+    assert names == ["day/a.darshan", "day/a.darshan#2"]  # the second is the second copy
     second = dict((name, data) for name, data, _ in iter_archive(path))["day/a.darshan#2"]
     assert read_log(second).modules[1].counters[0, 14] == 7000
     assert read_log(f"{path}/day/a.darshan").modules[1].counters[0, 14] == 5  # the first copy
