@@ -248,4 +248,4 @@ def test_reading_a_member_costs_about_its_size(tmp_path):
         info.size = 64 * MB
         tar.addfile(info, io.BytesIO(b"3." + bytes(64 * MB - 2)))
     reason, grown = peak(path, "iter_archive")
-    assert reason == "ok" and 60 <= grown < 80, grown
+    assert reason == "ok" and 48 <= grown < 80, grown  # measured 61 (read whole: not 0)
