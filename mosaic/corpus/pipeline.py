@@ -35,17 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
-from mosaic.corpus.engine import Task, make_engine
+from mosaic.corpus.engine import LazyEngine, Task, make_engine
 from mosaic.corpus.outputs import OutputSet
 from mosaic.corpus.scan import LogRef, ScanCounts, Stamp, count_log_files, read_regular, scan
 from mosaic.corpus.store import Row, Store
 from mosaic.errors import EngineError, LogError, Reason
 
-if TYPE_CHECKING:
-    from mosaic.corpus.engine import LazyEngine
+if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
     from mosaic.darshan.formats import DarshanLog
-
-Result = dict[str, Any]  # a task's result for one log (validation facts, or a categorization)
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
@@ -60,7 +57,7 @@ RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs
 # ----- per-log tasks (run on workers) -----
 
 
-def evicted(ref: LogRef, reason: str, detail: str) -> Result:
+def evicted(ref: LogRef, reason: str, detail: str) -> dict[str, Any]:
     """Result of a log given up on (same keys as a task's eviction)."""
     return {
         "file": ref.name,
@@ -89,7 +86,7 @@ def _read(ref: LogRef, config: Config) -> DarshanLog:
     return read_bounded(ref.location, config)
 
 
-def _guarded(ref: LogRef, work: Callable[[], Result]) -> Result:
+def _guarded(ref: LogRef, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
@@ -100,7 +97,7 @@ def _guarded(ref: LogRef, work: Callable[[], Result]) -> Result:
     return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result
 
 
-def validate_log(ref: LogRef, config: Config) -> Result:
+def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The compact facts of one log that deduplication and the funnel need.
 
     With ``--all-runs`` every valid run gets categorized anyway, so it is
@@ -110,15 +107,20 @@ def validate_log(ref: LogRef, config: Config) -> Result:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import LogFacts, build_trace, log_facts
 
-    def work() -> Result:
-        log = _read(ref, config)
+    def work() -> dict[str, Any]:
         result = None
         if config.all_runs:
-            trace = build_trace(log, ref.name, config)  # --strict: a partial log raises PARTIAL
+            # The log is dropped once its trace is built, as in categorize_log and the
+            # service: kept through the analysis, its DXT segments would raise the peak by
+            # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
+            # here but not there (issue 25 item 11).
+            trace = build_trace(
+                _read(ref, config), ref.name, config
+            )  # --strict: a partial log raises PARTIAL
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            facts = log_facts(log, config)
+            facts = log_facts(_read(ref, config), config)
         job = facts.job
         return {
             "file": ref.name,
@@ -141,7 +143,7 @@ def validate_log(ref: LogRef, config: Config) -> Result:
     return _guarded(ref, work)
 
 
-def categorize_log(ref: LogRef, config: Config) -> Result:
+def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of one log (its group is filled in by the parent)."""
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
@@ -151,7 +153,7 @@ def categorize_log(ref: LogRef, config: Config) -> Result:
     )
 
 
-def as_row(result: Result) -> Result:
+def as_row(result: dict[str, Any]) -> dict[str, Any]:
     """A result reduced to what the parent needs: its status, and its store row built here
     in the worker (serializing hundreds of thousands of results would load the parent)."""
     from mosaic.corpus.store import result_row
@@ -165,7 +167,7 @@ def as_row(result: Result) -> Result:
     }
 
 
-def save_validated(store: Store, batch: list[Result]) -> None:
+def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
@@ -284,7 +286,7 @@ def _categorize(store: Store, engine: LazyEngine, config: Config, ship_bytes: bo
 
 def _lap(clock: float, timings: dict[str, float] | None = None) -> float:
     """Seconds since `clock` not yet attributed to an earlier stage."""
-    return time.perf_counter() - clock - sum((timings or {}).values())
+    return time.perf_counter() - clock - float(sum((timings or {}).values()))
 
 
 def _batches(
@@ -353,10 +355,10 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool, max_bytes: 
             continue
         wanted = {row["location"][len(archive) + 1 :]: row["file"] for row in members}
         try:
-            for member, data, error in iter_archive(archive, max_bytes):
+            for member, content, problem in iter_archive(archive, max_bytes):
                 if member in wanted:
                     name = wanted.pop(member)
-                    yield LogRef(name, f"{archive}/{member}", data, error, archive=archive)
+                    yield LogRef(name, f"{archive}/{member}", content, problem, archive=archive)
         except LogError as error:
             detail = error.detail
         else:
@@ -370,8 +372,8 @@ def _show_progress(quiet: bool) -> bool:
 
 
 def _stream(
-    results: Iterator[list[Result]],
-    save: Callable[[list[Result]], None],
+    results: Iterator[list[dict[str, Any]]],
+    save: Callable[[list[dict[str, Any]]], None],
     stage: str,
     total: int | None,
     quiet: bool,
@@ -462,7 +464,7 @@ _NO_SHARE = object()  # single run: a group has no "same_as_representative"
 
 def _group_json(key: str, runs: int, representative: bool, share: object) -> str:
     """A trace's ``group`` object as JSON."""
-    group: dict[str, object] = {"key": key, "runs": runs, "representative": representative}
+    group = {"key": key, "runs": runs, "representative": representative}
     if share is not _NO_SHARE:
         group["same_as_representative"] = share
     return json.dumps(group)
@@ -475,7 +477,7 @@ def stability_shares(rows: Iterable[Row]) -> dict[str, float]:
     group; a group whose representative was not categorized has no share.
     """
     label_set = functools.cache(lambda categories: frozenset(json.loads(categories)))
-    shares: dict[str, float] = {}
+    shares = {}
     for key, group in itertools.groupby(rows, key=lambda r: r["group_key"]):
         members = [(r["representative"], label_set(r["categories"])) for r in group]
         reference = [labels for representative, labels in members if representative]

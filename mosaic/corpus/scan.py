@@ -55,7 +55,7 @@ class Stamp(NamedTuple):
 class LogRef:
     name: str  # the name in every output
     location: str  # absolute path, or ABSOLUTE_ARCHIVE/MEMBER
-    data: bytes | None = None  # the log's bytes when shipped with the job
+    data: bytes | bytearray | None = None  # the log's bytes when shipped with the job
     error: tuple[str, str] | None = None  # (reason, detail) known without reading it
     archive: str | None = None  # absolute path of the archive holding this log
     stamp: Stamp | None = None  # of the file, or of its archive
@@ -70,9 +70,8 @@ class ScanCounts:
     members: int = 0  # logs inside archives (included in `logs`)
     validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> paths skipped
-    archives_read: list[tuple[str, int, int, int, int]] = field(
-        default_factory=list
-    )  # (location, size, mtime_ns, ctime_ns, logs)
+    # (location, size, mtime_ns, ctime_ns, logs)
+    archives_read: list[tuple[str, int, int, int, int]] = field(default_factory=list)
 
 
 # An earlier run's knowledge of an archive: (location, size, mtime_ns, ctime_ns) -> its logs'
@@ -125,7 +124,7 @@ def count_log_files(inputs: Iterable[str | os.PathLike[str]]) -> int:
     progress bar (the pipeline adds archive members as the scan reaches them)."""
     counts, visited = ScanCounts(), set[tuple[int, int]]()
     total = 0
-    for path in (os.fspath(path) for path in inputs):
+    for path in (os.fspath(given) for given in inputs):
         if os.path.isdir(path):
             total += sum(is_log_name(rel) for _, rel, _ in _walk(path, counts, visited))
         else:
