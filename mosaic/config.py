@@ -27,7 +27,7 @@ import tomllib
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 SECTIONS = ("method", "execution", "service", "truth")
 # Fields whose values must keep an order, checked after each field's own range:
@@ -40,41 +40,36 @@ ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
 )
 
 
-Value = TypeVar("Value")
-
-
 def _field(
     section: str,
-    default: Value,
+    default: Any,
     *,
     lo: float | None = None,
     hi: float | None = None,
     lo_open: bool = False,
     hi_open: bool = False,
-) -> Value:
-    """A dataclass field tagged with its section and its allowed range.
-
-    Typed as its default's type, as ``dataclasses.field`` is, so a type
-    checker sees each field's type and default.
-    """
+) -> Any:
+    """A dataclass field tagged with its section and its allowed range (typed ``Any``,
+    as ``dataclasses.field`` is to the class body, whose annotation gives the type)."""
     metadata = {"section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open}
-    field: Value = dataclasses.field(default=default, metadata=metadata)
-    return field
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: default, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
-def method(default: Value, **bounds: Any) -> Value:
+def method(default: Any, **bounds: Any) -> Any:
     return _field("method", default, **bounds)
 
 
-def execution(default: Value, **bounds: Any) -> Value:
+def execution(default: Any, **bounds: Any) -> Any:
     return _field("execution", default, **bounds)
 
 
-def service(default: Value, **bounds: Any) -> Value:
+def service(default: Any, **bounds: Any) -> Any:
     return _field("service", default, **bounds)
 
 
-def truth(default: Value, **bounds: Any) -> Value:
+def truth(default: Any, **bounds: Any) -> Any:
     return _field("truth", default, **bounds)
 
 
@@ -222,6 +217,9 @@ class Config:
     max_inflated_bytes: int = execution(
         1 << 30, lo=1
     )  # one log's decompressed data, all regions; past it: too_large
+    max_job_bytes: int = execution(
+        1 << 20, lo=4096
+    )  # a log's job region inflated (job record and metadata, command line, mount table); past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
@@ -294,8 +292,8 @@ class Config:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
     def replace(self, **changes: Any) -> Config:
-        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
-        return dataclasses.replace(self, **values)
+        changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
+        return dataclasses.replace(self, **changes)
 
     @classmethod
     def from_toml(cls, path: str | Path, base: Config | None = None) -> Config:
@@ -356,7 +354,7 @@ def _check(f: dataclasses.Field[Any], hint: Any, value: Any) -> None:
         raise ValueError(f"{name} = {value!r}: must be a finite number in {span}")
 
 
-def _is(kind: type, value: Any) -> bool:
+def _is(kind: Any, value: Any) -> bool:
     """Strict type check: a bool is not a number, an int is a valid float."""
     if kind is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -134,12 +134,14 @@ def read_trace(path: str | os.PathLike[str], config: Config) -> Trace:
     return build_trace(read_bounded(path, config), os.fspath(path), config)
 
 
-def trace_from_bytes(data: bytes, file: str, config: Config) -> Trace:
+def trace_from_bytes(data: bytes | bytearray, file: str, config: Config) -> Trace:
     """Same as :func:`read_trace` for a log already in memory (e.g. an archive member)."""
     return build_trace(read_bounded(data, config, file), file, config)
 
 
-def read_bounded(source: str | os.PathLike[str] | bytes, config: Config, name: str = "") -> DarshanLog:
+def read_bounded(
+    source: str | os.PathLike[str] | bytes | bytearray, config: Config, name: str = ""
+) -> DarshanLog:
     """``read_log`` under the execution settings' size limits (too_large past them)."""
     return read_log(
         source,
@@ -147,6 +149,7 @@ def read_bounded(source: str | os.PathLike[str] | bytes, config: Config, name: s
         max_log_bytes=config.max_log_bytes,
         max_inflated_bytes=config.max_inflated_bytes,
         memory_bytes=config.worker_memory_bytes,
+        max_job_bytes=config.max_job_bytes,
     )
 
 
@@ -164,6 +167,12 @@ class _CleanRecords:
     dxt_files: np.ndarray  # file ids DXT segments cover
     dropped_segments: int
     stand_ins: int  # MPI-IO records standing in for lost POSIX records
+
+    @property
+    def dropped_rows(self) -> int:
+        """What ``dropped_records`` reports: records and DXT segments SPEC 3.1's checks
+        dropped (a segment is one request of a record, as a record's traffic is one)."""
+        return self.dropped + self.dropped_segments
 
 
 def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
@@ -222,7 +231,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
         ops=_assemble(ops),
         meta=_meta_rows(clean.fields, clean.kept, job.version in F.LEGACY_VERSIONS),
         partial=job.partial,
-        dropped_records=clean.dropped,
+        dropped_records=clean.dropped_rows,
         has_dxt=has_dxt,
         heatmap=heatmap_signal(log.heatmaps),
         info={
@@ -256,7 +265,7 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
     fields, sel = clean.fields, clean.from_records
     dxt = float(clean.dxt_ops[2].sum()) if len(clean.dxt_ops[2]) else 0.0
     total = dxt + float(fields["bytes_read"][sel].sum()) + float(fields["bytes_written"][sel].sum())
-    return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped)
+    return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped_rows)
 
 
 def _file_records(
@@ -527,7 +536,9 @@ def _dxt_operations(
     """Operations from DXT_POSIX segments, the file ids they cover, segments dropped.
 
     A partial DXT module lost segments, so its files keep their POSIX
-    aggregates instead.
+    aggregates instead; so does a file none of whose segments passes SPEC 3.1's
+    checks (no negative length or offset, no inverted or out-of-run time): its
+    POSIX totals are all that is left of its traffic.
     """
     dxt = log.dxt_posix
     if dxt is None or not len(dxt.ids) or F.DXT_POSIX in log.partial_modules:
@@ -536,16 +547,19 @@ def _dxt_operations(
     # Segments come grouped by record: filter and collect files once per record.
     first = np.flatnonzero(np.r_[True, dxt.ids[1:] != dxt.ids[:-1]])
     kept_first = kept_files(dxt.ids[first])
-    files = sorted_unique(dxt.ids[first][kept_first])
     kept = np.repeat(kept_first, np.diff(np.r_[first, len(dxt.ids)]))
     valid = (
         (dxt.lengths >= 0)
+        & (dxt.offsets >= 0)
         & (dxt.ends >= dxt.starts)
         & _within(dxt.starts, lo, hi)
         & _within(dxt.ends, lo, hi)
     )
-    dropped = int((kept & ~valid).sum())
-    sel = kept & valid & (dxt.lengths > 0)
+    survives = kept & valid
+    dropped = int(np.count_nonzero(kept) - np.count_nonzero(survives))
+    traced = np.logical_or.reduceat(survives, first)  # a group with a segment left
+    files = sorted_unique(dxt.ids[first][traced])
+    sel = survives & (dxt.lengths > 0)
     direction = np.where(dxt.is_write[sel], WRITE, READ)
     ranks = np.ones(len(direction), np.int64)  # a segment is one rank's request
     return (dxt.starts[sel], dxt.ends[sel], dxt.lengths[sel], ranks, direction), files, dropped

@@ -35,20 +35,22 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
-from mosaic.corpus.engine import Task, make_engine
-from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
-from mosaic.corpus.store import FunnelCounts, Store
+from mosaic.corpus.engine import LazyEngine, Task, make_engine
+from mosaic.corpus.outputs import OutputSet
+from mosaic.corpus.scan import LogRef, ScanCounts, Stamp, count_log_files, read_regular, scan
+from mosaic.corpus.store import FunnelCounts, Row, Store
 from mosaic.errors import EngineError, LogError, Reason
 
-if TYPE_CHECKING:
-    from mosaic.corpus.engine import LazyEngine
+if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
     from mosaic.darshan.formats import DarshanLog
 
+OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
 # What a worker imports once, ahead of any job: this module (the tasks) and the
 # analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
 # for its MeanShift (meanshift_implementation = "sklearn").
 WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize")
+NO_STAMP = (None,) * len(Stamp._fields)  # an archive member read again to be categorized
 RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs (64 by default; see _batches)
 
 
@@ -61,12 +63,16 @@ def evicted(ref: LogRef, reason: str, detail: str) -> dict[str, Any]:
         "file": ref.name,
         "location": ref.location,
         "archive": ref.archive,
-        "size": ref.stamp and ref.stamp[0],
-        "mtime_ns": ref.stamp and ref.stamp[1],
+        **stamp_columns(ref),
         "status": "evicted",
         "reason": reason,
         "detail": detail,
     }
+
+
+def stamp_columns(ref: LogRef) -> dict[str, int | None]:
+    """The store columns of a log's :class:`Stamp` (Nones if it has none)."""
+    return dict(zip(Stamp._fields, ref.stamp or NO_STAMP))
 
 
 def _read(ref: LogRef, config: Config) -> DarshanLog:
@@ -106,21 +112,25 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     from mosaic.trace import LogFacts, build_trace, log_facts
 
     def work() -> dict[str, Any]:
-        log = _read(ref, config)
         result = None
         if config.all_runs:
-            trace = build_trace(log, ref.name, config)  # --strict: a partial log raises PARTIAL
+            # The log is dropped once its trace is built, as in categorize_log and the
+            # service: kept through the analysis, its DXT segments would raise the peak by
+            # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
+            # here but not there (issue 25 item 11).
+            trace = build_trace(
+                _read(ref, config), ref.name, config
+            )  # --strict: a partial log raises PARTIAL
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            facts = log_facts(log, config)
+            facts = log_facts(_read(ref, config), config)
         job = facts.job
         return {
             "file": ref.name,
             "location": ref.location,
             "archive": ref.archive,
-            "size": ref.stamp and ref.stamp[0],
-            "mtime_ns": ref.stamp and ref.stamp[1],
+            **stamp_columns(ref),
             "status": "ok",
             "group_key": facts.group_key(config.group_by),
             "uid": int(job["uid"]),
@@ -175,7 +185,7 @@ CATEGORIZE = Task(categorize_log, evicted)
 
 
 def run(
-    inputs: Iterable[str],
+    inputs: Iterable[str | os.PathLike[str]],
     out: str | Path,
     config: Config,
     workers: int = 1,
@@ -186,7 +196,9 @@ def run(
     """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
 
     Rerunning the same command resumes: logs already validated or
-    categorized under the same results hash are not processed again.
+    categorized under the same results hash are not processed again. The
+    three outputs replace the previous ones together, once all are complete
+    (:class:`OutputSet`): a run that fails leaves the previous ones as they were.
     """
     inputs = [os.fspath(path) for path in inputs]
     out = Path(out)
@@ -194,44 +206,48 @@ def run(
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     counts = ScanCounts()
-    with (
-        _locked(out),
-        Store(out / "store.sqlite") as store,
-        make_engine(config, workers, nodes, WORKER_PRELOAD) as engine,
-    ):
-        store.begin_run(config.hash())
-        timings["start"] = _lap(clock)
-        total = count_log_files(inputs) if _show_progress(quiet) else None
-        refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
-        _stream(
-            engine.map(VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)),
-            functools.partial(save_validated, store),
-            "validate",
-            total,
-            quiet,
-            counts,
-        )
-        store.save_archives(counts.archives_read)
-        timings["scan_validate"] = _lap(clock, timings)
-        store.save_groups(dedup.groups(store.runs_by_group()))
-        timings["dedup"] = _lap(clock, timings)
-        _categorize(store, engine, config, ship_bytes, quiet)
-        while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
-            pass  # stand-ins for representatives evicted during categorization
-        timings["categorize"] = _lap(clock, timings)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            # The lookup tables fill inside SQLite (C, the GIL released) while this
-            # thread writes the outputs from the store's reader connection.
-            publishing = pool.submit(store.publish)
-            summary = write_outputs(store, out, config, counts, timings)
-            publishing.result()
-        timings["write"] = _lap(clock, timings)
-    timings["engine_started"] = engine.started
-    timings["validated_before"] = counts.validated_before  # logs this run did not validate again
-    timings["total"] = time.perf_counter() - clock
-    timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
-    timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
-    _write_json(out / "summary.json", summary)
+    with _locked(out), OutputSet(out, OUTPUTS) as outputs:
+        with (
+            Store(out / "store.sqlite") as store,
+            make_engine(config, workers, nodes, WORKER_PRELOAD) as engine,
+        ):
+            store.check()
+            store.begin_run(config.hash())
+            timings["start"] = _lap(clock)
+            total = count_log_files(inputs) if _show_progress(quiet) else None
+            refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
+            _stream(
+                engine.map(
+                    VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)
+                ),
+                functools.partial(save_validated, store),
+                "validate",
+                total,
+                quiet,
+                counts,
+            )
+            store.save_archives(counts.archives_read)
+            timings["scan_validate"] = _lap(clock, timings)
+            store.save_groups(dedup.groups(store.runs_by_group()))
+            timings["dedup"] = _lap(clock, timings)
+            _categorize(store, engine, config, ship_bytes, quiet)
+            while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
+                pass  # stand-ins for representatives evicted during categorization
+            timings["categorize"] = _lap(clock, timings)
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                # The lookup tables fill inside SQLite (C, the GIL released) while this
+                # thread writes the outputs from the store's reader connection.
+                publishing = pool.submit(store.publish)
+                summary = write_outputs(store, outputs, config, counts, timings)
+                publishing.result()
+            timings["write"] = _lap(clock, timings)
+        timings["engine_started"] = engine.started
+        timings["validated_before"] = counts.validated_before  # logs this run did not validate again
+        timings["total"] = time.perf_counter() - clock
+        timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
+        timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
+        outputs.open("summary.json").write(json.dumps(summary, indent=1) + "\n")
+        outputs.commit()  # all three replace the previous ones only now
     return summary
 
 
@@ -274,7 +290,7 @@ def _categorize(store: Store, engine: LazyEngine, config: Config, ship_bytes: bo
 
 def _lap(clock: float, timings: dict[str, float] | None = None) -> float:
     """Seconds since `clock` not yet attributed to an earlier stage."""
-    return time.perf_counter() - clock - sum((timings or {}).values())
+    return time.perf_counter() - clock - float(sum((timings or {}).values()))
 
 
 def _batches(
@@ -302,7 +318,7 @@ def log_bytes(ref: LogRef) -> int:
     """A log's size as stored: its bytes in hand, else its file's size (0 if unknown)."""
     if ref.data is not None:
         return len(ref.data)
-    return ref.stamp[0] if ref.stamp and ref.archive is None else 0
+    return ref.stamp.size if ref.stamp and ref.archive is None else 0
 
 
 def balanced_batch_size(total: int, slots: int, cap: int) -> int:
@@ -317,7 +333,7 @@ def _new_batches(
     """Batches of scanned logs not yet validated, from these very files, under this
     results hash (the others are counted in `counts.validated_before`)."""
     for batch in _batches(refs, size, max_bytes, first=max(1, size // RAMP_FACTOR)):
-        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None))) for ref in batch])
+        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or NO_STAMP)) for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]
         counts.validated_before += len(batch) - len(fresh)
         if fresh:
@@ -334,15 +350,19 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool, max_bytes: 
             for row in members:
                 data, error = read_regular(row["location"], max_bytes) if ship_bytes else (None, None)
                 yield LogRef(
-                    row["file"], row["location"], data, error=error, stamp=(row["size"], row["mtime_ns"])
+                    row["file"],
+                    row["location"],
+                    data,
+                    error=error,
+                    stamp=Stamp(row["size"], row["mtime_ns"], row["ctime_ns"]),
                 )
             continue
         wanted = {row["location"][len(archive) + 1 :]: row["file"] for row in members}
         try:
-            for member, data, error in iter_archive(archive, max_bytes):
+            for member, content, problem in iter_archive(archive, max_bytes):
                 if member in wanted:
                     name = wanted.pop(member)
-                    yield LogRef(name, f"{archive}/{member}", data, error, archive=archive)
+                    yield LogRef(name, f"{archive}/{member}", content, problem, archive=archive)
         except LogError as error:
             detail = error.detail
         else:
@@ -357,7 +377,7 @@ def _show_progress(quiet: bool) -> bool:
 
 def _stream(
     results: Iterator[list[dict[str, Any]]],
-    save: Callable[[list[dict[str, Any]]], Any],
+    save: Callable[[list[dict[str, Any]]], None],
     stage: str,
     total: int | None,
     quiet: bool,
@@ -403,9 +423,9 @@ class Funnel(FunnelCounts):
 
 
 def write_outputs(
-    store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict[str, Any]
+    store: Store, outputs: OutputSet, config: Config, counts: ScanCounts, timings: dict[str, float]
 ) -> dict[str, Any]:
-    """Write traces.jsonl and evicted.jsonl (sorted by file); return the summary.
+    """Write traces.jsonl and evicted.jsonl (sorted by file) into `outputs`; return the summary.
 
     `timings` is placed in the summary as is, so the caller can complete it.
     """
@@ -413,29 +433,27 @@ def write_outputs(
 
     shares = stability_shares(store.categories_by_group()) if config.all_runs else None
     group_json = functools.cache(_group_json)  # a group's runs share it (~12 with --all-runs)
-    label_sets: dict[tuple[Any, ...], list[int]] = {}  # (categories, representative) -> [traces, weight]
-    with open(out / "traces.jsonl", "w") as fh:
-        for row in store.categorized(config.all_runs):
-            representative = bool(row["representative"])
-            share = shares.get(row["group_key"]) if shares is not None else _NO_SHARE
-            # The stored JSON object without its closing brace, then the group: no parse.
-            fh.write(
-                f'{row["result"][:-1]}, "group": '
-                f"{group_json(row['group_key'], row['runs'], representative, share)}}}\n"
-            )
-            tally = label_sets.setdefault((row["categories"], representative), [0, 0])
-            tally[0] += 1
-            tally[1] += 1 if config.all_runs else row["runs"]
+    label_sets: dict[tuple[str, bool], list[int]] = {}  # (categories, representative) -> [traces, weight]
+    fh = outputs.open("traces.jsonl")  # left open: OutputSet.commit syncs and closes it
+    for row in store.categorized(config.all_runs):
+        representative = bool(row["representative"])
+        share = shares.get(row["group_key"]) if shares is not None else _NO_SHARE
+        # The stored JSON object without its closing brace, then the group: no parse.
+        fh.write(
+            f'{row["result"][:-1]}, "group": '
+            f"{group_json(row['group_key'], row['runs'], representative, share)}}}\n"
+        )
+        tally = label_sets.setdefault((row["categories"], representative), [0, 0])
+        tally[0] += 1
+        tally[1] += 1 if config.all_runs else row["runs"]
     stats = CorpusStats()  # whole weights: summing them per label set first is exact
     for (categories, representative), (traces, weight_all) in label_sets.items():
         stats.add(json.loads(categories), float(traces if representative else 0), float(weight_all))
     evicted_at: dict[str, Counter[str]] = {"validate": Counter(), "categorize": Counter()}
-    with open(out / "evicted.jsonl", "w") as fh:
-        for row in store.evicted():
-            fh.write(
-                json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n"
-            )
-            evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
+    fh = outputs.open("evicted.jsonl")
+    for row in store.evicted():
+        fh.write(json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n")
+        evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
     stored = store.funnel_counts()
     funnel: Funnel = {
         "files_seen": counts.files_seen,
@@ -473,7 +491,7 @@ def _group_json(key: str, runs: int, representative: bool, share: object) -> str
     return json.dumps(group)
 
 
-def stability_shares(rows: Iterable[Any]) -> dict[str, float]:
+def stability_shares(rows: Iterable[Row]) -> dict[str, float]:
     """Per group: share of its categorized runs whose categories equal the representative's.
 
     `rows` (group_key, representative, categories as JSON) come clustered by
@@ -481,17 +499,13 @@ def stability_shares(rows: Iterable[Any]) -> dict[str, float]:
     """
     label_set = functools.cache(lambda categories: frozenset(json.loads(categories)))
     shares = {}
-    for key, clustered in itertools.groupby(rows, key=lambda r: r["group_key"]):
-        members = [(r["representative"], label_set(r["categories"])) for r in clustered]
+    for key, group in itertools.groupby(rows, key=lambda r: r["group_key"]):
+        members = [(r["representative"], label_set(r["categories"])) for r in group]
         reference = [labels for representative, labels in members if representative]
         if reference:
             same = sum(labels == reference[0] for _, labels in members)
             shares[key] = same / len(members)
     return shares
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:

@@ -8,44 +8,9 @@ import pytest
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import read_log
-from mosaic.darshan.writer import darshan_hash, heatmap_records, record_id, write_log
+from mosaic.darshan.writer import darshan_hash, write_log
 from mosaic.errors import LogError
-
-# Rows (API, rank, bin width, write bins, read bins); STDIO has fewer, wider bins.
-ROWS = [
-    ("heatmap:POSIX", 0, 0.1, [1, 2, 3], [0, 0, 1]),
-    ("heatmap:POSIX", 5, 0.1, [4, 5, 1 << 40], [2, 0, 0]),
-    ("heatmap:STDIO", 0, 0.2, [7, 8], [3, 3]),
-    ("heatmap:MPIIO", 3, 0.1, [9, 10, 11], [5, 5, 5]),
-]
-
-
-def make_log() -> F.DarshanLog:
-    """One POSIX v4 record of 1 MB written by rank 0 between 1 s and 2 s."""
-    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
-    counters, fcounters = np.zeros((1, n_c), np.int64), np.zeros((1, n_f))
-    counters[0, 15], fcounters[0, [2, 6]] = 1 << 20, (1.0, 2.0)
-    path = "/scratch/out"
-    job = F.Job(
-        uid=1,
-        job_id=2,
-        start=1.6e9,
-        end=1.6e9 + 10,
-        run_time=0.0,
-        nprocs=8,
-        cmdline="/bin/app",
-        mounts=[("/scratch", "lustre")],
-    )
-    posix = F.ModuleRecords(
-        F.POSIX, 4, np.array([record_id(path)], np.uint64), np.zeros(1, np.int64), counters, fcounters
-    )
-    return F.DarshanLog(job, {record_id(path): path}, {F.POSIX: posix})
-
-
-def with_heatmaps(rows=ROWS):
-    log = make_log()
-    log.heatmaps = heatmap_records(*zip(*rows))
-    return log
+from mosaic_testing.written import ROWS, make_log, with_heatmaps
 
 
 def rows_of(h: F.HeatmapRecords):
