@@ -9,6 +9,21 @@ import numpy as np
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import heatmap_records, record_id, write_log
 
+
+def app_job(seconds: float, nprocs: int) -> F.Job:
+    """Job 2 of uid 1, ``/bin/app`` on ``nprocs`` ranks for ``seconds`` (run time from start and end)."""
+    return F.Job(
+        uid=1,
+        job_id=2,
+        start=1.6e9,
+        end=1.6e9 + seconds,
+        run_time=0.0,
+        nprocs=nprocs,
+        cmdline="/bin/app",
+        mounts=[("/scratch", "lustre")],
+    )
+
+
 # Rows (API, rank, bin width, write bins, read bins); STDIO has fewer, wider bins.
 ROWS = [
     ("heatmap:POSIX", 0, 0.1, [1, 2, 3], [0, 0, 1]),
@@ -24,16 +39,7 @@ def make_log() -> F.DarshanLog:
     counters, fcounters = np.zeros((1, n_c), np.int64), np.zeros((1, n_f))
     counters[0, 15], fcounters[0, [2, 6]] = 1 << 20, (1.0, 2.0)
     path = "/scratch/out"
-    job = F.Job(
-        uid=1,
-        job_id=2,
-        start=1.6e9,
-        end=1.6e9 + 10,
-        run_time=0.0,
-        nprocs=8,
-        cmdline="/bin/app",
-        mounts=[("/scratch", "lustre")],
-    )
+    job = app_job(seconds=10, nprocs=8)
     posix = F.ModuleRecords(
         F.POSIX, 4, np.array([record_id(path)], np.uint64), np.zeros(1, np.int64), counters, fcounters
     )
@@ -71,16 +77,7 @@ def dxt_log(segments: int, dxt_version: int = 2, mpiio_segments: int = 0) -> byt
         np.zeros((1, n_c), np.int64),
         np.zeros((1, n_f)),
     )
-    job = F.Job(
-        uid=1,
-        job_id=2,
-        start=1.6e9,
-        end=1.6e9 + 100,
-        run_time=0.0,
-        nprocs=4,
-        cmdline="/bin/app",
-        mounts=[("/scratch", "lustre")],
-    )
+    job = app_job(seconds=100, nprocs=4)
     mpiio = F.DxtSegments(**{k: v[:mpiio_segments] for k, v in vars(dxt).items()}) if mpiio_segments else None
     log = F.DarshanLog(job, {rid: path}, {F.POSIX: posix}, dxt_posix=dxt, dxt_mpiio=mpiio)
     return write_log(log, level=1, dxt_versions={F.DXT_POSIX: dxt_version})
