@@ -454,7 +454,7 @@ def write_outputs(
     for row in store.evicted():
         fh.write(json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n")
         evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
-    stored = store.funnel_counts()
+    stored = store.funnel_counts(config.all_runs)
     funnel: Funnel = {
         "files_seen": counts.files_seen,
         "skipped_files": counts.skipped_files,
