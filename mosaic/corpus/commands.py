@@ -26,6 +26,13 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
     "instead of starting a local one.",
 )
 @click.option(
+    "--node-secret-file",
+    metavar="PATH",
+    envvar="MOSAIC_NODE_SECRET_FILE",
+    help="With --nodes: the file holding the nodes' secret, readable by you alone "
+    "(default: node_secret_file, ~/.config/mosaic/node-secret; see cluster/README.md).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0),
     default=None,
@@ -60,7 +67,19 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
 @config_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no final summary.")
 def run(
-    inputs, out, nodes, workers, all_runs, group_by, mounts, strict, timeout, ship_logs, config_file, quiet
+    inputs,
+    out,
+    nodes,
+    node_secret_file,
+    workers,
+    all_runs,
+    group_by,
+    mounts,
+    strict,
+    timeout,
+    ship_logs,
+    config_file,
+    quiet,
 ) -> None:
     """Categorize a corpus: INPUT folders (recursive), tar archives and log files.
 
@@ -77,6 +96,7 @@ def run(
         all_runs=all_runs,
         group_by=group_by,
         trace_timeout_seconds=timeout,
+        node_secret_file=node_secret_file,
     )
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
     workers = _workers(workers)

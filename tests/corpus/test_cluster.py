@@ -1,7 +1,8 @@
 """The dispy engine with real dispynode daemons: same outputs, crashes, hangs, lost nodes, SIGKILL.
 
-Faults are injected with the engine's test-only MOSAIC_TEST_FAULT hook (see
-mosaic/corpus/engine.py), which the local dispynode inherits from this process.
+Faults travel with the task (tests/corpus/faults.py): the pipeline's tasks are
+wrapped, in this process or in a `mosaic run` started by ``python -m corpus.faults``,
+and the nodes find ``corpus.faults`` on their PYTHONPATH.
 """
 
 import os
@@ -15,13 +16,16 @@ from pathlib import Path
 
 import psutil
 import pytest
+from corpus.faults import faulty, node_path
 from corpus.outputs import comparable, lines, truth
 
-from mosaic.corpus.engine import TEST_FAULT_ENV, dispynode_command, stop_process_group
+from mosaic.corpus import pipeline
+from mosaic.corpus.engine import stop_process_group
+from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.pipeline import run
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
-SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
+SLOW = ["-m", "corpus.faults", "--delay", "0.02", "--"]  # per log: long enough to interrupt a run midway
 
 
 def config_file(tmp_path, config, extra=""):
@@ -32,6 +36,16 @@ def config_file(tmp_path, config, extra=""):
         f"trace_timeout_seconds = {config.trace_timeout_seconds}\n{extra}"
     )
     return str(path)
+
+
+def secret_of(tmp_path):
+    """The config line that names two_nodes' secret file."""
+    return f'node_secret_file = "{tmp_path / "node-secret"}"\n'
+
+
+def slow_mosaic(*args):
+    """`mosaic ARGS` whose tasks sleep before each log, and the environment it needs."""
+    return [sys.executable, *SLOW, *args], {**os.environ, "PYTHONPATH": node_path()}
 
 
 def done_count(out: Path) -> int:
@@ -74,7 +88,10 @@ def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
     expected = truth(year_corpus)
     crasher = next(t for t in expected if t["valid"] and not t["heaviest"])
     hanger = next(t for t in expected if not t["valid"])
-    monkeypatch.setenv(TEST_FAULT_ENV, f"abort:{crasher['file']},hang:{hanger['file']}")
+    for name in ("VALIDATE", "CATEGORIZE"):
+        task = faulty(getattr(pipeline, name), abort=(crasher["file"],), hang=(hanger["file"],))
+        monkeypatch.setattr(pipeline, name, task)
+    monkeypatch.setenv("PYTHONPATH", node_path())  # the local node unpickles corpus.faults
     run([year_corpus], tmp_path, small_config.replace(trace_timeout_seconds=6.0), workers=2)
 
     evicted = {e["file"]: e for e in lines(tmp_path, "evicted.jsonl")}
@@ -95,13 +112,16 @@ def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
 
 @pytest.fixture
 def two_nodes(tmp_path):
-    """Two single-CPU dispynode daemons on their own loopback addresses, same port."""
+    """Two single-CPU dispynode daemons on their own loopback addresses, same port, with
+    the secret of TMP/node-secret (config_file's node_secret_file)."""
     port = 40000 + os.getpid() % 20000
-    env = {**os.environ, TEST_FAULT_ENV: SLOW}
+    secret_file = str(tmp_path / "node-secret")
+    write_secret(secret_file)
+    env = {**os.environ, "PYTHONPATH": node_path()}
     nodes = {}
     for host in ("127.0.0.2", "127.0.0.3"):
         nodes[host] = subprocess.Popen(
-            dispynode_command(1, host, port, str(tmp_path / host)),
+            dispynode_command(1, host, port, str(tmp_path / host), secret_file),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -118,8 +138,7 @@ def test_a_node_lost_mid_run_loses_no_trace(
 ):
     port, nodes = two_nodes
     out = tmp_path / "out"
-    command = [
-        MOSAIC,
+    command, env = slow_mosaic(
         "run",
         str(year_corpus),
         "--out",
@@ -129,10 +148,10 @@ def test_a_node_lost_mid_run_loses_no_trace(
         "--nodes",
         ",".join(f"{host}:{port}" for host in nodes),
         "--config",
-        config_file(tmp_path, small_config),
-    ]
+        config_file(tmp_path, small_config, secret_of(tmp_path)),
+    )
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
-    with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr) as mosaic:
+    with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
         wait_for(
             lambda: done_count(out) >= 2 * small_config.batch_size,
             what="first batches",
@@ -153,8 +172,7 @@ def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
 ):
     port, nodes = two_nodes
     out = tmp_path / "out"
-    command = [
-        MOSAIC,
+    command, env = slow_mosaic(
         "run",
         str(year_corpus),
         "--out",
@@ -163,10 +181,10 @@ def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
         "--nodes",
         ",".join(f"{host}:{port}" for host in nodes),
         "--config",
-        config_file(tmp_path, small_config, "node_lost_timeout_seconds = 1\n"),
-    ]
+        config_file(tmp_path, small_config, secret_of(tmp_path) + "node_lost_timeout_seconds = 1\n"),
+    )
     log = tmp_path / "stderr.txt"
-    with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file) as mosaic:
+    with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file, env=env) as mosaic:
         wait_for(
             lambda: done_count(out) >= 2 * small_config.batch_size,
             what="first batches",
@@ -188,8 +206,7 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
     out = tmp_path / "out"
     scratch = tmp_path / "scratch"  # the run's TMPDIR: where its mosaic-dispy-* folder goes
     scratch.mkdir()
-    command = [
-        MOSAIC,
+    arguments = [
         "run",
         str(year_corpus),
         "--out",
@@ -202,7 +219,8 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
     ]
     valid = sum(t["valid"] for t in truth(year_corpus))
     stop_at = random.randint(small_config.batch_size, len(truth(year_corpus)) + valid // 10)
-    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW, "TMPDIR": str(scratch)})
+    command, env = slow_mosaic(*arguments)
+    mosaic = subprocess.Popen(command, env={**env, "TMPDIR": str(scratch)})
     helpers = []
     try:
         wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done", process=mosaic)
@@ -218,5 +236,5 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
             if helper.is_running():
                 helper.kill()
     assert not (out / "summary.json").exists()
-    subprocess.run(command, check=True)
+    subprocess.run([MOSAIC, *arguments], check=True)
     assert comparable(out) == comparable(reference_run), f"killed after {stop_at} logs"
