@@ -180,6 +180,9 @@ class Config:
     node_pulse_seconds: float = execution(
         1.0, lo=0.1, hi=1000.0
     )  # a node silent for 5 pulses is dead; its jobs move on (dispy's pulse_interval takes 0.1-1000)
+    node_ping_seconds: float = execution(
+        2.0, lo=1.0, hi=1000.0
+    )  # named nodes that have not joined (started after the run, restarted) are asked again this often (dispy's ping_interval takes 1-1000)
     node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join
     dispy_port: int = execution(
         9700, lo=1, hi=65534

@@ -31,6 +31,11 @@ Why it looks like this (SPEC 5):
   go out again, and a single log that still fails is given up as a crash.
 * A node that dies stops its pulses; dispy (``reentrant=True``) sends its
   unfinished jobs to the other nodes, so no log is lost.
+* dispy asks the named nodes to join once, when the cluster starts; a node not
+  listening yet (started a moment after the run, or restarted) never joined,
+  and a run whose only joined node then died stopped with "no live dispy
+  node". So named nodes that have not joined are asked again every
+  ``ping_seconds`` (dispy's ``ping_interval``; joined nodes are not pinged).
 * At most ``jobs_in_flight_per_cpu`` jobs per node CPU are queued, so the
   parent holds a bounded number of batches whatever the corpus size.
 * Every node takes a secret (dispy hashes it into each message; a node
@@ -115,6 +120,7 @@ class Settings:
 
     limits: Limits
     pulse_seconds: float  # a node silent for 5 pulses is dead
+    ping_seconds: float  # named nodes that have not joined are asked again this often
     start_timeout_seconds: float  # wait this long for a first node
     lost_timeout_seconds: float  # no live node this long: EngineError
     jobs_per_cpu: int  # jobs queued per node CPU
@@ -390,6 +396,7 @@ class DispyEngine:
             setup=_dispy_setup,
             depends=[],
             pulse_interval=self.settings.pulse_seconds,
+            ping_interval=self.settings.ping_seconds,
             reentrant=True,
             secret=secret,
             loglevel=logging.ERROR,

@@ -181,6 +181,7 @@ def engine_settings(config: Config, nodes: list[str] | None) -> Settings:
     return Settings(
         limits=Limits(config.trace_timeout_seconds, config.worker_memory_bytes),
         pulse_seconds=config.node_pulse_seconds,
+        ping_seconds=config.node_ping_seconds,
         start_timeout_seconds=config.node_start_timeout_seconds,
         lost_timeout_seconds=config.node_lost_timeout_seconds,
         jobs_per_cpu=config.jobs_in_flight_per_cpu,

@@ -110,24 +110,27 @@ def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
     assert traces == reference
 
 
+def start_node(host, port, tmp_path):
+    """A single-CPU dispynode daemon on `host`, with the secret of TMP/node-secret (made if
+    missing; config_file(..., secret_of(tmp_path)) names it)."""
+    secret_file = tmp_path / "node-secret"
+    if not secret_file.exists():
+        write_secret(str(secret_file))
+    return subprocess.Popen(
+        dispynode_command(1, host, port, str(tmp_path / host), str(secret_file)),
+        env={**os.environ, "PYTHONPATH": node_path()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 @pytest.fixture
 def two_nodes(tmp_path):
-    """Two single-CPU dispynode daemons on their own loopback addresses, same port, with
-    the secret of TMP/node-secret (config_file's node_secret_file)."""
+    """Two single-CPU dispynode daemons on their own loopback addresses, same port."""
     port = 40000 + os.getpid() % 20000
-    secret_file = str(tmp_path / "node-secret")
-    write_secret(secret_file)
-    env = {**os.environ, "PYTHONPATH": node_path()}
-    nodes = {}
-    for host in ("127.0.0.2", "127.0.0.3"):
-        nodes[host] = subprocess.Popen(
-            dispynode_command(1, host, port, str(tmp_path / host), secret_file),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    nodes = {host: start_node(host, port, tmp_path) for host in ("127.0.0.2", "127.0.0.3")}
     yield port, nodes
     for node in nodes.values():
         stop_process_group(node)
@@ -164,6 +167,46 @@ def test_a_node_lost_mid_run_loses_no_trace(
     traces = lines(out, "traces.jsonl")
     valid = sorted(t["file"] for t in truth(year_corpus) if t["valid"])
     assert [t["file"] for t in traces] == valid  # each valid log exactly once
+    assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
+
+
+def test_a_node_started_after_the_run_began_joins_it_and_takes_over_a_lost_node_s_work(
+    year_corpus, small_config, reference_all_runs, tmp_path
+):
+    # dispy asked the named nodes once, when the run started: a node not listening yet (started
+    # a moment later, as two_nodes' daemons may be on a loaded machine; or restarted) never
+    # joined, and the run stopped when the node it did have died (exit 1, "no live dispy node").
+    port = 40000 + (os.getpid() + 7) % 20000
+    nodes = {"127.0.0.3": start_node("127.0.0.3", port, tmp_path)}
+    out = tmp_path / "out"
+    command, env = slow_mosaic(
+        "run",
+        str(year_corpus),
+        "--out",
+        str(out),
+        "--all-runs",
+        "--quiet",
+        "--nodes",
+        f"127.0.0.2:{port},127.0.0.3:{port}",
+        "--config",
+        config_file(tmp_path, small_config, secret_of(tmp_path) + "node_lost_timeout_seconds = 60\n"),
+    )
+    log = tmp_path / "stderr.txt"
+    try:
+        with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
+            wait_for(
+                lambda: done_count(out) >= 2 * small_config.batch_size,
+                what="first batches",
+                process=mosaic,
+                stderr=log,
+            )
+            nodes["127.0.0.2"] = start_node("127.0.0.2", port, tmp_path)
+            os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
+            mosaic.wait(timeout=180)
+    finally:
+        for node in nodes.values():
+            stop_process_group(node)
+    assert mosaic.returncode == 0, log.read_text()
     assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
 
 
