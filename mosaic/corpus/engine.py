@@ -385,6 +385,12 @@ class DispyEngine:
             node_addrs = [_node_address(node, port) for node in self.nodes]
             loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
             host = LOOPBACK if loopback else None
+            if not _port_free(port, host or ""):  # dispy would retry its bind, silently, for ever
+                raise EngineError(
+                    f"port {port}, where the nodes answer this run, is in use (another mosaic run or "
+                    "dispy client on this machine?): give the nodes and the run a free one "
+                    "(start-node.sh PORT, --nodes HOST:PORT and dispy_port)"
+                )
         allocations = [
             dispy.NodeAllocate(addr, node_port, setup_args=(self.preload,)) for addr, node_port in node_addrs
         ]
@@ -495,11 +501,14 @@ def _free_port_pair() -> int:
     raise EngineError("no free port pair on the loopback")
 
 
-def _port_free(port: int) -> bool:
+def _port_free(port: int, host: str = LOOPBACK) -> bool:
+    """Whether dispy could bind `port` on `host`, TCP (with SO_REUSEADDR, as dispy) and UDP."""
     for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
         with socket.socket(socket.AF_INET, kind) as probe:
+            if kind == socket.SOCK_STREAM:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind((LOOPBACK, port))
+                probe.bind((host, port))
             except OSError:
                 return False
     return True

@@ -8,6 +8,7 @@ and the nodes find ``corpus.faults`` on their PYTHONPATH.
 import os
 import random
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -38,9 +39,11 @@ def config_file(tmp_path, config, extra=""):
     return str(path)
 
 
-def secret_of(tmp_path):
-    """The config line that names two_nodes' secret file."""
-    return f'node_secret_file = "{tmp_path / "node-secret"}"\n'
+def nodes_config(tmp_path, port):
+    """Config lines for nodes started with `start_node`: their secret file, and the port this
+    run listens on, theirs (-p) rather than dispy's default 9700, which another dispy client
+    on the machine may hold (another test run: no node would ever join)."""
+    return f'node_secret_file = "{tmp_path / "node-secret"}"\ndispy_port = {port}\n'
 
 
 def slow_mosaic(*args):
@@ -151,7 +154,7 @@ def test_a_node_lost_mid_run_loses_no_trace(
         "--nodes",
         ",".join(f"{host}:{port}" for host in nodes),
         "--config",
-        config_file(tmp_path, small_config, secret_of(tmp_path)),
+        config_file(tmp_path, small_config, nodes_config(tmp_path, port)),
     )
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
     with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
@@ -189,7 +192,9 @@ def test_a_node_started_after_the_run_began_joins_it_and_takes_over_a_lost_node_
         "--nodes",
         f"127.0.0.2:{port},127.0.0.3:{port}",
         "--config",
-        config_file(tmp_path, small_config, secret_of(tmp_path) + "node_lost_timeout_seconds = 60\n"),
+        config_file(
+            tmp_path, small_config, nodes_config(tmp_path, port) + "node_lost_timeout_seconds = 60\n"
+        ),
     )
     log = tmp_path / "stderr.txt"
     try:
@@ -210,6 +215,26 @@ def test_a_node_started_after_the_run_began_joins_it_and_takes_over_a_lost_node_
     assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
 
 
+def test_a_port_held_by_another_program_stops_the_run_at_once_with_a_clear_error(
+    year_corpus, small_config, tmp_path
+):
+    # dispy retried its bind silently, for ever: the run waited node_start_timeout_seconds,
+    # then blamed the nodes ("no dispy node joined")
+    port = 40000 + (os.getpid() + 13) % 20000
+    write_secret(str(tmp_path / "node-secret"))
+    config = config_file(tmp_path, small_config, nodes_config(tmp_path, port))
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(tmp_path / "out"), "--config", config]
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        done = subprocess.run(
+            command + ["--nodes", f"127.0.0.2:{port}"], capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 1
+    assert f"port {port}, where the nodes answer this run, is in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
     year_corpus, small_config, reference_run, two_nodes, tmp_path
 ):
@@ -224,7 +249,7 @@ def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
         "--nodes",
         ",".join(f"{host}:{port}" for host in nodes),
         "--config",
-        config_file(tmp_path, small_config, secret_of(tmp_path) + "node_lost_timeout_seconds = 1\n"),
+        config_file(tmp_path, small_config, nodes_config(tmp_path, port) + "node_lost_timeout_seconds = 1\n"),
     )
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file, env=env) as mosaic:

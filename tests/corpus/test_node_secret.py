@@ -138,8 +138,11 @@ def test_a_cluster_node_runs_only_what_holders_of_the_secret_send(tmp_path, shar
         for log in shared_logs[:2]:
             (logs / log.name).symlink_to(log)
         out = tmp_path / "out"
-        command = [MOSAIC, "run", str(logs), "--out", str(out), "--quiet", "--nodes", f"127.0.0.6:{port}"]
-        subprocess.run(command + ["--node-secret-file", str(secret_file)], check=True, timeout=300)
+        config = tmp_path / "config.toml"
+        config.write_text(f"dispy_port = {port}\n")  # not 9700, which another dispy client may hold
+        command = [MOSAIC, "run", str(logs), "--out", str(out), "--quiet", "--config", str(config)]
+        command += ["--nodes", f"127.0.0.6:{port}", "--node-secret-file", str(secret_file)]
+        subprocess.run(command, check=True, timeout=300)
         assert (out / "summary.json").exists()
     finally:
         os.killpg(node.pid, 15)
@@ -201,3 +204,68 @@ def test_a_private_secret_of_16_characters_is_accepted(tmp_path):
     check = [sys.executable, "-m", "mosaic.corpus.node", "--secret-file", str(path), "--check"]
     assert subprocess.run(check, capture_output=True, text=True, timeout=60).returncode == 0
     assert read_secret(str(path)) == "x" * 16
+
+
+def fake_command(folder: Path, name: str, body: str) -> None:
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/usr/bin/env bash\n{body}\n")
+    path.chmod(0o755)
+
+
+def test_ssh_nodes_and_the_slurm_job_refuse_before_starting_any_node(tmp_path):
+    bin_dir = tmp_path / "bin"  # ssh runs its command here; srun and scontrol leave a mark
+    fake_command(bin_dir, "ssh", 'shift; exec bash -c "$1"')
+    fake_command(bin_dir, "srun", f"touch {tmp_path}/srun-ran")
+    fake_command(bin_dir, "scontrol", "echo node01")
+    env = {k: v for k, v in os.environ.items() if k != "MOSAIC_NODE_SECRET_FILE"}
+    env.update(PATH=f"{bin_dir}:{env['PATH']}", HOME=str(tmp_path), TMPDIR=str(tmp_path), USER="u")
+    env["MOSAIC_VENV"] = VENV
+    missing = tmp_path / ".config" / "mosaic" / "node-secret"
+    ssh = subprocess.run(
+        ["bash", str(REPO / "cluster" / "ssh-nodes.sh"), "start", "node01"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ssh.returncode == 2 and f"no node secret file {missing}" in ssh.stderr
+    assert "started dispynode" not in ssh.stdout and not (tmp_path / "mosaic-dispynode-u").exists()
+    job = subprocess.run(
+        ["bash", str(REPO / "cluster" / "mosaic-run.sbatch"), "in", "out"],
+        env={**env, "SLURM_SUBMIT_DIR": str(REPO), "SLURM_JOB_NODELIST": "node01"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert job.returncode == 2 and f"no node secret file {missing}" in job.stderr
+    assert not (tmp_path / "srun-ran").exists()
+
+
+def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given_and_stops_it(tmp_path):
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "ssh", 'shift; exec bash -c "$1"')
+    secret_file = tmp_path / "my secrets" / "node secret"  # spaces survive the ssh command line
+    secret_file.parent.mkdir()
+    write_secret(str(secret_file))
+    port = 20000 + (os.getpid() + 11) % 20000
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path), "USER": "u"}
+    env.update(MOSAIC_VENV=VENV, MOSAIC_NODE_SECRET_FILE=str(secret_file), PORT=str(port), CPUS="1")
+    script = str(REPO / "cluster" / "ssh-nodes.sh")
+    started = subprocess.run(["bash", script, "start", "node01"], env=env, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
+    folder = tmp_path / "mosaic-dispynode-u"
+    pid = int((folder / "dispynode.pid").read_text())
+    try:
+        node = psutil.Process(pid)
+        deadline = time.monotonic() + 120
+        while not any(c.status == psutil.CONN_LISTEN for c in node.net_connections(kind="tcp")):
+            assert node.is_running() and time.monotonic() < deadline, (folder / "dispynode.log").read_text()
+            time.sleep(0.1)
+        [address] = {c.laddr.ip for c in node.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
+        answer, log = foreign(address, port + 1, tmp_path / "ran", secret_file.read_text())
+        assert answer == "ran", log  # the node took the secret of the file it was given
+    finally:
+        stopped = subprocess.run(["bash", script, "stop", "node01"], env=env, capture_output=True, text=True)
+    assert stopped.returncode == 0, stopped.stderr
+    assert psutil.wait_procs([node], timeout=30)[1] == []
