@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import FrameType
 
 import click
 
@@ -67,19 +68,19 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
 @config_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no final summary.")
 def run(
-    inputs,
-    out,
-    nodes,
-    node_secret_file,
-    workers,
-    all_runs,
-    group_by,
-    mounts,
-    strict,
-    timeout,
-    ship_logs,
-    config_file,
-    quiet,
+    inputs: tuple[str, ...],
+    out: str,
+    nodes: str | None,
+    node_secret_file: str | None,
+    workers: int | None,
+    all_runs: bool | None,
+    group_by: str | None,
+    mounts: tuple[str, ...],
+    strict: bool | None,
+    timeout: float | None,
+    ship_logs: bool,
+    config_file: str | None,
+    quiet: bool,
 ) -> None:
     """Categorize a corpus: INPUT folders (recursive), tar archives and log files.
 
@@ -99,11 +100,11 @@ def run(
         node_secret_file=node_secret_file,
     )
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
-    workers = _workers(workers)
+    cpus = _workers(workers)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop like Ctrl-C
     try:
         summary = run_pipeline(
-            inputs, out, config, workers=workers, nodes=node_list, ship_bytes=ship_logs, quiet=quiet
+            inputs, out, config, workers=cpus, nodes=node_list, ship_bytes=ship_logs, quiet=quiet
         )
     except EngineError as error:
         raise click.ClickException(str(error)) from None
@@ -116,7 +117,7 @@ def run(
         sys.stderr.write(one_screen(summary, out))
 
 
-def _interrupt(signum, frame) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

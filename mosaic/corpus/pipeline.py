@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
@@ -167,7 +168,7 @@ GIVEN_UP = {
 }
 
 
-def given_up(ref: LogRef, failure: Failure, detail: str) -> dict:
+def given_up(ref: LogRef, failure: Failure, detail: str) -> dict[str, Any]:
     """Result of a log the engine gave up on: its eviction for the matching reason."""
     return evicted(ref, GIVEN_UP[failure], detail)
 
