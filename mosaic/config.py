@@ -214,7 +214,7 @@ class Config:
     )  # head, then body, must arrive within this
     service_max_connections: int = service(
         1000, lo=1
-    )  # past it the oldest connection awaiting a request is dropped
+    )  # past it the connection waiting longest for a head or body is dropped (never the newcomer)
     service_spool_bytes: int = service(1 << 20, lo=0)  # bodies above this stream to a temp file, not memory
     profile_min_periodic_share: float = service(
         0.5, **SHARE

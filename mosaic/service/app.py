@@ -1,9 +1,10 @@
 """The FastAPI application behind ``mosaic serve``: one store, one worker pool.
 
 Routes live in :mod:`mosaic.service.routes` and reach what they need through
-``app.state`` (``settings``, ``config``, ``store``, ``pool``, ``metrics``, ``spool``:
-a private folder for large bodies, ``store_writes``: a lock that makes a store
-write and the check before it one step), set here.
+``app.state`` (``settings``, ``config``, ``store``, ``store_file``: the identity
+of the store file as opened, :mod:`mosaic.service.storewatch`; ``pool``,
+``metrics``, ``spool``: a private folder for large bodies, ``store_writes``: a
+lock that makes a store write and the check before it one step), set here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
 from mosaic.service.routes import router
 from mosaic.service.security import Tokens
+from mosaic.service.storewatch import StoreFile
 
 
 @dataclass(frozen=True)
@@ -35,10 +38,11 @@ class ServiceSettings:
 
 
 @asynccontextmanager
-async def lifespan(app: FastAPI):
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the store and start (and warm) the workers before answering."""
     settings: ServiceSettings = app.state.settings
     app.state.store = Store(settings.store)
+    app.state.store_file = StoreFile.opened(settings.store)
     app.state.pool = WorkerPool(settings.workers, settings.config)
     app.state.spool = tempfile.mkdtemp(prefix="mosaic-serve-")  # mode 700
     app.state.store_writes = asyncio.Lock()

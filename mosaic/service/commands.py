@@ -10,12 +10,16 @@ import json
 import os
 import resource
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from mosaic.errors import ApiError
 from mosaic.options import load_config
-from mosaic.service.errors import UNKNOWN_APPLICATION
 from mosaic.service.security import is_loopback, read_token
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_PORT = 8420
 
@@ -64,7 +68,15 @@ token_file_option = click.option(
     type=click.Path(exists=True, dir_okay=False),
     help="TOML file overriding thresholds of mosaic.config.Config.",
 )
-def serve(store_path, host, port, workers, token_file, write_token_file, config_file) -> None:
+def serve(
+    store_path: str,
+    host: str,
+    port: int,
+    workers: int | None,
+    token_file: str | None,
+    write_token_file: str | None,
+    config_file: str | None,
+) -> None:
     """Serve categories to schedulers over HTTP (FastAPI + uvicorn).
 
     \b
@@ -109,7 +121,12 @@ def raise_open_files_limit() -> None:
 
 
 @click.command()
-@click.option("--uid", required=True, type=click.IntRange(min=0), help="User id.")
+@click.option(
+    "--uid",
+    required=True,
+    type=click.IntRange(-(1 << 63), (1 << 63) - 1),
+    help="User id (int64, as logs claim it).",
+)
 @click.option("--app", "application", required=True, help="Executable path (first token).")
 @click.option(
     "--store",
@@ -120,7 +137,14 @@ def raise_open_files_limit() -> None:
 @click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
 @token_file_option
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
-def lookup(uid, application, store_path, server, token_file, as_json) -> None:
+def lookup(
+    uid: int,
+    application: str,
+    store_path: str | None,
+    server: str | None,
+    token_file: str | None,
+    as_json: bool,
+) -> None:
     """Print what the store knows of one (user, application): its heaviest run's
     categories and the profile of its stored runs, as a table (or JSON).
 
@@ -128,29 +152,31 @@ def lookup(uid, application, store_path, server, token_file, as_json) -> None:
     """
     if (store_path is None) == (server is None):
         raise click.UsageError("give exactly one of --store and --server")
+    answer: dict[str, Any] | None
     if store_path is not None:
         from mosaic.corpus.store import Store
 
         with Store(store_path) as store:
-            answer = store.application(uid, application)
-        found = answer is not None
-        answer = answer if found else {"status": "error", "error": UNKNOWN_APPLICATION}
+            stored = store.application(uid, application)
+        found = stored is not None
+        none = {"status": "error", "error": ApiError.UNKNOWN_APPLICATION}
+        answer = dict(stored) if stored is not None else none
     else:
         import httpx
 
         token = token_from(token_file, "--token-file")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            response = httpx.get(
-                f"{server.rstrip('/')}/v1/applications",
-                params={"uid": uid, "app": application},
+            response = httpx.post(  # the body carries an application of any length
+                f"{str(server).rstrip('/')}/v1/applications/query",
+                json={"uid": uid, "app": application},
                 headers=headers,
             )
         except httpx.HTTPError as error:
             raise click.ClickException(f"cannot reach {server}: {error}") from error
         answer = _json_object(response)
         found = response.status_code == 200 and answer is not None
-        unknown = response.status_code == 404 and (answer or {}).get("error") == UNKNOWN_APPLICATION
+        unknown = response.status_code == 404 and (answer or {}).get("error") == ApiError.UNKNOWN_APPLICATION
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
             raise click.ClickException(f"{server} answered {response.status_code}: {response.text}")
     if as_json:
@@ -158,13 +184,13 @@ def lookup(uid, application, store_path, server, token_file, as_json) -> None:
     elif found:
         from mosaic.service.lookup_view import render
 
-        sys.stdout.write(render(answer))
+        sys.stdout.write(render(answer))  # type: ignore[arg-type]  # an ApplicationAnswer
     else:
         sys.stdout.write(f"no application {application!r} for uid {uid} in the store\n")
     sys.exit(0 if found else 1)
 
 
-def _json_object(response) -> dict | None:
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
     try:
         answer = response.json()
     except ValueError:

@@ -1,16 +1,20 @@
-"""The API's error vocabulary: error codes and the one JSON error shape (no web imports,
-so the click commands can use it without loading FastAPI)."""
+"""The one JSON error shape of the API and its OpenAPI entries (no web imports, so the
+click commands can use it without loading FastAPI); the codes are
+:class:`mosaic.errors.ApiError`."""
 
 from __future__ import annotations
 
-JSON = "application/json"
-UNKNOWN_APPLICATION = "unknown_application"  # 404 error for an unknown (uid, app) group
+from typing import Any
 
-ERROR_SCHEMA = {
+from mosaic.errors import ApiError
+
+JSON = "application/json"
+
+ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"status": {"type": "string"}, "error": {"type": "string"}, "detail": {}},
 }
-EVICTED_SCHEMA = {
+EVICTED_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "file": {"type": "string"},
@@ -21,12 +25,12 @@ EVICTED_SCHEMA = {
 }
 
 
-def error_body(error: str, detail="") -> dict:
+def error_body(error: ApiError, detail: Any = "") -> dict[str, Any]:
     """Every 4xx of the API: ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
 
 
-def error_doc(description: str, schema: dict = ERROR_SCHEMA) -> dict:
+def error_doc(description: str, schema: dict[str, Any] = ERROR_SCHEMA) -> dict[str, Any]:
     """An OpenAPI response entry for a JSON error."""
     return {"description": description, "content": {JSON: {"schema": schema}}}
 

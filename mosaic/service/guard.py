@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import time
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mosaic.errors import ApiError
 from mosaic.service.handlers import error_response
+from mosaic.service.metrics import Metrics
 from mosaic.service.security import OPEN_PATHS, Tokens
 
 
@@ -15,18 +19,19 @@ class GuardMiddleware:
     (``request.state.may_write`` in a route): recording in the store needs it.
     """
 
-    def __init__(self, app, tokens: Tokens, metrics):
+    def __init__(self, app: ASGIApp, tokens: Tokens, metrics: Metrics) -> None:
         self.app = app
         self.tokens = tokens
         self.metrics = metrics
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         began = time.perf_counter()
         status = [500]
 
-        async def send_and_note(message):
+        async def send_and_note(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
             await send(message)
@@ -37,7 +42,7 @@ class GuardMiddleware:
             if may_read or scope["path"] in OPEN_PATHS:
                 await self.app(scope, receive, send_and_note)
             else:
-                response = error_response(401, "unauthorized", "missing or wrong bearer token")
+                response = error_response(401, ApiError.UNAUTHORIZED, "missing or wrong bearer token")
                 response.headers["WWW-Authenticate"] = "Bearer"
                 await response(scope, receive, send_and_note)
         finally:

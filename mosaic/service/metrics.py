@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from starlette.types import Scope
 
 from mosaic.config import Config
 
@@ -30,7 +31,7 @@ class Metrics:
             "mosaic_evictions", "Posted logs evicted, by reason", ["reason"], registry=self.registry
         )
 
-    def observe(self, scope, status: int, seconds: float) -> None:
+    def observe(self, scope: Scope, status: int, seconds: float) -> None:
         """Count one finished request under its route (not its raw path)."""
         route = scope.get("route")
         endpoint = route.path if route is not None else "unrouted"

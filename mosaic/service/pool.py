@@ -14,9 +14,11 @@ it, instead of pinning gigabytes until its timeout.
 
 Test-only hook: when the environment variable ``MOSAIC_SERVICE_TEST_HOOKS``
 is set in the server's environment, a posted body containing ``CRASH_MARKER``
-makes its worker abort (as a segfault would) and one containing
-``HANG_MARKER`` makes it hang. Production servers never set it; it exists so
-the tests can prove the server survives both.
+makes its worker abort (as a segfault would), one containing
+``HANG_MARKER`` makes it hang, and one containing ``MEMORY_MARKER`` makes it
+allocate past its memory limit outside the categorization's guard (as encoding
+a huge result would). Production servers never set it; it exists so
+the tests can prove the server survives each.
 """
 
 from __future__ import annotations
@@ -31,13 +33,14 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pebble
 
 from mosaic.analysis.categorize import categorize_trace, evicted_result, guarded
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
-from mosaic.errors import Reason
+from mosaic.errors import MEMORY_BOUND, Reason
 from mosaic.limits import limit_memory
 from mosaic.trace import trace_from_bytes
 
@@ -46,6 +49,7 @@ WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say no
 TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
 CRASH_MARKER = b"MOSAIC-TEST-CRASH"
 HANG_MARKER = b"MOSAIC-TEST-HANG"
+MEMORY_MARKER = b"MOSAIC-TEST-MEMORY"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds
@@ -62,7 +66,7 @@ class Answer:
     body: bytes  # UTF-8 JSON of the SPEC 4 object or of the evicted one
 
 
-def encode(result: dict) -> Answer:
+def encode(result: dict[str, Any]) -> Answer:
     """JSON of ``result``; NaN and infinities are not JSON, so such a result is evicted."""
     try:
         body = json.dumps(result, allow_nan=False).encode()
@@ -81,7 +85,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     file = posted_name(data)
 
-    def work() -> dict:
+    def work() -> dict[str, Any]:
         nonlocal file
         log = unwrap(data, config.max_inflated_bytes)
         if log is not data:
@@ -89,7 +93,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
         return categorize_trace(trace_from_bytes(log, file, config), config)
 
     if os.environ.get(TEST_HOOKS_ENV):
-        _test_hooks(data)
+        _test_hooks(data, config)
     return encode(guarded(file, work))
 
 
@@ -97,16 +101,18 @@ def posted_name(log: bytes) -> str:
     return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
 
 
-def categorize_bytes(data: bytes, file: str, config: Config) -> dict:
+def categorize_bytes(data: bytes, file: str, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
     return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
 
 
-def _test_hooks(data: bytes) -> None:
+def _test_hooks(data: bytes, config: Config) -> None:
     if CRASH_MARKER in data:
         os.abort()
     if HANG_MARKER in data:
         threading.Event().wait()
+    if MEMORY_MARKER in data:
+        bytearray(2 * config.worker_memory_bytes)  # past RLIMIT_AS: MemoryError
 
 
 def _worker_init(memory_bytes: int) -> None:
@@ -134,7 +140,9 @@ class WorkerPool:
 
     async def categorize(self, source: bytes | str) -> Answer:
         """Categorize one posted log (bytes, or a spooled file's path); a crash or a
-        hang of its worker evicts it."""
+        hang of its worker evicts it, and so does a MemoryError the worker raises outside
+        the categorization's own guard (encoding or sending back a huge result):
+        ``too_large``, as ``mosaic run`` evicts it."""
         timeout = self.config.trace_timeout_seconds
         future = self._pool.schedule(categorize_posted, (source, self.config), timeout=timeout)
         try:
@@ -145,8 +153,12 @@ class WorkerPool:
         except pebble.ProcessExpired as error:
             detail = f"worker process died (exit code {error.exitcode})"
             reason = Reason.WORKER_CRASH
+        except MemoryError:
+            detail = MEMORY_BOUND
+            reason = Reason.TOO_LARGE
         file = posted_name(source) if isinstance(source, bytes) else f"posted/{Path(source).name}"
-        LOG.warning("%s: %s (%s); its worker was replaced", file, reason, detail)
+        replaced = "; its worker was replaced" if reason in WORKER_FAILURES else ""
+        LOG.warning("%s: %s (%s)%s", file, reason, detail, replaced)
         return encode(evicted_result(file, reason, detail))
 
     async def warm_up(self) -> None:
@@ -160,5 +172,5 @@ class WorkerPool:
             raise RuntimeError(f"categorization workers do not work: {answer.body.decode()}")
 
     def close(self) -> None:
-        self._pool.stop()
+        self._pool.stop()  # type: ignore[no-untyped-call]  # pebble leaves it unannotated
         self._pool.join()

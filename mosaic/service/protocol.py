@@ -1,110 +1,201 @@
-"""uvicorn's h11 HTTP protocol, hardened against slow and oversized requests.
+"""uvicorn's h11 HTTP protocol, hardened against slow, oversized and ambiguous requests.
 
-Why h11 and not httptools (uvicorn's default when installed): h11 refuses a
-request head larger than ``h11_max_incomplete_event_size`` as soon as that
-many bytes are buffered, while httptools buffers any header size (a 160 MB
-header blocked the event loop for 51 s). uvicorn answers h11's refusal with
-a 400; this protocol answers 431, as RFC 6585 asks. Neither parser bounds
-time, so this protocol adds, per connection:
+Why h11 and not httptools (uvicorn's default when installed): h11 parses a
+head only once it is complete and can be told where the head ends, while
+httptools buffers any header size (a 160 MB header blocked the event loop
+for 51 s). h11 is lenient where RFC 9112 allows a server to be (bare LF line
+ends, obs-fold continuation lines, a request with both ``Content-Length`` and
+``Transfer-Encoding``: it takes the chunked framing and keeps the connection),
+and it bounds only an *incomplete* head, so a whole head that arrives in one
+read passes at any size. :class:`StrictHeadBuffer`, the buffer h11 extracts
+heads from, refuses all of these before h11 reads the head: 431 past
+``max_header_bytes`` whatever the read boundaries, 400 for the rest, and the
+connection closes (no request hidden behind an ambiguous body is answered).
+
+Neither parser bounds time, so this protocol adds, per connection:
 
 * a deadline: the request head must arrive within ``request_timeout`` of
   its first byte (or of the connection), then the body within as much again;
   a late request is answered 408 and the connection closed (slowloris,
   short ``Content-Length``, never-ending chunked bodies);
-* a cap on open connections: past ``max_connections``, the oldest
-  connection still waiting for a request head (idle keep-alive or slow) is
-  dropped, so slow clients cannot hold every file descriptor and a healthy
-  client, which sends its head at once, always gets in.
+* a cap on open connections: past ``max_connections``, the connection that
+  has been owing bytes longest (a head: idle keep-alive or slow; or the rest
+  of a body) is dropped with a 503, never the newcomer, so slow clients
+  cannot hold every file descriptor and a healthy client, which sends its
+  request at once, always gets in. Only when every other connection holds a
+  complete request being answered is the newcomer itself refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import dataclass, replace
 
 import h11
+from h11._receivebuffer import ReceiveBuffer, blank_line_regex  # the buffer h11 parses from
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from mosaic.config import Config
+from mosaic.errors import ApiError
 from mosaic.service.errors import error_body
 
+OWING = (h11.IDLE, h11.SEND_BODY)  # client states in which the server waits for its bytes
 
-def raw_response(status: int, phrase: str, error: str, detail: str) -> bytes:
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request answered with an error and its connection closed."""
+
+    status: int
+    phrase: str
+    error: ApiError
+    detail: str
+
+
+MALFORMED = Refusal(400, "Bad Request", ApiError.BAD_REQUEST, "malformed request")
+
+
+def raw_response(refusal: Refusal) -> bytes:
     """A whole ``Connection: close`` JSON error response, written past h11's state machine."""
-    body = json.dumps(error_body(error, detail)).encode()
+    body = json.dumps(error_body(refusal.error, refusal.detail)).encode()
     return (
-        f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
+        f"HTTP/1.1 {refusal.status} {refusal.phrase}\r\ncontent-type: application/json\r\n"
         f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n"
     ).encode() + body
 
 
+class StrictHeadBuffer(ReceiveBuffer):
+    """h11's receive buffer, checking each head (and trailer section) as h11 extracts it.
+
+    The check sees the raw bytes h11 is about to split into lines, so it
+    holds for pipelined requests and any read boundaries; a refused head
+    leaves its :class:`Refusal` in ``refusal`` and raises h11's protocol error.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.refusal: Refusal | None = None
+
+    def maybe_extract_lines(self) -> list[bytearray] | None:
+        data = self._data
+        if data[:1] == b"\n":
+            self._refuse(replace(MALFORMED, detail="bare LF line end"))
+        if data[:2] != b"\r\n":  # not h11's "no request line" / "no trailers" case
+            match = blank_line_regex.search(data, self._multiple_lines_search)
+            size = len(data) if match is None else match.end()
+            if size > self.max_bytes:
+                self._refuse(
+                    Refusal(
+                        431,
+                        "Request Header Fields Too Large",
+                        ApiError.HEADER_TOO_LARGE,
+                        f"request head over {self.max_bytes} bytes",
+                    )
+                )
+            if match is not None:
+                self._check(bytes(data[:size]))
+        return super().maybe_extract_lines()
+
+    def _check(self, head: bytes) -> None:
+        """RFC 9112: CRLF line ends only (2.2), no obs-fold (5.2), one body framing (6.3)."""
+        if head.count(b"\n") != head.count(b"\r\n"):
+            problem = "bare LF line end"
+        elif b"\n " in head or b"\n\t" in head:
+            problem = "obs-fold continuation line"
+        else:
+            names = {line.partition(b":")[0].lower() for line in head.split(b"\r\n")[1:]}
+            if not {b"content-length", b"transfer-encoding"} <= names:
+                return
+            problem = "both Content-Length and Transfer-Encoding (RFC 9112 section 6.3)"
+        self._refuse(replace(MALFORMED, detail=problem))
+
+    def _refuse(self, refusal: Refusal) -> None:
+        self.refusal = refusal
+        raise h11.LocalProtocolError(refusal.detail)  # h11 re-raises it as a RemoteProtocolError
+
+
 class GuardedH11Protocol(H11Protocol):
-    """Set by :func:`protocol_class`: limits, and the connections awaiting a head (oldest first)."""
+    """Set by :func:`protocol_class`: limits, and the connections owing bytes (longest first)."""
 
     request_timeout: float
     max_connections: int
     max_header_bytes: int
-    awaiting: dict  # connection -> None, in arrival order (a dict is an ordered set)
+    waiting: dict[GuardedH11Protocol, None]  # in order of their wait's start (an ordered set)
 
-    def connection_made(self, transport) -> None:
-        super().connection_made(transport)
-        self.deadline = None
-        self.head_bytes = 0
-        self._await_head()
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]  # uvicorn: a Transport
+        self.head = StrictHeadBuffer(self.max_header_bytes)
+        self.conn._receive_buffer = self.head
+        self.deadline: asyncio.TimerHandle | None = None
+        self.owes: type[h11.IDLE] | type[h11.SEND_BODY] | None = None
         if len(self.connections) > self.max_connections:
-            oldest = next(iter(self.awaiting))
-            oldest.drop(
-                503,
-                "Service Unavailable",
-                "too_many_connections",
-                f"more than {self.max_connections} connections; oldest idle dropped",
-            )
+            self._make_room()  # before this connection waits: it is never the one dropped
+        self._track()
+        self._arm()
 
     def data_received(self, data: bytes) -> None:
-        if self.conn.their_state is h11.IDLE:
-            self.head_bytes += len(data)
-            if self.deadline is None:  # first bytes after an idle keep-alive
-                self._arm()
+        if self.conn.their_state is h11.IDLE and self.deadline is None:
+            self._arm()  # first bytes after an idle keep-alive
         super().data_received(data)
-        if self in self.awaiting and self.conn.their_state is not h11.IDLE:
-            del self.awaiting[self]  # head complete: the body gets its own deadline
-            self.head_bytes = 0
-            self._arm()
-        if self.conn.their_state is h11.DONE and self.deadline is not None:
-            self._disarm()
+        self._track()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            self.awaiting[self] = None  # idle keep-alive: uvicorn's keep-alive timer runs
+        super().on_response_complete()  # may read a pipelined request
+        self._track()
 
-    def connection_lost(self, exc) -> None:
-        self.awaiting.pop(self, None)
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.waiting.pop(self, None)
         if self.deadline is not None:
             self._disarm()
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
-        if self.head_bytes > self.max_header_bytes:
-            self.drop(
-                431,
-                "Request Header Fields Too Large",
-                "header_too_large",
-                f"request head over {self.max_header_bytes} bytes",
-            )
-        else:
-            super().send_400_response(msg)
+        self.drop(self.head.refusal or MALFORMED)
 
-    def drop(self, status: int, phrase: str, error: str, detail: str) -> None:
-        """Answer (unless a response has begun) and close the connection."""
+    def drop(self, refusal: Refusal) -> None:
+        """Answer (unless a response is under way) and close the connection."""
         if not self.transport.is_closing():
-            if self.cycle is None or not self.cycle.response_started:
-                self.transport.write(raw_response(status, phrase, error, detail))
+            cycle = self.cycle  # the last request's: its response may be long complete
+            if cycle is None or not cycle.response_started or cycle.response_complete:
+                self.transport.write(raw_response(refusal))
             self.transport.close()
-        self.awaiting.pop(self, None)
+        self.waiting.pop(self, None)
 
-    def _await_head(self) -> None:
-        self.awaiting[self] = None
-        self._arm()
+    def _make_room(self) -> None:
+        """Drop the connection waiting longest; this one only when no other waits."""
+        oldest = next(iter(self.waiting), self)
+        why = "every other one is being answered" if oldest is self else "this one waited longest"
+        oldest.drop(
+            Refusal(
+                503,
+                "Service Unavailable",
+                ApiError.TOO_MANY_CONNECTIONS,
+                f"more than {self.max_connections} connections; {why}",
+            )
+        )
+
+    def _track(self) -> None:
+        """Keep this connection's place among the waiting, and its deadline, in step with
+        what the client owes: a head (idle), the rest of a body, or nothing (its request is
+        being answered). A new wait goes last: the longest waiting is dropped first."""
+        state = self.conn.their_state
+        owes = state if state in OWING and not self.transport.is_closing() else None
+        if owes is self.owes:
+            return
+        self.owes = owes
+        self.waiting.pop(self, None)
+        if owes is not None:
+            self.waiting[self] = None
+        if owes is h11.SEND_BODY:
+            self._arm()  # head complete: the body gets its own deadline
+        elif owes is h11.IDLE and len(self.head):  # a pipelined head already begun
+            self._unset_keepalive_if_required()
+            self._arm()
+        elif owes is None:
+            self._disarm()
+        # owes IDLE, nothing received: uvicorn's keep-alive timer runs; the first bytes arm ours
 
     def _arm(self) -> None:
         if self.deadline is not None:
@@ -112,17 +203,20 @@ class GuardedH11Protocol(H11Protocol):
         self.deadline = self.loop.call_later(self.request_timeout, self._late)
 
     def _disarm(self) -> None:
-        self.deadline.cancel()
+        if self.deadline is not None:
+            self.deadline.cancel()
         self.deadline = None
 
     def _late(self) -> None:
         self.deadline = None
         part = "head" if self.conn.their_state is h11.IDLE else "body"
         self.drop(
-            408,
-            "Request Timeout",
-            "request_timeout",
-            f"request {part} not received within {self.request_timeout:g} s",
+            Refusal(
+                408,
+                "Request Timeout",
+                ApiError.REQUEST_TIMEOUT,
+                f"request {part} not received within {self.request_timeout:g} s",
+            )
         )
 
 
@@ -135,6 +229,6 @@ def protocol_class(config: Config) -> type[GuardedH11Protocol]:
             "request_timeout": config.service_request_timeout_seconds,
             "max_connections": config.service_max_connections,
             "max_header_bytes": config.service_max_header_bytes,
-            "awaiting": {},
+            "waiting": {},
         },
     )

@@ -4,12 +4,16 @@
   gzip``); answers the SPEC 4 trace object; ``?store=true`` also records it.
 - ``GET /v1/applications?uid=U&app=EXE``: the stored categories of a (user,
   application) group and the profile of its stored runs
-  (:mod:`mosaic.corpus.profiles`); 404 when unknown.
+  (:mod:`mosaic.corpus.profiles`); 404 when unknown. ``POST
+  /v1/applications/query`` with ``{"uid": U, "app": EXE}`` answers the same
+  for an application too long for a request head (a crafted log may claim one).
 - ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown.
-- ``GET /healthz``, ``GET /metrics`` (Prometheus text format).
+- ``GET /healthz``: 503 when the store is not usable
+  (:mod:`mosaic.service.storewatch`); ``GET /metrics`` (Prometheus text format).
 
 Every error is a JSON object with ``status`` ("error" or "evicted") and a
-machine-readable ``error`` / ``reason``. No endpoint touches a path given by
+machine-readable ``error`` (:class:`~mosaic.errors.ApiError`) / ``reason``
+(:class:`~mosaic.errors.Reason`). No endpoint touches a path given by
 the client: logs arrive as bytes and are named by their content hash.
 """
 
@@ -18,39 +22,52 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path as FilePath
+from typing import IO, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
-from mosaic.errors import Reason
-from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, UNKNOWN_APPLICATION, error_doc
+from mosaic.errors import ApiError
+from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
+from mosaic.service.storewatch import StoreFile
 
 GZIP_MAGIC = b"\x1f\x8b"
 IDENTITY_ENCODINGS = ("", "identity")
 GZIP_ENCODINGS = ("gzip", "x-gzip")
 MAX_JOB_ID_CHARS = 256
-MAX_APP_CHARS = 4096
+# A log's uid is an int64 (2^64 - 1 reads as -1): every stored uid can be asked for.
+MIN_UID, MAX_UID = -(1 << 63), (1 << 63) - 1
+STORE_UNAVAILABLE = error_doc("The store is not usable (file deleted, replaced or damaged)")
 
 router = APIRouter()
 
 
 def get_store(request: Request) -> Store:
-    return request.app.state.store
+    """The store, once its file is known to be the one opened (503 otherwise)."""
+    store_file: StoreFile = request.app.state.store_file
+    store_file.check()
+    store: Store = request.app.state.store
+    return store
 
 
 def get_pool(request: Request) -> WorkerPool:
-    return request.app.state.pool
+    pool: WorkerPool = request.app.state.pool
+    return pool
 
 
 def get_metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
+    metrics: Metrics = request.app.state.metrics
+    return metrics
 
 
 async def receive_body(
@@ -58,11 +75,16 @@ async def receive_body(
 ) -> bytes | FilePath | Response:
     """The body: in memory up to ``spool_bytes``, else streamed to a file in ``folder``
     (its path; the caller deletes it), so a burst of large uploads never sits in the
-    server's memory; a 413 as soon as it grows past ``limit``."""
+    server's memory; a 413 as soon as it grows past ``limit``. A connection closed before
+    the body ends (the client left, or the server dropped it: too slow, or the longest
+    waiting past the connection cap) is answered to nobody, without a logged traceback
+    per dropped client."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        return error_response(413, Reason.TOO_LARGE, f"body of {declared} bytes exceeds {limit}")
-    chunks, size, spool, complete = [], 0, None, False
+        return error_response(413, ApiError.TOO_LARGE, f"body of {declared} bytes exceeds {limit}")
+    chunks: list[bytes] = []
+    size, complete = 0, False
+    spool: IO[bytes] | None = None
     try:
         async for chunk in request.stream():
             size += len(chunk)
@@ -76,13 +98,15 @@ async def receive_body(
             else:
                 spool.write(chunk)
         complete = size <= limit
+    except ClientDisconnect:
+        return error_response(400, ApiError.BAD_REQUEST, "connection closed before the body ended")
     finally:
         if spool is not None:
             spool.close()
             if not complete:
                 discard(FilePath(spool.name))
     if not complete:
-        return error_response(413, Reason.TOO_LARGE, f"body exceeds {limit} bytes")
+        return error_response(413, ApiError.TOO_LARGE, f"body exceeds {limit} bytes")
     return b"".join(chunks) if spool is None else FilePath(spool.name)
 
 
@@ -98,14 +122,16 @@ def leading_bytes(body: bytes | FilePath, count: int) -> bytes:
         return fh.read(count)
 
 
-def record(results: Store, result: dict) -> Response | None:
-    """Record a categorized posted log, unless its job id belongs to another uid (409)."""
+def record(request: Request, result: dict[str, Any]) -> Response | None:
+    """Record a categorized posted log, unless its job id belongs to another uid (409) or
+    the store file is not the one opened (503: never into a deleted file)."""
+    results = get_store(request)
     job = result["job"]
     owners = results.job_uids(job["job_id"]) - {job["uid"]}
     if owners:
         return error_response(
             409,
-            "job_conflict",
+            ApiError.JOB_CONFLICT,
             f"job {job['job_id']} is stored under another uid; a log cannot join another user's job",
         )
     results.record(result)
@@ -133,21 +159,23 @@ def record(results: Store, result: dict) -> Response | None:
             "The log was evicted (reason says why), or an invalid query",
             {"anyOf": [EVICTED_SCHEMA, ERROR_SCHEMA]},
         ),
+        503: STORE_UNAVAILABLE,
     },
 )
 async def categorize(
     request: Request,
     store: bool = Query(False, description="Also record the result in the store under its group"),
     pool: WorkerPool = Depends(get_pool),
-    results: Store = Depends(get_store),
     metrics: Metrics = Depends(get_metrics),
-):
+) -> Response:
     """Categorize one Darshan log posted as the request body."""
     if store and not request.state.may_write:
         return write_refused(request)
     encoding = request.headers.get("content-encoding", "").strip().lower()
     if encoding not in IDENTITY_ENCODINGS + GZIP_ENCODINGS:
-        return error_response(415, "unsupported_encoding", f"Content-Encoding {encoding!r}: use gzip or none")
+        return error_response(
+            415, ApiError.UNSUPPORTED_ENCODING, f"Content-Encoding {encoding!r}: use gzip or none"
+        )
     state = request.app.state
     body = await receive_body(
         request, state.config.service_max_request_bytes, state.config.service_spool_bytes, state.spool
@@ -157,7 +185,7 @@ async def categorize(
     try:
         if encoding in GZIP_ENCODINGS and leading_bytes(body, 2) != GZIP_MAGIC:
             return error_response(
-                400, "bad_encoding", "Content-Encoding is gzip but the body is not gzip data"
+                400, ApiError.BAD_ENCODING, "Content-Encoding is gzip but the body is not gzip data"
             )
         # The worker inflates gzip itself, within its own memory limit.
         answer = await pool.categorize(body if isinstance(body, bytes) else str(body))
@@ -168,7 +196,7 @@ async def categorize(
         return Response(answer.body, 422, media_type=JSON)
     if store:
         async with state.store_writes:
-            refused = await run_in_threadpool(record, results, json.loads(answer.body))
+            refused = await run_in_threadpool(record, request, json.loads(answer.body))
         if refused is not None:
             return refused
     return Response(answer.body, media_type=JSON)
@@ -179,55 +207,108 @@ def write_refused(request: Request) -> Response:
     if request.app.state.settings.tokens.write is None:
         return error_response(
             403,
-            "store_read_only",
+            ApiError.STORE_READ_ONLY,
             "this server records nothing: start it with --write-token-file (or --token-file) to allow it",
         )
     response = error_response(
-        401, "unauthorized", "recording in the store (store=true) needs the write token"
+        401, ApiError.UNAUTHORIZED, "recording in the store (store=true) needs the write token"
     )
     response.headers["WWW-Authenticate"] = "Bearer"
     return response
 
 
-@router.get(
-    "/v1/applications",
-    response_model=ApplicationAnswer,
-    responses={404: error_doc("Unknown (uid, app)"), 422: INVALID},
-)
+UID_DOC = "User id, as the log claims it (int64)"
+APP_DOC = "Executable (first token of the command line, empty when the log has none), as grouped by the store"
+APPLICATION_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: error_doc("Unknown (uid, app)"),
+    422: INVALID,
+    503: STORE_UNAVAILABLE,
+}
+
+
+class ApplicationQuery(BaseModel):
+    """The body of ``POST /v1/applications/query``: the GET's parameters, any length."""
+
+    model_config = ConfigDict(extra="forbid")
+    uid: int = Field(strict=True, ge=MIN_UID, le=MAX_UID, description=UID_DOC)
+    app: str = Field(strict=True, description=APP_DOC)
+
+
+@router.get("/v1/applications", response_model=ApplicationAnswer, responses=APPLICATION_ERRORS)
 def application(
     request: Request,
-    uid: int = Query(ge=0, description="User id"),
-    app: str = Query(
-        min_length=1,
-        max_length=MAX_APP_CHARS,
-        description="Executable (first token of the command line), as grouped by the store",
-    ),
+    uid: int = Query(ge=MIN_UID, le=MAX_UID, description=UID_DOC),
+    app: str = Query(description=APP_DOC + "; as long as a request head allows"),
     results: Store = Depends(get_store),
-):
+) -> ApplicationAnswer | JSONResponse:
     """A (user, application) group: its heaviest run's categories, run count, last seen, and
     the profile of its stored runs (label shares, stability, bytes, periods, period class)."""
+    return look_up(request, results, uid, app)
+
+
+@router.post(
+    "/v1/applications/query",
+    response_model=ApplicationAnswer,
+    responses={**APPLICATION_ERRORS, 413: error_doc("Body above the size limit")},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {JSON: {"schema": ApplicationQuery.model_json_schema()}},
+        }
+    },
+)
+async def application_query(request: Request) -> ApplicationAnswer | Response:
+    """``GET /v1/applications`` for an application of any length (a log may claim one past
+    what a request head carries): the body is ``{"uid": U, "app": EXE}``."""
+    limit = request.app.state.config.service_max_request_bytes
+    body = await receive_body(request, limit, limit, request.app.state.spool)
+    if isinstance(body, Response):
+        return body
+    assert isinstance(body, bytes)  # never spooled: the spool size is the limit
+    try:
+        query = ApplicationQuery.model_validate_json(body)
+    except ValidationError as error:  # answered as FastAPI's own (handlers.invalid_request)
+        raise RequestValidationError(error.errors(include_url=False, include_input=False)) from None
+    results = await run_in_threadpool(get_store, request)
+    return await run_in_threadpool(look_up, request, results, query.uid, query.app)
+
+
+def look_up(request: Request, results: Store, uid: int, app: str) -> ApplicationAnswer | JSONResponse:
     found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
     if found is None:
-        return error_response(404, UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
+        return error_response(404, ApiError.UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
     return found
 
 
-@router.get("/v1/jobs/{job_id}", responses={404: error_doc("Unknown job id"), 422: INVALID})
-def job(job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: Store = Depends(get_store)):
+@router.get(
+    "/v1/jobs/{job_id}",
+    response_model=None,
+    responses={404: error_doc("Unknown job id"), 422: INVALID, 503: STORE_UNAVAILABLE},
+)
+def job(
+    job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: Store = Depends(get_store)
+) -> dict[str, Any] | JSONResponse:
     """Stored runs (logs) of one scheduler job id, with their groups' categories."""
     runs = results.job(job_id)
     if not runs:
-        return error_response(404, "unknown_job", f"no job {job_id!r}")
+        return error_response(404, ApiError.UNKNOWN_JOB, f"no job {job_id!r}")
     return {"job_id": job_id, "runs": runs}
 
 
-@router.api_route("/healthz", methods=["GET", "HEAD"])
-async def healthz(request: Request):
-    """Liveness: answers without a token (GET or HEAD)."""
+@router.api_route(
+    "/healthz", methods=["GET", "HEAD"], response_model=None, responses={503: STORE_UNAVAILABLE}
+)
+async def healthz(request: Request) -> dict[str, Any] | JSONResponse:
+    """Liveness and readiness: answers without a token (GET or HEAD); 503 when the store
+    file is gone, replaced or has no SQLite header (:mod:`mosaic.service.storewatch`)."""
+    store_file: StoreFile = request.app.state.store_file
+    problem = store_file.problem()
+    if problem is not None:
+        return error_response(503, ApiError.STORE_UNAVAILABLE, problem)
     return {"status": "ok", "workers": request.app.state.pool.workers}
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
-async def prometheus(metrics: Metrics = Depends(get_metrics)):
+async def prometheus(metrics: Metrics = Depends(get_metrics)) -> Response:
     """Requests by endpoint and status, latency histogram, evictions by reason."""
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

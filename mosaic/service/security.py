@@ -13,6 +13,10 @@ import ipaddress
 import os
 import stat
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the click commands import this module: no web imports at run time
+    from starlette.types import Scope
 
 LOOPBACK_NAMES = ("localhost",)
 OPEN_PATHS = ("/healthz",)  # answer without a token: load balancers probe it
@@ -34,17 +38,28 @@ MIN_TOKEN_CHARS = 16
 def read_token(path: str | None) -> str | None:
     """The bearer token in ``path`` (surrounding whitespace ignored), or None without a path.
 
-    Refused with a ValueError that says why: a file others may read (the token
-    would not be secret), a file that is not UTF-8 text, an empty or short token.
+    Refused with a ValueError that says why: not a regular file (a FIFO would
+    block the start until some process writes to it, a device could be read
+    forever), a file others may read (the token would not be secret), a file
+    that is not UTF-8 text, an empty or short token. The file is opened
+    without blocking and checked through that descriptor, so nothing can swap
+    it between the check and the read.
     """
     if path is None:
         return None
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    if mode & 0o077:
-        raise ValueError(f"{path} may be read by group or others (mode {mode:03o}); run: chmod 600 {path}")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once too
+    with open(fd, "rb") as fh:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        mode = stat.S_IMODE(status.st_mode)
+        if mode & 0o077:
+            raise ValueError(
+                f"{path} may be read by group or others (mode {mode:03o}); run: chmod 600 {path}"
+            )
+        raw = fh.read()
     try:
-        with open(path, encoding="utf-8") as fh:
-            token = fh.read().strip()
+        token = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text") from None
     if not token:
@@ -65,7 +80,7 @@ class Tokens:
     read: str | None = None
     write: str | None = None
 
-    def access(self, scope) -> tuple[bool, bool]:
+    def access(self, scope: Scope) -> tuple[bool, bool]:
         """(may read, may write) for the request of ``scope``, in constant time."""
         given = bearer(scope)
         may_write = self.write is not None and hmac.compare_digest(given, self.write.encode())
@@ -73,7 +88,7 @@ class Tokens:
         return may_read, may_write
 
 
-def bearer(scope) -> bytes:
+def bearer(scope: Scope) -> bytes:
     """The credential of an ``Authorization: Bearer ...`` header (any case), or b""."""
     for name, value in scope["headers"]:
         if name == b"authorization":

@@ -178,6 +178,16 @@ def twin_servers(tmp_path_factory):
             stop_server(server)
 
 
+@pytest.fixture
+def fresh_server(tmp_path):
+    """A server of its own (token required) on a new store, for a test that damages it."""
+    started = launch(tmp_path, TOKEN)
+    try:
+        yield wait_ready(started)
+    finally:
+        stop_server(started)
+
+
 @pytest.fixture(scope="session")
 def server(servers):
     """The server most tests use: token required, test hooks on."""
@@ -197,6 +207,7 @@ def make_log(
     uid: int = UID,
     extra_path: str | None = None,
     compression: str = "zlib",
+    cmdline: str = f"{APP} -in in.lj",
 ) -> bytes:
     """A Darshan 3.41 log of one shared file written once inside ``write_window``.
 
@@ -227,7 +238,7 @@ def make_log(
         end=1.7e9 + RUN_TIME,
         run_time=RUN_TIME,
         nprocs=4,
-        cmdline=f"{APP} -in in.lj",
+        cmdline=cmdline,
         version="3.41",
     )
     log = F.DarshanLog(job, dict(zip(ids.tolist(), paths)), {F.POSIX: posix}, present_modules=(F.POSIX,))

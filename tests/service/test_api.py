@@ -5,11 +5,13 @@ from __future__ import annotations
 import gzip
 import os
 import threading
+from urllib.parse import quote
 
 import pytest
 
 from mosaic.analysis.categorize import categorize_file, categorize_trace
 from mosaic.config import Config
+from mosaic.darshan import writer
 from mosaic.service.pool import CRASH_MARKER, HANG_MARKER
 from mosaic.trace import trace_from_bytes
 
@@ -19,6 +21,7 @@ from mosaic.trace import trace_from_bytes
 EXPECTED_CATEGORIES = ["read_insignificant", "write_on_start", "metadata_insignificant_load"]
 UID, JOB_ID, APP = 4242, "777", "/apps/lmp"
 REAL_LOGS = 6  # real logs posted and compared with `mosaic categorize`
+HEAD_LIMIT = Config().service_max_header_bytes
 
 
 def post(client, body: bytes, **kwargs):
@@ -163,7 +166,7 @@ def test_bad_bodies_get_clear_errors(server, log_bytes):
         )
         # Query and path parameters are validated too; every error has the same shape.
         invalid = assert_error(
-            client.get("/v1/applications", params={"uid": -1, "app": APP}), 422, "invalid_request"
+            client.get("/v1/applications", params={"uid": 1 << 63, "app": APP}), 422, "invalid_request"
         )
         assert invalid["detail"][0]["loc"] == ["query", "uid"]
         assert_error(client.get("/v1/applications", params={"uid": 1}), 422, "invalid_request")
@@ -216,7 +219,14 @@ def test_test_hooks_are_off_without_their_variable(open_server, log_factory):
 def test_openapi_schema_lists_every_endpoint(open_server):
     with open_server.client() as client:
         paths = client.get("/openapi.json").json()["paths"]
-    assert set(paths) == {"/v1/categorize", "/v1/applications", "/v1/jobs/{job_id}", "/healthz", "/metrics"}
+    assert set(paths) == {
+        "/v1/categorize",
+        "/v1/applications",
+        "/v1/applications/query",
+        "/v1/jobs/{job_id}",
+        "/healthz",
+        "/metrics",
+    }
     assert "application/octet-stream" in paths["/v1/categorize"]["post"]["requestBody"]["content"]
 
 
@@ -232,3 +242,75 @@ def test_concurrent_posts_all_answer(server, log_bytes, count):
         for thread in threads:
             thread.join()
     assert [r.status_code for r in results] == [200] * count
+
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@pytest.mark.parametrize(
+    "uid, app",
+    [
+        (-1, "/apps/uid-all-ones"),  # a log claiming uid 2^64 - 1 reads it as -1
+        (INT64_MIN, "/apps/int64-min"),
+        (INT64_MAX, "/apps/int64-max"),
+        (5353, "/" + "a" * 4096),  # 4,097 characters: one past the former limit
+        (5354, "/" + "b" * 20_000),
+        (5355, ""),  # an empty command line: the application is ""
+        (5356, "/" + "c" * 100_000),  # past what a request head carries: POST only
+        (5357, "/\ufffd" * 10_000),  # 9 URL characters each: POST only
+    ],
+    ids=[
+        "uid -1",
+        "uid int64 min",
+        "uid int64 max",
+        "app 4097 chars",
+        "app 20001 chars",
+        "empty app",
+        "app 100001 chars",
+        "app 20000 non-ASCII chars",
+    ],
+)
+def test_whatever_is_stored_can_be_looked_up(server, log_factory, monkeypatch, uid, app):
+    """Issue 25 item 17: a negative uid or an application over 4,096 characters was stored
+    but refused by the lookup's validation (422). darshan-util writes at most 4 KB of job
+    region; a crafted log holds more (the writer's cap lifted here)."""
+    monkeypatch.setattr(writer, "JOB_REGION_MAX", 1 << 20)
+    log = log_factory(job_id=abs(uid) % 10**9 + len(app), uid=uid, cmdline=f"{app} -in in.lj" if app else "")
+    with server.client() as client:
+        stored = post(client, log, params={"store": "true"})
+        assert stored.status_code == 200, stored.text
+        assert (stored.json()["job"]["uid"], stored.json()["job"]["application"]) == (uid, app)
+        queried = client.post("/v1/applications/query", json={"uid": uid, "app": app})
+        assert queried.status_code == 200, queried.text
+        group = queried.json()
+        assert (group["uid"], group["application"], group["runs"]) == (uid, app, 1)
+        if len(quote(app)) < HEAD_LIMIT - 1000:  # a request head carries it: GET answers too
+            assert client.get("/v1/applications", params={"uid": uid, "app": app}).json() == group
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"uid": 1}',
+        b'{"app": "/apps/lmp"}',
+        b'{"uid": "1", "app": "/apps/lmp"}',
+        b'{"uid": 9223372036854775808, "app": "/apps/lmp"}',
+        b'{"uid": 1, "app": 5}',
+        b'{"uid": 1, "app": "/apps/lmp", "other": 1}',
+        b"not json",
+    ],
+    ids=["no app", "no uid", "uid as text", "uid past int64", "app not text", "extra field", "not json"],
+)
+def test_an_invalid_query_body_is_refused(server, body):
+    with server.client() as client:
+        response = client.post("/v1/applications/query", content=body)
+    assert_error(response, 422, "invalid_request")
+
+
+@pytest.mark.parametrize("uid", [INT64_MIN - 1, INT64_MAX + 1])
+def test_a_uid_outside_int64_is_invalid(server, uid):
+    with server.client() as client:
+        invalid = assert_error(
+            client.get("/v1/applications", params={"uid": uid, "app": APP}), 422, "invalid_request"
+        )
+    assert invalid["detail"][0]["loc"] == ["query", "uid"]

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import gzip
 import multiprocessing
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import psutil
@@ -20,12 +24,14 @@ import pytest
 from click.testing import CliRunner
 
 from mosaic.config import Config
+from mosaic.errors import Reason
 from mosaic.service.commands import serve
-from mosaic.service.pool import _worker_init, categorize_posted
+from mosaic.service.pool import MEMORY_MARKER, _worker_init, categorize_posted
 from mosaic.service.security import Tokens
 
 HEADER_LIMIT = Config().service_max_header_bytes  # 64 KB
 SLOW_CONNECTIONS = 2000
+MOSAIC = Path(sys.executable).with_name("mosaic")
 
 
 def connect(server) -> socket.socket:
@@ -321,3 +327,144 @@ def test_bad_token_files_are_refused_at_start(tmp_path, content, mode, message):
         assert result.exit_code == 2, result.output
         assert message in result.output and "Traceback" not in result.output
     assert not (tmp_path / "s.sqlite").exists()
+
+
+# ----- issue 25: connection cap, request framing, head size, token file, worker memory -----
+
+SLOW_BODY_HEAD = b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc"
+SLOW_BODIES = 400  # 100 past the test servers' cap of 300 connections
+
+
+def test_slow_bodies_past_the_cap_never_lock_a_healthy_client_out(big_server):
+    """Issue 25 item 2: connections whose head is complete but whose body stalls are eviction
+    candidates, oldest first; a newcomer is never the one evicted. big_server: 10 s request
+    timeout, so no slow body is dropped by its deadline while the test runs."""
+    attackers = []
+    try:
+        for _ in range(SLOW_BODIES):
+            sock = connect(big_server)
+            sock.sendall(SLOW_BODY_HEAD)
+            attackers.append(sock)
+        probes = [httpx.get(big_server.url + "/healthz", timeout=5).status_code for _ in range(5)]
+        oldest, newest = attackers[0], attackers[-1]
+        oldest_status = status_of(answer_of(oldest))
+        newest.settimeout(0.2)
+        with pytest.raises(TimeoutError):  # still open, still waited for
+            newest.recv(1)
+    finally:
+        for sock in attackers:
+            sock.close()
+    assert probes == [200] * 5
+    assert oldest_status == 503
+
+
+def exchange(server, request: bytes) -> bytes:
+    """Everything the server answers to ``request`` on a fresh connection, until it closes."""
+    with connect(server) as sock:
+        sock.sendall(request)
+        return answer_of(sock)
+
+
+def test_content_length_with_chunked_is_refused_and_closed(open_server):
+    """RFC 9112 section 6.3: a request with both framings may be smuggling; the connection
+    closes after the 400, so the request hidden in the body is never answered."""
+    smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    request = (
+        b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled
+    )
+    answer = exchange(open_server, request)
+    assert status_of(answer) == 400
+    assert answer.count(b"HTTP/1.1 ") == 1  # no answer to the smuggled request
+    assert b'"error":"bad_request"' in answer.replace(b" ", b"")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /healthz HTTP/1.1\nHost: x\n\n",  # bare LF everywhere
+        b"GET /healthz HTTP/1.1\r\nHost: x\n\r\n",  # one bare LF
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n\n",  # a bare-LF blank line
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n",  # obs-fold (space)
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n\tb\r\n\r\n",  # obs-fold (tab)
+    ],
+    ids=["bare LF", "one bare LF", "bare LF blank line", "obs-fold space", "obs-fold tab"],
+)
+def test_bare_lf_and_folded_heads_are_refused(open_server, head):
+    answer = exchange(open_server, head)
+    assert status_of(answer) == 400
+    assert answer.count(b"HTTP/1.1 ") == 1
+
+
+def test_a_crlf_head_is_answered(open_server):
+    answer = exchange(open_server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status_of(answer) == 200
+
+
+def padded_head(size: int) -> bytes:
+    """A GET /healthz head of exactly ``size`` bytes, blank line included."""
+    start, end = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: ", b"\r\n\r\n"
+    return start + b"a" * (size - len(start) - len(end)) + end
+
+
+@pytest.mark.parametrize("pieces", [1, 64], ids=["one read", "64 reads"])
+@pytest.mark.parametrize(
+    "size, status", [(HEADER_LIMIT, 200), (HEADER_LIMIT + 1, 431)], ids=["limit", "limit+1"]
+)
+def test_the_head_limit_holds_whatever_the_read_boundaries(open_server, size, status, pieces):
+    """Issue 25 item 9: a complete head in one read was accepted up to ~128 KB."""
+    head = padded_head(size)
+    assert len(head) == size
+    step = -(-size // pieces)
+    with connect(open_server) as sock:
+        for offset in range(0, size, step):
+            sock.sendall(head[offset : offset + step])
+            if pieces > 1:
+                time.sleep(0.005)  # separate reads on the server's side
+        assert status_of(answer_of(sock)) == status
+
+
+def test_a_fifo_token_file_is_refused_at_once(tmp_path):
+    """Issue 25 item 14: opening a FIFO for reading waits for a writer forever."""
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo, 0o600)
+    started = subprocess.run(
+        [str(MOSAIC), "serve", "--store", str(tmp_path / "s.sqlite"), "--token-file", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode == 2, started.stderr
+    assert "not a regular file" in started.stderr and "Traceback" not in started.stderr
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_a_memory_error_of_a_worker_is_a_json_too_large(server, log_factory):
+    """Issue 25 item 3: a MemoryError raised in the worker outside the categorization's own
+    guard (encoding or returning a huge result) left pool.categorize as a plain-text 500."""
+    hungry = log_factory(extra_path="/scratch/" + MEMORY_MARKER.decode(), compression="none")
+    with server.client() as client:
+        response = client.post("/v1/categorize", content=hungry)
+        assert response.status_code == 422, response.text
+        assert response.json()["status"] == "evicted"
+        assert response.json()["reason"] == Reason.TOO_LARGE
+        assert client.post("/v1/categorize", content=log_factory()).status_code == 200
+
+
+def test_pipelined_requests_are_checked_head_by_head(open_server):
+    """The head checks apply to each pipelined head, never to body bytes: a body full of
+    bare LFs and folds between two heads is data."""
+    body = b"\n \n\tnot a log\n" * 100
+    healthz = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    post = b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    bare = b"GET /healthz HTTP/1.1\nHost: x\n\n"
+    answer = exchange(open_server, healthz * 10 + post + healthz * 10 + bare + healthz)
+    statuses = [int(part[:3]) for part in answer.split(b"HTTP/1.1 ")[1:]]
+    assert statuses == [200] * 10 + [422] + [200] * 10 + [400]  # closed after the 400
+
+
+def test_a_slow_head_after_a_keep_alive_request_gets_its_408(open_server):
+    """The 408 is written after a completed response too (before 2026-11-25 a finished
+    earlier response counted as one under way, and the connection closed without a word)."""
+    answer = exchange(open_server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n")
+    assert [int(part[:3]) for part in answer.split(b"HTTP/1.1 ")[1:]] == [200, 408]
