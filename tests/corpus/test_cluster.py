@@ -139,34 +139,46 @@ def two_nodes(tmp_path):
         stop_process_group(node)
 
 
-def test_a_node_lost_mid_run_loses_no_trace(
-    year_corpus, small_config, reference_all_runs, two_nodes, tmp_path
-):
-    port, nodes = two_nodes
+def run_on_nodes(year_corpus, config, tmp_path, nodes, act, timeout=180, options=(), extra=""):
+    """A slowed `mosaic run` over `nodes` (port, hosts): `act()` once its first batches are
+    done, then wait for its end. (exit status, stderr, output folder)."""
+    port, hosts = nodes
     out = tmp_path / "out"
     command, env = slow_mosaic(
         "run",
         str(year_corpus),
         "--out",
         str(out),
-        "--all-runs",
         "--quiet",
+        *options,
         "--nodes",
-        ",".join(f"{host}:{port}" for host in nodes),
+        ",".join(f"{host}:{port}" for host in hosts),
         "--config",
-        config_file(tmp_path, small_config, nodes_config(tmp_path, port)),
+        config_file(tmp_path, config, nodes_config(tmp_path, port) + extra),
     )
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
     with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
         wait_for(
-            lambda: done_count(out) >= 2 * small_config.batch_size,
+            lambda: done_count(out) >= 2 * config.batch_size,
             what="first batches",
             process=mosaic,
             stderr=log,
         )
-        os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
-        mosaic.wait(timeout=180)
-    assert mosaic.returncode == 0, log.read_text()
+        act()
+        mosaic.wait(timeout=timeout)
+    return mosaic.returncode, log.read_text(), out
+
+
+def test_a_node_lost_mid_run_loses_no_trace(
+    year_corpus, small_config, reference_all_runs, two_nodes, tmp_path
+):
+    def kill() -> None:
+        os.killpg(two_nodes[1]["127.0.0.3"].pid, signal.SIGKILL)
+
+    returncode, stderr, out = run_on_nodes(
+        year_corpus, small_config, tmp_path, two_nodes, kill, options=["--all-runs"]
+    )
+    assert returncode == 0, stderr
     traces = lines(out, "traces.jsonl")
     valid = sorted(t["file"] for t in truth(year_corpus) if t["valid"])
     assert [t["file"] for t in traces] == valid  # each valid log exactly once
@@ -181,37 +193,21 @@ def test_a_node_started_after_the_run_began_joins_it_and_takes_over_a_lost_node_
     # joined, and the run stopped when the node it did have died (exit 1, "no live dispy node").
     port = 40000 + (os.getpid() + 7) % 20000
     nodes = {"127.0.0.3": start_node("127.0.0.3", port, tmp_path)}
-    out = tmp_path / "out"
-    command, env = slow_mosaic(
-        "run",
-        str(year_corpus),
-        "--out",
-        str(out),
-        "--all-runs",
-        "--quiet",
-        "--nodes",
-        f"127.0.0.2:{port},127.0.0.3:{port}",
-        "--config",
-        config_file(
-            tmp_path, small_config, nodes_config(tmp_path, port) + "node_lost_timeout_seconds = 60\n"
-        ),
-    )
-    log = tmp_path / "stderr.txt"
+
+    def replace_the_node() -> None:
+        nodes["127.0.0.2"] = start_node("127.0.0.2", port, tmp_path)
+        os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
+
     try:
-        with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
-            wait_for(
-                lambda: done_count(out) >= 2 * small_config.batch_size,
-                what="first batches",
-                process=mosaic,
-                stderr=log,
-            )
-            nodes["127.0.0.2"] = start_node("127.0.0.2", port, tmp_path)
-            os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
-            mosaic.wait(timeout=180)
+        at = (port, ["127.0.0.2", "127.0.0.3"])
+        extra = "node_lost_timeout_seconds = 60\n"
+        returncode, stderr, out = run_on_nodes(
+            year_corpus, small_config, tmp_path, at, replace_the_node, options=["--all-runs"], extra=extra
+        )
     finally:
         for node in nodes.values():
             stop_process_group(node)
-    assert mosaic.returncode == 0, log.read_text()
+    assert returncode == 0, stderr
     assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
 
 
@@ -238,32 +234,15 @@ def test_a_port_held_by_another_program_stops_the_run_at_once_with_a_clear_error
 def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
     year_corpus, small_config, reference_run, two_nodes, tmp_path
 ):
-    port, nodes = two_nodes
-    out = tmp_path / "out"
-    command, env = slow_mosaic(
-        "run",
-        str(year_corpus),
-        "--out",
-        str(out),
-        "--quiet",
-        "--nodes",
-        ",".join(f"{host}:{port}" for host in nodes),
-        "--config",
-        config_file(tmp_path, small_config, nodes_config(tmp_path, port) + "node_lost_timeout_seconds = 1\n"),
-    )
-    log = tmp_path / "stderr.txt"
-    with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file, env=env) as mosaic:
-        wait_for(
-            lambda: done_count(out) >= 2 * small_config.batch_size,
-            what="first batches",
-            process=mosaic,
-            stderr=log,
-        )
-        for node in nodes.values():
+    def kill_every_node() -> None:
+        for node in two_nodes[1].values():
             os.killpg(node.pid, signal.SIGKILL)
-        mosaic.wait(timeout=120)  # never waits forever
-    stderr = log.read_text()
-    assert mosaic.returncode == 1
+
+    extra = "node_lost_timeout_seconds = 1\n"  # and the test never waits forever:
+    returncode, stderr, out = run_on_nodes(
+        year_corpus, small_config, tmp_path, two_nodes, kill_every_node, timeout=120, extra=extra
+    )
+    assert returncode == 1
     assert "no live dispy node for 1 s" in stderr and "rerun the same command" in stderr
     assert not (out / "summary.json").exists() and done_count(out) > 0
     run([year_corpus], out, small_config, workers=0)  # resumes from the store
