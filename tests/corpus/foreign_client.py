@@ -1,10 +1,13 @@
 """A plain dispy client, unrelated to mosaic, that tries to run a function on a node.
 
-    python -m corpus.foreign_client NODE_HOST NODE_PORT CLIENT_PORT MARKER [SECRET]
+    python -m corpus.foreign_client NODE_HOST NODE_PORT CLIENT_PORT MARKER [SECRET [bypass]]
 
-The function writes MARKER; the client waits up to WAIT_SECONDS for it to run,
-prints ``ran`` or ``did not run`` as its last line, and exits 0 either way.
-dispy's own log lines (before it) say whether it reached the node ("secret" mismatch).
+The function writes MARKER; with ``bypass`` the client skips its own check of the
+node's answer (dispy refuses a node whose answer shows another secret), as an
+attacker's modified client would, so that only the node's own check stops it.
+The client waits up to WAIT_SECONDS for it to run, prints ``ran`` or ``did not
+run`` as its last line, and exits 0 either way; dispy's own log lines (before
+it) say how far it got ("secret" mismatch, "Failed to setup").
 """
 
 from __future__ import annotations
@@ -17,6 +20,22 @@ import dispy
 WAIT_SECONDS = 10.0
 
 
+class _Anything(bytes):
+    """Equal to any bytes: dispy's client compares its own auth code with what it receives."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = bytes.__hash__
+
+
+def _skip_the_client_check() -> None:
+    dispy._Cluster.auth = property(lambda self: _Anything(b"x" * 40), lambda self, value: None)
+
+
 def write_marker(path):  # type: ignore[no-untyped-def]  # shipped to the node as source
     with open(path, "w") as fh:
         fh.write("ran")
@@ -26,6 +45,8 @@ def write_marker(path):  # type: ignore[no-untyped-def]  # shipped to the node a
 def main(argv: list[str]) -> None:
     host, node_port, client_port, marker = argv[0], int(argv[1]), int(argv[2]), argv[3]
     secret = argv[4] if len(argv) > 4 else ""
+    if argv[5:] == ["bypass"]:
+        _skip_the_client_check()
     cluster = dispy.JobCluster(
         write_marker,
         nodes=[dispy.NodeAllocate(host, node_port)],

@@ -37,7 +37,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def foreign(host: str, node_port: int, marker: Path, secret: str = "") -> tuple[str, str]:
+def foreign(host: str, node_port: int, marker: Path, *secret_and_bypass: str) -> tuple[str, str]:
     """Run the foreign client against a node: (its answer, dispy's log lines)."""
     command = [
         sys.executable,
@@ -49,7 +49,7 @@ def foreign(host: str, node_port: int, marker: Path, secret: str = "") -> tuple[
         str(marker),
     ]
     done = subprocess.run(
-        command + ([secret] if secret else []),
+        command + list(secret_and_bypass),
         env={**os.environ, "PYTHONPATH": node_path()},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -61,11 +61,17 @@ def foreign(host: str, node_port: int, marker: Path, secret: str = "") -> tuple[
 
 
 def assert_refused(host: str, node_port: int, tmp_path: Path) -> None:
-    for name, secret in (("none", ""), ("wrong", WRONG)):
+    """A foreign client with no secret or a wrong one runs nothing; the same client made to
+    skip its own check of the node's answer (as an attacker's would) is stopped by the node."""
+    for name, options, seen in (
+        ("none", [], '"secret" mismatch'),  # it did reach the node, and gave up
+        ("wrong", [WRONG], '"secret" mismatch'),
+        ("bypass", [WRONG, "bypass"], f"Failed to setup {host}"),  # the node refused its code
+    ):
         marker = tmp_path / f"foreign-{name}"
-        answer, log = foreign(host, node_port, marker, secret)
+        answer, log = foreign(host, node_port, marker, *options)
         assert answer == "did not run", log
-        assert '"secret" mismatch' in log  # it did reach the node
+        assert seen in log, log
         assert not marker.exists()
 
 
@@ -83,9 +89,10 @@ def test_the_local_node_runs_only_what_holders_of_its_secret_send(tmp_path):
         node = node_of(psutil.Process())
         assert not any(secret in word for word in node.cmdline() + list(node.environ().values()))
         assert_refused("127.0.0.1", port + 1, tmp_path)
-        marker = tmp_path / "foreign-right"  # the same client with the secret: it does run
-        assert foreign("127.0.0.1", port + 1, marker, secret)[0] == "ran"
-        assert marker.read_text() == "ran"
+        for options in ([secret], [secret, "bypass"]):  # the same clients with the secret: they run
+            marker = tmp_path / f"foreign-right-{len(options)}"
+            assert foreign("127.0.0.1", port + 1, marker, *options)[0] == "ran"
+            assert marker.read_text() == "ran"
 
 
 def test_mosaic_works_with_its_local_node_s_secret_and_each_run_has_a_fresh_one():
