@@ -26,32 +26,41 @@ import tomllib
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 SECTIONS = ("method", "execution", "service", "truth")
 
 
-def _field(section: str, default, *, lo=None, hi=None, lo_open=False, hi_open=False):
-    """A dataclass field tagged with its section and its allowed range."""
-    kw = {"default_factory": lambda: default} if isinstance(default, list) else {"default": default}
-    return dataclasses.field(
-        **kw, metadata={"section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open}
-    )
+def _field(
+    section: str,
+    default: Any,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> Any:
+    """A dataclass field tagged with its section and its allowed range (typed ``Any``,
+    as ``dataclasses.field`` is to the class body, whose annotation gives the type)."""
+    metadata = {"section": section, "lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open}
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: default, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
-def method(default, **bounds):
+def method(default: Any, **bounds: Any) -> Any:
     return _field("method", default, **bounds)
 
 
-def execution(default, **bounds):
+def execution(default: Any, **bounds: Any) -> Any:
     return _field("execution", default, **bounds)
 
 
-def service(default, **bounds):
+def service(default: Any, **bounds: Any) -> Any:
     return _field("service", default, **bounds)
 
 
-def truth(default, **bounds):
+def truth(default: Any, **bounds: Any) -> Any:
     return _field("truth", default, **bounds)
 
 
@@ -205,6 +214,9 @@ class Config:
     max_inflated_bytes: int = execution(
         1 << 30, lo=1
     )  # one log's decompressed data, all regions; past it: too_large
+    max_job_bytes: int = execution(
+        1 << 20, lo=4096
+    )  # a log's job region inflated (job record and metadata, command line, mount table); past it: too_large
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
@@ -249,7 +261,7 @@ class Config:
     )  # design share of periodic segments to assert `periodic`
     truth_min_occurrences: int = truth(5, lo=1)  # held-out truth: a series asserts `periodic` from this many
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         hints = _type_hints()
         for f in dataclasses.fields(self):
             _check(f, hints[f.name], getattr(self, f.name))
@@ -259,14 +271,14 @@ class Config:
         payload = json.dumps(self.section("method"), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
-    def section(self, name: str) -> dict:
+    def section(self, name: str) -> dict[str, Any]:
         """The settings of one section, as plain JSON-ready values."""
         return {k: v for k, v in self.to_dict().items() if SECTION_OF[k] == name}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
-    def replace(self, **changes) -> Config:
+    def replace(self, **changes: Any) -> Config:
         changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
         return dataclasses.replace(self, **changes)
 
@@ -275,7 +287,7 @@ class Config:
         """Load overrides from TOML; unknown keys are an error, not a silent typo."""
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
-        flat: dict = {}
+        flat: dict[str, Any] = {}
         for key, value in data.items():
             if isinstance(value, dict):
                 if key not in SECTIONS:
@@ -296,11 +308,11 @@ class Config:
 
 
 @functools.cache
-def _type_hints() -> dict:
+def _type_hints() -> dict[str, Any]:
     return typing.get_type_hints(Config)
 
 
-def _check(f: dataclasses.Field, hint, value) -> None:
+def _check(f: dataclasses.Field[Any], hint: Any, value: Any) -> None:
     """Raise ValueError naming the key, the value and what is allowed."""
     name = f.name
     origin = typing.get_origin(hint)
@@ -329,7 +341,7 @@ def _check(f: dataclasses.Field, hint, value) -> None:
         raise ValueError(f"{name} = {value!r}: must be a finite number in {span}")
 
 
-def _is(kind, value) -> bool:
+def _is(kind: Any, value: Any) -> bool:
     """Strict type check: a bool is not a number, an int is a valid float."""
     if kind is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)

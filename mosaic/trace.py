@@ -15,6 +15,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,14 +69,14 @@ class HeatmapSignal:
 @dataclass
 class Trace:
     file: str
-    job: dict  # uid, job_id, exe, application, nprocs, start (ISO), run_time, version
+    job: dict[str, Any]  # uid, job_id, exe, application, nprocs, start (ISO), run_time, version
     ops: np.ndarray  # OPS_DTYPE
     meta: np.ndarray  # META_DTYPE
     partial: bool = False
     dropped_records: int = 0
     has_dxt: bool = False
     heatmap: HeatmapSignal | None = None  # None: no POSIX or STDIO heatmap records
-    info: dict = field(default_factory=dict)  # free-form reader facts (modules, format)
+    info: dict[str, Any] = field(default_factory=dict)  # free-form reader facts (modules, format)
 
     @property
     def run_time(self) -> float:
@@ -84,7 +85,8 @@ class Trace:
     def direction(self, direction: int) -> np.ndarray:
         """Operations of one direction, sorted by start time."""
         sel = self.ops[self.ops["direction"] == direction]
-        return sel[np.argsort(sel["start"], kind="stable")]
+        ordered: np.ndarray = sel[np.argsort(sel["start"], kind="stable")]
+        return ordered
 
     @property
     def total_bytes(self) -> float:
@@ -95,7 +97,7 @@ class Trace:
         return group_key(self.job, group_by)
 
 
-def group_key(job: dict, group_by: str = "app") -> str:
+def group_key(job: dict[str, Any], group_by: str = "app") -> str:
     what = job["exe"] if group_by == "cmdline" else job["application"]
     return f"{job['uid']}:{what}"
 
@@ -108,19 +110,22 @@ HEATMAP_APIS = ("heatmap:POSIX", "heatmap:STDIO")  # the same rule for heatmaps 
 # open and close, an end of exactly 0 means "never recorded" (SPEC 2), not inverted.
 END_ALWAYS_RECORDED = np.array([False, True, True, False])
 OPS_COLUMNS = ("start", "end", "bytes", "ranks", "direction")
+OpsColumns = tuple[np.ndarray, ...]  # one array per OPS_COLUMNS name
 
 
-def read_trace(path: str | os.PathLike, config: Config) -> Trace:
+def read_trace(path: str | os.PathLike[str], config: Config) -> Trace:
     """Read and validate one log (a file or ``ARCHIVE/MEMBER``); LogError if evicted."""
     return build_trace(read_bounded(path, config), os.fspath(path), config)
 
 
-def trace_from_bytes(data: bytes, file: str, config: Config) -> Trace:
+def trace_from_bytes(data: bytes | bytearray, file: str, config: Config) -> Trace:
     """Same as :func:`read_trace` for a log already in memory (e.g. an archive member)."""
     return build_trace(read_bounded(data, config, file), file, config)
 
 
-def read_bounded(source: str | os.PathLike | bytes, config: Config, name: str = "") -> DarshanLog:
+def read_bounded(
+    source: str | os.PathLike[str] | bytes | bytearray, config: Config, name: str = ""
+) -> DarshanLog:
     """``read_log`` under the execution settings' size limits (too_large past them)."""
     return read_log(
         source,
@@ -128,6 +133,7 @@ def read_bounded(source: str | os.PathLike | bytes, config: Config, name: str = 
         max_log_bytes=config.max_log_bytes,
         max_inflated_bytes=config.max_inflated_bytes,
         memory_bytes=config.worker_memory_bytes,
+        max_job_bytes=config.max_job_bytes,
     )
 
 
@@ -141,10 +147,16 @@ class _CleanRecords:
     kept: np.ndarray  # filtered and valid
     from_records: np.ndarray  # kept, and not replaced by DXT segments
     dropped: int  # records dropped by SPEC 3.1's checks
-    dxt_ops: tuple  # operation columns from DXT_POSIX segments
+    dxt_ops: OpsColumns  # operation columns from DXT_POSIX segments
     dxt_files: np.ndarray  # file ids DXT segments cover
     dropped_segments: int
     stand_ins: int  # MPI-IO records standing in for lost POSIX records
+
+    @property
+    def dropped_rows(self) -> int:
+        """What ``dropped_records`` reports: records and DXT segments SPEC 3.1's checks
+        dropped (a segment is one request of a record, as a record's traffic is one)."""
+        return self.dropped + self.dropped_segments
 
 
 def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
@@ -203,7 +215,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
         ops=_assemble(ops),
         meta=_meta_rows(clean.fields, clean.kept, job.version in F.LEGACY_VERSIONS),
         partial=job.partial,
-        dropped_records=clean.dropped,
+        dropped_records=clean.dropped_rows,
         has_dxt=has_dxt,
         heatmap=heatmap_signal(log.heatmaps),
         info={
@@ -222,7 +234,7 @@ class LogFacts:
     analysis arrays: validating a year of logs builds no operations, metadata rows
     or heatmap signal."""
 
-    job: dict  # as Trace.job
+    job: dict[str, Any]  # as Trace.job
     total_bytes: float  # bytes read + written, as the sum of the trace's operations
     partial: bool
     dropped_records: int
@@ -237,10 +249,12 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
     fields, sel = clean.fields, clean.from_records
     dxt = float(clean.dxt_ops[2].sum()) if len(clean.dxt_ops[2]) else 0.0
     total = dxt + float(fields["bytes_read"][sel].sum()) + float(fields["bytes_written"][sel].sum())
-    return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped)
+    return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped_rows)
 
 
-def _file_records(log: DarshanLog, stand_ins: F.ModuleRecords | None):
+def _file_records(
+    log: DarshanLog, stand_ins: F.ModuleRecords | None
+) -> tuple[np.ndarray, np.ndarray, F.CanonicalColumns, np.ndarray, slice]:
     """POSIX, STDIO and MPI-IO stand-in records as one table.
 
     Returns ids, ranks, the canonical fields (columns of two tables, whose
@@ -307,7 +321,7 @@ def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
     )
 
 
-def _job_dict(log: DarshanLog) -> dict:
+def _job_dict(log: DarshanLog) -> dict[str, Any]:
     job = log.job
     try:
         start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(job.start))
@@ -369,7 +383,7 @@ FEW_HITS = 8  # up to this many listed paths, counting NULs beats indexing every
 
 
 @functools.cache
-def _listed_pattern(prefixes: tuple[str, ...], streams: bool) -> re.Pattern:
+def _listed_pattern(prefixes: tuple[str, ...], streams: bool) -> re.Pattern[str]:
     """NUL, then a path equal to or under one of `prefixes`; with `streams`, also
     NUL then ``<...>`` (<STDOUT>, <STDERR>, ...: not files). Matches start at a
     path's leading NUL and never consume the next path's. Never empty: without
@@ -419,7 +433,8 @@ class _KeptFiles:
             odd = (rids[:, None] == self.odd_ids).any(axis=1)
         else:
             odd = np.isin(rids, self.odd_ids)
-        return odd != self.unnamed
+        keep: np.ndarray = odd != self.unnamed
+        return keep
 
 
 FEW_ODD_IDS = 16
@@ -432,7 +447,7 @@ def _valid_records(fields: F.CanonicalColumns, times: np.ndarray, lo: float, hi:
     """
     starts, ends = times[:, 0::2], times[:, 1::2]
     inverted = (ends < starts) & ((ends != 0) | END_ALWAYS_RECORDED)
-    valid = _within(times, lo, hi).all(axis=1) & ~inverted.any(axis=1)
+    valid: np.ndarray = _within(times, lo, hi).all(axis=1) & ~inverted.any(axis=1)
     valid &= np.minimum(fields["bytes_read"], fields["bytes_written"]) >= 0
     return valid
 
@@ -446,7 +461,7 @@ def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
 def _meta_rows(fields: F.CanonicalColumns, kept: np.ndarray, legacy: bool) -> np.ndarray:
     """SPEC 3.7's metadata rows of the kept records (``legacy``: a Darshan 2.x log)."""
     rows = np.zeros(int(kept.sum()), META_DTYPE)
-    for name in META_DTYPE.names:
+    for name in META_DTYPE.names or ():
         rows[name] = fields[name][kept]
     if legacy:
         _spread_reopened(rows)
@@ -468,7 +483,7 @@ def _spread_reopened(rows: np.ndarray) -> None:
     rows["close_start"] = np.where(reopened, rows["open_start"], rows["close_start"])
 
 
-def _assemble(parts: list[tuple]) -> np.ndarray:
+def _assemble(parts: list[OpsColumns]) -> np.ndarray:
     """One OPS_DTYPE array from column tuples (start, end, bytes, ranks, direction)."""
     columns = [np.concatenate([p[i] for p in parts]) for i in range(len(OPS_COLUMNS))]
     ops = np.zeros(len(columns[0]), OPS_DTYPE)
@@ -477,10 +492,12 @@ def _assemble(parts: list[tuple]) -> np.ndarray:
     return ops
 
 
-def _record_operations(fields, record_ranks: np.ndarray, kept: np.ndarray, nprocs: int) -> list[tuple]:
+def _record_operations(
+    fields: F.CanonicalColumns, record_ranks: np.ndarray, kept: np.ndarray, nprocs: int
+) -> list[OpsColumns]:
     """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
     ranks = np.where(record_ranks == -1, nprocs, 1)
-    out = []
+    out: list[OpsColumns] = []
     for direction, name in DIRECTIONS.items():
         nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]
         sel = kept & (nbytes > 0)
@@ -499,11 +516,13 @@ def _record_operations(fields, record_ranks: np.ndarray, kept: np.ndarray, nproc
 
 def _dxt_operations(
     log: DarshanLog, kept_files: _KeptFiles, lo: float, hi: float
-) -> tuple[tuple, np.ndarray, int]:
+) -> tuple[OpsColumns, np.ndarray, int]:
     """Operations from DXT_POSIX segments, the file ids they cover, segments dropped.
 
     A partial DXT module lost segments, so its files keep their POSIX
-    aggregates instead.
+    aggregates instead; so does a file none of whose segments passes SPEC 3.1's
+    checks (no negative length or offset, no inverted or out-of-run time): its
+    POSIX totals are all that is left of its traffic.
     """
     dxt = log.dxt_posix
     if dxt is None or not len(dxt.ids) or F.DXT_POSIX in log.partial_modules:
@@ -512,16 +531,19 @@ def _dxt_operations(
     # Segments come grouped by record: filter and collect files once per record.
     first = np.flatnonzero(np.r_[True, dxt.ids[1:] != dxt.ids[:-1]])
     kept_first = kept_files(dxt.ids[first])
-    files = sorted_unique(dxt.ids[first][kept_first])
     kept = np.repeat(kept_first, np.diff(np.r_[first, len(dxt.ids)]))
     valid = (
         (dxt.lengths >= 0)
+        & (dxt.offsets >= 0)
         & (dxt.ends >= dxt.starts)
         & _within(dxt.starts, lo, hi)
         & _within(dxt.ends, lo, hi)
     )
-    dropped = int((kept & ~valid).sum())
-    sel = kept & valid & (dxt.lengths > 0)
+    survives = kept & valid
+    dropped = int(np.count_nonzero(kept) - np.count_nonzero(survives))
+    traced = np.logical_or.reduceat(survives, first)  # a group with a segment left
+    files = sorted_unique(dxt.ids[first][traced])
+    sel = survives & (dxt.lengths > 0)
     direction = np.where(dxt.is_write[sel], WRITE, READ)
     ranks = np.ones(len(direction), np.int64)  # a segment is one rank's request
     return (dxt.starts[sel], dxt.ends[sel], dxt.lengths[sel], ranks, direction), files, dropped
@@ -537,7 +559,8 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
 def _members(values: np.ndarray, distinct: np.ndarray) -> np.ndarray:
     """``np.isin(values, distinct)`` for sorted, non-empty, distinct values, by binary search."""
     at = np.minimum(np.searchsorted(distinct, values), len(distinct) - 1)
-    return distinct[at] == values
+    found: np.ndarray = distinct[at] == values
+    return found
 
 
 def heatmap_signal(heatmaps: F.HeatmapRecords | None) -> HeatmapSignal | None:

@@ -18,6 +18,7 @@ from mosaic.trace import (
     READ,
     WRITE,
     build_trace,
+    log_facts,
     read_trace,
     trace_from_bytes,
 )
@@ -409,6 +410,33 @@ def test_dxt_segments_replace_posix_operations_of_traced_files():
     ]
     assert trace.has_dxt and trace.info["dxt"] and trace.info["dropped_segments"] == 1
     assert len(trace.meta) == 2  # metadata still comes from the POSIX records
+
+
+def test_a_file_without_a_valid_dxt_segment_keeps_its_posix_totals():
+    """Issue 25 item 8: segments that are all invalid replaced the file's POSIX totals
+    with nothing (0 bytes, dropped_records 0). Through a log written by the writer."""
+    rows = [
+        (1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0)),
+        (6, 0, 1, 0, 0, 40, dict(write_start=2.0, write_end=3.0)),
+    ]
+    segs = dxt(
+        [
+            (1, 0, True, 100, np.nan, 2.0),
+            (1, 0, True, 100, -5.0, 2.0),  # before the run by more than the 1 s slack
+            (1, 1, True, 100, 5.0, 4.0),  # inverted
+            (1, 1, True, 100, 6.0, 7.0),  # its offset, -4096 (below)
+            (6, 0, True, 40, 2.0, 2.5),  # the one valid segment: file 6 is DXT-traced
+            (6, 0, True, 40, np.inf, 2.5),
+        ]
+    )
+    segs.offsets[3] = -4096
+    log = make_log(rows, dxt_posix=segs, present_modules=(F.POSIX, F.DXT_POSIX), job=job(version="3.41"))
+    data = write_log(log, "3.41", dxt_versions={F.DXT_POSIX: 1})
+    trace = trace_from_bytes(data, "f", Config())
+    assert ops_list(trace) == [(WRITE, 1.0, 9.0, 300.0, 8), (WRITE, 2.0, 2.5, 40.0, 1)]
+    assert trace.dropped_records == 5 and trace.info["dropped_segments"] == 5 and trace.has_dxt
+    facts = log_facts(read_log(data), Config())
+    assert (facts.total_bytes, facts.dropped_records) == (340.0, 5)
 
 
 def test_partial_dxt_is_not_used():

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
+import sqlite3
 import sys
 from types import FrameType
 
@@ -108,6 +111,14 @@ def run(
         )
     except EngineError as error:
         raise click.ClickException(str(error)) from None
+    except (OSError, sqlite3.OperationalError) as error:
+        if not out_of_room(error):
+            raise
+        raise click.ClickException(
+            f"{out}: {error} ({shutil.disk_usage(out).free:,} bytes free on its file system). "
+            "The previous outputs are unchanged and the work finished so far is in the store: "
+            "make room and rerun the same command to resume."
+        ) from None
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted: finished work is in the store; rerun the same command to resume\n")
         sys.exit(130)
@@ -115,6 +126,16 @@ def run(
         signal.signal(signal.SIGTERM, previous)
     if not quiet:
         sys.stderr.write(one_screen(summary, out))
+
+
+def out_of_room(error: OSError | sqlite3.OperationalError) -> bool:
+    """A write into OUT refused for want of room: the kernel's ENOSPC or EDQUOT (outputs),
+    SQLite's SQLITE_FULL (the store), or its SQLITE_IOERR, which is what a full disk gives
+    when it refuses the shared-memory file of the store's WAL journal (the message shows
+    the room left, so a real I/O error is not taken for a full disk)."""
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -28,18 +28,22 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
-from mosaic.corpus.engine import Failure, Limits, Settings, Task, make_engine
+from mosaic.corpus.engine import Failure, LazyEngine, Limits, Settings, Task, make_engine
 from mosaic.corpus.node import read_secret
-from mosaic.corpus.scan import LogRef, ScanCounts, count_log_files, read_regular, scan
-from mosaic.corpus.store import Store
+from mosaic.corpus.outputs import OutputSet
+from mosaic.corpus.scan import LogRef, ScanCounts, Stamp, count_log_files, read_regular, scan
+from mosaic.corpus.store import Row, Store
 from mosaic.errors import EngineError, LogError, Reason
+
+if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
+    from mosaic.darshan.formats import DarshanLog
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
@@ -47,27 +51,32 @@ LOCK_FILE = ".mosaic-run.lock"
 # analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
 # for its MeanShift (meanshift_implementation = "sklearn").
 WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize")
+NO_STAMP = (None,) * len(Stamp._fields)  # an archive member read again to be categorized
 RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs (64 by default; see _batches)
 
 
 # ----- per-log tasks (run on workers) -----
 
 
-def evicted(ref: LogRef, reason: str, detail: str) -> dict:
+def evicted(ref: LogRef, reason: str, detail: str) -> dict[str, Any]:
     """Result of a log given up on (same keys as a task's eviction)."""
     return {
         "file": ref.name,
         "location": ref.location,
         "archive": ref.archive,
-        "size": ref.stamp and ref.stamp[0],
-        "mtime_ns": ref.stamp and ref.stamp[1],
+        **stamp_columns(ref),
         "status": "evicted",
         "reason": reason,
         "detail": detail,
     }
 
 
-def _read(ref: LogRef, config: Config):
+def stamp_columns(ref: LogRef) -> dict[str, int | None]:
+    """The store columns of a log's :class:`Stamp` (Nones if it has none)."""
+    return dict(zip(Stamp._fields, ref.stamp or NO_STAMP))
+
+
+def _read(ref: LogRef, config: Config) -> DarshanLog:
     """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
     from mosaic.trace import read_bounded
 
@@ -78,7 +87,7 @@ def _read(ref: LogRef, config: Config):
     return read_bounded(ref.location, config)
 
 
-def _guarded(ref: LogRef, work) -> dict:
+def _guarded(ref: LogRef, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
@@ -89,7 +98,7 @@ def _guarded(ref: LogRef, work) -> dict:
     return evicted(ref, result["reason"], result["detail"]) if result["status"] == "evicted" else result
 
 
-def validate_log(ref: LogRef, config: Config) -> dict:
+def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The compact facts of one log that deduplication and the funnel need.
 
     With ``--all-runs`` every valid run gets categorized anyway, so it is
@@ -99,22 +108,26 @@ def validate_log(ref: LogRef, config: Config) -> dict:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import LogFacts, build_trace, log_facts
 
-    def work() -> dict:
-        log = _read(ref, config)
+    def work() -> dict[str, Any]:
         result = None
         if config.all_runs:
-            trace = build_trace(log, ref.name, config)  # --strict: a partial log raises PARTIAL
+            # The log is dropped once its trace is built, as in categorize_log and the
+            # service: kept through the analysis, its DXT segments would raise the peak by
+            # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
+            # here but not there (issue 25 item 11).
+            trace = build_trace(
+                _read(ref, config), ref.name, config
+            )  # --strict: a partial log raises PARTIAL
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            facts = log_facts(log, config)
+            facts = log_facts(_read(ref, config), config)
         job = facts.job
         return {
             "file": ref.name,
             "location": ref.location,
             "archive": ref.archive,
-            "size": ref.stamp and ref.stamp[0],
-            "mtime_ns": ref.stamp and ref.stamp[1],
+            **stamp_columns(ref),
             "status": "ok",
             "group_key": facts.group_key(config.group_by),
             "uid": int(job["uid"]),
@@ -131,7 +144,7 @@ def validate_log(ref: LogRef, config: Config) -> dict:
     return _guarded(ref, work)
 
 
-def categorize_log(ref: LogRef, config: Config) -> dict:
+def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """The SPEC 4 object of one log (its group is filled in by the parent)."""
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
@@ -141,7 +154,7 @@ def categorize_log(ref: LogRef, config: Config) -> dict:
     )
 
 
-def as_row(result: dict) -> dict:
+def as_row(result: dict[str, Any]) -> dict[str, Any]:
     """A result reduced to what the parent needs: its status, and its store row built here
     in the worker (serializing hundreds of thousands of results would load the parent)."""
     from mosaic.corpus.store import result_row
@@ -155,7 +168,7 @@ def as_row(result: dict) -> dict:
     }
 
 
-def save_validated(store: Store, batch: list[dict]) -> None:
+def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
@@ -195,18 +208,20 @@ def engine_settings(config: Config, nodes: list[str] | None) -> Settings:
 
 
 def run(
-    inputs: Iterable[str],
+    inputs: Iterable[str | os.PathLike[str]],
     out: str | Path,
     config: Config,
     workers: int = 1,
     nodes: list[str] | None = None,
     ship_bytes: bool = False,
     quiet: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Run the whole pipeline; write OUT/traces.jsonl, evicted.jsonl, summary.json.
 
     Rerunning the same command resumes: logs already validated or
-    categorized under the same results hash are not processed again.
+    categorized under the same results hash are not processed again. The
+    three outputs replace the previous ones together, once all are complete
+    (:class:`OutputSet`): a run that fails leaves the previous ones as they were.
     """
     inputs = [os.fspath(path) for path in inputs]
     settings = engine_settings(config, nodes)  # a refused secret file stops the run before any work
@@ -215,44 +230,48 @@ def run(
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     counts = ScanCounts()
-    with (
-        _locked(out),
-        Store(out / "store.sqlite") as store,
-        make_engine(settings, config, workers, nodes, WORKER_PRELOAD) as engine,
-    ):
-        store.begin_run(config.hash())
-        timings["start"] = _lap(clock)
-        total = count_log_files(inputs) if _show_progress(quiet) else None
-        refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
-        _stream(
-            engine.map(VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)),
-            functools.partial(save_validated, store),
-            "validate",
-            total,
-            quiet,
-            counts,
-        )
-        store.save_archives(counts.archives_read)
-        timings["scan_validate"] = _lap(clock, timings)
-        store.save_groups(dedup.groups(store.runs_by_group()))
-        timings["dedup"] = _lap(clock, timings)
-        _categorize(store, engine, config, ship_bytes, quiet)
-        while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
-            pass  # stand-ins for representatives evicted during categorization
-        timings["categorize"] = _lap(clock, timings)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            # The lookup tables fill inside SQLite (C, the GIL released) while this
-            # thread writes the outputs from the store's reader connection.
-            publishing = pool.submit(store.publish)
-            summary = write_outputs(store, out, config, counts, timings)
-            publishing.result()
-        timings["write"] = _lap(clock, timings)
-    timings["engine_started"] = engine.started
-    timings["validated_before"] = counts.validated_before  # logs this run did not validate again
-    timings["total"] = time.perf_counter() - clock
-    timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
-    timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
-    _write_json(out / "summary.json", summary)
+    with _locked(out), OutputSet(out, OUTPUTS) as outputs:
+        with (
+            Store(out / "store.sqlite") as store,
+            make_engine(settings, config, workers, nodes, WORKER_PRELOAD) as engine,
+        ):
+            store.check()
+            store.begin_run(config.hash())
+            timings["start"] = _lap(clock)
+            total = count_log_files(inputs) if _show_progress(quiet) else None
+            refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
+            _stream(
+                engine.map(
+                    VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)
+                ),
+                functools.partial(save_validated, store),
+                "validate",
+                total,
+                quiet,
+                counts,
+            )
+            store.save_archives(counts.archives_read)
+            timings["scan_validate"] = _lap(clock, timings)
+            store.save_groups(dedup.groups(store.runs_by_group()))
+            timings["dedup"] = _lap(clock, timings)
+            _categorize(store, engine, config, ship_bytes, quiet)
+            while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
+                pass  # stand-ins for representatives evicted during categorization
+            timings["categorize"] = _lap(clock, timings)
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                # The lookup tables fill inside SQLite (C, the GIL released) while this
+                # thread writes the outputs from the store's reader connection.
+                publishing = pool.submit(store.publish)
+                summary = write_outputs(store, outputs, config, counts, timings)
+                publishing.result()
+            timings["write"] = _lap(clock, timings)
+        timings["engine_started"] = engine.started
+        timings["validated_before"] = counts.validated_before  # logs this run did not validate again
+        timings["total"] = time.perf_counter() - clock
+        timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
+        timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
+        outputs.open("summary.json").write(json.dumps(summary, indent=1) + "\n")
+        outputs.commit()  # all three replace the previous ones only now
     return summary
 
 
@@ -277,7 +296,7 @@ def _locked(out: Path) -> Iterator[None]:
         yield
 
 
-def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: bool) -> int:
+def _categorize(store: Store, engine: LazyEngine, config: Config, ship_bytes: bool, quiet: bool) -> int:
     """Categorize the logs still to do (representatives, or every valid run); how many."""
     total = sum(1 for _ in store.to_categorize(config.all_runs))
     if total:
@@ -293,9 +312,9 @@ def _categorize(store: Store, engine, config: Config, ship_bytes: bool, quiet: b
     return total
 
 
-def _lap(clock: float, timings: dict | None = None) -> float:
+def _lap(clock: float, timings: dict[str, float] | None = None) -> float:
     """Seconds since `clock` not yet attributed to an earlier stage."""
-    return time.perf_counter() - clock - sum((timings or {}).values())
+    return time.perf_counter() - clock - float(sum((timings or {}).values()))
 
 
 def _batches(
@@ -323,7 +342,7 @@ def log_bytes(ref: LogRef) -> int:
     """A log's size as stored: its bytes in hand, else its file's size (0 if unknown)."""
     if ref.data is not None:
         return len(ref.data)
-    return ref.stamp[0] if ref.stamp and ref.archive is None else 0
+    return ref.stamp.size if ref.stamp and ref.archive is None else 0
 
 
 def balanced_batch_size(total: int, slots: int, cap: int) -> int:
@@ -338,7 +357,7 @@ def _new_batches(
     """Batches of scanned logs not yet validated, from these very files, under this
     results hash (the others are counted in `counts.validated_before`)."""
     for batch in _batches(refs, size, max_bytes, first=max(1, size // RAMP_FACTOR)):
-        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or (None, None))) for ref in batch])
+        done = store.mark_seen([(ref.name, ref.location, *(ref.stamp or NO_STAMP)) for ref in batch])
         fresh = [ref for ref in batch if ref.name not in done]
         counts.validated_before += len(batch) - len(fresh)
         if fresh:
@@ -355,15 +374,19 @@ def _categorize_refs(store: Store, all_runs: bool, ship_bytes: bool, max_bytes: 
             for row in members:
                 data, error = read_regular(row["location"], max_bytes) if ship_bytes else (None, None)
                 yield LogRef(
-                    row["file"], row["location"], data, error=error, stamp=(row["size"], row["mtime_ns"])
+                    row["file"],
+                    row["location"],
+                    data,
+                    error=error,
+                    stamp=Stamp(row["size"], row["mtime_ns"], row["ctime_ns"]),
                 )
             continue
         wanted = {row["location"][len(archive) + 1 :]: row["file"] for row in members}
         try:
-            for member, data, error in iter_archive(archive, max_bytes):
+            for member, content, problem in iter_archive(archive, max_bytes):
                 if member in wanted:
                     name = wanted.pop(member)
-                    yield LogRef(name, f"{archive}/{member}", data, error, archive=archive)
+                    yield LogRef(name, f"{archive}/{member}", content, problem, archive=archive)
         except LogError as error:
             detail = error.detail
         else:
@@ -377,8 +400,8 @@ def _show_progress(quiet: bool) -> bool:
 
 
 def _stream(
-    results: Iterator[list[dict]],
-    save,
+    results: Iterator[list[dict[str, Any]]],
+    save: Callable[[list[dict[str, Any]]], None],
     stage: str,
     total: int | None,
     quiet: bool,
@@ -411,8 +434,10 @@ def _stream(
         advance()
 
 
-def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, timings: dict) -> dict:
-    """Write traces.jsonl and evicted.jsonl (sorted by file); return the summary.
+def write_outputs(
+    store: Store, outputs: OutputSet, config: Config, counts: ScanCounts, timings: dict[str, float]
+) -> dict[str, Any]:
+    """Write traces.jsonl and evicted.jsonl (sorted by file) into `outputs`; return the summary.
 
     `timings` is placed in the summary as is, so the caller can complete it.
     """
@@ -420,29 +445,27 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, t
 
     shares = stability_shares(store.categories_by_group()) if config.all_runs else None
     group_json = functools.cache(_group_json)  # a group's runs share it (~12 with --all-runs)
-    label_sets: dict[tuple, list[int]] = {}  # (categories, representative) -> [traces, weight]
-    with open(out / "traces.jsonl", "w") as fh:
-        for row in store.categorized(config.all_runs):
-            representative = bool(row["representative"])
-            share = shares.get(row["group_key"]) if shares is not None else _NO_SHARE
-            # The stored JSON object without its closing brace, then the group: no parse.
-            fh.write(
-                f'{row["result"][:-1]}, "group": '
-                f"{group_json(row['group_key'], row['runs'], representative, share)}}}\n"
-            )
-            tally = label_sets.setdefault((row["categories"], representative), [0, 0])
-            tally[0] += 1
-            tally[1] += 1 if config.all_runs else row["runs"]
+    label_sets: dict[tuple[str, bool], list[int]] = {}  # (categories, representative) -> [traces, weight]
+    fh = outputs.open("traces.jsonl")  # left open: OutputSet.commit syncs and closes it
+    for row in store.categorized(config.all_runs):
+        representative = bool(row["representative"])
+        share = shares.get(row["group_key"]) if shares is not None else _NO_SHARE
+        # The stored JSON object without its closing brace, then the group: no parse.
+        fh.write(
+            f'{row["result"][:-1]}, "group": '
+            f"{group_json(row['group_key'], row['runs'], representative, share)}}}\n"
+        )
+        tally = label_sets.setdefault((row["categories"], representative), [0, 0])
+        tally[0] += 1
+        tally[1] += 1 if config.all_runs else row["runs"]
     stats = CorpusStats()  # whole weights: summing them per label set first is exact
     for (categories, representative), (traces, weight_all) in label_sets.items():
         stats.add(json.loads(categories), float(traces if representative else 0), float(weight_all))
-    evicted_at = {"validate": Counter(), "categorize": Counter()}
-    with open(out / "evicted.jsonl", "w") as fh:
-        for row in store.evicted():
-            fh.write(
-                json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n"
-            )
-            evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
+    evicted_at: dict[str, Counter[str]] = {"validate": Counter(), "categorize": Counter()}
+    fh = outputs.open("evicted.jsonl")
+    for row in store.evicted():
+        fh.write(json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n")
+        evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
     funnel = {
         "files_seen": counts.files_seen,
         "skipped_files": counts.skipped_files,
@@ -467,7 +490,7 @@ def write_outputs(store: Store, out: Path, config: Config, counts: ScanCounts, t
 _NO_SHARE = object()  # single run: a group has no "same_as_representative"
 
 
-def _group_json(key: str, runs: int, representative: bool, share) -> str:
+def _group_json(key: str, runs: int, representative: bool, share: object) -> str:
     """A trace's ``group`` object as JSON."""
     group = {"key": key, "runs": runs, "representative": representative}
     if share is not _NO_SHARE:
@@ -475,7 +498,7 @@ def _group_json(key: str, runs: int, representative: bool, share) -> str:
     return json.dumps(group)
 
 
-def stability_shares(rows: Iterable) -> dict[str, float]:
+def stability_shares(rows: Iterable[Row]) -> dict[str, float]:
     """Per group: share of its categorized runs whose categories equal the representative's.
 
     `rows` (group_key, representative, categories as JSON) come clustered by
@@ -483,8 +506,8 @@ def stability_shares(rows: Iterable) -> dict[str, float]:
     """
     label_set = functools.cache(lambda categories: frozenset(json.loads(categories)))
     shares = {}
-    for key, members in itertools.groupby(rows, key=lambda r: r["group_key"]):
-        members = [(r["representative"], label_set(r["categories"])) for r in members]
+    for key, group in itertools.groupby(rows, key=lambda r: r["group_key"]):
+        members = [(r["representative"], label_set(r["categories"])) for r in group]
         reference = [labels for representative, labels in members if representative]
         if reference:
             same = sum(labels == reference[0] for _, labels in members)
@@ -492,11 +515,7 @@ def stability_shares(rows: Iterable) -> dict[str, float]:
     return shares
 
 
-def _write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=1) + "\n")
-
-
-def one_screen(summary: dict, out: str | Path, top: int = 12) -> str:
+def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:
     """The end-of-run summary for a terminal: funnel, most frequent categories, speed."""
     funnel, timings = summary["funnel"], summary["timings"]
     single = summary["distributions"]["single_run"]

@@ -22,6 +22,7 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from mosaic.config import DEFAULT
 from mosaic.darshan import archive
@@ -35,14 +36,29 @@ UNREADABLE_PATH = "unreadable_path"  # permission denied, a link loop on a file 
 REPEATED_FOLDER = "repeated_folder"  # reached again through a symlink (loops, siblings)
 
 
+class Stamp(NamedTuple):
+    """What a rerun compares to tell whether a file changed since it was validated.
+
+    The change time is there because size and modification time can be put
+    back (``touch -r``, ``os.utime``) after a file is rewritten in place; the
+    kernel sets ctime on every change and no call sets it back (issue 25,
+    item 12). A ``chmod`` or ``chown`` sets it too: such a file is validated
+    again, needlessly but harmlessly.
+    """
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+
 @dataclass(frozen=True, slots=True)
 class LogRef:
     name: str  # the name in every output
     location: str  # absolute path, or ABSOLUTE_ARCHIVE/MEMBER
-    data: bytes | None = None  # the log's bytes when shipped with the job
+    data: bytes | bytearray | None = None  # the log's bytes when shipped with the job
     error: tuple[str, str] | None = None  # (reason, detail) known without reading it
     archive: str | None = None  # absolute path of the archive holding this log
-    stamp: tuple[int, int] | None = None  # (size, mtime_ns) of the file, or of its archive
+    stamp: Stamp | None = None  # of the file, or of its archive
 
 
 @dataclass
@@ -53,17 +69,18 @@ class ScanCounts:
     archives: int = 0
     members: int = 0  # logs inside archives (included in `logs`)
     validated_before: int = 0  # logs an earlier run validated from the same files (not sent again)
-    skipped: Counter = field(default_factory=Counter)  # reason -> paths skipped
-    archives_read: list = field(default_factory=list)  # (location, size, mtime_ns, logs)
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> paths skipped
+    # (location, size, mtime_ns, ctime_ns, logs)
+    archives_read: list[tuple[str, int, int, int, int]] = field(default_factory=list)
 
 
-# An earlier run's knowledge of an archive: (location, size, mtime_ns) -> its logs'
+# An earlier run's knowledge of an archive: (location, size, mtime_ns, ctime_ns) -> its logs'
 # count if they are all validated already (the archive is then not read), else None.
-Reuse = Callable[[str, int, int], "int | None"]
+Reuse = Callable[[str, int, int, int], "int | None"]
 
 
 def scan(
-    inputs: Iterable[str | os.PathLike],
+    inputs: Iterable[str | os.PathLike[str]],
     counts: ScanCounts | None = None,
     ship_bytes: bool = False,
     max_bytes: int = DEFAULT.max_log_bytes,
@@ -79,15 +96,15 @@ def scan(
     ``too_large`` from its size alone. An archive `reuse` knows is counted, not read.
     """
     counts = counts if counts is not None else ScanCounts()
-    inputs = [os.fspath(path) for path in inputs]
-    prefixes = folder_prefixes([path for path in inputs if os.path.isdir(path)])
+    paths = [os.fspath(path) for path in inputs]
+    prefixes = folder_prefixes([path for path in paths if os.path.isdir(path)])
     visited: set[tuple[int, int]] = set()
-    for path in inputs:
+    for path in paths:
         if path in prefixes:
             for full, rel, info in _walk(path, counts, visited):
                 yield from _refs(full, prefixes[path] + rel, info, counts, ship_bytes, max_bytes, reuse)
-        elif (info := _stat(path, counts)) is not None:
-            yield from _refs(os.path.abspath(path), path, info, counts, ship_bytes, max_bytes, reuse)
+        elif (found := _stat(path, counts)) is not None:
+            yield from _refs(os.path.abspath(path), path, found, counts, ship_bytes, max_bytes, reuse)
 
 
 def folder_prefixes(folders: list[str]) -> dict[str, str]:
@@ -102,12 +119,12 @@ def folder_prefixes(folders: list[str]) -> dict[str, str]:
     return {folder: "/".join(p[-depth:]) + "/" for folder, p in parts.items()}
 
 
-def count_log_files(inputs: Iterable[str | os.PathLike]) -> int:
+def count_log_files(inputs: Iterable[str | os.PathLike[str]]) -> int:
     """Plain log files under `inputs`, by name only: a cheap first total for a
     progress bar (the pipeline adds archive members as the scan reaches them)."""
-    counts, visited = ScanCounts(), set()
+    counts, visited = ScanCounts(), set[tuple[int, int]]()
     total = 0
-    for path in map(os.fspath, inputs):
+    for path in (os.fspath(given) for given in inputs):
         if os.path.isdir(path):
             total += sum(is_log_name(rel) for _, rel, _ in _walk(path, counts, visited))
         else:
@@ -144,8 +161,8 @@ def _walk(
             continue
         visited.add((info.st_dev, info.st_ino))
         try:
-            with os.scandir(folder) as entries:
-                entries = sorted(entries, key=lambda entry: entry.name)
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
         except FileNotFoundError:
             counts.skipped[VANISHED] += 1
             continue
@@ -178,7 +195,7 @@ def _refs(
         counts.skipped[NOT_REGULAR] += 1
         return
     counts.files_seen += 1
-    stamp = (info.st_size, info.st_mtime_ns)
+    stamp = Stamp(info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     if is_log_name(location):
         counts.logs += 1
         if ship_bytes:
@@ -199,7 +216,7 @@ def _refs(
         counts.skipped_files += 1
 
 
-def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]:
+def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple[str, str] | None]:
     """(bytes, None) of a regular file of at most `max_bytes`, else (None, (reason, detail)):
     the reader's bounded, non-blocking read (`archive.read_regular`) as a LogRef pair."""
     try:
@@ -209,7 +226,7 @@ def read_regular(path: str, max_bytes: int) -> tuple[bytes | None, tuple | None]
 
 
 def _archive_refs(
-    location: str, name: str, stamp: tuple[int, int], counts: ScanCounts, max_bytes: int
+    location: str, name: str, stamp: Stamp, counts: ScanCounts, max_bytes: int
 ) -> Iterator[LogRef]:
     """Members of one archive; a damaged archive is reported as one evicted entry.
     Once every member is out, the archive goes to `counts.archives_read`."""

@@ -33,32 +33,36 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from mosaic.config import DEFAULT
 from mosaic.corpus import profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
+from mosaic.errors import EngineError
 from mosaic.trace import group_key as job_group_key
 
-RESUME_SCHEMA = "3"  # version of the resume tables; a store of another version starts them over
+RESUME_SCHEMA = "4"  # version of the resume tables; a store of another version starts them over
 # 3 (2026-11-25): results carry the run summary of the profiles (profiles.SUMMARY_COLUMNS)
+# 4 (2026-11-25): logs and archives carry ctime_ns, compared by reruns (scan.Stamp)
 LOOKUP_SCHEMA = "2"  # 2 (2026-11-25): the profile tables; an older store gets them (profiles.backfill)
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS logs (
     file TEXT PRIMARY KEY, location TEXT, archive TEXT, size INTEGER, mtime_ns INTEGER,
-    seen INTEGER,
+    ctime_ns INTEGER, seen INTEGER,
     status TEXT, reason TEXT, detail TEXT,
     group_key TEXT, uid INTEGER, job_id TEXT, application TEXT, start TEXT,
     total_bytes REAL, run_time REAL, partial INTEGER, dropped_records INTEGER,
     runs INTEGER, representative INTEGER);
 CREATE INDEX IF NOT EXISTS logs_by_group ON logs (group_key);
 CREATE TABLE IF NOT EXISTS archives (
-    location TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, logs INTEGER);
+    location TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, logs INTEGER);
 CREATE TABLE IF NOT EXISTS results (
     file TEXT PRIMARY KEY, status TEXT, reason TEXT, detail TEXT,
     categories TEXT, result TEXT, {profiles.SUMMARY_COLUMNS_SQL});
@@ -79,6 +83,7 @@ FACT_COLUMNS = (
     "archive",
     "size",
     "mtime_ns",
+    "ctime_ns",
     "status",
     "reason",
     "detail",
@@ -94,7 +99,7 @@ FACT_COLUMNS = (
 )
 
 
-def _value(value):
+def _value(value: object) -> object:
     """SQLite binds str as strict UTF-8: a non-UTF-8 name goes in as its bytes."""
     if isinstance(value, str) and not value.isascii():  # ASCII (nearly every name) is UTF-8
         try:
@@ -104,11 +109,11 @@ def _value(value):
     return value
 
 
-def _params(values) -> tuple:
+def _params(values: Iterable[object]) -> tuple[object, ...]:
     return tuple(map(_value, values))
 
 
-def result_row(result: dict) -> tuple:
+def result_row(result: dict[str, Any]) -> tuple[Any, ...]:
     """The results-table row of a categorization (SPEC 4 object or eviction).
 
     Workers build it, so the parent only writes it. Its JSON leaves out
@@ -127,11 +132,32 @@ def result_row(result: dict) -> tuple:
     )
 
 
+class DamagedStore(EngineError):
+    """A store SQLite cannot read (truncated, overwritten): says what to do and what is lost."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        quoted = shlex.quote(str(path))
+        super().__init__(
+            f"{path} is damaged ({detail}) and cannot be repaired in place. Move it aside "
+            f"(mv {quoted} {quoted}.damaged) and run `mosaic run` again: it validates and "
+            "categorizes every log anew and writes the same outputs, but the scheduler lookups "
+            "then hold only this run's corpus; what the store held besides (runs recorded "
+            "through the service with ?store=true, groups of earlier runs on other inputs) is "
+            "lost, unless sqlite3's `.recover` salvages it from the moved file."
+        )
+
+
+def is_damage(error: sqlite3.Error) -> bool:
+    """SQLite's errors for a file that is not, or no longer, a sound database."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
 class Row(sqlite3.Row):
     """A result row by index or by column name (sqlite3's own, in C); BLOBs (non-UTF-8
     names) come back as str."""
 
-    def __new__(cls, cursor: sqlite3.Cursor, values: tuple) -> Row:
+    def __new__(cls, cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
         if bytes in map(type, values):  # rare: one C-level pass over the row's types
             values = tuple(os.fsdecode(v) if type(v) is bytes else v for v in values)
         return super().__new__(cls, cursor, values)
@@ -153,6 +179,18 @@ class Store:
         )
         self._reader.row_factory = Row
         self._lock = threading.Lock()
+        try:
+            self._prepare()
+        except sqlite3.DatabaseError as error:
+            self.close()
+            if is_damage(error):
+                raise DamagedStore(self.path, str(error)) from None
+            raise
+        self.run_id = 0
+        self._fresh = False
+
+    def _prepare(self) -> None:
+        """WAL journal, the tables of this version (an older layout is upgraded)."""
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
@@ -165,8 +203,19 @@ class Store:
             with self._atomic():
                 profiles.backfill(self._db)
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('lookup_schema', ?)", (LOOKUP_SCHEMA,))
-        self.run_id = 0
-        self._fresh = False
+
+    def check(self) -> None:
+        """Raise :class:`DamagedStore` if SQLite's quick_check finds the file damaged
+        (a run must not build on it, nor the service answer from it)."""
+        with self._lock:
+            try:
+                problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+            except sqlite3.DatabaseError as error:
+                if not is_damage(error):
+                    raise
+                problems = [str(error)]
+        if problems != ["ok"]:
+            raise DamagedStore(self.path, problems[0])
 
     def close(self) -> None:
         self._reader.close()
@@ -175,10 +224,10 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write(self, sql: str, rows: Iterable | None = None) -> None:
+    def _write(self, sql: str, rows: Iterable[Sequence[Any]] | None = None) -> None:
         """One statement (or one per row) in one transaction.
 
         Rows go in as they are: a non-UTF-8 name makes SQLite's binding fail,
@@ -193,32 +242,32 @@ class Store:
                 raise
             self._transaction(sql, [_params(row) for row in rows])
 
-    def _transaction(self, sql: str, rows: list | None) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                if rows is None:
-                    self._db.execute(sql)
-                else:
-                    self._db.executemany(sql, rows)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+    def _transaction(self, sql: str, rows: list[Sequence[Any]] | None) -> None:
+        with self._atomic() as db:
+            if rows is None:
+                db.execute(sql)
+            else:
+                db.executemany(sql, rows)
 
     @contextmanager
     def _atomic(self) -> Iterator[sqlite3.Connection]:
-        """Several statements of the caller as one transaction, under the lock."""
+        """Several statements of the caller as one transaction, under the lock.
+
+        On some errors (a full disk: SQLITE_FULL) SQLite has already rolled the
+        transaction back; a ROLLBACK then would fail and hide the error with
+        "cannot rollback - no transaction is active" (issue 25, item 4).
+        """
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
 
-    def _rows(self, sql: str, args: tuple = ()) -> Iterator[Row]:
+    def _rows(self, sql: str, args: tuple[object, ...] = ()) -> Iterator[Row]:
         """Stream rows from the reader connection."""
         yield from self._reader.execute(sql, _params(args))
 
@@ -242,14 +291,15 @@ class Store:
         )
         return self.run_id
 
-    def mark_seen(self, logs: list[tuple]) -> set[str]:
-        """Flag logs (file, location, size, mtime_ns) as part of this run when already
-        validated from the same file (same place, size and modification time);
-        return their names. Any other log is validated again."""
+    def mark_seen(self, logs: list[tuple[Any, ...]]) -> set[str]:
+        """Flag logs (file, location, size, mtime_ns, ctime_ns) as part of this run when
+        already validated from the same file (same place, size, modification and change
+        times); return their names. Any other log is validated again."""
         if self._fresh:
             return set()
         self._write(
-            "UPDATE logs SET seen = ? WHERE file = ? AND location = ? AND size IS ? AND mtime_ns IS ?",
+            "UPDATE logs SET seen = ? WHERE file = ? AND location = ? AND size IS ? AND mtime_ns IS ? "
+            "AND ctime_ns IS ?",
             [(self.run_id, *log) for log in logs],
         )
         marks = ",".join("?" * len(logs))
@@ -261,25 +311,25 @@ class Store:
             )
         }
 
-    def reuse_archive(self, location: str, size: int, mtime_ns: int) -> int | None:
+    def reuse_archive(self, location: str, size: int, mtime_ns: int, ctime_ns: int) -> int | None:
         """Logs of an archive validated whole by an earlier run and unchanged since,
         flagged as part of this run (None: read it again)."""
         row = self._db.execute(
-            "SELECT logs FROM archives WHERE location = ? AND size = ? AND mtime_ns = ?",
-            _params((location, size, mtime_ns)),
+            "SELECT logs FROM archives WHERE location = ? AND size = ? AND mtime_ns = ? AND ctime_ns = ?",
+            _params((location, size, mtime_ns, ctime_ns)),
         ).fetchone()
         if row is None:
             return None
         self._write(
             "UPDATE logs SET seen = ? WHERE archive = ? OR location = ?", [(self.run_id, location, location)]
         )
-        return row[0]
+        return int(row[0])
 
-    def save_archives(self, archives: Iterable[tuple]) -> None:
-        """(location, size, mtime_ns, logs) of archives whose every log is now validated."""
-        self._write("INSERT OR REPLACE INTO archives VALUES (?, ?, ?, ?)", archives)
+    def save_archives(self, archives: Iterable[tuple[Any, ...]]) -> None:
+        """(location, size, mtime_ns, ctime_ns, logs) of archives whose every log is now validated."""
+        self._write("INSERT OR REPLACE INTO archives VALUES (?, ?, ?, ?, ?)", archives)
 
-    def save_facts(self, facts: Iterable[dict]) -> None:
+    def save_facts(self, facts: Iterable[dict[str, Any]]) -> None:
         """Validation facts of one batch (see pipeline.validate_log for the keys); a log
         validated again loses its former categorization."""
         facts = list(facts)
@@ -304,22 +354,20 @@ class Store:
 
     def save_groups(self, groups: Iterable[Group]) -> None:
         """Record each group's size and representative on its logs."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._atomic() as db:
             for group in groups:
-                self._db.execute(
+                db.execute(
                     "UPDATE logs SET runs = ?, representative = (file = ?) "
                     "WHERE group_key = ? AND seen = ? AND status = 'ok'",
                     _params((group.runs, group.representative, group.key, self.run_id)),
                 )
-            self._db.execute("COMMIT")
 
     def to_categorize(self, all_runs: bool) -> Iterator[Row]:
-        """(file, location, archive, size, mtime_ns) still to categorize, archive members
+        """(file, location, archive, size, mtime_ns, ctime_ns) still to categorize, archive members
         together."""
         which = "" if all_runs else "AND l.representative = 1"
         yield from self._rows(
-            "SELECT l.file, l.location, l.archive, l.size, l.mtime_ns FROM logs l "
+            "SELECT l.file, l.location, l.archive, l.size, l.mtime_ns, l.ctime_ns FROM logs l "
             "LEFT JOIN results r USING (file) "
             f"WHERE l.seen = ? AND l.status = 'ok' {which} AND r.file IS NULL "
             "ORDER BY l.archive, l.file",
@@ -355,7 +403,7 @@ class Store:
                 promoted += 1
         return promoted
 
-    def save_results(self, results: Iterable[dict]) -> None:
+    def save_results(self, results: Iterable[dict[str, Any]]) -> None:
         """Categorization results (SPEC 4 objects, or evicted ones) of one batch, each
         as it is, or already as its table row (key ``row``, from :func:`result_row`)."""
         rows = [r["row"] if "row" in r else result_row(r) for r in results]
@@ -391,7 +439,7 @@ class Store:
             (self.run_id,),
         )
 
-    def funnel_counts(self) -> dict:
+    def funnel_counts(self) -> dict[str, int]:
         """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
         whose heavier runs were evicted during categorization). Read through the reader
         connection, like the streams: it never waits for :meth:`publish`'s transaction."""
@@ -459,7 +507,7 @@ class Store:
             found = profiles.profile(self._db, key, row["runs"], min_periodic_share)
         return {**_application(row), "profile": found}
 
-    def job(self, job_id: str) -> list[dict]:
+    def job(self, job_id: str) -> list[dict[str, Any]]:
         """Every stored run of a job id (one per log), with its group's categories."""
         with self._lock:
             rows = self._db.execute(
@@ -485,7 +533,7 @@ class Store:
             ).fetchall()
         return {int(row[0].split(":", 1)[0]) for row in rows}
 
-    def record(self, result: dict) -> None:
+    def record(self, result: dict[str, Any]) -> None:
         """Store one categorized trace (SPEC 4 object) posted after a job ended.
 
         Its group's run count grows by one (a file already recorded is not
@@ -496,54 +544,48 @@ class Store:
         key = result.get("group", {}).get("key") or job_group_key(job)
         run = Run(result["file"], key, _total_bytes(result), float(job["run_time"]))
         categories = json.dumps(result.get("categories"))
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?", _params((run.file,))).fetchone()
+        with self._atomic():
+            known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?", _params((run.file,))).fetchone()
+            self._db.execute(
+                "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
+                _params((run.file, str(job["job_id"]), key, categories)),
+            )
+            summary = (key, run.file, job.get("start"), *profiles.run_summary(result))
+            profiles.add_run(self._db, _params(summary))
+            row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
+            if row is None:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
-                    _params((run.file, str(job["job_id"]), key, categories)),
-                )
-                summary = (key, run.file, job.get("start"), *profiles.run_summary(result))
-                profiles.add_run(self._db, _params(summary))
-                row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
-                if row is None:
-                    self._db.execute(
-                        "INSERT INTO applications VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                        _params(
-                            (
-                                key,
-                                job["uid"],
-                                job["application"],
-                                job.get("start"),
-                                run.file,
-                                run.total_bytes,
-                                run.run_time,
-                                categories,
-                            )
-                        ),
-                    )
-                else:
-                    current = Run(row["representative"], key, row["total_bytes"], row["run_time"])
-                    heavier = heaviness(run) < heaviness(current)
-                    self._db.execute(
-                        "UPDATE applications SET runs = runs + ?, last_seen = max(coalesce("
-                        "last_seen, ''), coalesce(?, '')) WHERE group_key = ?",
-                        (0 if known else 1, job.get("start"), key),
-                    )
-                    if heavier or row["representative"] == run.file:
-                        self._db.execute(
-                            "UPDATE applications SET representative = ?, total_bytes = ?, "
-                            "run_time = ?, categories = ? WHERE group_key = ?",
-                            _params((run.file, run.total_bytes, run.run_time, categories, key)),
+                    "INSERT INTO applications VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                    _params(
+                        (
+                            key,
+                            job["uid"],
+                            job["application"],
+                            job.get("start"),
+                            run.file,
+                            run.total_bytes,
+                            run.run_time,
+                            categories,
                         )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                    ),
+                )
+            else:
+                current = Run(row["representative"], key, row["total_bytes"], row["run_time"])
+                heavier = heaviness(run) < heaviness(current)
+                self._db.execute(
+                    "UPDATE applications SET runs = runs + ?, last_seen = max(coalesce("
+                    "last_seen, ''), coalesce(?, '')) WHERE group_key = ?",
+                    (0 if known else 1, job.get("start"), key),
+                )
+                if heavier or row["representative"] == run.file:
+                    self._db.execute(
+                        "UPDATE applications SET representative = ?, total_bytes = ?, "
+                        "run_time = ?, categories = ? WHERE group_key = ?",
+                        _params((run.file, run.total_bytes, run.run_time, categories, key)),
+                    )
 
 
-def _total_bytes(result: dict) -> float:
+def _total_bytes(result: dict[str, Any]) -> float:
     return float(result.get("read", {}).get("bytes", 0)) + float(result.get("write", {}).get("bytes", 0))
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import stat
 import tarfile
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 
 from mosaic.config import DEFAULT
 from mosaic.errors import LogError, Reason
@@ -17,6 +18,12 @@ from mosaic.errors import LogError, Reason
 LOG_SUFFIXES = (".darshan", ".darshan.gz", ".darshan.bz2")
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 DRAIN_CHUNK = 1 << 16
+MEMBER_CHUNK = 1 << 20  # a member is read into its buffer this much at a time
+GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
+# What a log may start with (DARSHAN-FORMAT.md): a gzip or bzip2 wrapper, a 2.x or a 3.x log.
+LEADING_BYTES = (GZIP_MAGIC, BZIP2_MAGIC, b"2.", b"3.")
+SNIFF_BYTES = max(map(len, LEADING_BYTES))
+REPEAT_MARK = "#"  # the k-th member of one name in an archive (k >= 2) is named NAME#k
 # What tarfile and the decompressors raise on a damaged archive.
 _ARCHIVE_ERRORS = (tarfile.TarError, EOFError, OSError, ValueError)
 
@@ -29,16 +36,52 @@ def is_archive_name(name: str) -> bool:
     return name.endswith(ARCHIVE_SUFFIXES)
 
 
-def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int) -> bytes:
-    """A member's bytes; its size (from its tar header) is checked before reading."""
+def check_leading_bytes(head: bytes | bytearray) -> None:
+    """LogError(unreadable) unless ``head`` (a log's first bytes: ``SNIFF_BYTES`` of them
+    are enough) can start a log, so that no more of a file that is no log is read."""
+    if not head:
+        raise LogError(Reason.UNREADABLE, "empty file")
+    if not head.startswith(LEADING_BYTES):
+        raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
+
+
+def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int) -> bytearray:
+    """A member's bytes; its size (from its tar header) is checked before reading, its
+    first bytes before the rest (1 GiB of zeros is not read whole to find it is no log).
+
+    Read in chunks into one buffer of the member's size: tarfile's ``read()`` of a
+    compressed archive joins and slices its pieces, 2-3 times the member at its peak.
+    """
     if not member.isfile():
         raise LogError(Reason.UNREADABLE, f"member {member.name} is not a regular file")
     if member.size > max_bytes:
         raise LogError(Reason.TOO_LARGE, f"member {member.name}: {member.size} bytes > limit {max_bytes}")
-    data = tar.extractfile(member).read()
-    if len(data) != member.size:
-        raise LogError(Reason.UNREADABLE, f"archive ends inside member {member.name}")
+    stream = tar.extractfile(member)
+    assert stream is not None  # a regular file's member always has one
+    head = stream.read(SNIFF_BYTES)
+    check_leading_bytes(head)
+    data = bytearray(member.size)
+    data[: len(head)] = head
+    done = len(head)
+    while done < member.size and (chunk := stream.read(MEMBER_CHUNK)):
+        data[done : done + len(chunk)] = chunk
+        done += len(chunk)
+    if done != member.size:  # the archive is damaged: no member after this one can be read
+        raise tarfile.ReadError(f"archive ends inside member {member.name}")
     return data
+
+
+def _log_members(members: Iterable[tarfile.TarInfo]) -> Iterator[tuple[str, tarfile.TarInfo]]:
+    """(name, member) of the logs among ``members``, in order: regular files with a log's
+    name. A tar may hold several members of one name (appended copies); the first keeps
+    its name and the k-th is named ``NAME#k``, so that every copy is a log of its own in
+    the counts and the outputs (no member's own name is taken: ``#k`` ends no log name)."""
+    copies: Counter[str] = Counter()
+    for member in members:
+        if member.isfile() and is_log_name(member.name):
+            copies[member.name] += 1
+            k = copies[member.name]
+            yield (member.name if k == 1 else f"{member.name}{REPEAT_MARK}{k}"), member
 
 
 def _check_stream_end(tar: tarfile.TarFile) -> None:
@@ -56,25 +99,23 @@ def _check_stream_end(tar: tarfile.TarFile) -> None:
 
 
 def iter_archive(
-    path: str | os.PathLike, max_member_bytes: int = DEFAULT.max_log_bytes
-) -> Iterator[tuple[str, bytes | None, tuple[Reason, str] | None]]:
+    path: str | os.PathLike[str], max_member_bytes: int = DEFAULT.max_log_bytes
+) -> Iterator[tuple[str, bytearray | None, tuple[Reason, str] | None]]:
     """(member name, bytes, None) of every log in a tar archive, streamed in order;
     (member name, None, (reason, detail)) for a member that cannot be read
-    (larger than ``max_member_bytes``: too_large, never inflated into memory).
+    (larger than ``max_member_bytes``: too_large, never inflated into memory; not
+    starting as a log does: unreadable, read no further). Repeated names are told
+    apart as :func:`_log_members` says.
 
     A damaged archive ends the iteration with LogError(Reason.UNREADABLE).
     """
     try:
         with tarfile.open(os.fspath(path), mode="r|*") as tar:
-            for member in tar:
-                if not (member.isfile() and is_log_name(member.name)):
-                    continue
+            for name, member in _log_members(tar):
                 try:
-                    yield member.name, _member_bytes(tar, member, max_member_bytes), None
-                except LogError as error:
-                    if error.reason != Reason.TOO_LARGE:
-                        raise
-                    yield member.name, None, (error.reason, error.detail)
+                    yield name, _member_bytes(tar, member, max_member_bytes), None
+                except LogError as error:  # this member only (too large, not a log)
+                    yield name, None, (error.reason, error.detail)
             _check_stream_end(tar)
     except _ARCHIVE_ERRORS as exc:
         raise LogError(Reason.UNREADABLE, f"damaged archive {path}: {exc}") from None
@@ -95,7 +136,8 @@ def read_regular(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
 
     Opened without blocking and checked after opening (a FIFO or device is
     never read, even one swapped in after a scan looked); the size is checked
-    before reading and the read never goes past the limit (a file growing).
+    before reading, the first bytes before the rest, and the read never goes
+    past the limit (a file growing).
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -110,6 +152,7 @@ def read_regular(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
         if info.st_size > max_bytes:
             raise LogError(Reason.TOO_LARGE, f"{info.st_size} bytes > limit {max_bytes}")
         try:
+            check_leading_bytes(os.pread(fd, SNIFF_BYTES, 0))
             data = _read_at_most(fd, info.st_size, max_bytes)
         except OSError as exc:
             raise LogError(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
@@ -130,10 +173,21 @@ def _read_at_most(fd: int, expected: int, max_bytes: int) -> bytes:
     while parts[-1] and size <= max_bytes:
         parts.append(os.read(fd, min(1 << 20, max_bytes + 1 - size)))
         size += len(parts[-1])
+    if len(parts) == 2 and not parts[1]:  # the usual end: no copy of the whole file
+        return parts[0]
     return b"".join(parts)
 
 
-def read_bytes(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
+def _find_member(tar: tarfile.TarFile, name: str) -> tarfile.TarInfo:
+    """The member :func:`iter_archive` names ``name`` (the first copy of a repeated name,
+    ``NAME#k`` the k-th), else the archive's member of that name; KeyError if none."""
+    for named, member in _log_members(tar.getmembers()):
+        if named == name:
+            return member
+    return tar.getmember(name)
+
+
+def read_bytes(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes | bytearray:
     """Bytes of a log file, or of ``ARCHIVE/MEMBER`` inside a tar archive, at most ``max_bytes``.
 
     The file is tried first (the usual case: one open); an archive member is
@@ -148,7 +202,7 @@ def read_bytes(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
     archive, member = split
     try:
         with tarfile.open(archive, mode="r:*") as tar:
-            return _member_bytes(tar, tar.getmember(member), max_bytes)
+            return _member_bytes(tar, _find_member(tar, member), max_bytes)
     except KeyError:
         raise LogError(Reason.UNREADABLE, f"{archive} has no member {member}") from None
     except _ARCHIVE_ERRORS as exc:

@@ -16,11 +16,11 @@ def validate_job(job: Job) -> None:
         raise LogError(Reason.BAD_JOB, f"nprocs {job.nprocs} < 1")
 
 
-def _cstring(raw: bytes) -> str:
+def _cstring(raw: bytes | bytearray) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def parse_metadata(raw: bytes) -> dict[str, str]:
+def parse_metadata(raw: bytes | bytearray) -> dict[str, str]:
     lines = (line.split("=", 1) for line in _cstring(raw).split("\n") if "=" in line)
     return {k: v for k, v in lines}
 

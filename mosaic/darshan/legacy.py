@@ -20,7 +20,7 @@ from mosaic.errors import LogError, Reason
 TARGET_VERSION = 4  # POSIX module version the records are converted to
 
 
-def read_legacy(raw: bytes) -> DarshanLog:
+def read_legacy(raw: bytes | bytearray) -> DarshanLog:
     version = raw[:8].split(b"\0", 1)[0].decode("ascii", "replace")
     if version not in F.LEGACY_VERSIONS:
         raise LogError(Reason.UNSUPPORTED_VERSION, f"format {version!r}")
@@ -57,7 +57,7 @@ def read_legacy(raw: bytes) -> DarshanLog:
     if not len(rec):
         raise LogError(Reason.NO_IO_MODULES, "no file records")
     posix = _to_posix(rec, job.start)
-    names = {}
+    names: dict[int, str] = {}
     for rid, suffix in zip(posix.ids.tolist(), rec["name_suffix"].tolist()):
         names.setdefault(rid, suffix.split(b"\0", 1)[0].decode("utf-8", "replace"))
     dev = rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]].tolist()
@@ -67,7 +67,7 @@ def read_legacy(raw: bytes) -> DarshanLog:
     )
 
 
-def _exe_and_devices(raw: bytes) -> tuple[str, dict[int, tuple[str, str]]]:
+def _exe_and_devices(raw: bytes | bytearray) -> tuple[str, dict[int, tuple[str, str]]]:
     """Command line, then ``\\n<device>\\t<fstype>\\t<mount point>`` lines."""
     exe, *lines = raw.split(b"\0", 1)[0].decode("utf-8", "replace").split("\n")
     devices = {}

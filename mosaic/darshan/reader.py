@@ -16,22 +16,27 @@ import os
 import re
 import struct
 from array import array
+from typing import cast
 
 import numpy as np
 from zlib_ng import zlib_ng
 
 from mosaic.config import DEFAULT
 from mosaic.darshan import formats as F
-from mosaic.darshan.archive import read_bytes
+from mosaic.darshan.archive import BZIP2_MAGIC, GZIP_MAGIC, check_leading_bytes, read_bytes
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
 from mosaic.darshan.job import parse_exe_and_mounts, parse_metadata, validate_job
 from mosaic.darshan.legacy import read_legacy
 from mosaic.errors import LogError, Reason
 
-GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
+# gzip / bzip2 layers a log may be wrapped in: a .darshan.gz, and one more when such a
+# file is posted with Content-Encoding: gzip (its name is the hash of the log inside both).
+MAX_WRAPPERS = 2
 # Compressed bytes handed to a decompressor at a time: small first (per-rank
 # streams are small), doubling while a stream goes on.
 INFLATE_CHUNK_FIRST, INFLATE_CHUNK_MAX = 1 << 10, 1 << 20
+# What a decompressor raises on a corrupt stream.
+_INFLATE_ERRORS = (cast(type[Exception], zlib_ng.error), OSError, ValueError, EOFError)
 # Modules whose records the reader decodes; every other module is only noted.
 DECODED_MODULES = (F.POSIX, F.MPIIO, F.STDIO)
 IO_MODULES = (F.POSIX, F.STDIO, F.DXT_POSIX)
@@ -47,12 +52,13 @@ DXT_MEMORY_PER_BYTE = 8
 
 
 def read_log(
-    source: str | os.PathLike | bytes,
+    source: str | os.PathLike[str] | bytes | bytearray,
     name: str = "",
     *,
     max_log_bytes: int = DEFAULT.max_log_bytes,
     max_inflated_bytes: int = DEFAULT.max_inflated_bytes,
     memory_bytes: int = DEFAULT.worker_memory_bytes,
+    max_job_bytes: int = DEFAULT.max_job_bytes,
 ) -> DarshanLog:
     """Read one Darshan log from a path (or ``ARCHIVE/MEMBER``) or from bytes.
 
@@ -61,8 +67,9 @@ def read_log(
     Limits (Config's execution section): a file or member larger than
     ``max_log_bytes`` is not read; decompression stops at
     ``max_inflated_bytes`` for the whole log; DXT regions whose analysis
-    would need more than ``memory_bytes`` are not inflated past that point.
-    All three are ``too_large``.
+    would need more than ``memory_bytes`` are not inflated past that point;
+    nor is the job region (command line, metadata) past ``max_job_bytes``.
+    All four are ``too_large``.
     """
     try:
         data = (
@@ -70,7 +77,7 @@ def read_log(
         )
         if len(data) > max_log_bytes:
             raise LogError(Reason.TOO_LARGE, f"{len(data)} bytes > limit {max_log_bytes}")
-        return _read_bytes(bytes(data), _Budget(max_inflated_bytes, memory_bytes))
+        return _read_bytes(data, _Budget(max_inflated_bytes, memory_bytes, max_job_bytes))
     except (LogError, MemoryError):  # MemoryError: past a worker's limit, too_large for the caller
         raise
     except Exception as exc:  # last line of defence: a defect must not escape as a crash
@@ -79,21 +86,40 @@ def read_log(
 
 
 def unwrap(data: bytes, cap: int) -> bytes:
-    """The log inside a gzip or bzip2 wrapper (``.darshan.gz``, a gzip body; never
-    inflated past ``cap``), else ``data`` itself."""
-    for magic, comp in ((GZIP_MAGIC, F.COMP_ZLIB), (BZIP2_MAGIC, F.COMP_BZIP2)):
-        if data.startswith(magic):
-            return inflate(data, comp, cap, gzip=True)
-    return data
+    """The log inside its gzip or bzip2 wrappers (``.darshan.gz``, a gzip body; at
+    most ``MAX_WRAPPERS`` layers, inflated to ``cap`` bytes at most in all), else
+    ``data`` itself."""
+    return bytes(_unwrapped(data, cap)[0])  # no copy: bytes in, bytes out
 
 
-def _read_bytes(data: bytes, budget: _Budget) -> DarshanLog:
-    if not data:
-        raise LogError(Reason.UNREADABLE, "empty file")
-    inner = unwrap(data, budget.left)
-    if inner is not data:  # the outer layer counts against the inflation budget
-        budget.left -= len(inner)
-        data = inner
+def _unwrapped(data: bytes | bytearray, cap: int) -> tuple[bytes | bytearray, int]:
+    """:func:`unwrap`'s log and the bytes its layers inflated to, together."""
+    inflated = 0
+    for _ in range(MAX_WRAPPERS):
+        comp = _wrapper(data)
+        if comp is None:
+            break
+        data = inflate(data, comp, cap - inflated, gzip=True)
+        inflated += len(data)
+    else:
+        if _wrapper(data) is not None:
+            raise LogError(Reason.UNREADABLE, f"more than {MAX_WRAPPERS} gzip/bzip2 layers")
+    return data, inflated
+
+
+def _wrapper(data: bytes | bytearray) -> int | None:
+    """The compression of a gzip or bzip2 wrapper ``data`` starts with, else None."""
+    if data.startswith(GZIP_MAGIC):
+        return F.COMP_ZLIB
+    if data.startswith(BZIP2_MAGIC):
+        return F.COMP_BZIP2
+    return None
+
+
+def _read_bytes(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
+    check_leading_bytes(data)
+    data, inflated = _unwrapped(data, budget.left)
+    budget.left -= inflated  # the layers count against the inflation budget
     if data.startswith(b"2."):
         return read_legacy(data)
     if data.startswith(b"3."):
@@ -101,7 +127,7 @@ def _read_bytes(data: bytes, budget: _Budget) -> DarshanLog:
     raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
 
 
-def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
+def inflate(region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
     """Decompress a region made of one or more concatenated streams.
 
     Darshan writes one stream per rank into a region; ``zlib.decompress``
@@ -129,7 +155,7 @@ def inflate(region: bytes | memoryview, comp: int, cap: int, gzip: bool = False)
             chunk = view[pos : pos + size]
             try:
                 out = d.decompress(chunk, cap - total + 1)
-            except (zlib_ng.error, OSError, ValueError, EOFError) as exc:
+            except _INFLATE_ERRORS as exc:
                 raise LogError(Reason.CORRUPT_STREAM, f"does not decompress: {exc}") from None
             total += len(out)
             if total > cap:
@@ -152,7 +178,7 @@ class Header:
     rather than by a second copy of the header layout.
     """
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | bytearray):
         self.version = data[:8].split(b"\0", 1)[0].decode("ascii", "replace")
         if self.version not in F.SUPPORTED_VERSIONS:
             raise LogError(Reason.UNSUPPORTED_VERSION, f"format {self.version!r}")
@@ -204,37 +230,56 @@ def _current_ids(version: str) -> tuple[int, ...]:
 
 
 class _Budget:
-    """Decompressed bytes still allowed for this log, and for its DXT regions together."""
+    """Decompressed bytes still allowed for this log, for its DXT regions together, and
+    for its job region."""
 
-    def __init__(self, max_inflated_bytes: int, memory_bytes: int):
+    def __init__(self, max_inflated_bytes: int, memory_bytes: int, max_job_bytes: int):
         self.left = max_inflated_bytes
         self.dxt_left = memory_bytes // DXT_MEMORY_PER_BYTE
+        self.max_job_bytes = max_job_bytes
 
-    def inflate(self, region, comp, gzip: bool = False, cap: int | None = None) -> bytes:
-        out = inflate(region, comp, self.left if cap is None else min(cap, self.left), gzip)
+    def inflate(self, region: bytes | memoryview, comp: int, cap: int | None = None) -> bytes:
+        out = inflate(region, comp, self.left if cap is None else min(cap, self.left))
         self.left -= len(out)
         return out
+
+    def _inflate_within(self, region: memoryview, comp: int, cap: int, past: str) -> bytes:
+        """A region inflated at most to its own ``cap``; past it, too_large saying ``past``
+        (past the whole log's budget, the usual detail)."""
+        try:
+            return self.inflate(region, comp, cap=cap)
+        except LogError as error:
+            if error.reason == Reason.TOO_LARGE and cap < self.left:
+                raise LogError(Reason.TOO_LARGE, past) from None
+            raise
+
+    def inflate_job(self, region: memoryview, comp: int) -> bytes:
+        """The job region: a log's command line and metadata are text a writer may
+        inflate at will (a 53 KB log held a 50 MB command line), bounded alike in batch
+        and service."""
+        cap = self.max_job_bytes
+        return self._inflate_within(
+            region, comp, cap, f"job region (command line, metadata, mounts) over max_job_bytes = {cap}"
+        )
 
     def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> bytes:
         """A DXT region, within what the memory budget leaves for DXT (both DXT modules
         share it: their segments are held together)."""
         cap = self.dxt_left
-        try:
-            out = self.inflate(region, comp, cap=cap)
-        except LogError as error:
-            if error.reason == Reason.TOO_LARGE and cap < self.left:
-                raise LogError(
-                    Reason.TOO_LARGE,
-                    f"{label} region over {cap} bytes "
-                    f"(more than {cap // segment_size} segments) "
-                    "would need more than the memory budget",
-                ) from None
-            raise
+        out = self._inflate_within(
+            region,
+            comp,
+            cap,
+            f"{label} region over {cap} bytes (more than {cap // segment_size} segments) "
+            "would need more than the memory budget",
+        )
         self.dxt_left -= len(out)
         return out
 
 
-def _versioned_region(hdr: Header, view: memoryview, module: int, versions, label: str) -> memoryview:
+def _versioned_region(
+    hdr: Header, view: memoryview, module: int, versions: tuple[int, ...], label: str
+) -> memoryview:
     """A variable-size module's region, once its version is one we can parse."""
     off, n, ver = hdr.modules[module]
     if ver not in versions:
@@ -251,13 +296,13 @@ def _read_dxt(hdr: Header, view: memoryview, module: int, budget: _Budget) -> Dx
     return parse_dxt(budget.inflate_dxt(region, hdr.comp, label, segment_size), big_endian, module, version)
 
 
-def _read_v3(data: bytes, budget: _Budget) -> DarshanLog:
+def _read_v3(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     hdr = Header(data)
     view = memoryview(data)
     job_end = hdr.job_region_end(len(data))
     if job_end <= hdr.size:
         raise LogError(Reason.TRUNCATED, "no job region")
-    job = _parse_job(budget.inflate(view[hdr.size : job_end], hdr.comp), hdr)
+    job = _parse_job(budget.inflate_job(view[hdr.size : job_end], hdr.comp), hdr)
     io_present = [m for m in IO_MODULES if m in hdr.modules]
     if not io_present:
         raise LogError(Reason.NO_IO_MODULES, "no POSIX, STDIO or DXT_POSIX data")
@@ -395,7 +440,7 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
     headers and segments are then gathered in one step each.
     """
     head_t, seg_t = F.dxt_header_dtype(big_endian), F.dxt_segment_dtype(module, version, big_endian)
-    counts_at, head_size, seg_size = head_t.fields["write_count"][1], head_t.itemsize, seg_t.itemsize
+    counts_at, head_size, seg_size = _offset(head_t, "write_count"), head_t.itemsize, seg_t.itemsize
     unpack_counts = struct.Struct((">" if big_endian else "<") + "qq").unpack_from
     at = array("q")
     pos, n = 0, len(raw)
@@ -413,7 +458,7 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
     counts = writes + heads["read_count"].astype(np.int64)
     within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     seg = _strided(raw, seg_t)[np.repeat((starts + head_size) // 8, counts) + within * (seg_size // 8)]
-    threaded = "thread" in seg_t.names
+    threaded = "thread" in (seg_t.names or ())
     return DxtSegments(
         ids=np.repeat(heads["id"].astype(np.uint64), counts),
         ranks=np.repeat(heads["rank"].astype(np.int64), counts),
@@ -430,6 +475,12 @@ def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: 
         if threaded
         else np.full(len(seg), F.DXT_NO_THREAD, np.uint64),
     )
+
+
+def _offset(dtype: np.dtype[np.void], name: str) -> int:
+    """Byte offset of field ``name`` in a structured dtype."""
+    assert dtype.fields is not None
+    return int(dtype.fields[name][1])
 
 
 def _strided(raw: bytes, dtype: np.dtype) -> np.ndarray:
@@ -478,7 +529,7 @@ def _with_bins(head_t: np.dtype, nbins: int) -> np.dtype:
 def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Record headers and the byte offset of each record's bins."""
     n, size = len(raw), head_t.itemsize
-    nbins_at = head_t.fields["nbins"][1]
+    nbins_at = _offset(head_t, "nbins")
     if n >= size:  # the runtime's case: every record has the first record's bin count
         first = int(np.frombuffer(raw, head_t, count=1)["nbins"][0])
         if first >= 0 and n % (size + 16 * first) == 0:

@@ -19,7 +19,7 @@ from mosaic.corpus.engine import (
     run_batch,
 )
 from mosaic.corpus.pipeline import balanced_batch_size, engine_settings, given_up
-from mosaic.corpus.scan import LogRef
+from mosaic.corpus.scan import LogRef, Stamp
 
 
 def refs(*names):
@@ -164,12 +164,13 @@ def test_batches_close_at_the_byte_bound():
     """Sizes 3, 3, 3, 5, 1 with a bound of 6 bytes: a batch closes once it holds >= 6;
     archive members weigh their bytes, not the archive's size."""
     from mosaic.corpus.pipeline import _batches
-    from mosaic.corpus.scan import LogRef
 
-    sized = [LogRef(str(i), str(i), stamp=(n, 0)) for i, n in enumerate((3, 3, 3, 5, 1))]
+    sized = [LogRef(str(i), str(i), stamp=Stamp(n, 0, 0)) for i, n in enumerate((3, 3, 3, 5, 1))]
     assert [[r.name for r in b] for b in _batches(sized, 256, 6)] == [["0", "1"], ["2", "3"], ["4"]]
     assert [len(b) for b in _batches(sized, 2, 1 << 20)] == [2, 2, 1]
-    members = [LogRef(f"m{i}", "a.tar/x", b"x" * 4, archive="a.tar", stamp=(10**9, 0)) for i in range(3)]
+    members = [
+        LogRef(f"m{i}", "a.tar/x", b"x" * 4, archive="a.tar", stamp=Stamp(10**9, 0, 0)) for i in range(3)
+    ]
     assert [len(b) for b in _batches(members, 256, 8)] == [2, 1]
 
 
@@ -177,9 +178,8 @@ def test_batches_ramp_up_from_first_to_size():
     """first 2, size 8: 2, 4, 8, 8, then the rest; the byte bound still closes a batch early
     and the ramp goes on from there."""
     from mosaic.corpus.pipeline import _batches
-    from mosaic.corpus.scan import LogRef
 
-    refs = [LogRef(str(i), str(i), stamp=(1, 0)) for i in range(25)]
+    refs = [LogRef(str(i), str(i), stamp=Stamp(1, 0, 0)) for i in range(25)]
     assert [len(b) for b in _batches(refs, 8, 1 << 20, first=2)] == [2, 4, 8, 8, 3]
     assert [len(b) for b in _batches(refs, 8, 1 << 20, first=20)] == [8, 8, 8, 1]  # capped
     assert [len(b) for b in _batches(refs, 8, 3, first=2)] == [2] + [3] * 7 + [2]

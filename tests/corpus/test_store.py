@@ -75,12 +75,13 @@ def test_job_lookup_returns_own_and_group_categories(store):
     assert hit["application"]["categories"] == ["read_on_end"]
 
 
-def facts(file, status="ok", key="1:app", total=1.0, run_time=1.0, size=10, mtime_ns=5):
+def facts(file, status="ok", key="1:app", total=1.0, run_time=1.0, size=10, mtime_ns=5, ctime_ns=6):
     return {
         "file": file,
         "location": f"/data/{file}",
         "size": size,
         "mtime_ns": mtime_ns,
+        "ctime_ns": ctime_ns,
         "status": status,
         "group_key": key,
         "uid": 1,
@@ -94,18 +95,19 @@ def facts(file, status="ok", key="1:app", total=1.0, run_time=1.0, size=10, mtim
     }
 
 
-def seen(file, size=10, mtime_ns=5):
-    return (file, f"/data/{file}", size, mtime_ns)
+def seen(file, size=10, mtime_ns=5, ctime_ns=6):
+    return (file, f"/data/{file}", size, mtime_ns, ctime_ns)
 
 
-def test_a_log_is_validated_again_when_its_size_or_mtime_changed(tmp_path):
+def test_a_log_is_validated_again_when_its_size_mtime_or_ctime_changed(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        store.save_facts([facts("a"), facts("b"), facts("c")])
+        store.save_facts([facts("a"), facts("b"), facts("c"), facts("d")])
         store.save_results([{"file": "b", "status": "ok", "categories": []}])
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        assert store.mark_seen([seen("a"), seen("b", size=11), seen("c", mtime_ns=6)]) == {"a"}
+        changed = [seen("b", size=11), seen("c", mtime_ns=6), seen("d", ctime_ns=7)]
+        assert store.mark_seen([seen("a"), *changed]) == {"a"}
         store.save_facts([facts("b", size=11)])  # validated again: its old result goes
         assert store.funnel_counts()["categorized"] == 0
 
@@ -116,12 +118,13 @@ def test_an_unchanged_archive_validated_whole_is_reused(tmp_path):
         store.save_facts(
             [{**facts("day.tar/a"), "archive": "/d/day.tar"}, {**facts("day.tar/b"), "archive": "/d/day.tar"}]
         )
-        store.save_archives([("/d/day.tar", 100, 7, 2)])
+        store.save_archives([("/d/day.tar", 100, 7, 9, 2)])
     with Store(tmp_path / "s.sqlite") as store:
         store.begin_run("h")
-        assert store.reuse_archive("/d/day.tar", 100, 8) is None  # touched since
-        assert store.reuse_archive("/d/other.tar", 100, 7) is None
-        assert store.reuse_archive("/d/day.tar", 100, 7) == 2
+        assert store.reuse_archive("/d/day.tar", 100, 8, 9) is None  # touched since
+        assert store.reuse_archive("/d/day.tar", 100, 7, 10) is None  # rewritten, mtime put back
+        assert store.reuse_archive("/d/other.tar", 100, 7, 9) is None
+        assert store.reuse_archive("/d/day.tar", 100, 7, 9) == 2
         assert store.funnel_counts()["valid"] == 2  # both logs are part of this run
 
 

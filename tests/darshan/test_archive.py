@@ -90,3 +90,48 @@ def test_corrupt_archive_raises_unreadable(tmp_path):
     assert err.value.reason == "unreadable"
     with pytest.raises(LogError):
         read_bytes(f"{junk}/a.darshan")
+
+
+def repeated_names_tar(tmp_path: Path) -> Path:
+    """A tar holding two members named ``day/a.darshan`` (tar -r appends a copy), the
+    second the heavier run of the two, and a member named like a renamed copy (no log
+    suffix: not a log, so it takes no log's name)."""
+    light = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
+    heavy = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=7000)])})
+    path = tmp_path / "day.tar"
+    with tarfile.open(path, "w") as tar:
+        for name, data in [("day/a.darshan", light), ("day/a.darshan", heavy), ("day/a.darshan#2", GOOD)]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_repeated_member_names_are_told_apart(tmp_path):
+    """Issue 25 item 13: the first copy vanished (5 logs counted, 4 in the outputs)."""
+    path = repeated_names_tar(tmp_path)
+    names = [name for name, _, _ in iter_archive(path)]
+    assert names == ["day/a.darshan", "day/a.darshan#2"]  # the second is the second copy
+    second = dict((name, data) for name, data, _ in iter_archive(path))["day/a.darshan#2"]
+    assert read_log(second).modules[1].counters[0, 14] == 7000
+    assert read_log(f"{path}/day/a.darshan").modules[1].counters[0, 14] == 5  # the first copy
+    assert read_log(f"{path}/day/a.darshan#2").modules[1].counters[0, 14] == 7000
+
+
+@pytest.mark.parametrize("all_runs", [False, True])
+def test_every_copy_of_a_repeated_member_is_counted_and_categorized(tmp_path, all_runs):
+    import json
+
+    from mosaic.config import Config
+    from mosaic.corpus.pipeline import run
+
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    run([repeated_names_tar(folder).parent], out, Config(all_runs=all_runs), workers=0)
+    funnel = json.loads((out / "summary.json").read_text())["funnel"]
+    assert (funnel["logs"], funnel["valid"], funnel["evicted_total"]) == (2, 2, 0)
+    traces = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    # The representative is the heavier second copy, read from its own bytes.
+    by_file = {trace["file"]: trace["read"]["bytes"] for trace in traces}
+    expected = {"day.tar/day/a.darshan#2": 7000}
+    assert by_file == ({"day.tar/day/a.darshan": 5} | expected if all_runs else expected)

@@ -1,0 +1,84 @@
+"""A run's output files, written aside and put in place together once all are complete.
+
+Until 2026-11-25 the outputs were opened with ``"w"`` at their final paths,
+so a rerun that hit a full disk left ``traces.jsonl`` cut short beside the
+previous ``summary.json`` (issue 25, item 4). Now each output is written to
+``NAME.tmp`` in the same folder (same file system: the rename is atomic),
+flushed and fsynced; only when every one is complete are they renamed over
+the previous outputs, back to back, and the folder is fsynced. A run that
+fails before that point (full disk, Ctrl-C, a crash) leaves the previous
+outputs as they were and removes its temporaries; after a kill -9 the next
+run removes them (their names are fixed). Only a crash between the renames
+(microseconds apart, nothing left to write) can leave a mix of old and new
+outputs, which the next run replaces. The price: while it writes, a run
+needs room for its new outputs beside the previous ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TextIO
+
+TEMPORARY_SUFFIX = ".tmp"
+
+
+def temporary(path: Path) -> Path:
+    """Where the output `path` is written before it is complete."""
+    return path.with_name(path.name + TEMPORARY_SUFFIX)
+
+
+class OutputSet:
+    """The outputs `names` of folder `out`, replaced all together by :meth:`commit`.
+
+    Use it as a context manager while holding the folder's run lock: entering
+    removes the temporaries a killed run left; leaving without a commit
+    removes this run's.
+    """
+
+    def __init__(self, out: Path, names: Sequence[str]) -> None:
+        self.paths = [out / name for name in names]
+        self._files: dict[str, TextIO] = {}
+
+    def __enter__(self) -> OutputSet:
+        self._discard()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._discard()
+
+    def open(self, name: str) -> TextIO:
+        """The temporary file of output `name`, open for writing."""
+        path = next(path for path in self.paths if path.name == name)
+        self._files[name] = handle = open(temporary(path), "w", encoding="utf-8")
+        return handle
+
+    def commit(self) -> None:
+        """Make every output durable under its temporary name, then rename all into place."""
+        for handle in self._files.values():
+            handle.flush()
+            os.fsync(handle.fileno())
+            handle.close()
+        for path in self.paths:
+            if path.name in self._files:
+                os.replace(temporary(path), path)
+        self._files.clear()
+        folder = os.open(self.paths[0].parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)  # the renames themselves survive a power loss
+        finally:
+            os.close(folder)
+
+    def _discard(self) -> None:
+        """Close and remove the temporaries not committed (this run's, or a killed run's)."""
+        for handle in self._files.values():
+            with contextlib.suppress(OSError):  # on a full disk, flushing what is left fails again
+                handle.close()
+        self._files.clear()
+        for path in self.paths:
+            temporary(path).unlink(missing_ok=True)
