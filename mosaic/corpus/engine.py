@@ -31,11 +31,11 @@ Why it looks like this (SPEC 5):
   go out again, and a single log that still fails is given up as a crash.
 * A node that dies stops its pulses; dispy (``reentrant=True``) sends its
   unfinished jobs to the other nodes, so no log is lost.
-* dispy asks the named nodes to join once, when the cluster starts; a node not
-  listening yet (started a moment after the run, or restarted) never joined,
-  and a run whose only joined node then died stopped with "no live dispy
-  node". So named nodes that have not joined are asked again every
-  ``ping_seconds`` (dispy's ``ping_interval``; joined nodes are not pinged).
+* dispy asks the named nodes to join once, when the cluster starts: a node not
+  listening yet (started a moment after the run, or restarted) would never
+  join (until 2026-11-25 a run whose only joined node then died stopped with
+  "no live dispy node"). So named nodes that have not joined are asked again
+  every ``ping_seconds`` (dispy's ``ping_interval``; joined nodes are not pinged).
 * At most ``jobs_in_flight_per_cpu`` jobs per node CPU are queued, so the
   parent holds a bounded number of batches whatever the corpus size.
 * Every node takes a secret (dispy hashes it into each message; a node
