@@ -17,9 +17,9 @@ once, one distance matrix per iteration, with scikit-learn's exact semantics
 
 Ties and points at exactly one bandwidth decide labels, so distances are
 computed the way scikit-learn's neighbor search does for that many points:
-brute force (``|a|^2 + |b|^2 - 2 a.b``, one BLAS product per query row) below
-the size where it switches to a k-d tree, the plain sum of squared differences
-above; means are sums in point order. ``tests/analysis/test_meanshift.py``
+brute force (``|a|^2 + |b|^2 - 2 a.b``: BLAS products, the squared norms as
+BLAS's dot rounds them) below the size where it switches to a k-d tree, the
+plain sum of squared differences above; means are sums in point order. ``tests/analysis/test_meanshift.py``
 checks labels against scikit-learn on random, tied and degenerate point sets.
 """
 
@@ -41,9 +41,19 @@ def _squared_distances(queries: np.ndarray, points: np.ndarray, brute: bool) -> 
         return delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1]
     products = (queries[:, None, :] @ points.T)[:, 0, :]  # one BLAS call per row, as one query at a time
     squared = -2 * products
-    squared += np.einsum("ij,ij->i", queries, queries)[:, None]
-    squared += np.einsum("ij,ij->i", points, points)[None, :]
+    squared += _squared_norms(queries)[:, None]
+    squared += _squared_norms(points)[None, :]
     return np.maximum(squared, 0, out=squared)
+
+
+def _squared_norms(rows: np.ndarray) -> np.ndarray:
+    """Each row's squared norm as BLAS's dot rounds it (scikit-learn's row norms).
+
+    A stacked product of each row with itself: ``x0 * x0 + x1 * x1`` (what
+    ``einsum`` gives) rounds differently from BLAS's fused multiply-add in
+    about one case in ten, enough to move a point at exactly one bandwidth.
+    """
+    return (rows[:, None, :] @ rows[:, :, None])[:, 0, 0]
 
 
 def unique_rows(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,10 +110,7 @@ def _modes(means: np.ndarray, counts: np.ndarray, bandwidth: float) -> np.ndarra
     counts = counts[last]
     order = np.lexsort((means[:, 1], means[:, 0], counts))[::-1]
     centers = means[order]
-    # Plain squared differences: scikit-learn's radius query among the modes finds a mode
-    # exactly one bandwidth away (|a|^2 + |b|^2 - 2 a.b rounds such a pair past it, and
-    # not always both ways, so a weaker mode could even drop a stronger one).
-    near = _squared_distances(centers, centers, brute=False) <= bandwidth * bandwidth
+    near = _squared_distances(centers, centers, len(centers) < BRUTE_BELOW_RADIUS) <= bandwidth * bandwidth
     keep = np.ones(len(centers), dtype=bool)
     for i in range(len(centers)):  # greedy by strength: one pass over the few modes
         if keep[i]:
@@ -121,8 +128,8 @@ def _nearest(points: np.ndarray, centers: np.ndarray, bandwidth: float) -> np.nd
         chunk = points[start : start + block]
         if brute:  # scikit-learn queries all points in one product here
             squared = -2 * (chunk @ centers.T)
-            squared += np.einsum("ij,ij->i", chunk, chunk)[:, None]
-            squared += np.einsum("ij,ij->i", centers, centers)[None, :]
+            squared += _squared_norms(chunk)[:, None]
+            squared += _squared_norms(centers)[None, :]
             np.maximum(squared, 0, out=squared)
             nearest = np.argpartition(squared, 0, axis=1)[:, 0]
         else:

@@ -474,7 +474,7 @@ def write_outputs(
         "evicted": dict(sorted(evicted_at["validate"].items())),
         "evicted_total": sum(evicted_at["validate"].values()),
     }
-    funnel.update(store.funnel_counts())
+    funnel.update(store.funnel_counts(config.all_runs))
     funnel["categorize_evicted"] = dict(sorted(evicted_at["categorize"].items()))
     return {
         "funnel": funnel,

@@ -365,11 +365,10 @@ class Store:
     def to_categorize(self, all_runs: bool) -> Iterator[Row]:
         """(file, location, archive, size, mtime_ns, ctime_ns) still to categorize, archive members
         together."""
-        which = "" if all_runs else "AND l.representative = 1"
         yield from self._rows(
             "SELECT l.file, l.location, l.archive, l.size, l.mtime_ns, l.ctime_ns FROM logs l "
             "LEFT JOIN results r USING (file) "
-            f"WHERE l.seen = ? AND l.status = 'ok' {which} AND r.file IS NULL "
+            f"WHERE l.seen = ? AND l.status = 'ok' {_runs(all_runs)} AND r.file IS NULL "
             "ORDER BY l.archive, l.file",
             (self.run_id,),
         )
@@ -411,11 +410,10 @@ class Store:
 
     def categorized(self, all_runs: bool) -> Iterator[Row]:
         """Categorized traces of this run sorted by file, with their group facts."""
-        which = "" if all_runs else "AND l.representative = 1"
         yield from self._rows(
             "SELECT r.result, r.categories, l.group_key, l.runs, l.representative "
             "FROM results r JOIN logs l USING (file) "
-            f"WHERE l.seen = ? AND r.status = 'ok' {which} ORDER BY l.file",
+            f"WHERE l.seen = ? AND r.status = 'ok' {_runs(all_runs)} ORDER BY l.file",
             (self.run_id,),
         )
 
@@ -439,10 +437,12 @@ class Store:
             (self.run_id,),
         )
 
-    def funnel_counts(self) -> dict[str, int]:
-        """Counts of this run: valid, partial, groups, categorized, and stand_ins (groups
-        whose heavier runs were evicted during categorization). Read through the reader
-        connection, like the streams: it never waits for :meth:`publish`'s transaction."""
+    def funnel_counts(self, all_runs: bool) -> dict[str, int]:
+        """Counts of this run: valid, partial, groups, categorized (the traces
+        :meth:`categorized` gives: a single run counts no former representative whose
+        result stays stored), and stand_ins (groups whose heavier runs were evicted
+        during categorization). Read through the reader connection, like the streams:
+        it never waits for :meth:`publish`'s transaction."""
         db = self._reader
         row = db.execute(  # a group has one representative: no DISTINCT to sort
             "SELECT count(*), coalesce(sum(partial), 0), coalesce(sum(representative), 0) "
@@ -450,7 +450,8 @@ class Store:
             (self.run_id,),
         ).fetchone()
         categorized = db.execute(
-            "SELECT count(*) FROM results r JOIN logs l USING (file) WHERE l.seen = ? AND r.status = 'ok'",
+            "SELECT count(*) FROM results r JOIN logs l USING (file) "
+            f"WHERE l.seen = ? AND r.status = 'ok' {_runs(all_runs)}",
             (self.run_id,),
         ).fetchone()[0]
         stand_ins = db.execute(
@@ -599,3 +600,9 @@ def _application(row: Row) -> profiles.Application:
         "last_seen": row["last_seen"],
         "representative": row["representative"],
     }
+
+
+def _runs(all_runs: bool) -> str:
+    """The SQL condition on ``logs l`` that keeps the runs a run reports: every valid
+    run with ``--all-runs``, else the representatives."""
+    return "" if all_runs else "AND l.representative = 1"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import MeanShift
 
-from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
+from mosaic.analysis.meanshift import _squared_norms, mean_shift_labels, unique_rows
 
 BANDWIDTH = math.log(1.25)
 
@@ -85,6 +85,25 @@ def test_point_at_exactly_one_bandwidth_is_in_reach():
     assert mean_shift_labels(points, [(0.0, 0.0)], 5.0).tolist() == reference(points, [(0.0, 0.0)], 5.0)
     # the seed at (0, 0) reaches both and moves to their mean; both are 2.5 from it: one cluster
     assert mean_shift_labels(points, [(0.0, 0.0)], 5.0).tolist() == [0, 0]
+
+
+def test_a_mode_one_bandwidth_from_a_stronger_one_goes_as_blas_rounds_it():
+    """Three modes of 3 points at (-8/3, -10/3), (-11/3, -4), (-14/3, -10/3): the last is 2
+    from the first, 4.000000000000002 squared by plain differences but 4.0 by BLAS's
+    |a|^2 + |b|^2 - 2 a.b (scikit-learn's brute radius query), so the strongest mode takes
+    both others and the two points near the dropped ones have no mode within reach."""
+    points = [(-2, -2), (-2, -4), (-4, -4), (-5, -2), (-5, -4)]
+    seeds = [(-4, -4), (-4, -2), (-2, -4), (-2, -2)]
+    expected = [0, 0, 0, -1, -1]
+    assert mean_shift_labels(points, seeds, 2.0).tolist() == expected == reference(points, seeds, 2.0)
+
+
+def test_squared_norms_round_as_blas_dot():
+    rows = np.random.default_rng(2).integers(-400, 400, size=(20_000, 2)) / np.arange(1, 20_001)[:, None]
+    blas = np.array([np.dot(row, row) for row in rows])
+    assert _squared_norms(rows).tolist() == blas.tolist()
+    # the plain sum rounds differently on some of these rows: the test can tell them apart
+    assert (rows[:, 0] * rows[:, 0] + rows[:, 1] * rows[:, 1] != blas).any()
 
 
 def test_two_equal_modes_are_ordered_by_coordinates():

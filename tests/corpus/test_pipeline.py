@@ -151,3 +151,43 @@ def test_rerun_redoes_nothing_and_a_changed_config_redoes_everything(
     assert changed.hash() != small_config.hash()
     run([year_corpus], tmp_path, changed, workers=0)
     assert calls == first
+
+
+def test_a_rerun_after_heavier_runs_joined_counts_only_the_new_representatives(
+    year_corpus, reference_run, small_config, tmp_path
+):
+    """The heaviest run of some groups arrives after a first run: the rerun's outputs are
+    those of a fresh run on the whole corpus, funnel included (the former representatives'
+    results stay in the store but are no longer categorized traces of a single run)."""
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(year_corpus, corpus)
+    late = [
+        t["file"]
+        for t in truth(year_corpus)
+        if t["valid"]
+        and t["heaviest"]
+        and ".tar.gz/" not in t["file"]
+        and t["group"] in _groups_of_several(year_corpus)
+    ][:5]
+    assert len(late) == 5
+    aside = tmp_path / "aside"
+    for name in late:
+        (aside / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).rename(aside / name)
+    out = tmp_path / "out"
+    first = run([corpus], out, small_config, workers=0)
+    for name in late:
+        (aside / name).rename(corpus / name)
+    again = run([corpus], out, small_config, workers=0)
+    fresh = run([corpus], tmp_path / "fresh", small_config, workers=0)
+    assert first["funnel"]["categorized"] == first["funnel"]["groups"]
+    assert again["funnel"] == fresh["funnel"]
+    assert again["funnel"]["categorized"] == again["funnel"]["groups"] == len(lines(out, "traces.jsonl"))
+    assert comparable(out)["traces"] == comparable(tmp_path / "fresh")["traces"]
+
+
+def _groups_of_several(corpus):
+    runs = Counter(t["group"] for t in truth(corpus) if t["valid"])
+    return {group for group, count in runs.items() if count > 1}

@@ -109,7 +109,7 @@ def test_a_log_is_validated_again_when_its_size_mtime_or_ctime_changed(tmp_path)
         changed = [seen("b", size=11), seen("c", mtime_ns=6), seen("d", ctime_ns=7)]
         assert store.mark_seen([seen("a"), *changed]) == {"a"}
         store.save_facts([facts("b", size=11)])  # validated again: its old result goes
-        assert store.funnel_counts()["categorized"] == 0
+        assert store.funnel_counts(all_runs=False)["categorized"] == 0
 
 
 def test_an_unchanged_archive_validated_whole_is_reused(tmp_path):
@@ -125,7 +125,7 @@ def test_an_unchanged_archive_validated_whole_is_reused(tmp_path):
         assert store.reuse_archive("/d/day.tar", 100, 7, 10) is None  # rewritten, mtime put back
         assert store.reuse_archive("/d/other.tar", 100, 7, 9) is None
         assert store.reuse_archive("/d/day.tar", 100, 7, 9) == 2
-        assert store.funnel_counts()["valid"] == 2  # both logs are part of this run
+        assert store.funnel_counts(all_runs=False)["valid"] == 2  # both logs are part of this run
 
 
 def test_non_utf8_names_round_trip_byte_exact(tmp_path):
@@ -170,8 +170,8 @@ def test_next_heaviest_run_stands_in_for_an_evicted_representative(tmp_path):
         assert [r["file"] for r in store.to_categorize(all_runs=False)] == ["c"]
         store.save_results([{"file": "c", "status": "ok", "categories": ["x"]}])
         assert store.promote_stand_ins() == 0
-        assert store.funnel_counts()["stand_ins"] == 1
-        assert store.funnel_counts()["categorized"] == 1
+        assert store.funnel_counts(all_runs=False)["stand_ins"] == 1
+        assert store.funnel_counts(all_runs=False)["categorized"] == 1
 
 
 def test_same_configuration_resumes_and_another_one_invalidates(tmp_path):
@@ -198,7 +198,7 @@ def test_only_logs_seen_in_this_run_are_reported(tmp_path):
         store.save_facts([facts("new", total=5.0)])
         store.save_groups([Group("1:app", 1, "new")])
         assert [run.file for run in store.runs_by_group()] == ["new"]
-        assert store.funnel_counts() == {
+        assert store.funnel_counts(all_runs=False) == {
             "valid": 1,
             "partial": 0,
             "groups": 1,
