@@ -39,7 +39,7 @@ from mosaic.config import Config
 from mosaic.corpus import dedup
 from mosaic.corpus.dedup import Run
 from mosaic.corpus.engine import run_batch
-from mosaic.corpus.pipeline import VALIDATE, run, validate_log
+from mosaic.corpus.pipeline import VALIDATE, engine_settings, run, validate_log
 from mosaic.corpus.scan import scan
 from mosaic.synth.year import generate_year
 
@@ -146,13 +146,14 @@ def isolation_overhead(root: Path, config: Config, batch: int = 256) -> dict[str
 
     refs = list(scan([root]))
     task = VALIDATE
-    run_batch(task, refs[:batch], config, isolate=False)  # imports and caches warm
+    limits = engine_settings(config, None).limits
+    run_batch(task, refs[:batch], config, limits, isolate=False)  # imports and caches warm
     started = time.perf_counter()
-    run_batch(task, refs, config, isolate=False)
+    run_batch(task, refs, config, limits, isolate=False)
     seconds = {"in process": time.perf_counter() - started}
     started = time.perf_counter()
     for i in range(0, len(refs), batch):
-        run_batch(task, refs[i : i + batch], config, isolate=True)
+        run_batch(task, refs[i : i + batch], config, limits, isolate=True)
     seconds["engine: fork per batch"] = time.perf_counter() - started
     with pebble.ProcessPool(max_workers=1) as pool:
         pool.schedule(validate_log, (refs[0], config)).result()  # worker started and warm

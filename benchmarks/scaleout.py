@@ -33,7 +33,8 @@ import psutil
 
 from benchmarks.year import corpus, default_dir, scan_seconds, tree_cpu_seconds
 from mosaic.config import Config
-from mosaic.corpus.engine import dispynode_command, preload, stop_process_group
+from mosaic.corpus.engine import preload, stop_process_group
+from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.pipeline import WORKER_PRELOAD, run
 from mosaic.corpus.store import Store
 
@@ -76,13 +77,13 @@ def node_addresses(count: int) -> list[str]:
 
 
 @contextmanager
-def daemons(count: int, port: int, workdir: Path):
+def daemons(count: int, port: int, workdir: Path, secret_file: str):
     """`count` single-CPU dispynode daemons, each on its own loopback address."""
     with ExitStack() as stack:
         procs = []
         for host in node_addresses(count):
             proc = subprocess.Popen(
-                dispynode_command(1, host, port, str(workdir / host)),
+                dispynode_command(1, host, port, str(workdir / host), secret_file),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -97,7 +98,11 @@ def measure(root: Path, out: Path, config: Config, nodes: int, workdir: Path) ->
     """One pipeline run in this process: in-process (nodes = 0) or over `nodes` daemons."""
     shutil.rmtree(out, ignore_errors=True)
     with ExitStack() as stack:
-        procs = stack.enter_context(daemons(nodes, config.dispy_port, workdir)) if nodes else []
+        procs = (
+            stack.enter_context(daemons(nodes, config.dispy_port, workdir, config.node_secret_file))
+            if nodes
+            else []
+        )
         node_list = [f"{host}:{config.dispy_port}" for host in node_addresses(nodes)] or None
         clock = stack.enter_context(StoreClock().installed())
         node_cpu_before = sum(tree_cpu_seconds(p) for p in procs)
@@ -172,11 +177,14 @@ def main() -> None:
     args = parser.parse_args()
     folder = args.dir or default_dir(args.count)
     root, _ = corpus(folder, args.count, args.seed)
-    config = Config().replace(dispy_port=40_000 + os.getpid() % 20_000)
     work = folder / f"scaleout-{os.getpid()}"
     runs = []
     empty = work / "empty"
     empty.mkdir(parents=True, exist_ok=True)
+    write_secret(str(work / "node-secret"))  # the daemons' and the runs' secret
+    config = Config().replace(
+        dispy_port=40_000 + os.getpid() % 20_000, node_secret_file=str(work / "node-secret")
+    )
     preload(WORKER_PRELOAD)  # the in-process baseline must not pay the imports a node's setup pays once
     try:
         scanned, scan_s = scan_seconds(root)

@@ -196,12 +196,18 @@ class Config:
     )  # a batch also closes at this many bytes of logs: heavy logs spread over every core
     jobs_in_flight_per_cpu: int = execution(2, lo=1)  # dispy jobs queued per node CPU (bounds parent memory)
     node_pulse_seconds: float = execution(
-        1.0, **POSITIVE
-    )  # a node silent for 5 pulses is dead; its jobs move on
+        1.0, lo=0.1, hi=1000.0
+    )  # a node silent for 5 pulses is dead; its jobs move on (dispy's pulse_interval takes 0.1-1000)
+    node_ping_seconds: float = execution(
+        2.0, lo=1.0, hi=1000.0
+    )  # named nodes that have not joined (started after the run, restarted) are asked again this often (dispy's ping_interval takes 1-1000)
     node_start_timeout_seconds: float = execution(60.0, **POSITIVE)  # wait this long for dispy nodes to join
     dispy_port: int = execution(
         9700, lo=1, hi=65534
     )  # dispynode's -p (dispy's default); a local node picks a free one
+    node_secret_file: str = execution(
+        "~/.config/mosaic/node-secret"
+    )  # `--nodes`: the dispy nodes' secret (cluster/start-node.sh reads the same file); owner-only, 16+ chars
     meanshift_implementation: Literal["numpy", "sklearn"] = execution(
         "numpy"
     )  # same labels; numpy skips sklearn's ~9 ms per fit

@@ -1,6 +1,13 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import dispy
 import pytest
 
 from mosaic.config import SECTIONS, Config
+
+MOSAIC = str(Path(sys.executable).parent / "mosaic")
 
 
 def test_toml_overrides_flat_and_section_keys(tmp_path):
@@ -119,6 +126,41 @@ def test_the_issue_example_is_refused():
     """Every pair out of order: the first ordering checked is named."""
     with pytest.raises(ValueError, match="low_busy_max = 0.9, high_busy_min = 0.1"):
         Config(low_busy_max=0.9, high_busy_min=0.1, fft_min_samples=1 << 20, fft_max_samples=16)
+
+
+@pytest.mark.parametrize(
+    "key, below, lowest, highest, above, dispy_name",
+    [
+        ("node_pulse_seconds", 0.0999, 0.1, 1000.0, 1000.5, "pulse_interval"),
+        ("node_ping_seconds", 0.999, 1.0, 1000.0, 1000.5, "ping_interval"),
+    ],
+)
+def test_dispy_timings_stop_at_construction_where_dispy_would_fail(
+    key, below, lowest, highest, above, dispy_name
+):
+    # 1e-300 passed validation, then dispy failed with a raw traceback (issue 25, item 15)
+    for value in (1e-300, below, above):
+        with pytest.raises(
+            ValueError, match=rf"{key} = {value}: must be a finite number in \[{lowest}, {highest}\]"
+        ):
+            Config().replace(**{key: value})
+        with pytest.raises(Exception, match=f"Invalid {dispy_name}"):  # dispy's own check, no side effect
+            dispy.JobCluster(print, **{dispy_name: value})
+    assert getattr(Config().replace(**{key: lowest}), key) == lowest
+    assert getattr(Config().replace(**{key: highest}), key) == highest
+
+
+def test_a_dispy_timing_out_of_range_stops_mosaic_run_with_a_usage_error(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text("[execution]\nnode_pulse_seconds = 1e-300\n")
+    command = [MOSAIC, "run", str(tmp_path), "--out", str(tmp_path / "out"), "--config", str(config)]
+    done = subprocess.run(command + ["--workers", "1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert (
+        "bad configuration: node_pulse_seconds = 1e-300: must be a finite number in [0.1, 1000.0]"
+        in done.stderr
+    )
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
 
 
 def test_bad_toml_value_names_the_key(tmp_path):

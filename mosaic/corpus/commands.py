@@ -30,6 +30,13 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
     "instead of starting a local one.",
 )
 @click.option(
+    "--node-secret-file",
+    metavar="PATH",
+    envvar="MOSAIC_NODE_SECRET_FILE",
+    help="With --nodes: the file holding the nodes' secret, readable by you alone "
+    "(default: node_secret_file, ~/.config/mosaic/node-secret; see cluster/README.md).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0),
     default=None,
@@ -67,6 +74,7 @@ def run(
     inputs: tuple[str, ...],
     out: str,
     nodes: str | None,
+    node_secret_file: str | None,
     workers: int | None,
     all_runs: bool | None,
     group_by: str | None,
@@ -92,13 +100,14 @@ def run(
         all_runs=all_runs,
         group_by=group_by,
         trace_timeout_seconds=timeout,
+        node_secret_file=node_secret_file,
     )
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
-    workers = _workers(workers)
+    cpus = _workers(workers)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop like Ctrl-C
     try:
         summary = run_pipeline(
-            inputs, out, config, workers=workers, nodes=node_list, ship_bytes=ship_logs, quiet=quiet
+            inputs, out, config, workers=cpus, nodes=node_list, ship_bytes=ship_logs, quiet=quiet
         )
     except EngineError as error:
         raise click.ClickException(str(error)) from None

@@ -21,31 +21,35 @@ Why it looks like this (SPEC 5):
   through the batch, writes which log it is on (and since when) to a page
   shared with the job, and sends its results over a pipe in groups of
   ``RESULTS_PER_MESSAGE`` (one message per log cost ~20 % of a year's
-  validation CPU in wake-ups on both sides). A child that dies evicts the
-  log it was on as ``worker_crash``; one that spends more than
-  ``trace_timeout_seconds`` on a log is killed and the log evicted as
-  ``timeout``. A new child carries on with the batch-mates, redoing those
-  whose results were still in the dead child's unsent group.
+  validation CPU in wake-ups on both sides). A child that dies gives up the
+  log it was on (:attr:`Failure.CRASH`: the pipeline evicts it as
+  ``worker_crash``); one that spends more than ``Limits.item_seconds`` on a
+  log is killed and the log given up (``timeout``). A new child carries on
+  with the batch-mates, redoing those whose results were still in the dead
+  child's unsent group.
 * A job that fails anyway (its own process killed) is bisected: both halves
-  go out again, and a single log that still fails is evicted as
-  ``worker_crash``.
+  go out again, and a single log that still fails is given up as a crash.
 * A node that dies stops its pulses; dispy (``reentrant=True``) sends its
   unfinished jobs to the other nodes, so no log is lost.
+* dispy asks the named nodes to join once, when the cluster starts: a node not
+  listening yet (started a moment after the run, or restarted) would never
+  join (until 2026-11-25 a run whose only joined node then died stopped with
+  "no live dispy node"). So named nodes that have not joined are asked again
+  every ``ping_seconds`` (dispy's ``ping_interval``; joined nodes are not pinged).
 * At most ``jobs_in_flight_per_cpu`` jobs per node CPU are queued, so the
   parent holds a bounded number of batches whatever the corpus size.
+* Every node takes a secret (dispy hashes it into each message; a node
+  without one runs whatever any client sends it): the local node gets a fresh
+  one per run, cluster nodes the one in ``node_secret_file`` (mosaic/corpus/node.py).
 
-Test-only fault hook: the environment variable ``MOSAIC_TEST_FAULT``
-(comma-separated ``abort:SUFFIX``, ``hang:SUFFIX``, ``delay:SECONDS``) makes a
-worker call ``os.abort()`` or sleep forever on a log whose name ends with
-SUFFIX, or sleep SECONDS before every log (to interrupt a run midway). It
-exists to exercise the crash, timeout, node-loss and resume paths with real
-processes; it does nothing unless set.
+The engine gets its settings as plain values (:class:`Settings`) and passes
+each work call the caller's context unread. Tests inject faults by wrapping a
+task's ``work``; nothing here reads the environment.
 """
 
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import importlib
 import itertools
 import logging
@@ -62,64 +66,80 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from multiprocessing.connection import Connection, Pipe
-from types import ModuleType
-from typing import IO, Any, cast
+from typing import IO, Any
 
-from mosaic.config import Config
+from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
 from mosaic.corpus.reaper import stop_process_group
-from mosaic.errors import EngineError, Reason
+from mosaic.errors import EngineError
 from mosaic.limits import limit_memory
 
-TEST_FAULT_ENV = "MOSAIC_TEST_FAULT"
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.02  # how often the parent looks for finished jobs
 RESULTS_PER_MESSAGE = 32  # a supervised child sends its results in groups of this many
 CPUS_CHECK_SECONDS = 1.0  # how often the parent asks dispy for its nodes' CPUs (~0.5 ms a call)
 
 
+Result = dict[str, Any]
+
+
+class Failure(StrEnum):
+    """Why a batch gave up on an item; the task's ``give_up`` names it in its own words."""
+
+    CRASH = "crash"  # the process working on it died
+    TIMEOUT = "timeout"  # it took longer than Limits.item_seconds
+    MEMORY = "memory"  # its work or its result needed more than Limits.memory_bytes
+
+
 @dataclass(frozen=True)
 class Task:
-    """What a batch does to each item: ``work(item, config) -> dict``, and
-    ``give_up(item, reason, detail) -> dict``, the result of an item whose
-    worker crashed or timed out. Module-level functions: they travel by name."""
+    """What a batch does to each item: ``work(item, context) -> result`` (``context``: the
+    value the engine was given, passed on unread) and ``give_up(item, failure, detail) ->
+    result`` for an item the batch gave up on. Module-level callables: they travel by name."""
 
-    work: Callable[[Any, Config], dict[str, Any]]
-    give_up: Callable[[Any, str, str], dict[str, Any]]
+    work: Callable[[Any, Any], Result]
+    give_up: Callable[[Any, Failure, str], Result]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a supervised batch allows each item: time, and address space a worker may add."""
+
+    item_seconds: float
+    memory_bytes: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The engine's settings, as plain values (the caller maps its configuration to them).
+
+    ``secret`` is the cluster nodes' secret (``--nodes``); a local node gets a fresh one.
+    """
+
+    limits: Limits
+    pulse_seconds: float  # a node silent for 5 pulses is dead
+    ping_seconds: float  # named nodes that have not joined are asked again this often
+    start_timeout_seconds: float  # wait this long for a first node
+    lost_timeout_seconds: float  # no live node this long: EngineError
+    jobs_per_cpu: int  # jobs queued per node CPU
+    port: int  # dispynode's -p for nodes named without a port
+    secret: str | None = None
 
 
 # ----- worker side -----
 
 
-def run_batch(task: Task, items: list[Any], config: Config, isolate: bool) -> list[dict[str, Any]]:
+def run_batch(task: Task, items: list[Any], context: Any, limits: Limits, isolate: bool) -> list[Result]:
     """Apply `task` to each item; with `isolate`, in supervised child processes (module doc)."""
     if not isolate:
-        return [_call(task, item, config) for item in items]
-    results: dict[int, dict[str, Any]] = {}  # item index -> result
+        return [task.work(item, context) for item in items]
+    results: dict[int, Result] = {}  # item index -> result
     while len(results) < len(items):
-        _supervise(task, items, [i for i in range(len(items)) if i not in results], config, results)
+        todo = [i for i in range(len(items)) if i not in results]
+        _supervise(task, items, todo, context, limits, results)
     return [results[i] for i in range(len(items))]
-
-
-def _call(task: Task, item: Any, config: Config) -> dict[str, Any]:
-    _test_fault(str(getattr(item, "name", item)))
-    return task.work(item, config)
-
-
-def _test_fault(name: str) -> None:
-    """Test-only: crash or hang on chosen logs (see module doc)."""
-    for rule in filter(None, os.environ.get(TEST_FAULT_ENV, "").split(",")):
-        action, _, suffix = rule.partition(":")
-        if action == "delay":
-            time.sleep(float(suffix))
-        elif suffix and name.endswith(suffix):
-            if action == "abort":
-                faulthandler.disable()  # an intended crash: no traceback dump on stderr
-                os.abort()
-            if action == "hang":
-                while True:
-                    time.sleep(3600)
 
 
 class _Progress:
@@ -152,7 +172,7 @@ class _Progress:
 
 
 def _supervise(
-    task: Task, items: list[Any], todo: list[int], config: Config, results: dict[int, dict[str, Any]]
+    task: Task, items: list[Any], todo: list[int], context: Any, limits: Limits, results: dict[int, Result]
 ) -> None:
     """Fill `results` for items[todo] in order: all of them, or up to a culprit's eviction
     (the results a dying child had not sent yet are left for the next child)."""
@@ -162,26 +182,26 @@ def _supervise(
     if pid == 0:  # child: work, report, never return into the caller's stack
         reader.close()
         try:
-            limit_memory(config.worker_memory_bytes)
-            _work_through(task, [items[i] for i in todo], config, writer, progress)
+            limit_memory(limits.memory_bytes)
+            _work_through(task, [items[i] for i in todo], context, writer, progress)
         finally:
             os._exit(0)
     writer.close()
     try:
-        _collect(reader, pid, progress, task, items, todo, config.trace_timeout_seconds, results)
+        _collect(reader, pid, progress, task, items, todo, limits.item_seconds, results)
     finally:
         reader.close()
         progress.close()
 
 
 def _work_through(
-    task: Task, items: list[Any], config: Config, writer: Connection, progress: _Progress
+    task: Task, items: list[Any], context: Any, writer: Connection, progress: _Progress
 ) -> None:
     """The child's loop: mark each item, work, send the results in groups."""
-    group = []
+    group: list[tuple[Any, Result]] = []
     for position, item in enumerate(items):
         progress.mark(position)
-        group.append((item, _bounded_call(task, item, config)))
+        group.append((item, _bounded_call(task, item, context)))
         if len(group) == RESULTS_PER_MESSAGE or position == len(items) - 1:
             _send(writer, task, group)
             group = []
@@ -195,7 +215,7 @@ def _collect(
     items: list[Any],
     todo: list[int],
     timeout: float,
-    results: dict[int, dict[str, Any]],
+    results: dict[int, Result],
 ) -> None:
     received = 0
     while received < len(todo):
@@ -208,9 +228,7 @@ def _collect(
                 position = progress.read()[0]
                 if position >= received:  # else it died between logs: the next child goes on
                     culprit = todo[position]
-                    results[culprit] = task.give_up(
-                        items[culprit], Reason.WORKER_CRASH, _describe_exit(status)
-                    )
+                    results[culprit] = task.give_up(items[culprit], Failure.CRASH, _describe_exit(status))
                 return
             for result in group:
                 results[todo[received]] = result
@@ -219,7 +237,7 @@ def _collect(
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             culprit = todo[position]
-            results[culprit] = task.give_up(items[culprit], Reason.TIMEOUT, f"no result after {timeout:g} s")
+            results[culprit] = task.give_up(items[culprit], Failure.TIMEOUT, f"no result after {timeout:g} s")
             return
     os.waitpid(pid, 0)
 
@@ -227,27 +245,27 @@ def _collect(
 MEMORY_BOUND = "needs more memory than a worker may use"
 
 
-def _bounded_call(task: Task, item: Any, config: Config) -> dict[str, Any]:
-    """The task's result; past the memory bound anywhere (imports too): ``too_large``."""
+def _bounded_call(task: Task, item: Any, context: Any) -> Result:
+    """The task's result; past the memory bound anywhere (imports too): given up."""
     try:
-        return _call(task, item, config)
+        return task.work(item, context)
     except MemoryError:
-        return task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND)
+        return task.give_up(item, Failure.MEMORY, MEMORY_BOUND)
 
 
-def _send(writer: Connection, task: Task, group: list[tuple[Any, ...]]) -> None:
-    """Send a group of results; one too big to pickle within the memory bound is ``too_large``."""
+def _send(writer: Connection, task: Task, group: list[tuple[Any, Result]]) -> None:
+    """Send a group of results; one too big to pickle within the memory bound is given up."""
     try:
         writer.send([result for _, result in group])
     except MemoryError:
         writer.send([_sendable(task, item, result) for item, result in group])
 
 
-def _sendable(task: Task, item: Any, result: dict[str, Any]) -> dict[str, Any]:
+def _sendable(task: Task, item: Any, result: Result) -> Result:
     try:
         pickle.dumps(result)
     except MemoryError:
-        return task.give_up(item, Reason.TOO_LARGE, MEMORY_BOUND)
+        return task.give_up(item, Failure.MEMORY, MEMORY_BOUND)
     return result
 
 
@@ -257,10 +275,13 @@ def _describe_exit(status: int) -> str:
     return f"worker exited with status {os.waitstatus_to_exitcode(status)}"
 
 
-_mosaic_engine: ModuleType  # this module, as dispy's setup imports it on a node
+# The two functions dispy runs on a node are shipped as source and executed there
+# without this module's `from __future__ import annotations`: their types are in
+# comments, which the node does not evaluate.
+_mosaic_engine: Any  # this module, as the node's setup imported it
 
 
-def _dispy_setup(modules: tuple[str, ...]) -> int:  # builtins only: dispy ships the source
+def _dispy_setup(modules):  # type: (tuple[str, ...]) -> int
     """Runs once per node process: the heavy imports every job then inherits."""
     global _mosaic_engine
     import mosaic.corpus.engine as _mosaic_engine
@@ -269,10 +290,9 @@ def _dispy_setup(modules: tuple[str, ...]) -> int:  # builtins only: dispy ships
     return 0
 
 
-def _dispy_compute(task: object, items: list[object], config: object) -> list[dict[str, object]]:
+def _dispy_compute(task, items, context, limits):  # type: (Task, list[Any], Any, Limits) -> list[Result]
     """The dispy job: one batch (shipped to nodes as source, hence self-contained)."""
-    results: list[dict[str, object]] = _mosaic_engine.run_batch(task, items, config, True)  # noqa: F821 (set by setup)
-    return results
+    return _mosaic_engine.run_batch(task, items, context, limits, True)  # type: ignore[no-any-return]
 
 
 def preload(modules: Iterable[str]) -> None:
@@ -291,8 +311,9 @@ class InProcessEngine:
     No isolation: a crashing log takes the process down, and no time limit applies.
     """
 
-    def __init__(self, config: Config, preload: Iterable[str] = ()) -> None:
-        self.config = config
+    def __init__(self, settings: Settings, context: Any) -> None:
+        self.settings = settings
+        self.context = context
 
     def __enter__(self) -> InProcessEngine:
         return self
@@ -303,29 +324,36 @@ class InProcessEngine:
     def cpus(self) -> int:
         return 1
 
-    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[dict[str, Any]]]:
+    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[Result]]:
         for batch in batches:
-            yield run_batch(task, batch, self.config, isolate=False)
+            yield run_batch(task, batch, self.context, self.settings.limits, isolate=False)
 
 
 class DispyEngine:
     """Batches over dispy nodes: a private local node, or the user's daemons.
 
     `nodes` lists "HOST" or "HOST:PORT" (PORT = the node's ``-p``, default
-    ``config.dispy_port``); None starts a local node with `workers` CPUs on
-    the loopback address and stops it at the end, even on Ctrl-C. Each node
-    imports `preload` once, ahead of any job.
+    ``settings.port``), which take ``settings.secret``; None starts a local
+    node with `workers` CPUs on the loopback address, with a fresh secret, and
+    stops it at the end, even on Ctrl-C. Each node imports `preload` once,
+    ahead of any job; every work call gets `context`.
     """
 
     def __init__(
-        self, config: Config, nodes: list[str] | None = None, workers: int = 1, preload: Iterable[str] = ()
+        self,
+        settings: Settings,
+        context: Any,
+        nodes: list[str] | None = None,
+        workers: int = 1,
+        preload: Iterable[str] = (),
     ) -> None:
-        self.config = config
+        self.settings = settings
+        self.context = context
         self.nodes = nodes
         self.workers = workers
         self.preload = tuple(preload)
         self._stack = contextlib.ExitStack()
-        self._cluster: Any = None  # a dispy.JobCluster once started (dispy has no types)
+        self._cluster: Any = None  # dispy.JobCluster (dispy ships no type hints)
 
     def __enter__(self) -> DispyEngine:
         try:
@@ -341,19 +369,28 @@ class DispyEngine:
     def _start(self) -> None:
         import dispy
 
-        workdir = tempfile.mkdtemp(prefix="mosaic-dispy-")
+        workdir = tempfile.mkdtemp(prefix="mosaic-dispy-")  # mode 0700: the local secret lives here
         self._stack.callback(shutil.rmtree, workdir, ignore_errors=True)
         host: str | None
         if self.nodes is None:
-            port = _free_port_pair()
-            self._stack.enter_context(_local_node(self.workers, port, workdir, self.config))
+            timeout = self.settings.start_timeout_seconds
+            port, secret = self._stack.enter_context(local_node(self.workers, workdir, timeout))
             host, node_addrs = LOOPBACK, [(LOOPBACK, port + 1)]
         else:
+            if self.settings.secret is None:
+                raise EngineError("dispy nodes need a secret (node_secret_file)")
+            secret = self.settings.secret
             self._stack.enter_context(_reaped(workdir, [], subprocess.DEVNULL))
-            port = self.config.dispy_port
+            port = self.settings.port
             node_addrs = [_node_address(node, port) for node in self.nodes]
             loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
             host = LOOPBACK if loopback else None
+            if not _port_free(port, host or ""):  # dispy would retry its bind, silently, for ever
+                raise EngineError(
+                    f"port {port}, where the nodes answer this run, is in use (another mosaic run or "
+                    "dispy client on this machine?): give the nodes and the run a free one "
+                    "(start-node.sh PORT, --nodes HOST:PORT and dispy_port)"
+                )
         allocations = [
             dispy.NodeAllocate(addr, node_port, setup_args=(self.preload,)) for addr, node_port in node_addrs
         ]
@@ -364,8 +401,10 @@ class DispyEngine:
             dispy_port=port,
             setup=_dispy_setup,
             depends=[],
-            pulse_interval=self.config.node_pulse_seconds,
+            pulse_interval=self.settings.pulse_seconds,
+            ping_interval=self.settings.ping_seconds,
             reentrant=True,
+            secret=secret,
             loglevel=logging.ERROR,
             recover_file=os.path.join(workdir, "recover"),
         )
@@ -378,47 +417,48 @@ class DispyEngine:
         self._cluster.shutdown()
 
     def _wait_for_nodes(self) -> None:
-        deadline = time.monotonic() + self.config.node_start_timeout_seconds
+        timeout = self.settings.start_timeout_seconds
+        deadline = time.monotonic() + timeout
         while self.cpus() == 0:
             if time.monotonic() > deadline:
                 raise EngineError(
-                    "no dispy node joined within "
-                    f"{self.config.node_start_timeout_seconds:g} s "
-                    f"(nodes: {self.nodes or 'local'})"
+                    f"no dispy node joined within {timeout:g} s (nodes: {self.nodes or 'local'}; "
+                    "a node with another secret is ignored)"
                 )
             time.sleep(POLL_SECONDS * 10)
 
     def cpus(self) -> int:
         return sum(node.cpus for node in self._cluster.status().nodes)
 
-    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[dict[str, Any]]]:
+    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[Result]]:
         """Results of each batch, in completion order."""
         import dispy
 
-        batches = iter(batches)
+        pending = iter(batches)
         retries: deque[list[Any]] = deque()
-        inflight: list[Any] = []  # (job, batch)
+        inflight: list[tuple[Any, list[Any]]] = []  # (dispy job, batch)
         exhausted = False
         last_alive = checked = time.monotonic()
         cpus = self.cpus()
+        lost_timeout = self.settings.lost_timeout_seconds
         while True:
             if time.monotonic() - checked >= CPUS_CHECK_SECONDS:
                 cpus, checked = self.cpus(), time.monotonic()
             if cpus:
                 last_alive = time.monotonic()
-            elif time.monotonic() - last_alive > self.config.node_lost_timeout_seconds:
+            elif time.monotonic() - last_alive > lost_timeout:
                 raise EngineError(
-                    f"no live dispy node for {self.config.node_lost_timeout_seconds:g} s "
+                    f"no live dispy node for {lost_timeout:g} s "
                     f"(nodes: {self.nodes or 'local'}); finished work is in the store: "
                     "rerun the same command to resume"
                 )
-            window = max(1, cpus) * self.config.jobs_in_flight_per_cpu
+            window = max(1, cpus) * self.settings.jobs_per_cpu
             while len(inflight) < window and (retries or not exhausted):
-                batch = retries.popleft() if retries else next(batches, None)
+                batch = retries.popleft() if retries else next(pending, None)
                 if batch is None:
                     exhausted = True
                     break
-                job = self._cluster.submit(task, batch, self.config)
+                job = self._cluster.submit(task, batch, self.context, self.settings.limits)
                 if job is None:
                     raise EngineError("dispy refused a job")
                 inflight.append((job, batch))
@@ -435,13 +475,13 @@ class DispyEngine:
                     half = len(batch) // 2
                     retries.extend([batch[:half], batch[half:]])
                 else:
-                    yield [task.give_up(batch[0], Reason.WORKER_CRASH, _job_failure(job))]
+                    yield [task.give_up(batch[0], Failure.CRASH, _job_failure(job))]
             inflight = still
 
 
-def _job_failure(job: Any) -> str:  # a dispy.DispyJob
+def _job_failure(job: Any) -> str:
     lines = (job.exception or "").strip().splitlines()
-    return lines[-1] if lines else f"dispy job ended with status {job.status}"
+    return str(lines[-1]) if lines else f"dispy job ended with status {job.status}"
 
 
 def _node_address(node: str, default_port: int) -> tuple[str, int]:
@@ -461,37 +501,21 @@ def _free_port_pair() -> int:
     raise EngineError("no free port pair on the loopback")
 
 
-def _port_free(port: int) -> bool:
+def _port_free(port: int, host: str = LOOPBACK) -> bool:
+    """Whether dispy could bind `port` on `host`, TCP (with SO_REUSEADDR, as dispy) and UDP."""
     for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
         with socket.socket(socket.AF_INET, kind) as probe:
+            if kind == socket.SOCK_STREAM:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind((LOOPBACK, port))
+                probe.bind((host, port))
             except OSError:
                 return False
     return True
 
 
-def dispynode_command(cpus: int, host: str, port: int, workdir: str) -> list[str]:
-    """The command that starts dispynode (the script dispy installs beside python)."""
-    script = os.path.join(os.path.dirname(sys.executable), "dispynode.py")
-    return [
-        sys.executable,
-        script,
-        "--cpus",
-        str(cpus),
-        "-i",
-        host,
-        "-p",
-        str(port),
-        "--daemon",
-        "--clean",
-        "--dest_path_prefix",
-        workdir,
-    ]
-
-
 @contextlib.contextmanager
-def _reaped(workdir: str, command: list[str], log: int | IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+def _reaped(workdir: str, command: list[str], log: IO[bytes] | int) -> Iterator[subprocess.Popen[bytes]]:
     """`command` (if any) under a reaper that stops it and removes `workdir` when
     this run ends, even by SIGKILL (see mosaic/corpus/reaper.py)."""
     reaper = subprocess.Popen(
@@ -508,14 +532,20 @@ def _reaped(workdir: str, command: list[str], log: int | IO[bytes]) -> Iterator[
 
 
 @contextlib.contextmanager
-def _local_node(cpus: int, port: int, workdir: str, config: Config) -> Iterator[None]:
-    """A private dispynode on the loopback, stopped (with its job processes) on exit."""
+def local_node(cpus: int, workdir: str, timeout: float) -> Iterator[tuple[int, str]]:
+    """A private dispynode on the loopback with a fresh secret (kept in WORKDIR/node-secret,
+    WORKDIR being private): yields (client port P, secret), the node listening on P + 1.
+    Stopped, with its job processes, and WORKDIR removed on exit (or when this process dies)."""
+    port = _free_port_pair()
+    secret_file = os.path.join(workdir, "node-secret")
+    secret = write_secret(secret_file)
+    command = dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node"), secret_file)
     with (
         open(os.path.join(workdir, "dispynode.log"), "wb") as log,
-        _reaped(workdir, dispynode_command(cpus, LOOPBACK, port, os.path.join(workdir, "node")), log) as node,
+        _reaped(workdir, command, log) as node,
     ):
-        _wait_for_port(node, port + 1, config.node_start_timeout_seconds, log.name)
-        yield
+        _wait_for_port(node, port + 1, timeout, log.name)
+        yield port, secret
 
 
 def _wait_for_port(node: subprocess.Popen[bytes], port: int, timeout: float, log: str) -> None:
@@ -532,13 +562,16 @@ def _wait_for_port(node: subprocess.Popen[bytes], port: int, timeout: float, log
         time.sleep(POLL_SECONDS * 5)
 
 
+Engine = InProcessEngine | DispyEngine
+
+
 class LazyEngine:
     """Starts the real engine on the first batch: a run with nothing to do
     (a rerun of a finished output folder) starts no dispy node."""
 
-    def __init__(self, start: Callable[[], InProcessEngine | DispyEngine]) -> None:
+    def __init__(self, start: Callable[[], Engine]) -> None:
         self._start = start
-        self._engine: InProcessEngine | DispyEngine | None = None
+        self._engine: Engine | None = None
         self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> LazyEngine:
@@ -551,25 +584,29 @@ class LazyEngine:
     def started(self) -> bool:
         return self._engine is not None
 
-    def _started(self) -> InProcessEngine | DispyEngine:
+    def _started(self) -> Engine:
         if self._engine is None:
-            self._engine = cast(InProcessEngine | DispyEngine, self._stack.enter_context(self._start()))
+            engine = self._start()
+            self._stack.enter_context(engine)
+            self._engine = engine
         return self._engine
 
     def cpus(self) -> int:
         return self._started().cpus()
 
-    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[dict[str, Any]]]:
-        batches = iter(batches)
-        first = next(batches, None)
+    def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[Result]]:
+        pending = iter(batches)
+        first = next(pending, None)
         if first is not None:
-            yield from self._started().map(task, itertools.chain([first], batches))
+            yield from self._started().map(task, itertools.chain([first], pending))
 
 
 def make_engine(
-    config: Config, workers: int, nodes: list[str] | None, preload: Iterable[str] = ()
+    settings: Settings, context: Any, workers: int, nodes: list[str] | None, preload: Iterable[str] = ()
 ) -> LazyEngine:
     """In-process for `workers == 0` without nodes, else dispy; started on first use."""
     if workers == 0 and not nodes:
-        return LazyEngine(lambda: InProcessEngine(config))
-    return LazyEngine(lambda: DispyEngine(config, nodes=nodes, workers=max(1, workers), preload=preload))
+        return LazyEngine(lambda: InProcessEngine(settings, context))
+    return LazyEngine(
+        lambda: DispyEngine(settings, context, nodes=nodes, workers=max(1, workers), preload=preload)
+    )

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mosaic.config import Config
 from mosaic.corpus import dedup
-from mosaic.corpus.engine import LazyEngine, Task, make_engine
+from mosaic.corpus.engine import Failure, LazyEngine, Limits, Settings, Task, make_engine
+from mosaic.corpus.node import read_secret
 from mosaic.corpus.outputs import OutputSet
 from mosaic.corpus.scan import LogRef, ScanCounts, Stamp, count_log_files, read_regular, scan
 from mosaic.corpus.store import FunnelCounts, Row, Store
@@ -177,8 +178,34 @@ def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
 
 
-VALIDATE = Task(validate_log, evicted)
-CATEGORIZE = Task(categorize_log, evicted)
+GIVEN_UP = {
+    Failure.CRASH: Reason.WORKER_CRASH,
+    Failure.TIMEOUT: Reason.TIMEOUT,
+    Failure.MEMORY: Reason.TOO_LARGE,
+}
+
+
+def given_up(ref: LogRef, failure: Failure, detail: str) -> dict[str, Any]:
+    """Result of a log the engine gave up on: its eviction for the matching reason."""
+    return evicted(ref, GIVEN_UP[failure], detail)
+
+
+VALIDATE = Task(validate_log, given_up)
+CATEGORIZE = Task(categorize_log, given_up)
+
+
+def engine_settings(config: Config, nodes: list[str] | None) -> Settings:
+    """The engine's settings; with `nodes`, their secret, read from ``node_secret_file``."""
+    return Settings(
+        limits=Limits(config.trace_timeout_seconds, config.worker_memory_bytes),
+        pulse_seconds=config.node_pulse_seconds,
+        ping_seconds=config.node_ping_seconds,
+        start_timeout_seconds=config.node_start_timeout_seconds,
+        lost_timeout_seconds=config.node_lost_timeout_seconds,
+        jobs_per_cpu=config.jobs_in_flight_per_cpu,
+        port=config.dispy_port,
+        secret=read_secret(config.node_secret_file) if nodes else None,
+    )
 
 
 # ----- orchestration (parent) -----
@@ -201,6 +228,7 @@ def run(
     (:class:`OutputSet`): a run that fails leaves the previous ones as they were.
     """
     inputs = [os.fspath(path) for path in inputs]
+    settings = engine_settings(config, nodes)  # a refused secret file stops the run before any work
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
@@ -209,7 +237,7 @@ def run(
     with _locked(out), OutputSet(out, OUTPUTS) as outputs:
         with (
             Store(out / "store.sqlite") as store,
-            make_engine(config, workers, nodes, WORKER_PRELOAD) as engine,
+            make_engine(settings, config, workers, nodes, WORKER_PRELOAD) as engine,
         ):
             store.check()
             store.begin_run(config.hash())

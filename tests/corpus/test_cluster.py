@@ -1,12 +1,14 @@
 """The dispy engine with real dispynode daemons: same outputs, crashes, hangs, lost nodes, SIGKILL.
 
-Faults are injected with the engine's test-only MOSAIC_TEST_FAULT hook (see
-mosaic/corpus/engine.py), which the local dispynode inherits from this process.
+Faults travel with the task (tests/support/mosaic_testing/faults.py): the pipeline's tasks are
+wrapped, in this process or in a `mosaic run` started by ``python -m mosaic_testing.faults``,
+and the nodes find ``mosaic_testing.faults`` on their PYTHONPATH.
 """
 
 import os
 import random
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,12 +18,21 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mosaic.corpus.engine import TEST_FAULT_ENV, dispynode_command, stop_process_group
+from mosaic.corpus import pipeline
+from mosaic.corpus.engine import stop_process_group
+from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.pipeline import run
+from mosaic_testing.faults import faulty, node_path
 from mosaic_testing.outputs import comparable, lines, truth
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
-SLOW = "delay:0.02"  # per log: long enough to interrupt a run midway
+SLOW = [
+    "-m",
+    "mosaic_testing.faults",
+    "--delay",
+    "0.02",
+    "--",
+]  # per log: long enough to interrupt a run midway
 
 
 def config_file(tmp_path, config, extra=""):
@@ -32,6 +43,18 @@ def config_file(tmp_path, config, extra=""):
         f"trace_timeout_seconds = {config.trace_timeout_seconds}\n{extra}"
     )
     return str(path)
+
+
+def nodes_config(tmp_path, port):
+    """Config lines for nodes started with `start_node`: their secret file, and the port this
+    run listens on, theirs (-p) rather than dispy's default 9700, which another dispy client
+    on the machine may hold (another test run: no node would ever join)."""
+    return f'node_secret_file = "{tmp_path / "node-secret"}"\ndispy_port = {port}\n'
+
+
+def slow_mosaic(*args):
+    """`mosaic ARGS` whose tasks sleep before each log, and the environment it needs."""
+    return [sys.executable, *SLOW, *args], {**os.environ, "PYTHONPATH": node_path()}
 
 
 def done_count(out: Path) -> int:
@@ -74,7 +97,10 @@ def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
     expected = truth(year_corpus)
     crasher = next(t for t in expected if t["valid"] and not t["heaviest"])
     hanger = next(t for t in expected if not t["valid"])
-    monkeypatch.setenv(TEST_FAULT_ENV, f"abort:{crasher['file']},hang:{hanger['file']}")
+    for name in ("VALIDATE", "CATEGORIZE"):
+        task = faulty(getattr(pipeline, name), abort=(crasher["file"],), hang=(hanger["file"],))
+        monkeypatch.setattr(pipeline, name, task)
+    monkeypatch.setenv("PYTHONPATH", node_path())  # the local node unpickles mosaic_testing.faults
     run([year_corpus], tmp_path, small_config.replace(trace_timeout_seconds=6.0), workers=2)
 
     evicted = {e["file"]: e for e in lines(tmp_path, "evicted.jsonl")}
@@ -93,91 +119,136 @@ def test_crashing_and_hanging_logs_are_evicted_and_batch_mates_finish(
     assert traces == reference
 
 
+def start_node(host, port, tmp_path):
+    """A single-CPU dispynode daemon on `host`, with the secret of TMP/node-secret (made if
+    missing; config_file(..., secret_of(tmp_path)) names it)."""
+    secret_file = tmp_path / "node-secret"
+    if not secret_file.exists():
+        write_secret(str(secret_file))
+    return subprocess.Popen(
+        dispynode_command(1, host, port, str(tmp_path / host), str(secret_file)),
+        env={**os.environ, "PYTHONPATH": node_path()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 @pytest.fixture
 def two_nodes(tmp_path):
     """Two single-CPU dispynode daemons on their own loopback addresses, same port."""
     port = 40000 + os.getpid() % 20000
-    env = {**os.environ, TEST_FAULT_ENV: SLOW}
-    nodes = {}
-    for host in ("127.0.0.2", "127.0.0.3"):
-        nodes[host] = subprocess.Popen(
-            dispynode_command(1, host, port, str(tmp_path / host)),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    nodes = {host: start_node(host, port, tmp_path) for host in ("127.0.0.2", "127.0.0.3")}
     yield port, nodes
     for node in nodes.values():
         stop_process_group(node)
 
 
-def test_a_node_lost_mid_run_loses_no_trace(
-    year_corpus, small_config, reference_all_runs, two_nodes, tmp_path
-):
-    port, nodes = two_nodes
+def run_on_nodes(year_corpus, config, tmp_path, nodes, act, timeout=180, options=(), extra=""):
+    """A slowed `mosaic run` over `nodes` (port, hosts): `act()` once its first batches are
+    done, then wait for its end. (exit status, stderr, output folder)."""
+    port, hosts = nodes
     out = tmp_path / "out"
-    command = [
-        MOSAIC,
+    command, env = slow_mosaic(
         "run",
         str(year_corpus),
         "--out",
         str(out),
-        "--all-runs",
         "--quiet",
+        *options,
         "--nodes",
-        ",".join(f"{host}:{port}" for host in nodes),
+        ",".join(f"{host}:{port}" for host in hosts),
         "--config",
-        config_file(tmp_path, small_config),
-    ]
+        config_file(tmp_path, config, nodes_config(tmp_path, port) + extra),
+    )
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
-    with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr) as mosaic:
+    with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
         wait_for(
-            lambda: done_count(out) >= 2 * small_config.batch_size,
+            lambda: done_count(out) >= 2 * config.batch_size,
             what="first batches",
             process=mosaic,
             stderr=log,
         )
-        os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
-        mosaic.wait(timeout=180)
-    assert mosaic.returncode == 0, log.read_text()
+        act()
+        mosaic.wait(timeout=timeout)
+    return mosaic.returncode, log.read_text(), out
+
+
+def test_a_node_lost_mid_run_loses_no_trace(
+    year_corpus, small_config, reference_all_runs, two_nodes, tmp_path
+):
+    def kill() -> None:
+        os.killpg(two_nodes[1]["127.0.0.3"].pid, signal.SIGKILL)
+
+    returncode, stderr, out = run_on_nodes(
+        year_corpus, small_config, tmp_path, two_nodes, kill, options=["--all-runs"]
+    )
+    assert returncode == 0, stderr
     traces = lines(out, "traces.jsonl")
     valid = sorted(t["file"] for t in truth(year_corpus) if t["valid"])
     assert [t["file"] for t in traces] == valid  # each valid log exactly once
     assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
 
 
+def test_a_node_started_after_the_run_began_joins_it_and_takes_over_a_lost_node_s_work(
+    year_corpus, small_config, reference_all_runs, tmp_path
+):
+    # dispy asked the named nodes once, when the run started: a node not listening yet (started
+    # a moment later, as two_nodes' daemons may be on a loaded machine; or restarted) never
+    # joined, and the run stopped when the node it did have died (exit 1, "no live dispy node").
+    port = 40000 + (os.getpid() + 7) % 20000
+    nodes = {"127.0.0.3": start_node("127.0.0.3", port, tmp_path)}
+
+    def replace_the_node() -> None:
+        nodes["127.0.0.2"] = start_node("127.0.0.2", port, tmp_path)
+        os.killpg(nodes["127.0.0.3"].pid, signal.SIGKILL)
+
+    try:
+        at = (port, ["127.0.0.2", "127.0.0.3"])
+        extra = "node_lost_timeout_seconds = 60\n"
+        returncode, stderr, out = run_on_nodes(
+            year_corpus, small_config, tmp_path, at, replace_the_node, options=["--all-runs"], extra=extra
+        )
+    finally:
+        for node in nodes.values():
+            stop_process_group(node)
+    assert returncode == 0, stderr
+    assert comparable(out)["traces"] == comparable(reference_all_runs)["traces"]
+
+
+def test_a_port_held_by_another_program_stops_the_run_at_once_with_a_clear_error(
+    year_corpus, small_config, tmp_path
+):
+    # dispy retried its bind silently, for ever: the run waited node_start_timeout_seconds,
+    # then blamed the nodes ("no dispy node joined")
+    port = 40000 + (os.getpid() + 13) % 20000
+    write_secret(str(tmp_path / "node-secret"))
+    config = config_file(tmp_path, small_config, nodes_config(tmp_path, port))
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(tmp_path / "out"), "--config", config]
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        done = subprocess.run(
+            command + ["--nodes", f"127.0.0.2:{port}"], capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 1
+    assert f"port {port}, where the nodes answer this run, is in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_no_live_node_stops_the_run_with_a_clear_error_and_resumable_state(
     year_corpus, small_config, reference_run, two_nodes, tmp_path
 ):
-    port, nodes = two_nodes
-    out = tmp_path / "out"
-    command = [
-        MOSAIC,
-        "run",
-        str(year_corpus),
-        "--out",
-        str(out),
-        "--quiet",
-        "--nodes",
-        ",".join(f"{host}:{port}" for host in nodes),
-        "--config",
-        config_file(tmp_path, small_config, "node_lost_timeout_seconds = 1\n"),
-    ]
-    log = tmp_path / "stderr.txt"
-    with log.open("w") as stderr_file, subprocess.Popen(command, stderr=stderr_file) as mosaic:
-        wait_for(
-            lambda: done_count(out) >= 2 * small_config.batch_size,
-            what="first batches",
-            process=mosaic,
-            stderr=log,
-        )
-        for node in nodes.values():
+    def kill_every_node() -> None:
+        for node in two_nodes[1].values():
             os.killpg(node.pid, signal.SIGKILL)
-        mosaic.wait(timeout=120)  # never waits forever
-    stderr = log.read_text()
-    assert mosaic.returncode == 1
+
+    extra = "node_lost_timeout_seconds = 1\n"  # and the test never waits forever:
+    returncode, stderr, out = run_on_nodes(
+        year_corpus, small_config, tmp_path, two_nodes, kill_every_node, timeout=120, extra=extra
+    )
+    assert returncode == 1
     assert "no live dispy node for 1 s" in stderr and "rerun the same command" in stderr
     assert not (out / "summary.json").exists() and done_count(out) > 0
     run([year_corpus], out, small_config, workers=0)  # resumes from the store
@@ -188,8 +259,7 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
     out = tmp_path / "out"
     scratch = tmp_path / "scratch"  # the run's TMPDIR: where its mosaic-dispy-* folder goes
     scratch.mkdir()
-    command = [
-        MOSAIC,
+    arguments = [
         "run",
         str(year_corpus),
         "--out",
@@ -202,7 +272,8 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
     ]
     valid = sum(t["valid"] for t in truth(year_corpus))
     stop_at = random.randint(small_config.batch_size, len(truth(year_corpus)) + valid // 10)
-    mosaic = subprocess.Popen(command, env={**os.environ, TEST_FAULT_ENV: SLOW, "TMPDIR": str(scratch)})
+    command, env = slow_mosaic(*arguments)
+    mosaic = subprocess.Popen(command, env={**env, "TMPDIR": str(scratch)})
     helpers = []
     try:
         wait_for(lambda: done_count(out) >= stop_at, what=f"{stop_at} logs done", process=mosaic)
@@ -218,5 +289,5 @@ def test_rerun_after_sigkill_resumes_to_identical_outputs(year_corpus, small_con
             if helper.is_running():
                 helper.kill()
     assert not (out / "summary.json").exists()
-    subprocess.run(command, check=True)
+    subprocess.run([MOSAIC, *arguments], check=True)
     assert comparable(out) == comparable(reference_run), f"killed after {stop_at} logs"

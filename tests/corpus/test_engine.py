@@ -12,13 +12,14 @@ from mosaic.config import Config
 from mosaic.corpus import engine
 from mosaic.corpus.engine import (
     RESULTS_PER_MESSAGE,
-    TEST_FAULT_ENV,
     DispyEngine,
+    Limits,
     Task,
     run_batch,
 )
-from mosaic.corpus.pipeline import balanced_batch_size, evicted
+from mosaic.corpus.pipeline import balanced_batch_size, engine_settings, given_up
 from mosaic.corpus.scan import LogRef, Stamp
+from mosaic_testing.faults import faulty
 
 
 def refs(*names):
@@ -29,15 +30,16 @@ def echo_task(ref, config):
     return {"file": ref.name, "status": "ok"}
 
 
-ECHO = Task(echo_task, evicted)
+ECHO = Task(echo_task, given_up)
+HALF_SECOND = Limits(item_seconds=0.5, memory_bytes=1 << 30)
 
 
-def test_supervised_batch_isolates_a_crash_and_a_hang(monkeypatch):
-    monkeypatch.setenv(TEST_FAULT_ENV, "abort:b.darshan,hang:d.darshan")
+def test_supervised_batch_isolates_a_crash_and_a_hang():
     results = run_batch(
-        ECHO,
+        faulty(ECHO, abort=("b.darshan",), hang=("d.darshan",)),
         refs("a.darshan", "b.darshan", "c.darshan", "d.darshan", "e.darshan"),
-        Config(trace_timeout_seconds=0.5),
+        Config(),
+        HALF_SECOND,
         isolate=True,
     )
     assert [(r["file"], r["status"], r.get("reason")) for r in results] == [
@@ -50,13 +52,13 @@ def test_supervised_batch_isolates_a_crash_and_a_hang(monkeypatch):
     assert "SIGABRT" in results[1]["detail"]
 
 
-def test_a_crash_and_a_hang_past_the_first_group_of_results_blame_their_own_logs(monkeypatch):
+def test_a_crash_and_a_hang_past_the_first_group_of_results_blame_their_own_logs():
     # The child sends results in groups: the results of the group a crash interrupts are
     # lost with the child and redone by the next one, in order, each log blamed for itself.
     names = [f"log{i:03d}.darshan" for i in range(2 * RESULTS_PER_MESSAGE + 6)]
     crash, hang = RESULTS_PER_MESSAGE + 3, 2 * RESULTS_PER_MESSAGE + 1
-    monkeypatch.setenv(TEST_FAULT_ENV, f"abort:{names[crash]},hang:{names[hang]}")
-    results = run_batch(ECHO, refs(*names), Config(trace_timeout_seconds=0.5), isolate=True)
+    task = faulty(ECHO, abort=(names[crash],), hang=(names[hang],))
+    results = run_batch(task, refs(*names), Config(), HALF_SECOND, isolate=True)
     assert [r["file"] for r in results] == names
     assert {i: r["reason"] for i, r in enumerate(results) if r["status"] != "ok"} == {
         crash: "worker_crash",
@@ -75,7 +77,7 @@ def test_a_child_killed_between_logs_blames_no_log(monkeypatch):
 
     monkeypatch.setattr(engine, "_send", send_then_die)
     names = [f"log{i:03d}" for i in range(RESULTS_PER_MESSAGE + 8)]
-    results = run_batch(ECHO, refs(*names), Config(), isolate=True)
+    results = run_batch(ECHO, refs(*names), Config(), HALF_SECOND, isolate=True)
     assert [(r["file"], r["status"]) for r in results] == [(name, "ok") for name in names]
 
 
@@ -97,10 +99,10 @@ def test_a_log_s_start_time_is_never_seen_older_than_it_is():
     assert wrong == 0
 
 
-def test_the_time_limit_applies_to_each_log_not_to_a_group_of_results(monkeypatch):
+def test_the_time_limit_applies_to_each_log_not_to_a_group_of_results():
     # 4 logs of 0.2 s each take 0.8 s, longer than the 0.5 s limit: none is too long.
-    monkeypatch.setenv(TEST_FAULT_ENV, "delay:0.2")
-    results = run_batch(ECHO, refs("a", "b", "c", "d"), Config(trace_timeout_seconds=0.5), isolate=True)
+    task = faulty(ECHO, delay=0.2)
+    results = run_batch(task, refs("a", "b", "c", "d"), Config(), HALF_SECOND, isolate=True)
     assert [(r["file"], r["status"]) for r in results] == [("a", "ok"), ("b", "ok"), ("c", "ok"), ("d", "ok")]
 
 
@@ -113,7 +115,7 @@ class FakeCluster:
     def status(self):
         return SimpleNamespace(nodes=[SimpleNamespace(cpus=2)])
 
-    def submit(self, task, batch, config):
+    def submit(self, task, batch, config, limits):
         self.batches.append([ref.name for ref in batch])
         finish = threading.Event()
         finish.set()
@@ -127,7 +129,7 @@ class FakeCluster:
 
 
 def test_a_job_that_dies_is_bisected_down_to_its_culprit():
-    engine = DispyEngine(Config())
+    engine = DispyEngine(engine_settings(Config(), None), Config())
     engine._cluster = FakeCluster(culprit="c")
     results = [r for batch in engine.map(ECHO, [refs("a", "b", "c", "d"), refs("e")]) for r in batch]
     assert sorted((r["file"], r["status"]) for r in results) == [

@@ -16,7 +16,7 @@ import pytest
 from mosaic.config import Config
 from mosaic.corpus import pipeline
 from mosaic.corpus.engine import Task, preload, run_batch
-from mosaic.corpus.pipeline import CATEGORIZE, LOCK_FILE, WORKER_PRELOAD, evicted, run
+from mosaic.corpus.pipeline import CATEGORIZE, LOCK_FILE, WORKER_PRELOAD, engine_settings, evicted, run
 from mosaic.corpus.scan import (
     NOT_REGULAR,
     REPEATED_FOLDER,
@@ -165,7 +165,7 @@ def test_next_heaviest_run_stands_in_for_an_evicted_representative(
             return evicted(ref, "timeout", "test: no result")
         return CATEGORIZE.work(ref, config)
 
-    monkeypatch.setattr(pipeline, "CATEGORIZE", Task(fails_on_heaviest, evicted))
+    monkeypatch.setattr(pipeline, "CATEGORIZE", Task(fails_on_heaviest, CATEGORIZE.give_up))
     summary = run([year_corpus], tmp_path, small_config, workers=0)
 
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
@@ -190,10 +190,12 @@ def test_a_worker_past_its_memory_bound_evicts_the_log_too_large(shared_logs):
     preload(WORKER_PRELOAD)  # as a node's setup does: workers are forked warm
     heaviest = max(shared_logs, key=lambda path: path.stat().st_size)  # tens of MB inflated
     ref = LogRef(heaviest.name, str(heaviest))
-    [bounded] = run_batch(CATEGORIZE, [ref], Config(worker_memory_bytes=1 << 20), isolate=True)
+    bounded_config = Config(worker_memory_bytes=1 << 20)
+    limits = engine_settings(bounded_config, None).limits
+    [bounded] = run_batch(CATEGORIZE, [ref], bounded_config, limits, isolate=True)
     assert (bounded["status"], bounded["reason"]) == ("evicted", "too_large")
     assert "memory" in bounded["detail"]  # the reader's budget or the RLIMIT_AS bound
-    [free] = run_batch(CATEGORIZE, [ref], Config(), isolate=True)
+    [free] = run_batch(CATEGORIZE, [ref], Config(), engine_settings(Config(), None).limits, isolate=True)
     assert free.get("reason") != "too_large"
 
 
