@@ -6,18 +6,10 @@ import pytest
 from mosaic.analysis import bursts as heatmap_bursts
 from mosaic.analysis.categorize import HEATMAP, OPERATIONS, analyze
 from mosaic.config import Config
-from mosaic.trace import META_DTYPE, OPS_DTYPE, WRITE, HeatmapSignal, Trace
+from mosaic.trace import WRITE, HeatmapSignal, Trace
+from mosaic_testing.traces import make_trace
 
 CFG = Config()
-JOB = {
-    "uid": 7,
-    "job_id": "42",
-    "exe": "/bin/app",
-    "application": "/bin/app",
-    "nprocs": 4,
-    "start": "2019-03-14T10:00:00Z",
-    "version": "3.41",
-}
 
 
 def bursts(values, bin_seconds=1.0):
@@ -29,11 +21,8 @@ def appended(write_bins: np.ndarray, bin_seconds: float) -> Trace:
     so the operations merge into one; only the HEATMAP says when the bytes moved."""
     run_time = len(write_bins) * bin_seconds
     share = float(write_bins.sum()) / 4
-    ops = np.array([(0.0, run_time, share, 1, WRITE)] * 4, dtype=OPS_DTYPE)
     heatmap = HeatmapSignal(bin_seconds=bin_seconds, read=np.zeros(len(write_bins)), write=write_bins)
-    return Trace(
-        "job.darshan", dict(JOB, run_time=run_time), ops, np.array([], dtype=META_DTYPE), heatmap=heatmap
-    )
+    return make_trace([(0.0, run_time, share, 1, WRITE)] * 4, run_time=run_time, heatmap=heatmap)
 
 
 def checkpoint_bins(count: int, every: int, length: int, lead: int = 3, tail: int = 3) -> np.ndarray:

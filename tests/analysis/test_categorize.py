@@ -11,30 +11,10 @@ from mosaic.analysis import categorize as categorize_module
 from mosaic.analysis.categorize import analyze, categorize_trace
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
-from mosaic.trace import META_DTYPE, OPS_DTYPE, READ, WRITE, Trace
+from mosaic.trace import READ, WRITE
+from mosaic_testing.traces import make_trace
 
 CFG = Config()
-JOB = {
-    "uid": 7,
-    "job_id": "42",
-    "exe": "/bin/app -x 1",
-    "application": "/bin/app",
-    "nprocs": 4,
-    "start": "2019-03-14T10:00:00Z",
-    "run_time": 3600.0,
-    "version": "3.10",
-}
-
-
-def make_trace(ops=(), meta=(), run_time=3600.0, **extra):
-    job = dict(JOB, run_time=run_time)
-    return Trace(
-        "job.darshan",
-        job,
-        np.array(list(ops), dtype=OPS_DTYPE),
-        np.array(list(meta), dtype=META_DTYPE),
-        **extra,
-    )
 
 
 def checkpoints(count=10, period=360.0, first=10.0, nbytes=1e8, ranks=4, direction=WRITE, duration=10.0):
