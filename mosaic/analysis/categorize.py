@@ -181,7 +181,7 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
             )
             fft = spectrum.more_significant(fft, heatmap)
         final = verdict.combine(meanshift, fft, config)
-        found += segments.labels(final, config)
+        found += verdict.labels(final, config)
     labels = [f"{name}_{label}" for label in found]
     return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts)
 

@@ -18,7 +18,7 @@ cost ~25 ms a call).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,9 +27,6 @@ from scipy.spatial import cKDTree  # at import: a batch worker forks warm, not p
 from mosaic.analysis import small
 from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
 from mosaic.config import Config
-
-if TYPE_CHECKING:  # verdict imports this module
-    from mosaic.analysis.verdict import Verdict
 
 NO_CLUSTER = -1
 
@@ -370,23 +367,3 @@ def _operations(
         )
     operations.sort(key=_total, reverse=True)
     return operations
-
-
-def labels(verdict: Verdict, config: Config) -> list[str]:
-    """Periodicity labels (unprefixed) from a direction's final verdict (SPEC 3.4).
-
-    ``verdict`` holds ``periodic``, ``magnitude_period`` and ``busy_fraction``
-    as :func:`mosaic.analysis.verdict.combine` returns them.
-    """
-    if not verdict.get("periodic"):
-        return []
-    period, busy = verdict["magnitude_period"], verdict["busy_fraction"]
-    assert period is not None and busy is not None  # a periodic verdict has both
-    bounds = (config.period_second_max, config.period_minute_max, config.period_hour_max)
-    magnitudes = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
-    found = ["periodic", magnitudes[int(np.searchsorted(bounds, period, side="left"))]]
-    if busy <= config.low_busy_max:
-        found.append("periodic_low_busy_time")
-    if busy >= config.high_busy_min:
-        found.append("periodic_high_busy_time")
-    return found

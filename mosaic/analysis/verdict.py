@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypedDict
 
+import numpy as np
+
 from mosaic.analysis.segments import MeanShiftPeriodicity
 from mosaic.analysis.spectrum import FFTPeriodicity
 from mosaic.config import Config
@@ -97,3 +99,23 @@ def combine(meanshift: MeanShiftPeriodicity, fft: FFTPeriodicity, config: Config
         "magnitude_period": period,
         "busy_fraction": busy,
     }
+
+
+def labels(verdict: Verdict, config: Config) -> list[str]:
+    """Periodicity labels (unprefixed) from a direction's final verdict (SPEC 3.4).
+
+    ``verdict`` holds ``periodic``, ``magnitude_period`` and ``busy_fraction``
+    as :func:`combine` returns them.
+    """
+    if not verdict.get("periodic"):
+        return []
+    period, busy = verdict["magnitude_period"], verdict["busy_fraction"]
+    assert period is not None and busy is not None  # a periodic verdict has both
+    bounds = (config.period_second_max, config.period_minute_max, config.period_hour_max)
+    magnitudes = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
+    found = ["periodic", magnitudes[int(np.searchsorted(bounds, period, side="left"))]]
+    if busy <= config.low_busy_max:
+        found.append("periodic_low_busy_time")
+    if busy >= config.high_busy_min:
+        found.append("periodic_high_busy_time")
+    return found

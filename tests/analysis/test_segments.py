@@ -102,37 +102,6 @@ def test_zero_durations_and_bytes_are_floored_not_crashing():
     assert ids[0] == ids[1] == ids[2] != ids[3]
 
 
-def verdict(period, busy=0.5):
-    return {"periodic": True, "magnitude_period": period, "busy_fraction": busy}
-
-
-@pytest.mark.parametrize(
-    "period, magnitude",
-    [
-        (30.0, "periodic_second"),
-        (30.001, "periodic_minute"),
-        (1800.0, "periodic_minute"),
-        (1800.001, "periodic_hour"),
-        (43200.0, "periodic_hour"),
-        (43200.001, "periodic_day_or_more"),
-    ],
-)
-def test_magnitude_thresholds(period, magnitude):
-    assert segments.labels(verdict(period), CFG) == ["periodic", magnitude]
-
-
-@pytest.mark.parametrize(
-    "busy, extra",
-    [(0.25, ["periodic_low_busy_time"]), (0.2501, []), (0.7499, []), (0.75, ["periodic_high_busy_time"])],
-)
-def test_busy_time_thresholds(busy, extra):
-    assert segments.labels(verdict(60.0, busy), CFG) == ["periodic", "periodic_minute"] + extra
-
-
-def test_no_labels_when_the_verdict_is_not_periodic():
-    assert segments.labels({"periodic": False, "magnitude_period": None}, CFG) == []
-
-
 def test_period_is_the_recurrence_interval_when_other_operations_cut_the_segments():
     # a 1 GB data file every 1000 s, each followed 300 s later by a 1 MB index file
     data = series(8, period=1000, duration=60, nbytes=1e9)

@@ -4,7 +4,7 @@ import typing
 
 import pytest
 
-from mosaic.analysis.verdict import RULES, combine
+from mosaic.analysis.verdict import RULES, combine, labels
 from mosaic.config import Config, VerdictRule
 
 CONFIG = Config()
@@ -165,3 +165,35 @@ def test_unknown_rule_is_an_error():
 
 def test_config_offers_exactly_the_rules_there_are():
     assert set(typing.get_args(VerdictRule)) == set(RULES)
+
+
+# Labels from a periodic verdict (SPEC 3.4): magnitude and busy-time edges.
+def periodic_verdict(period, busy=0.5):
+    return {"periodic": True, "magnitude_period": period, "busy_fraction": busy}
+
+
+@pytest.mark.parametrize(
+    "period, magnitude",
+    [
+        (30.0, "periodic_second"),
+        (30.001, "periodic_minute"),
+        (1800.0, "periodic_minute"),
+        (1800.001, "periodic_hour"),
+        (43200.0, "periodic_hour"),
+        (43200.001, "periodic_day_or_more"),
+    ],
+)
+def test_magnitude_thresholds(period, magnitude):
+    assert labels(periodic_verdict(period), CONFIG) == ["periodic", magnitude]
+
+
+@pytest.mark.parametrize(
+    "busy, extra",
+    [(0.25, ["periodic_low_busy_time"]), (0.2501, []), (0.7499, []), (0.75, ["periodic_high_busy_time"])],
+)
+def test_busy_time_thresholds(busy, extra):
+    assert labels(periodic_verdict(60.0, busy), CONFIG) == ["periodic", "periodic_minute"] + extra
+
+
+def test_no_labels_when_the_verdict_is_not_periodic():
+    assert labels({"periodic": False, "magnitude_period": None}, CONFIG) == []
