@@ -16,7 +16,7 @@ from typing import TypedDict, TypeVar
 
 from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.config import Config
-from mosaic.errors import LogError, Reason
+from mosaic.errors import MEMORY_BOUND, LogError, Reason
 from mosaic.trace import read_trace
 
 
@@ -50,7 +50,7 @@ def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | E
     except LogError as error:
         return evicted_result(file, error.reason, error.detail)
     except MemoryError:  # past the worker's memory limit (RLIMIT_AS)
-        return evicted_result(file, Reason.TOO_LARGE, "needs more memory than a worker may use")
+        return evicted_result(file, Reason.TOO_LARGE, MEMORY_BOUND)
     except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
         return evicted_result(file, Reason.UNREADABLE, f"{type(error).__name__}: {error}")
 

@@ -73,7 +73,7 @@ from typing import IO, Any
 from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
 from mosaic.corpus.reaper import stop_process_group
-from mosaic.errors import EngineError
+from mosaic.errors import MEMORY_BOUND, EngineError
 from mosaic.limits import limit_memory
 
 LOOPBACK = "127.0.0.1"
@@ -240,9 +240,6 @@ def _collect(
             results[culprit] = task.give_up(items[culprit], Failure.TIMEOUT, f"no result after {timeout:g} s")
             return
     os.waitpid(pid, 0)
-
-
-MEMORY_BOUND = "needs more memory than a worker may use"
 
 
 def _bounded_call(task: Task, item: Any, context: Any) -> Result:
