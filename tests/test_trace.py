@@ -22,11 +22,9 @@ from mosaic.trace import (
     read_trace,
     trace_from_bytes,
 )
+from mosaic_testing.handmade import POSIX_TIMES
 
 RUN_TIME = 100.0
-POSIX_F = dict(
-    open_start=0, read_start=1, write_start=2, close_start=3, open_end=4, read_end=5, write_end=6, close_end=7
-)
 STDIO_F = dict(
     open_start=3,
     close_start=4,
@@ -55,7 +53,7 @@ def job(**kw):
 
 
 # module -> (version, counters, fcounters, indices of opens/seeks/bytes read/written, fcounters)
-LAYOUTS = {F.POSIX: (4, 69, 17, [0, 5, 14, 15], POSIX_F), F.STDIO: (2, 14, 15, [0, 4, 7, 6], STDIO_F)}
+LAYOUTS = {F.POSIX: (4, 69, 17, [0, 5, 14, 15], POSIX_TIMES), F.STDIO: (2, 14, 15, [0, 4, 7, 6], STDIO_F)}
 
 
 def records(module, rows):
@@ -616,7 +614,7 @@ def mpiio(rows):
         c[i, [0, 1, 14, 15]] = indep, coll, nread, nwritten
         c[i, 10] = 7  # MPIIO_SYNCS: not a seek
         for name, t in times.items():
-            f[i, POSIX_F[name]] = t
+            f[i, POSIX_TIMES[name]] = t
     return ModuleRecords(
         F.MPIIO, 3, np.array([r[0] for r in rows], np.uint64), np.array([r[1] for r in rows], np.int64), c, f
     )

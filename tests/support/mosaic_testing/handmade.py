@@ -123,25 +123,22 @@ def v3_log(version="3.41", e="<", comp=0, job=None, names=None, modules=None, pa
     return head + job_z + names_z + b"".join(blobs)
 
 
+# POSIX fcounter index of each timestamp MOSAIC reads (darshan-posix-log-format.h), written
+# here from the header, not from mosaic/darshan/formats.py: the tests check the reader against it.
+POSIX_TIMES = dict(
+    open_start=0, read_start=1, write_start=2, close_start=3, open_end=4, read_end=5, write_end=6, close_end=7
+)
+
+
 def posix_v4(rid, rank=0, opens=1, seeks=0, bytes_read=0, bytes_written=0, times=None, e="<"):
     """POSIX v4 record from the fields MOSAIC uses; times: canonical name -> seconds."""
-    fidx = dict(
-        open_start=0,
-        read_start=1,
-        write_start=2,
-        close_start=3,
-        open_end=4,
-        read_end=5,
-        write_end=6,
-        close_end=7,
-    )
     return record(
         "POSIX",
         4,
         rid,
         rank,
         {0: opens, 5: seeks, 14: bytes_read, 15: bytes_written},
-        {fidx[k]: v for k, v in (times or {}).items()},
+        {POSIX_TIMES[k]: v for k, v in (times or {}).items()},
         e,
     )
 
