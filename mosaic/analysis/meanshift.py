@@ -41,12 +41,21 @@ def _squared_distances(queries: np.ndarray, points: np.ndarray, brute: bool) -> 
         delta = queries[:, None, :] - points[None, :, :]
         plain: np.ndarray = delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1]
         return plain
-    products = (queries[:, None, :] @ points.T)[:, 0, :]  # one BLAS call per row, as one query at a time
-    squared: np.ndarray = -2 * products
+    squared: np.ndarray = -2 * _products(queries, points)
     squared += _squared_norms(queries)[:, None]
     squared += _squared_norms(points)[None, :]
     np.maximum(squared, 0, out=squared)
     return squared
+
+
+def _products(queries: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """``queries @ points.T`` rounded as BLAS's gemm rounds it, as scikit-learn's one-row
+    queries are: numpy hands a product with a single row or column to gemv, and a stacked
+    one-row product per query to its own loop, which round differently (a point's
+    distance to itself came out 1.4e-14). A lone row is doubled so gemm does the work."""
+    doubled = [rows if len(rows) > 1 else np.concatenate([rows, rows]) for rows in (queries, points)]
+    products: np.ndarray = (doubled[0] @ doubled[1].T)[: len(queries), : len(points)]
+    return products
 
 
 def _squared_norms(rows: np.ndarray) -> np.ndarray:
@@ -131,7 +140,7 @@ def _nearest(points: np.ndarray, centers: np.ndarray, bandwidth: float) -> np.nd
     for start in range(0, len(points), block):
         chunk = points[start : start + block]
         if brute:  # scikit-learn queries all points in one product here
-            squared = -2 * (chunk @ centers.T)
+            squared = -2 * _products(chunk, centers)
             squared += _squared_norms(chunk)[:, None]
             squared += _squared_norms(centers)[None, :]
             np.maximum(squared, 0, out=squared)

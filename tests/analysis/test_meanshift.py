@@ -98,6 +98,15 @@ def test_a_mode_one_bandwidth_from_a_stronger_one_goes_as_blas_rounds_it():
     assert mean_shift_labels(points, seeds, 2.0).tolist() == expected == reference(points, seeds, 2.0)
 
 
+def test_a_point_is_at_distance_zero_from_itself_as_blas_rounds_it():
+    """Modes (16/3, 13/3) and (16/3, 7/3), 3 points each, exactly 2 apart: scikit-learn's
+    one-row query finds the second at 4.0 squared (the first at 0.0 from itself) and drops
+    it; a stacked one-row product per query rounded the first's own distance to 1.4e-14."""
+    points = [(4, 5), (5, 2), (5, 2), (6, 3), (6, 5)]
+    expected = [0, -1, -1, 0, 0]
+    assert mean_shift_labels(points, points, 2.0).tolist() == expected == reference(points, points, 2.0)
+
+
 def test_squared_norms_round_as_blas_dot():
     rows = np.random.default_rng(2).integers(-400, 400, size=(20_000, 2)) / np.arange(1, 20_001)[:, None]
     blas = np.array([np.dot(row, row) for row in rows])
