@@ -1,10 +1,13 @@
 """Load test of `mosaic serve` on loopback: concurrent clients posting logs.
 
-    .venv/bin/python -m benchmarks.bench_service [--corpus heavy|year] [--seconds 30] [--clients 8]
+    .venv/bin/python -m benchmarks.bench_service [--corpus heavy|year] [--log PATH ...]
+                                                 [--seconds 30] [--clients 8]
 
 ``heavy`` (default; issue 13 item 7): heavy logs of `mosaic synth heavy`
 (512-16,384-rank jobs, thousands of records); ``year``: a small Blue-Waters-like
-year (`mosaic synth year`, about a third of it invalid logs) kept under 100 KB.
+year (`mosaic synth year`, about a third of it invalid logs) kept under 100 KB;
+``--log PATH``: these files instead (issue 26 target 4: one ~200 kB log of a
+few thousand operations, every client posting it).
 Starts `mosaic serve` on a free loopback port and lets CLIENTS closed-loop
 clients post the logs round-robin for SECONDS. Side by side: the same logs
 categorized serially in this process (no HTTP, no worker pool), the floor the
@@ -163,6 +166,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--corpus", choices=("heavy", "year"), default="heavy")
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--log", type=Path, nargs="+", help="post these logs instead of a generated corpus")
     parser.add_argument(
         "--count", type=int, default=None, help="logs generated [default: 12 heavy, 600 in the year]"
     )
@@ -173,10 +177,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         count = args.count or (12 if args.corpus == "heavy" else 600)
-        logs = corpus_logs(args.corpus, folder / "logs", count, args.seed)
+        if args.log:
+            logs = [path.read_bytes() for path in args.log]
+        else:
+            logs = corpus_logs(args.corpus, folder / "logs", count, args.seed)
         sizes = np.array([len(data) for data in logs])
         print(
-            f"{len(logs)} {args.corpus} logs "
+            f"{len(logs)} {'given' if args.log else args.corpus} logs "
             f"(median {np.median(sizes) / 1000:.1f} KB, max {sizes.max() / 1000:.1f} KB); "
             f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients, "
             f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}"

@@ -60,12 +60,14 @@ def get_store(request: Request) -> Store:
     return store
 
 
-def get_pool(request: Request) -> WorkerPool:
+# Coroutines, though they await nothing: FastAPI runs a plain ``def`` dependency in its
+# thread pool, a thread hand-off per request for a dictionary lookup.
+async def get_pool(request: Request) -> WorkerPool:
     pool: WorkerPool = request.app.state.pool
     return pool
 
 
-def get_metrics(request: Request) -> Metrics:
+async def get_metrics(request: Request) -> Metrics:
     metrics: Metrics = request.app.state.metrics
     return metrics
 
