@@ -134,20 +134,26 @@ def read_trace(path: str | os.PathLike[str], config: Config) -> Trace:
     return build_trace(read_bounded(path, config), os.fspath(path), config)
 
 
-def trace_from_bytes(data: bytes | bytearray, file: str, config: Config) -> Trace:
-    """Same as :func:`read_trace` for a log already in memory (e.g. an archive member)."""
-    return build_trace(read_bounded(data, config, file), file, config)
+def trace_from_bytes(data: bytes | bytearray, file: str, config: Config, inflated: int = 0) -> Trace:
+    """Same as :func:`read_trace` for a log already in memory (e.g. an archive member).
+
+    ``inflated``: bytes already inflated to get ``data`` out of its wrappers
+    (:func:`~mosaic.darshan.reader.unwrap`), counted against ``max_inflated_bytes``
+    as a wrapped file's layers are.
+    """
+    return build_trace(read_bounded(data, config, file, inflated), file, config)
 
 
 def read_bounded(
-    source: str | os.PathLike[str] | bytes | bytearray, config: Config, name: str = ""
+    source: str | os.PathLike[str] | bytes | bytearray, config: Config, name: str = "", inflated: int = 0
 ) -> DarshanLog:
-    """``read_log`` under the execution settings' size limits (too_large past them)."""
+    """``read_log`` under the execution settings' size limits (too_large past them);
+    ``inflated`` bytes of the inflation budget are spent already."""
     return read_log(
         source,
         name,
         max_log_bytes=config.max_log_bytes,
-        max_inflated_bytes=config.max_inflated_bytes,
+        max_inflated_bytes=config.max_inflated_bytes - inflated,
         memory_bytes=config.worker_memory_bytes,
         max_job_bytes=config.max_job_bytes,
     )

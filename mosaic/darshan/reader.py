@@ -85,11 +85,13 @@ def read_log(
         raise LogError(Reason.UNREADABLE, f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
-def unwrap(data: bytes, cap: int) -> bytes:
+def unwrap(data: bytes, cap: int) -> tuple[bytes, int]:
     """The log inside its gzip or bzip2 wrappers (``.darshan.gz``, a gzip body; at
     most ``MAX_WRAPPERS`` layers, inflated to ``cap`` bytes at most in all), else
-    ``data`` itself."""
-    return bytes(_unwrapped(data, cap)[0])  # no copy: bytes in, bytes out
+    ``data`` itself; and the bytes the layers inflated to, which count against the
+    same ``max_inflated_bytes`` as the log's regions when it is read."""
+    log, inflated = _unwrapped(data, cap)
+    return bytes(log), inflated  # no copy: bytes in, bytes out
 
 
 def _unwrapped(data: bytes | bytearray, cap: int) -> tuple[bytes | bytearray, int]:

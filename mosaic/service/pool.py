@@ -90,10 +90,10 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
 
     def work() -> TraceResult:
         nonlocal file
-        log = unwrap(data, config.max_inflated_bytes)
+        log, inflated = unwrap(data, config.max_inflated_bytes)
         if log is not data:
             file = posted_name(log)
-        return categorize_trace(trace_from_bytes(log, file, config), config)
+        return categorize_trace(trace_from_bytes(log, file, config, inflated), config)
 
     if os.environ.get(TEST_HOOKS_ENV):
         _test_hooks(data, config)

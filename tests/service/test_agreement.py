@@ -179,3 +179,33 @@ def test_batch_reads_the_wrapped_logs_the_service_reads(tmp_path):
         "twice.darshan.gz": ("ok", ""),
         "thrice.darshan.gz": ("evicted", "unreadable"),
     }
+
+
+# ----- one inflation budget for a wrapped log's layers and its regions -----
+
+
+def _smallest_budget(log: bytes) -> int:
+    """The least max_inflated_bytes under which `log` (unwrapped) reads, by bisection."""
+    low, high = 0, 1 << 20
+    while low < high:
+        middle = (low + high) // 2
+        outcome = categorize_posted(log, Config().replace(max_inflated_bytes=middle))
+        low, high = (low, middle) if outcome.status == "ok" else (middle + 1, high)
+    return low
+
+
+def test_a_wrapped_log_spends_one_inflation_budget_in_batch_and_service(tmp_path):
+    """The service unwrapped a posted .darshan.gz under max_inflated_bytes and then read
+    the log under a fresh max_inflated_bytes, so it inflated up to twice the bound that
+    batch keeps (batch counts the layers against the regions' budget)."""
+    log = log_with_job_region(64 << 10)
+    regions = _smallest_budget(log)  # what the log's own regions inflate to
+    wrapped = gzip.compress(log)
+    budget = regions + len(log)  # the layer inflates to the log itself
+    for cap, expected in ((budget, ("ok", "")), (budget - 1, ("evicted", "too_large"))):
+        config = Config().replace(max_inflated_bytes=cap, all_runs=True)
+        folder = tmp_path / str(cap)
+        folder.mkdir()
+        assert batch_outcomes(folder, {"log.darshan.gz": wrapped}, config) == {"log.darshan.gz": expected}
+        answer = categorize_posted(wrapped, config)
+        assert (answer.status, answer.reason) == expected
