@@ -11,20 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from mosaic.darshan.writer import write_log
-from mosaic_testing.written import with_heatmaps
+from mosaic_testing.written import heatmap_log
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
 MB = 1 << 20
-
-
-def heatmap_log(bins: int) -> bytes:
-    """1 MB written in [1, 2] s of a 10 s run, and a POSIX HEATMAP record of ``bins`` bins
-    (16 bytes each once inflated; they compress to almost nothing)."""
-    heatmap = [("heatmap:POSIX", 0, 10.0 / bins, np.ones(bins, np.int64), np.zeros(bins, np.int64))]
-    return write_log(with_heatmaps(heatmap), level=1)
 
 
 def test_a_log_past_the_memory_bound_is_too_large(tmp_path):

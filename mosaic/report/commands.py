@@ -51,15 +51,21 @@ def plot(file: Path, output: Path | None, config_file: str | None) -> None:
     against the spike thresholds.
     """
     from mosaic.analysis.categorize import analyze
-    from mosaic.errors import LogError
-    from mosaic.report.timeline import plot_timeline
+    from mosaic.errors import MEMORY_BOUND, LogError, Reason
+    from mosaic.limits import limit_memory
+    from mosaic.report.timeline import plot_timeline  # imported before the bound: matplotlib maps ~100 MB
     from mosaic.trace import read_trace
 
     cfg = load_config(config_file)
     output = output or Path(f"{file.name}.timeline.png")
+    # The bound of `mosaic categorize` and of batch and service workers: a hostile log
+    # (a HEATMAP of millions of bins in a few KB) is too_large here as there.
+    limit_memory(cfg.worker_memory_bytes)
     try:
         analysis = analyze(read_trace(file, cfg), cfg)
+        plot_timeline(analysis, cfg, output)
     except LogError as error:
         raise click.ClickException(f"{file}: evicted ({error.reason}): {error.detail}") from None
-    plot_timeline(analysis, cfg, output)
+    except MemoryError:
+        raise click.ClickException(f"{file}: evicted ({Reason.TOO_LARGE}): {MEMORY_BOUND}") from None
     click.echo(f"{output}: {', '.join(analysis.categories)}")

@@ -1,16 +1,21 @@
 """`mosaic plot`: one trace's timeline, drawn from analyze()'s numbers."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from mosaic.analysis.categorize import analyze
-from mosaic.cli import main
 from mosaic.config import Config
 from mosaic.report.style import new_figure
 from mosaic.report.timeline import _bytes_axis, concurrency, fft_signal, plot_timeline, time_unit
 from mosaic.trace import HeatmapSignal, read_trace
 from mosaic_testing.logs import SHARED_LOGS
+from mosaic_testing.written import heatmap_log
+
+MOSAIC = Path(sys.executable).with_name("mosaic")
 
 
 @pytest.fixture(scope="module")
@@ -147,23 +152,49 @@ def test_time_unit_both_sides(run_time, unit):
     assert time_unit(run_time)[0] == unit
 
 
+def plot_command(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """`mosaic plot` in its own process: it bounds its own memory (RLIMIT_AS), which
+    must never be the test process's."""
+    return subprocess.run([str(MOSAIC), "plot", *arguments], capture_output=True, text=True, timeout=120)
+
+
 def test_plot_command_on_a_real_log(tmp_path):
     log = SHARED_LOGS / "e3sm_io_heatmaps_and_dxt" / "e3sm_io_heatmap_only.darshan"
     if not log.is_file():
         pytest.skip("shared logs not present")
     out = tmp_path / "e3sm.svg"
-    result = CliRunner().invoke(main, ["plot", str(log), "-o", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "write_steady" in result.output
+    result = plot_command(str(log), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "write_steady" in result.stdout
     assert out.read_text().lstrip().startswith("<?xml")
 
 
 def test_plot_command_reports_an_evicted_log(tmp_path):
     bad = tmp_path / "bad.darshan"
     bad.write_bytes(b"not a darshan log")
-    result = CliRunner().invoke(main, ["plot", str(bad), "-o", str(tmp_path / "x.png")])
-    assert result.exit_code != 0 and "evicted" in result.output
+    result = plot_command(str(bad), "-o", str(tmp_path / "x.png"))
+    assert result.returncode != 0 and "evicted" in result.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_command_runs_under_the_workers_memory_bound(tmp_path):
+    """As `mosaic categorize` (tests/test_categorize_command.py): under a 128 MB bound a
+    4 M-bin HEATMAP (~200 MB more to analyse) is too_large, with no image and no
+    traceback; a 4-bin log under the same bound is drawn."""
+    config = tmp_path / "bound.toml"
+    config.write_text(f"worker_memory_bytes = {128 << 20}\n")
+    heavy, light = tmp_path / "heavy.darshan", tmp_path / "light.darshan"
+    heavy.write_bytes(heatmap_log(4_000_000))
+    light.write_bytes(heatmap_log(4))
+    refused = plot_command(str(heavy), "-o", str(tmp_path / "heavy.png"), "--config", str(config))
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        f"Error: {heavy}: evicted (too_large): needs more memory than a worker may use"
+    )
+    assert not (tmp_path / "heavy.png").exists()
+    drawn = plot_command(str(light), "-o", str(tmp_path / "light.png"), "--config", str(config))
+    assert drawn.returncode == 0, drawn.stderr
+    assert (tmp_path / "light.png").stat().st_size > 0
 
 
 def test_heatmap_bursts_and_their_period_are_drawn_where_mean_shift_found_them(tmp_path):

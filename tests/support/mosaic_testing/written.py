@@ -52,6 +52,14 @@ def with_heatmaps(rows=ROWS):
     return log
 
 
+def heatmap_log(bins: int) -> bytes:
+    """1 MB written in [1, 2] s of a 10 s run, and a POSIX HEATMAP record of ``bins`` bins
+    (16 bytes each once inflated; they compress to almost nothing): with millions of
+    bins, a log of a few hundred KB that needs hundreds of MB to analyse."""
+    heatmap = [("heatmap:POSIX", 0, 10.0 / bins, np.ones(bins, np.int64), np.zeros(bins, np.int64))]
+    return write_log(with_heatmaps(heatmap), level=1)
+
+
 def dxt_log(segments: int, dxt_version: int = 2, mpiio_segments: int = 0) -> bytes:
     """One file's POSIX record and its DXT_POSIX segments (in ``dxt_version``), with
     ``mpiio_segments`` of them as DXT_MPIIO segments too (its newest version)."""
