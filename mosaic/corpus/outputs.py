@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
@@ -29,6 +29,19 @@ TEMPORARY_SUFFIX = ".tmp"
 def temporary(path: Path) -> Path:
     """Where the output `path` is written before it is complete."""
     return path.with_name(path.name + TEMPORARY_SUFFIX)
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """``write`` the file at its temporary name, then rename it over `path`: a reader
+    (or a killed ``mosaic figures``) never leaves a half-written figure or report
+    where the previous one was. One file at a time, unlike :class:`OutputSet`:
+    a figure is whole on its own."""
+    temp = temporary(path)
+    try:
+        write(temp)
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 class OutputSet:

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from mosaic.config import Config
+from mosaic.corpus.outputs import write_atomically
 from mosaic.corpus.stats import VIEWS, noteworthy_correlations
 from mosaic.report import tables
 from mosaic.report.tables import VIEW_NAMES, display_name
@@ -125,5 +126,6 @@ def write_report(out: Path, config: Config | None = None) -> Path:
     """OUT/report.md from OUT/summary.json."""
     summary = json.loads((Path(out) / "summary.json").read_text())
     path = Path(out) / "report.md"
-    path.write_text(render_report(summary, config or Config()))
+    text = render_report(summary, config or Config())
+    write_atomically(path, lambda temp: temp.write_text(text))
     return path

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.typing import RcKeyType
+
+from mosaic.corpus.outputs import write_atomically
 
 # Categories: seaborn's "colorblind" palette; heatmaps: the perceptually uniform,
 # colour-vision-deficiency-safe "cividis" map.
@@ -61,10 +64,13 @@ def new_figure(**kwargs: Any) -> Figure:
 
 
 def save(fig: Figure, paths: list[Path], dpi: int) -> list[Path]:
-    """Write the figure to each path (format from the suffix), creating folders."""
+    """Write the figure to each path (format from the suffix), creating folders; each
+    file replaces the previous one only once complete."""
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        write_atomically(
+            path, partial(fig.savefig, format=path.suffix.lstrip("."), dpi=dpi, bbox_inches="tight")
+        )
     return paths
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from mosaic.cli import main
 from mosaic.config import Config
 from mosaic.corpus.stats import CorpusStats
-from mosaic.report import figures, tables
+from mosaic.report import figures, markdown, tables
 
 FIGURES = [
     "funnel",
@@ -201,3 +201,37 @@ def test_missing_summary_is_a_clear_error(tmp_path):
 )
 def test_period_bounds_read_in_their_best_unit(seconds, text):
     assert figures._duration(seconds) == text
+
+
+def test_a_figure_or_report_cut_short_leaves_the_previous_one(tmp_path, monkeypatch, summary_factory):
+    """`mosaic figures` used to write in place: a run killed or out of disk mid-figure
+    left a cut PNG where the previous one was. Each file is now written aside and
+    renamed once complete."""
+    (tmp_path / "summary.json").write_text(json.dumps(summary_factory()))
+    assert CliRunner().invoke(main, ["figures", str(tmp_path)]).exit_code == 0
+    funnel, report = tmp_path / "figures" / "funnel.png", tmp_path / "report.md"
+    before = funnel.read_bytes(), report.read_text()
+
+    def disk_full(self, target, **kwargs):
+        with open(target, "wb") as fh:
+            fh.write(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", disk_full)
+    result = CliRunner().invoke(main, ["figures", str(tmp_path)])
+    assert isinstance(result.exception, OSError)
+    monkeypatch.undo()
+    assert funnel.read_bytes() == before[0]
+    assert not list(tmp_path.rglob("*.tmp"))
+
+    def cut_report(self, text, *args, **kwargs):
+        with open(self, "w") as fh:
+            fh.write(text[:10])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pathlib.Path.write_text", cut_report)
+    with pytest.raises(OSError):
+        markdown.write_report(tmp_path)
+    monkeypatch.undo()
+    assert report.read_text() == before[1]
+    assert not list(tmp_path.rglob("*.tmp"))
