@@ -97,7 +97,7 @@ def periodic_logs(uid: int, app: str, period: float, runs: int) -> list[bytes]:
 
 @pytest.fixture(scope="module")
 def checkpointer(server, log_factory):
-    """In the session's server: a group whose writes recur every 600 s (period class 2),
+    """In the server shared by this test run: a group whose writes recur every 600 s (period class 2),
     and one that is not periodic."""
     with server.client() as client:
         for data in [
