@@ -1,11 +1,18 @@
 """The boundary around analysis: a file read, and any failure turned into an eviction (SPEC 3.1, 4)."""
 
+import subprocess
+import sys
+
 import mosaic
 from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
+from mosaic.corpus.pipeline import WORKER_PRELOAD
+from mosaic.darshan.writer import write_log
 from mosaic.errors import LogError
 from mosaic.logfile import categorize_file, evicted_result, guarded
+from mosaic.service.pool import PRELOAD
 from mosaic.trace import read_trace
+from mosaic_testing.written import make_log
 
 CFG = Config()
 
@@ -69,3 +76,20 @@ def test_a_real_log_is_read_and_categorized(shared_logs):
 def test_a_missing_file_is_an_eviction_not_an_exception(tmp_path):
     result = categorize_file(tmp_path / "missing.darshan", CFG)
     assert result["status"] == "evicted" and result["file"] == str(tmp_path / "missing.darshan")
+
+
+def test_one_log_imports_scipy_spatial_only_when_mean_shift_clusters(tmp_path):
+    """scipy.spatial is ~a fifth of a one-log `mosaic categorize` (imports
+    dominate it), and most logs of a year have no direction that gets as far as
+    clustering; the batch and service workers preload it so they stay warm."""
+    quiet = tmp_path / "quiet.darshan"
+    quiet.write_bytes(write_log(make_log()))
+    probe = (
+        "import sys; from mosaic.logfile import categorize_file; from mosaic.config import DEFAULT; "
+        "r = categorize_file(sys.argv[1], DEFAULT); print(r['status'], 'scipy.spatial' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(quiet)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["ok", "False"]
+    assert "scipy.spatial" in WORKER_PRELOAD and "scipy.spatial" in PRELOAD

@@ -22,7 +22,6 @@ from typing import TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial import cKDTree  # at import: a batch worker forks warm, not per batch
 
 from mosaic.analysis import small
 from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
@@ -108,6 +107,11 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
             np.log(np.maximum(nbytes, config.meanshift_min_bytes)),
         ]
     )
+    # Imported here: scipy.spatial is ~200 ms of a one-log `mosaic categorize`, whose
+    # directions seldom get this far; batch and service workers preload it
+    # (WORKER_PRELOAD, service PRELOAD), so they fork with it warm.
+    from scipy.spatial import cKDTree
+
     bandwidth = config.meanshift_bandwidth
     company = cKDTree(features).query_ball_point(features, 2 * bandwidth, return_length=True)
     crowded = company >= config.min_periodic_segments

@@ -47,10 +47,11 @@ if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
-# What a worker imports once, ahead of any job: this module (the tasks) and the
-# analysis (numpy, scipy.fft). scikit-learn is imported only when a config asks
-# for its MeanShift (meanshift_implementation = "sklearn").
-WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize")
+# What a worker imports once, ahead of any job: this module (the tasks), the
+# analysis (numpy, scipy.fft) and the neighbour counts of mean shift (scipy.spatial,
+# which the analysis imports only when it clusters). scikit-learn is imported only
+# when a config asks for its MeanShift (meanshift_implementation = "sklearn").
+WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", "scipy.spatial")
 NO_STAMP = (None,) * len(Stamp._fields)  # an archive member read again to be categorized
 RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs (64 by default; see _batches)
 

@@ -56,8 +56,9 @@ MEMORY_MARKER = b"MOSAIC-TEST-MEMORY"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds
-# (scikit-learn only if a config asks for its MeanShift: it is imported lazily then).
-PRELOAD = ["mosaic.service.pool"]
+# (scikit-learn only if a config asks for its MeanShift: it is imported lazily then;
+# scipy.spatial, which mean shift imports on first use, is preloaded).
+PRELOAD = ["mosaic.service.pool", "scipy.spatial"]
 
 
 @dataclass(frozen=True)
