@@ -78,18 +78,23 @@ def test_a_missing_file_is_an_eviction_not_an_exception(tmp_path):
     assert result["status"] == "evicted" and result["file"] == str(tmp_path / "missing.darshan")
 
 
-def test_one_log_imports_scipy_spatial_only_when_mean_shift_clusters(tmp_path):
-    """scipy.spatial is ~a fifth of a one-log `mosaic categorize` (imports
-    dominate it), and most logs of a year have no direction that gets as far as
-    clustering; the batch and service workers preload it so they stay warm."""
-    quiet = tmp_path / "quiet.darshan"
-    quiet.write_bytes(write_log(make_log()))
+def test_one_log_imports_scipy_fft_and_spatial_only_when_the_analysis_needs_them(tmp_path):
+    """scipy.fft and scipy.spatial are ~a third of a one-log `mosaic categorize` (imports
+    dominate it), and most logs of a year have no significant direction. The FFT of a
+    significant direction imports scipy.fft; mean shift imports scipy.spatial once it
+    clusters (one operation never does). Batch and service workers preload both."""
+    log = tmp_path / "one_write.darshan"
+    log.write_bytes(write_log(make_log()))  # 1 MB written: insignificant by default
     probe = (
-        "import sys; from mosaic.logfile import categorize_file; from mosaic.config import DEFAULT; "
-        "r = categorize_file(sys.argv[1], DEFAULT); print(r['status'], 'scipy.spatial' in sys.modules)"
+        "import sys; from mosaic.logfile import categorize_file; from mosaic.config import Config; "
+        "r = categorize_file(sys.argv[1], Config(significant_bytes=float(sys.argv[2]))); "
+        "print(r['write']['periodicity'] != {}, 'scipy.fft' in sys.modules, 'scipy.spatial' in sys.modules)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(quiet)], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.split() == ["ok", "False"]
-    assert "scipy.spatial" in WORKER_PRELOAD and "scipy.spatial" in PRELOAD
+
+    def imported(significant_bytes: float) -> list[str]:
+        command = [sys.executable, "-c", probe, str(log), str(significant_bytes)]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()
+
+    assert imported(Config().significant_bytes) == ["False", "False", "False"]
+    assert imported(1.0) == ["True", "True", "False"]
+    assert {"scipy.fft", "scipy.spatial"} <= set(WORKER_PRELOAD) & set(PRELOAD)

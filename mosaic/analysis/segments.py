@@ -107,10 +107,7 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
             np.log(np.maximum(nbytes, config.meanshift_min_bytes)),
         ]
     )
-    # Imported here: scipy.spatial is ~200 ms of a one-log `mosaic categorize`, whose
-    # directions seldom get this far; batch and service workers preload it
-    # (WORKER_PRELOAD, service PRELOAD), so they fork with it warm.
-    from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree  # on first use: mosaic.analysis.IMPORTED_ON_FIRST_USE
 
     bandwidth = config.meanshift_bandwidth
     company = cKDTree(features).query_ball_point(features, 2 * bandwidth, return_length=True)

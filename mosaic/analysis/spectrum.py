@@ -4,6 +4,10 @@ Mean shift (SPEC 3.4) sees merged operations; this detector sees the aggregate
 bandwidth of the *unmerged* operations as a sampled signal, finds the dominant
 frequency of its spectrum and says how much to trust it. Everything is
 vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
+
+scipy.fft is imported by the functions that transform, on first use
+(``mosaic.analysis.IMPORTED_ON_FIRST_USE``): it is ~150 ms of a one-log
+``mosaic categorize``, and most logs of a year have no significant direction.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from functools import lru_cache, partial
 from typing import Any, NamedTuple, TypedDict, cast
 
 import numpy as np
-import scipy.fft
 from numpy.typing import ArrayLike, NDArray
 
 from mosaic.config import Config
@@ -125,6 +128,8 @@ def _sample_count(durations: np.ndarray, spread: np.ndarray, window: float, conf
         durations.min(initial=np.inf, where=spread) / config.fft_bins_per_operation,
         config.fft_min_bin_seconds,
     )
+    import scipy.fft
+
     wanted = window / shortest
     count = math.ceil(min(max(wanted, config.fft_min_samples), config.fft_max_samples))
     fast: int = scipy.fft.next_fast_len(count, real=True)
@@ -285,6 +290,8 @@ def _dominant_period(
     exact: Exact | None = None,
 ) -> _Peak | None:
     """Period, confidence, score, candidates and verdict of the strongest fundamental, if any."""
+    import scipy.fft
+
     window = bin_width * values.size
     # Oversampled spectrum: a period that does not divide the window falls
     # between two bins and loses up to 36 % of its height (scalloping), enough
@@ -509,6 +516,8 @@ def _periodicity_score(
     inverse FFT) with a fixed number of steps per period: the score costs
     little whatever the sample count.
     """
+    import scipy.fft
+
     kernel = config.fft_score_smoothing * period_bins  # kernel width in samples
     if kernel > _SCORE_KERNEL_STEPS:  # a coarser grid of a size the FFT handles fast
         samples_needed = math.ceil(samples * _SCORE_KERNEL_STEPS / kernel)

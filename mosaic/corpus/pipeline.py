@@ -33,6 +33,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.config import Config
 from mosaic.corpus import dedup
 from mosaic.corpus.engine import Failure, LazyEngine, Limits, Settings, Task, make_engine
@@ -48,10 +49,10 @@ if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
 LOCK_FILE = ".mosaic-run.lock"
 # What a worker imports once, ahead of any job: this module (the tasks), the
-# analysis (numpy, scipy.fft) and the neighbour counts of mean shift (scipy.spatial,
-# which the analysis imports only when it clusters). scikit-learn is imported only
-# when a config asks for its MeanShift (meanshift_implementation = "sklearn").
-WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", "scipy.spatial")
+# analysis, and what the analysis imports only on first use (scipy.fft for a
+# significant direction, scipy.spatial when mean shift clusters). scikit-learn is
+# imported only when a config asks for its MeanShift (meanshift_implementation = "sklearn").
+WORKER_PRELOAD = ("mosaic.corpus.pipeline", "mosaic.analysis.categorize", *IMPORTED_ON_FIRST_USE)
 NO_STAMP = (None,) * len(Stamp._fields)  # an archive member read again to be categorized
 RAMP_FACTOR = 64  # validation's first batch holds batch_size / RAMP_FACTOR logs (64 by default; see _batches)
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import pebble
 
+from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
@@ -56,9 +57,9 @@ MEMORY_MARKER = b"MOSAIC-TEST-MEMORY"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds
-# (scikit-learn only if a config asks for its MeanShift: it is imported lazily then;
-# scipy.spatial, which mean shift imports on first use, is preloaded).
-PRELOAD = ["mosaic.service.pool", "scipy.spatial"]
+# (scikit-learn only if a config asks for its MeanShift: it is imported lazily then),
+# with what the analysis imports on first use.
+PRELOAD = ["mosaic.service.pool", *IMPORTED_ON_FIRST_USE]
 
 
 @dataclass(frozen=True)
