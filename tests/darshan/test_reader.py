@@ -5,6 +5,8 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mosaic.darshan import formats as F
 from mosaic.darshan import reader
@@ -419,3 +421,49 @@ def test_internal_errors_become_log_errors(monkeypatch):
     monkeypatch.setattr(reader, "_read_v3", broken)
     err = raises(simple(), "unreadable")
     assert err.detail.startswith("internal error")
+
+
+def _names_by_hand(raw: bytes, endian: str) -> list[tuple[int, str]] | None:
+    """Reference walk of 3.10+ name records, one record at a time: the id's 8 bytes
+    (any, NULs included), then the path up to the next NUL; None when the records do
+    not tile the region."""
+    records, at = [], 0
+    while at < len(raw):
+        end = raw.find(b"\0", at + 8)
+        if end < 0:
+            return None
+        (rid,) = struct.unpack_from(endian + "Q", raw, at)
+        records.append((rid, raw[at + 8 : end].decode("utf-8", "replace")))
+        at = end + 1
+    return records
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(
+            st.binary(min_size=8, max_size=8)
+            | st.sampled_from([b"\0" * 8, b"\0abc\0\0\0\0", b"\x01" * 7 + b"\0"]),
+            st.binary(max_size=12).map(lambda path: path.replace(b"\0", b"")),
+        ),
+        max_size=12,
+    ),
+    cut=st.integers(0, 3),
+    endian=st.sampled_from("<>"),
+)
+def test_name_records_parse_as_a_record_by_record_walk_does(records, cut, endian):
+    """Ids holding NULs (even all eight), empty paths, bytes that are not UTF-8, either
+    byte order, and regions cut short: the same names, or corrupt_stream, as walking
+    the records one by one."""
+    raw = b"".join(rid + path + b"\0" for rid, path in records)
+    raw = raw[: len(raw) - cut]
+    header = reader.Header(simple(e=endian))
+    expected = _names_by_hand(raw, endian)
+    if expected is None:
+        with pytest.raises(LogError) as err:
+            reader._parse_names(raw, header)
+        assert err.value.reason == "corrupt_stream"
+        return
+    names = dict.fromkeys((rid for rid, _ in expected), "")
+    names.update((rid, path) for rid, path in reversed(expected) if path)
+    assert reader._parse_names(raw, header) == names
