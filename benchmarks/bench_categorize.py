@@ -20,7 +20,8 @@ stages: the bare ``scipy.fft.rfft`` transform of the size behind each reported
 FFT result (zero buffers, oversampled as in ``spectrum``; a lower bound: the
 score's ``irfft`` and a heatmap's rival transform are left out), against
 ``categorize_trace`` and ``read_log``. ``--sklearn`` also times the mean
-shift stage with ``meanshift_implementation = "sklearn"``.
+shift stage with ``meanshift_implementation = "sklearn"``. The process keeps its
+heap between logs as every mosaic process does (``mosaic.limits.keep_heap``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from mosaic.config import Config
 from mosaic.corpus.scan import scan
 from mosaic.darshan.reader import read_log
 from mosaic.errors import LogError
+from mosaic.limits import keep_heap
 from mosaic.trace import READ, WRITE, Trace, build_trace
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
@@ -219,6 +221,7 @@ def main() -> None:
     parser.add_argument("--heavy", type=int, default=30, help="heavy logs to write (0: none)")
     parser.add_argument("--sklearn", action="store_true", help="also time scikit-learn's mean shift")
     args = parser.parse_args()
+    keep_heap()  # as in every mosaic process (the command line, batch and service workers)
     configs = {"numpy": Config()}
     if args.sklearn:
         configs["sklearn"] = Config(meanshift_implementation="sklearn")

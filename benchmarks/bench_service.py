@@ -38,6 +38,7 @@ import numpy as np
 import psutil
 
 from mosaic.config import Config
+from mosaic.limits import keep_heap
 from mosaic.service.pool import WORKER_FAILURES, categorize_bytes
 from mosaic.synth.heavy import generate_heavy
 from mosaic.synth.year import generate_year
@@ -173,6 +174,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=2019)
     args = parser.parse_args()
+    keep_heap()  # the in-process baseline under the allocator settings of the service's workers
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -52,6 +52,9 @@ def main() -> None:
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
     Schedulers:   mosaic serve --store results/store.sqlite
     """
+    from mosaic.limits import keep_heap
+
+    keep_heap()  # every command reads logs one after another: the run's parent and the server too
 
 
 @main.command()
