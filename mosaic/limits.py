@@ -10,11 +10,13 @@ import resource
 
 # glibc's mallopt parameters (malloc.h).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-# Blocks up to this size come from the heap, not from a fresh mmap: a 200 kB log
-# inflates to a few MB, and each mmap'ed block is faulted in page by page again.
-HEAP_BLOCK_MAX_BYTES = 8 << 20
-# Free heap kept at its top before any is given back to the system (then faulted in again).
-HEAP_KEEP_BYTES = 32 << 20
+# Blocks up to this size come from the heap, not from a fresh mmap: a heavy log's
+# regions inflate to megabytes (15 MB for 21,000 POSIX records), and each mmap'ed
+# block is faulted in page by page again. 32 MiB is the most mallopt accepts.
+HEAP_BLOCK_MAX_BYTES = 32 << 20
+# Free heap kept at its top before any is given back to the system (then faulted in
+# again): twice the block size, as glibc's adaptive thresholds pair them.
+HEAP_KEEP_BYTES = 64 << 20
 
 
 @functools.cache
@@ -25,9 +27,10 @@ def keep_heap() -> bool:
     trims the heap's free top at twice that: a process categorizing one
     heavy log after another had its buffers unmapped and page-faulted in again
     for every log (525 faults and ~1.1 ms of system time per 206 kB log,
-    a fifth of its categorization; benchmarks/README.md). Fixed thresholds
-    keep them. False where the C library has no ``mallopt`` (not glibc): the
-    defaults stay, nothing else changes.
+    a fifth of its categorization; benchmarks/README.md). The fixed thresholds
+    are the highest glibc's own adaptation reaches, set from the start.
+    False where the C library has no ``mallopt`` (not glibc): the defaults
+    stay, nothing else changes.
     """
     try:
         mallopt = ctypes.CDLL(None).mallopt
