@@ -365,17 +365,30 @@ def _parse_job(raw: bytes, hdr: Header) -> Job:
 # A 3.10+ name record: the uint64 id (any 8 bytes, NULs included), then a NUL-terminated path.
 _NAME_RECORD = re.compile(rb"(.{8})([^\0]*)\0", re.DOTALL)
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_ID_BYTES = np.arange(8)
+_NAME_SEPARATOR = "\0" * 9  # a path's NUL, then the next record's id bytes set to NUL
+# From this size on (~140 names), a name region is cut into records by numpy
+# (file-per-process logs: 3,050 names in 1.06 ms by the regular expression, 0.61 ms
+# so); below it the regular expression's single call costs less than numpy's several.
+NAMES_BY_NUMPY_BYTES = 6144
+# ...unless more of its NULs than this share lie within ids (or end empty paths
+# right after them): those are decided one by one in Python.
+NAMES_CLOSE_NULS_MAX_SHARE = 0.25
 
 
 def _parse_names(raw: bytes, hdr: Header) -> dict[int, str]:
     """Name records; an id may repeat across per-rank streams: keep the first non-empty name.
 
-    3.10+ records are matched in one regular-expression pass (C speed: file-per-process
-    logs have tens of thousands of names); the matches must tile the region exactly,
-    else a record is cut short or unterminated.
+    3.10+ records are cut by numpy (large regions) or matched in one
+    regular-expression pass (C speed either way: file-per-process logs have tens
+    of thousands of names); the records must tile the region exactly, else one
+    is cut short or unterminated.
     """
     if hdr.version < "3.10":
         ids, paths = _parse_names_300(raw, hdr.endian)
+        texts = _decoded(paths)
+    elif raw and len(raw) >= NAMES_BY_NUMPY_BYTES and (ends := _name_record_ends(raw)) is not None:
+        ids, texts = _names_at(raw, ends, hdr.endian)
     else:
         # Ending in NUL, every match attempt succeeds, so the pass is linear (no rescans).
         records = _NAME_RECORD.findall(raw) if raw.endswith(b"\0") else []
@@ -383,14 +396,64 @@ def _parse_names(raw: bytes, hdr: Header) -> dict[int, str]:
         if 9 * len(records) + sum(map(len, paths)) != len(raw):
             raise LogError(Reason.CORRUPT_STREAM, "name record cut short or unterminated")
         ids = np.frombuffer(b"".join(map(_FIRST, records)), hdr.endian + "u8").tolist()
-    # Decoded in one call: NUL cannot occur inside a path, so it separates them.
-    texts = b"\0".join(paths).decode("utf-8", "replace").split("\0") if paths else []
+        texts = _decoded(paths)
     names = dict(zip(ids, texts))
     if len(names) == len(ids) and "" not in names.values():  # the usual case: no repeats
         return names
     names = dict.fromkeys(ids, "")
     names.update(pair for pair in reversed(list(zip(ids, texts))) if pair[1])
     return names
+
+
+def _decoded(paths: list[bytes]) -> list[str]:
+    """Paths as text, decoded in one call: NUL cannot occur inside a path, so it separates them."""
+    return b"\0".join(paths).decode("utf-8", "replace").split("\0") if paths else []
+
+
+def _name_record_ends(raw: bytes) -> np.ndarray | None:
+    """Offsets of the NULs that end the 3.10+ name records of ``raw``; None when too many
+    NULs must be decided one by one (then the regular expression is the linear way).
+
+    A NUL at least 9 bytes past the previous NUL ends a record: whether that one
+    ended a record or lay in an id, this one lies past the 8 id bytes of its
+    record, and no NUL comes between. A closer NUL lies in an id, or ends an
+    empty path after an id holding NULs: decided from its record's start.
+    """
+    nuls = (np.frombuffer(raw, np.uint8) == 0).nonzero()[0]
+    if not nuls.size or nuls[-1] != len(raw) - 1:
+        raise LogError(Reason.CORRUPT_STREAM, "name record cut short or unterminated")
+    ends = np.diff(nuls, prepend=-1) >= 9
+    close = (~ends).nonzero()[0]
+    if close.size > NAMES_CLOSE_NULS_MAX_SHARE * nuls.size:
+        return None
+    start = 0  # of the record holding the NUL being decided
+    for i in close.tolist():
+        if i and ends[i - 1]:
+            start = int(nuls[i - 1]) + 1
+        ends[i] = nuls[i] >= start + 8
+    if not ends[-1]:  # the last NUL lies in an id: that record is cut short
+        raise LogError(Reason.CORRUPT_STREAM, "name record cut short or unterminated")
+    found: np.ndarray = nuls[ends]
+    return found
+
+
+def _names_at(raw: bytes, ends: np.ndarray, endian: str) -> tuple[list[int], list[str]]:
+    """Ids and decoded paths of the name records ending at ``ends``.
+
+    The ids' bytes are set to NUL in one copy of the region, so that after one
+    decode, nine NULs separate each path from the next (ids may hold any byte,
+    and must not reach the decoder).
+    """
+    starts = np.empty_like(ends)
+    starts[0], starts[1:] = 0, ends[:-1] + 1
+    id_bytes = (starts[:, None] + _ID_BYTES).ravel()
+    codes = np.frombuffer(raw, np.uint8)
+    ids: list[int] = codes[id_bytes].view(endian + "u8").tolist()
+    text = bytearray(1 + len(raw) - 1)  # a NUL first: the first record, too, follows nine
+    text[1:] = raw[:-1]  # the last NUL ends the last path
+    np.frombuffer(text, np.uint8)[id_bytes + 1] = 0
+    texts = text.decode("utf-8", "replace").split(_NAME_SEPARATOR)
+    return ids, texts[1:]
 
 
 def _parse_names_300(raw: bytes, e: str) -> tuple[list[int], list[bytes]]:

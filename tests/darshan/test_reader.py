@@ -2,6 +2,7 @@
 
 import struct
 import zlib
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -451,19 +452,51 @@ def _names_by_hand(raw: bytes, endian: str) -> list[tuple[int, str]] | None:
     cut=st.integers(0, 3),
     endian=st.sampled_from("<>"),
 )
-def test_name_records_parse_as_a_record_by_record_walk_does(records, cut, endian):
+@pytest.mark.parametrize(
+    "numpy_from, close_share",
+    [(1 << 30, 0.25), (0, 0.25), (0, 1.0)],
+    ids=["regular expression", "numpy", "numpy, every close NUL decided in the loop"],
+)
+def test_name_records_parse_as_a_record_by_record_walk_does(numpy_from, close_share, records, cut, endian):
     """Ids holding NULs (even all eight), empty paths, bytes that are not UTF-8, either
     byte order, and regions cut short: the same names, or corrupt_stream, as walking
-    the records one by one."""
+    the records one by one, by each of the parser's ways."""
     raw = b"".join(rid + path + b"\0" for rid, path in records)
     raw = raw[: len(raw) - cut]
     header = reader.Header(simple(e=endian))
     expected = _names_by_hand(raw, endian)
-    if expected is None:
-        with pytest.raises(LogError) as err:
-            reader._parse_names(raw, header)
-        assert err.value.reason == "corrupt_stream"
-        return
-    names = dict.fromkeys((rid for rid, _ in expected), "")
-    names.update((rid, path) for rid, path in reversed(expected) if path)
-    assert reader._parse_names(raw, header) == names
+    with (
+        mock.patch.object(reader, "NAMES_BY_NUMPY_BYTES", numpy_from),
+        mock.patch.object(reader, "NAMES_CLOSE_NULS_MAX_SHARE", close_share),
+    ):
+        if expected is None:
+            with pytest.raises(LogError) as err:
+                reader._parse_names(raw, header)
+            assert err.value.reason == "corrupt_stream"
+            return
+        names = dict.fromkeys((rid for rid, _ in expected), "")
+        names.update((rid, path) for rid, path in reversed(expected) if path)
+        assert reader._parse_names(raw, header) == names
+
+
+def test_a_large_name_region_is_cut_by_numpy_as_by_the_regular_expression():
+    """3,000 records over NAMES_BY_NUMPY_BYTES, ids with NULs among them (as ~3 % of
+    random ids have), one empty path after an id ending in NUL, and non-UTF-8 bytes."""
+    rng = np.random.default_rng(5)
+    ids = [bytes(rng.integers(0, 256, 8, dtype=np.uint8)) for _ in range(3000)]
+    ids[7] = b"\1" * 7 + b"\0"
+    paths = [f"/scratch/run/rank{i:05d}.dat".encode() for i in range(3000)]
+    paths[7], paths[8] = b"", b"/scratch/\xff\xfe"
+    raw = b"".join(rid + path + b"\0" for rid, path in zip(ids, paths))
+    assert len(raw) > reader.NAMES_BY_NUMPY_BYTES
+    assert reader._name_record_ends(raw) is not None  # the numpy way is taken
+    header = reader.Header(simple())
+    expected = dict(_names_by_hand(raw, "<"))
+    assert reader._parse_names(raw, header) == expected
+    assert expected[struct.unpack("<Q", ids[8])[0]] == "/scratch/\ufffd\ufffd"
+
+
+def test_a_name_region_of_mostly_nuls_goes_to_the_regular_expression():
+    raw = (b"\0" * 8 + b"/a\0") * 1000 + b"\0" * 8 + b"\0"  # every id NUL: 8 close NULs a record
+    assert reader._name_record_ends(raw) is None
+    assert reader._parse_names(raw, reader.Header(simple())) == {0: "/a"}
