@@ -10,6 +10,7 @@ mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import re
@@ -395,7 +396,9 @@ class _NameFilter:
         text = "\0" + "\0".join(paths) + "\0"
         hits = [match.start() for match in self.pattern.finditer(text)]
         if len(hits) <= FEW_HITS:  # a path's index is the count of NULs before it
-            return np.array([text.count("\0", 0, at) for at in hits], np.int64)
+            # Counted from one hit to the next: one pass over the text, whatever the hits.
+            between = map(text.count, itertools.repeat("\0"), [0, *hits], hits)
+            return np.fromiter(itertools.accumulate(between), np.int64, count=len(hits))
         lengths = np.fromiter(map(len, paths), np.int64, count=len(paths))
         leading_nul = np.cumsum(lengths + 1) - lengths - 1
         return np.searchsorted(leading_nul, np.array(hits, np.int64))
