@@ -449,8 +449,10 @@ def _names_at(raw: bytes, ends: np.ndarray, endian: str) -> tuple[list[int], lis
     id_bytes = (starts[:, None] + _ID_BYTES).ravel()
     codes = np.frombuffer(raw, np.uint8)
     ids: list[int] = codes[id_bytes].view(endian + "u8").tolist()
-    text = bytearray(1 + len(raw) - 1)  # a NUL first: the first record, too, follows nine
-    text[1:] = raw[:-1]  # the last NUL ends the last path
+    # A NUL first, so that the first path too follows nine; the region's last NUL only
+    # ends the last path: the same length as the region.
+    text = bytearray(len(raw))
+    text[1:] = raw[:-1]
     np.frombuffer(text, np.uint8)[id_bytes + 1] = 0
     texts = text.decode("utf-8", "replace").split(_NAME_SEPARATOR)
     return ids, texts[1:]
