@@ -115,10 +115,17 @@ def cpu_seconds(server: psutil.Process) -> tuple[float, float]:
     return used(server), sum(used(child) for child in server.children(recursive=True))
 
 
-def load(port: int, logs: list[bytes], clients: int, seconds: float, warmup: float):
-    """Closed-loop clients: (latency, status, reason) of the requests begun after the
+def load(port: int, logs: list[bytes], clients: int, seconds: float, warmup: float, rate: float | None):
+    """Clients posting logs: (latency, status, reason) of the requests begun after the
     warm-up, and the number of all requests sent.
 
+    Closed loop (``rate`` None): each client posts its next log as soon as it has
+    the answer, so the clients measure the most the service can take, and by
+    Little's law their mean latency is ``clients / throughput`` whatever the
+    service does. Paced (``rate`` requests/s in all): client ``i`` posts its
+    ``k``-th log at ``(k * clients + i) / rate`` seconds, the offered load a
+    scheduler would send; a request's latency runs from that planned time, so a
+    client held up by a slow answer counts the wait too (no coordinated omission).
     Each client is a thread with one keep-alive stdlib connection: a few tenths of
     a millisecond of CPU per request, where httpx's async client spent ~5 ms and
     so measured mostly itself on a 2-core machine.
@@ -129,10 +136,18 @@ def load(port: int, logs: list[bytes], clients: int, seconds: float, warmup: flo
     samples: list[tuple[float, int, str]] = []
     counts: list[int] = []
 
-    def client() -> None:
+    def planned(index: int, count: int) -> float:
+        """When this client's next request is due: now when closed-loop."""
+        if rate is None:
+            return time.perf_counter()
+        due = began + (count * clients + index) / rate
+        time.sleep(max(due - time.perf_counter(), 0.0))
+        return due
+
+    def client(index: int) -> None:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         count = 0
-        while (sent := time.perf_counter()) < stop:
+        while (sent := planned(index, count)) < stop:
             count += 1
             try:
                 connection.request(
@@ -153,7 +168,7 @@ def load(port: int, logs: list[bytes], clients: int, seconds: float, warmup: flo
         connection.close()
         counts.append(count)
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -167,6 +182,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--corpus", choices=("heavy", "year"), default="heavy")
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument(
+        "--rate", type=float, default=None, help="paced: post this many requests/s in all [default: closed loop]"
+    )
     parser.add_argument("--log", type=Path, nargs="+", help="post these logs instead of a generated corpus")
     parser.add_argument(
         "--count", type=int, default=None, help="logs generated [default: 12 heavy, 600 in the year]"
@@ -187,7 +205,8 @@ def main() -> None:
         print(
             f"{len(logs)} {'given' if args.log else args.corpus} logs "
             f"(median {np.median(sizes) / 1000:.1f} KB, max {sizes.max() / 1000:.1f} KB); "
-            f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients, "
+            f"{os.cpu_count()} CPUs, {args.workers} workers, {args.clients} clients "
+            f"({'closed loop' if args.rate is None else f'paced at {args.rate:g} req/s in all'}), "
             f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}"
         )
         floor, floor_p99, ok_share = serial_rate(logs)
@@ -196,7 +215,7 @@ def main() -> None:
             server = psutil.Process(process.pid)
             main_before, workers_before = cpu_seconds(server)
             client_before = time.process_time()
-            samples, sent = load(port, logs, args.clients, args.seconds, args.warmup)
+            samples, sent = load(port, logs, args.clients, args.seconds, args.warmup, args.rate)
             main_cpu, workers_cpu = np.subtract(cpu_seconds(server), (main_before, workers_before)) / sent
             client_cpu = (time.process_time() - client_before) / sent
         finally:
