@@ -183,7 +183,7 @@ def main() -> None:
     parser.add_argument("--corpus", choices=("heavy", "year"), default="heavy")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument(
-        "--rate", type=float, default=None, help="paced: post this many requests/s in all [default: closed loop]"
+        "--rate", type=float, default=None, help="paced: this many requests/s in all [default: closed loop]"
     )
     parser.add_argument("--log", type=Path, nargs="+", help="post these logs instead of a generated corpus")
     parser.add_argument(

@@ -25,7 +25,7 @@ from mosaic.analysis.labels import DIRECTIONS
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog
-from mosaic.darshan.reader import read_log
+from mosaic.darshan.reader import NameTable, read_log
 from mosaic.errors import LogError, Reason
 
 READ, WRITE = 0, 1  # direction codes: indexes into DIRECTIONS, the directions' names
@@ -381,9 +381,9 @@ class _NameFilter:
 
     def __init__(self, config: Config):
         self.keep_listed = bool(config.mounts)
-        self.pattern = _listed_pattern(
-            config.mounts or config.excluded_prefixes, streams=not self.keep_listed
-        )
+        self.prefixes = config.mounts or config.excluded_prefixes
+        self.streams = not self.keep_listed
+        self.pattern = _listed_pattern(self.prefixes, streams=self.streams)
 
     def keep(self, paths: list[str]) -> np.ndarray:
         """Keep mask of `paths`."""
@@ -403,7 +403,55 @@ class _NameFilter:
         leading_nul = np.cumsum(lengths + 1) - lengths - 1
         return np.searchsorted(leading_nul, np.array(hits, np.int64))
 
+    def listed_records(self, table: NameTable) -> np.ndarray | None:
+        """:meth:`listed` of a name table's records, tested on their bytes (nothing
+        decoded); None where that test could differ from the text's, so the caller
+        takes :meth:`listed` of the decoded names.
 
+        A UTF-8 path starts with a prefix's text exactly when its bytes start with
+        the prefix's UTF-8 bytes, and ``<``, ``>``, ``/`` and NUL are single bytes
+        however the rest decodes. Not so for a prefix that does not encode to plain
+        UTF-8, nor for an id with listed and unlisted records (the decoded names
+        keep one path per id).
+        """
+        try:
+            wanted = [p.rstrip("/").encode() for p in self.prefixes]
+        except UnicodeEncodeError:
+            return None
+        if any(b"\0" in p or _REPLACEMENT in p for p in wanted):
+            return None
+        words = table.path_words(max(map(len, wanted), default=0) // 8 + 1)
+        listed = np.zeros(len(words), bool)
+        for prefix in wanted:  # equal to it, or under it
+            listed |= _starts_with(words, prefix + b"\0") | _starts_with(words, prefix + b"/")
+        if self.streams:
+            listed |= ((words[:, 0] & 0xFF) == ord("<")) & (table.last_bytes() == ord(">"))
+        found: np.ndarray = listed.nonzero()[0]
+        if 0 < found.size < listed.size and _shared(table.ids[listed], table.ids[~listed]):
+            return None
+        return found
+
+
+def _starts_with(words: np.ndarray, head: bytes) -> np.ndarray:
+    """Rows of :meth:`NameTable.path_words` whose bytes begin with ``head``."""
+    size = -(-len(head) // 8) * 8
+    value = np.frombuffer(head.ljust(size, b"\0"), "<u8")
+    mask = np.frombuffer((b"\xff" * len(head)).ljust(size, b"\0"), "<u8")
+    found: np.ndarray = (words[:, 0] & mask[0]) == value[0]
+    for j in range(1, value.size):
+        found &= (words[:, j] & mask[j]) == value[j]
+    return found
+
+
+def _shared(some: np.ndarray, others: np.ndarray) -> bool:
+    """Whether an id is in both arrays."""
+    few, many = (some, others) if some.size <= others.size else (others, some)
+    if few.size <= FEW_ODD_IDS:  # one comparison pass each: np.isin costs ~0.1 ms
+        return bool((many[:, None] == few).any())
+    return bool(np.isin(few, many).any())
+
+
+_REPLACEMENT = "\ufffd".encode()  # what a path's undecodable bytes become
 FEW_HITS = 8  # up to this many listed paths, counting NULs beats indexing every path
 
 
@@ -431,24 +479,28 @@ class _KeptFiles:
 
     def __init__(self, log: DarshanLog, config: Config):
         names, mounts = log.names, log.record_mounts
-        paths = list(names.values())
-        if mounts:  # 2.x names are path suffixes: prefix their mount for the filter
-            paths = [
-                mounts[rid].rstrip("/") + "/" + path.lstrip("/") if mounts.get(rid) else path
-                for rid, path in zip(names, paths)
-            ]
         name_filter = _NameFilter(config)
-        listed = name_filter.listed(paths + [""])  # the last one: a file without a name
-        unnamed_listed = bool(len(listed)) and int(listed[-1]) == len(paths)
+        table = names if isinstance(names, NameTable) and not mounts else None
+        listed = name_filter.listed_records(table) if table is not None else None
+        if table is not None and listed is not None:
+            ids = table.ids  # may repeat, as its records agree: the odd ones once each below
+        else:
+            paths = list(names.values())
+            if mounts:  # 2.x names are path suffixes: prefix their mount for the filter
+                paths = [
+                    mounts[rid].rstrip("/") + "/" + path.lstrip("/") if mounts.get(rid) else path
+                    for rid, path in zip(names, paths)
+                ]
+            listed = name_filter.listed(paths)
+            ids = np.fromiter(names, np.uint64, count=len(names))
+        unnamed_listed = bool(len(name_filter.listed([""])))  # a file without a name
         self.unnamed = unnamed_listed == name_filter.keep_listed
         odd = listed  # the ids whose answer differs from an unnamed id's
         if unnamed_listed:  # then the names not listed
-            unlisted = np.ones(len(paths), bool)
-            unlisted[listed[:-1]] = False
+            unlisted = np.ones(len(ids), bool)
+            unlisted[listed] = False
             odd = unlisted.nonzero()[0]
-        self.odd_ids = (
-            np.fromiter(names, np.uint64, count=len(names))[odd] if len(odd) else np.zeros(0, np.uint64)
-        )
+        self.odd_ids = np.unique(ids[odd]).astype(np.uint64) if len(odd) else np.zeros(0, np.uint64)
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""

@@ -1,15 +1,19 @@
 """Trace building: operations, metadata rows, filtering, cleaning, DXT, validation."""
 
+import struct
 import tarfile
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
-from mosaic.darshan.reader import read_log
+from mosaic.darshan.reader import NameTable, _name_record_ends, read_log
 from mosaic.darshan.writer import heatmap_records, write_log
 from mosaic.errors import LogError
 from mosaic.trace import (
@@ -262,6 +266,111 @@ def test_name_filter_edges():
         True,
         False,
     ]  # streams are never files
+
+
+def _table(records: list[tuple[int, bytes]]) -> NameTable:
+    """The reader's table of a large name region holding these (id, path bytes) records."""
+    raw = b"".join(struct.pack("<Q", rid) + path + b"\0" for rid, path in records)
+    ends = _name_record_ends(raw)
+    assert ends is not None
+    return NameTable(raw, ends, "<")
+
+
+def _kept(names, config: Config) -> tuple[bool, list[int]]:
+    """What the filter decides for a log with these names: unnamed files kept, and the odd ids."""
+    from mosaic.trace import _KeptFiles
+
+    kept = _KeptFiles(SimpleNamespace(names=names, record_mounts=None), config)
+    return kept.unnamed, sorted(kept.odd_ids.tolist())
+
+
+_BASE_ID = 0x0101010101010100  # ids without NUL bytes: the tables are cut by numpy
+
+
+def test_a_name_table_is_filtered_on_its_bytes():
+    """Prefixes of one word and of three, streams, a byte that is not UTF-8 after a
+    prefix; the text filter lists the same paths."""
+    from mosaic.trace import _NameFilter
+
+    paths = [
+        b"/proc",
+        b"/proc/1/maps",
+        b"/process",
+        b"/pro",
+        b"<STDOUT>",
+        b"<",
+        b"<>",
+        b"/proc\xff",
+        b"/scratch/projects",
+        b"/scratch/projects/a",
+        b"/scratch/projectsX",
+        b"/scratch/proj",
+    ]
+    table = _table([(_BASE_ID + k, path) for k, path in enumerate(paths)])
+    texts = [path.decode("utf-8", "replace") for path in paths]
+    for config, listed in [(Config(), [0, 1, 4, 6]), (Config(mounts=("/scratch/projects/",)), [8, 9])]:
+        assert _NameFilter(config).listed_records(table).tolist() == listed
+        assert _NameFilter(config).listed(texts).tolist() == listed
+    assert table._names is None  # nothing was decoded
+
+
+def test_an_id_with_listed_and_unlisted_paths_is_decided_by_its_name():
+    """The dict keeps an id's first path: the byte test steps aside for it."""
+    from mosaic.trace import _NameFilter
+
+    table = _table([(_BASE_ID + 1, b"/proc/a"), (_BASE_ID + 1, b"/home/a"), (_BASE_ID + 2, b"/home/b")])
+    assert _NameFilter(Config()).listed_records(table) is None
+    assert _kept(table, Config()) == (True, [_BASE_ID + 1])
+
+
+_PATHS = [
+    b"/proc",
+    b"/proc/",
+    b"/proc/1/maps",
+    b"/process",
+    b"",
+    b"<STDOUT>",
+    b"<",
+    b"<>",
+    b"<a>b",
+    b"/dev/shm/x",
+    b"/scratch",
+    b"/scratch/projects/a",
+    b"/scratch/projectsX",
+    b"/scratch2/a",
+    b"/home/u/x",
+    b"/pr\xc3\xb6c/x",
+    b"/proc\xff",
+    b"\xff/proc",
+    b"rel/path",
+    b"/a/very/long/prefix/x",
+]
+_CONFIGS = [
+    Config(),
+    Config(mounts=("/scratch/",)),
+    Config(mounts=("/",)),
+    Config(mounts=("/scratch/projects", "/home/u")),
+    Config(excluded_prefixes=()),
+    Config(excluded_prefixes=("/pr\u00f6c", "/a/very/long/prefix")),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=st.lists(st.tuples(st.integers(1, 6), st.sampled_from(_PATHS)), max_size=15),
+    config=st.sampled_from(_CONFIGS),
+)
+def test_the_byte_filter_decides_as_the_text_filter(records, config):
+    """Whatever the ids, repeats and empty paths: the same unnamed answer and odd ids
+    as filtering the decoded names; and with ids all distinct the bytes decide."""
+    from mosaic.trace import _NameFilter
+
+    records = [(_BASE_ID + k, path) for k, path in records]
+    if not records:
+        return
+    assert _kept(_table(records), config) == _kept(dict(_table(records)), config)
+    if len({rid for rid, _ in records}) == len(records):
+        assert _NameFilter(config).listed_records(_table(records)) is not None
 
 
 @pytest.mark.parametrize("filtered", [1, 16, 17, 40])  # a few filtered files, or many

@@ -442,7 +442,7 @@ class DarshanLog:
     """Everything the reader extracts from one log."""
 
     job: Job
-    names: dict[int, str]
+    names: Mapping[int, str]  # a dict, or a reader.NameTable for a large name region
     modules: dict[int, ModuleRecords]  # by current module id (POSIX, MPIIO, STDIO)
     dxt_posix: DxtSegments | None = None
     heatmaps: HeatmapRecords | None = None

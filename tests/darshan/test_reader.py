@@ -500,3 +500,26 @@ def test_a_name_region_of_mostly_nuls_goes_to_the_regular_expression():
     raw = (b"\0" * 8 + b"/a\0") * 1000 + b"\0" * 8 + b"\0"  # every id NUL: 8 close NULs a record
     assert reader._name_record_ends(raw) is None
     assert reader._parse_names(raw, reader.Header(simple())) == {0: "/a"}
+
+
+def _id(k: int) -> int:
+    """A record id with no NUL byte, so that the test regions are cut by numpy."""
+    return 0x0101010101010100 + k
+
+
+def test_a_large_name_region_is_kept_undecoded_until_asked():
+    """The table looks one name up as the dict does (the first non-empty path of the
+    id, else the empty one), decodes nothing for it, and equals the dict as a mapping."""
+    raw = b"".join(
+        struct.pack("<Q", _id(k)) + path + b"\0"
+        for k, path in [(1, b""), (1, b"/a"), (2, b""), (3, b"/c\xff"), (3, b"/other")]
+    )
+    with mock.patch.object(reader, "NAMES_BY_NUMPY_BYTES", 0):
+        table = reader._parse_names(raw, reader.Header(simple()))
+    assert isinstance(table, reader.NameTable)
+    assert (table[_id(1)], table[_id(2)], table[_id(3)]) == ("/a", "", "/c\ufffd")
+    assert table.get(_id(4)) is None and table.get(-1) is None and table.get("x") is None
+    assert table._names is None  # nothing decoded yet
+    assert table == {_id(1): "/a", _id(2): "", _id(3): "/c\ufffd"}
+    assert list(table) == [_id(1), _id(2), _id(3)] and len(table) == 3
+    assert table[_id(3)] == "/c\ufffd" and table.get(_id(4)) is None  # from the dict now
