@@ -379,11 +379,19 @@ class _NameFilter:
     thousands of names.
     """
 
-    def __init__(self, config: Config):
-        self.keep_listed = bool(config.mounts)
-        self.prefixes = config.mounts or config.excluded_prefixes
+    def __init__(self, mounts: tuple[str, ...], excluded_prefixes: tuple[str, ...]):
+        self.keep_listed = bool(mounts)
         self.streams = not self.keep_listed
-        self.pattern = _listed_pattern(self.prefixes, streams=self.streams)
+        prefixes = mounts or excluded_prefixes
+        self.pattern = _listed_pattern(prefixes, streams=self.streams)
+        self.unnamed_listed = bool(len(self.listed([""])))  # a file without a name
+        try:  # the prefixes as the bytes of a name table (listed_records)
+            wanted: list[bytes] | None = [p.rstrip("/").encode() for p in prefixes]
+        except UnicodeEncodeError:
+            wanted = None
+        if wanted is not None and any(b"\0" in p or _REPLACEMENT in p for p in wanted):
+            wanted = None
+        self.wanted = wanted
 
     def keep(self, paths: list[str]) -> np.ndarray:
         """Keep mask of `paths`."""
@@ -414,11 +422,8 @@ class _NameFilter:
         UTF-8, nor for an id with listed and unlisted records (the decoded names
         keep one path per id).
         """
-        try:
-            wanted = [p.rstrip("/").encode() for p in self.prefixes]
-        except UnicodeEncodeError:
-            return None
-        if any(b"\0" in p or _REPLACEMENT in p for p in wanted):
+        wanted = self.wanted
+        if wanted is None:
             return None
         words = table.path_words(max(map(len, wanted), default=0) // 8 + 1)
         listed = np.zeros(len(words), bool)
@@ -452,6 +457,18 @@ def _shared(some: np.ndarray, others: np.ndarray) -> bool:
 
 
 _REPLACEMENT = "\ufffd".encode()  # what a path's undecodable bytes become
+
+
+def _name_filter(config: Config) -> _NameFilter:
+    """The filter of a config's prefixes, built once per prefix list."""
+    return _filter_of(config.mounts, config.excluded_prefixes)
+
+
+@functools.cache
+def _filter_of(mounts: tuple[str, ...], excluded_prefixes: tuple[str, ...]) -> _NameFilter:
+    return _NameFilter(mounts, excluded_prefixes)
+
+
 FEW_HITS = 8  # up to this many listed paths, counting NULs beats indexing every path
 
 
@@ -479,12 +496,11 @@ class _KeptFiles:
 
     def __init__(self, log: DarshanLog, config: Config):
         names, mounts = log.names, log.record_mounts
-        name_filter = _NameFilter(config)
+        name_filter = _name_filter(config)
         table = names if isinstance(names, NameTable) and not mounts else None
         listed = name_filter.listed_records(table) if table is not None else None
-        if table is not None and listed is not None:
-            ids = table.ids  # may repeat, as its records agree: the odd ones once each below
-        else:
+        if table is None or listed is None:  # the decoded names
+            table = None
             paths = list(names.values())
             if mounts:  # 2.x names are path suffixes: prefix their mount for the filter
                 paths = [
@@ -492,15 +508,18 @@ class _KeptFiles:
                     for rid, path in zip(names, paths)
                 ]
             listed = name_filter.listed(paths)
-            ids = np.fromiter(names, np.uint64, count=len(names))
-        unnamed_listed = bool(len(name_filter.listed([""])))  # a file without a name
-        self.unnamed = unnamed_listed == name_filter.keep_listed
+        self.unnamed = name_filter.unnamed_listed == name_filter.keep_listed
         odd = listed  # the ids whose answer differs from an unnamed id's
-        if unnamed_listed:  # then the names not listed
-            unlisted = np.ones(len(ids), bool)
+        if name_filter.unnamed_listed:  # then the names not listed
+            unlisted = np.ones(len(names) if table is None else len(table.ids), bool)
             unlisted[listed] = False
             odd = unlisted.nonzero()[0]
-        self.odd_ids = np.unique(ids[odd]).astype(np.uint64) if len(odd) else np.zeros(0, np.uint64)
+        if not len(odd):
+            self.odd_ids = np.zeros(0, np.uint64)
+        elif table is None:
+            self.odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd]
+        else:  # a table's ids may repeat (then all their records agree): matching is the same
+            self.odd_ids = table.ids[odd].astype(np.uint64)
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""

@@ -217,7 +217,7 @@ def test_mount_filter_keeps_only_files_under_the_prefix():
 
 def test_name_filter_edges():
     """Equal to a prefix or under it is listed; a longer name, or '<' not closed by '>', is not."""
-    from mosaic.trace import _NameFilter
+    from mosaic.trace import _name_filter
 
     paths = [
         "/proc",
@@ -234,7 +234,7 @@ def test_name_filter_edges():
         "/scratch2/a",
         "/home/a/scratch/b",
     ]
-    assert _NameFilter(Config()).keep(paths).tolist() == [
+    assert _name_filter(Config()).keep(paths).tolist() == [
         False,
         False,
         True,
@@ -249,20 +249,20 @@ def test_name_filter_edges():
         True,
         True,
     ]
-    assert _NameFilter(Config(mounts=("/scratch/",))).keep(paths).tolist() == [False] * 9 + [
+    assert _name_filter(Config(mounts=("/scratch/",))).keep(paths).tolist() == [False] * 9 + [
         True,
         True,
         False,
         False,
     ]
-    assert _NameFilter(Config()).keep([]).tolist() == []
-    assert _NameFilter(Config(mounts=("/",))).keep(["/a", "rel", "", "<STDOUT>"]).tolist() == [
+    assert _name_filter(Config()).keep([]).tolist() == []
+    assert _name_filter(Config(mounts=("/",))).keep(["/a", "rel", "", "<STDOUT>"]).tolist() == [
         True,
         False,
         True,
         False,
     ]  # "/" holds every absolute path; no name is the empty path
-    assert _NameFilter(Config(excluded_prefixes=())).keep(["/proc/x", "<STDIN>"]).tolist() == [
+    assert _name_filter(Config(excluded_prefixes=())).keep(["/proc/x", "<STDIN>"]).tolist() == [
         True,
         False,
     ]  # streams are never files
@@ -276,12 +276,12 @@ def _table(records: list[tuple[int, bytes]]) -> NameTable:
     return NameTable(raw, ends, "<")
 
 
-def _kept(names, config: Config) -> tuple[bool, list[int]]:
+def _kept(names, config: Config) -> tuple[bool, set[int]]:
     """What the filter decides for a log with these names: unnamed files kept, and the odd ids."""
     from mosaic.trace import _KeptFiles
 
     kept = _KeptFiles(SimpleNamespace(names=names, record_mounts=None), config)
-    return kept.unnamed, sorted(kept.odd_ids.tolist())
+    return kept.unnamed, set(kept.odd_ids.tolist())
 
 
 _BASE_ID = 0x0101010101010100  # ids without NUL bytes: the tables are cut by numpy
@@ -290,7 +290,7 @@ _BASE_ID = 0x0101010101010100  # ids without NUL bytes: the tables are cut by nu
 def test_a_name_table_is_filtered_on_its_bytes():
     """Prefixes of one word and of three, streams, a byte that is not UTF-8 after a
     prefix; the text filter lists the same paths."""
-    from mosaic.trace import _NameFilter
+    from mosaic.trace import _name_filter
 
     paths = [
         b"/proc",
@@ -309,18 +309,18 @@ def test_a_name_table_is_filtered_on_its_bytes():
     table = _table([(_BASE_ID + k, path) for k, path in enumerate(paths)])
     texts = [path.decode("utf-8", "replace") for path in paths]
     for config, listed in [(Config(), [0, 1, 4, 6]), (Config(mounts=("/scratch/projects/",)), [8, 9])]:
-        assert _NameFilter(config).listed_records(table).tolist() == listed
-        assert _NameFilter(config).listed(texts).tolist() == listed
+        assert _name_filter(config).listed_records(table).tolist() == listed
+        assert _name_filter(config).listed(texts).tolist() == listed
     assert table._names is None  # nothing was decoded
 
 
 def test_an_id_with_listed_and_unlisted_paths_is_decided_by_its_name():
     """The dict keeps an id's first path: the byte test steps aside for it."""
-    from mosaic.trace import _NameFilter
+    from mosaic.trace import _name_filter
 
     table = _table([(_BASE_ID + 1, b"/proc/a"), (_BASE_ID + 1, b"/home/a"), (_BASE_ID + 2, b"/home/b")])
-    assert _NameFilter(Config()).listed_records(table) is None
-    assert _kept(table, Config()) == (True, [_BASE_ID + 1])
+    assert _name_filter(Config()).listed_records(table) is None
+    assert _kept(table, Config()) == (True, {_BASE_ID + 1})
 
 
 _PATHS = [
@@ -363,14 +363,14 @@ _CONFIGS = [
 def test_the_byte_filter_decides_as_the_text_filter(records, config):
     """Whatever the ids, repeats and empty paths: the same unnamed answer and odd ids
     as filtering the decoded names; and with ids all distinct the bytes decide."""
-    from mosaic.trace import _NameFilter
+    from mosaic.trace import _name_filter
 
     records = [(_BASE_ID + k, path) for k, path in records]
     if not records:
         return
     assert _kept(_table(records), config) == _kept(dict(_table(records)), config)
     if len({rid for rid, _ in records}) == len(records):
-        assert _NameFilter(config).listed_records(_table(records)) is not None
+        assert _name_filter(config).listed_records(_table(records)) is not None
 
 
 @pytest.mark.parametrize("filtered", [1, 16, 17, 40])  # a few filtered files, or many
