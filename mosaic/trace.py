@@ -376,7 +376,8 @@ class _NameFilter:
     NUL (which no path holds), so "starts with P" is NUL + P, followed by
     ``/`` or NUL: one C-speed scan whatever the number of paths and prefixes,
     where per-path tests cost ~1 us each on a file-per-process log's tens of
-    thousands of names.
+    thousands of names. A name table's records are tested on their bytes
+    instead (:meth:`listed_records`), without decoding them.
     """
 
     def __init__(self, mounts: tuple[str, ...], excluded_prefixes: tuple[str, ...]):
