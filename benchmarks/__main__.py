@@ -26,6 +26,7 @@ QUICK: dict[str, list[str]] = {
     "bench_reader": ["--min-time", "0.05"],
     "bench_categorize": ["--light", "1", "500", "--heavy", "5"],
     "bench_fft": ["--cases", "5"],
+    "bench_heap": ["--heavy", "2", "--calls", "20"],
     "bench_stats": ["--traces", "10000"],
     "bench_synth": ["--counts", "2000"],
     "bench_pipeline": ["--sizes", "2000", "--data", "{tmp}"],

@@ -1,6 +1,6 @@
 """glibc's default heap against the kept heap (``mosaic.limits.keep_heap``), per log.
 
-    .venv/bin/python -m benchmarks.bench_heap LOG [LOG ...] [--calls 100]
+    .venv/bin/python -m benchmarks.bench_heap [LOG ...] [--heavy 3] [--calls 100]
 
 For each log, two fresh processes in turn (a process's allocator history
 decides its thresholds, so neither inherits the other's): one with glibc's
@@ -8,6 +8,8 @@ defaults, one after ``keep_heap()``. Each reads the log's bytes once, warms
 up, then times ``CALLS`` calls of ``read_log`` and of ``mosaic.categorize``
 and counts their page faults (``getrusage``). Printed side by side: wall,
 user and system time per call, faults per call, and the ratio of the two.
+Without LOGs, ``--heavy N`` logs of ``mosaic.synth.heavy`` (hundreds to
+thousands of records: the logs whose buffers the default heap gives back).
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from mosaic.synth.heavy import generate_heavy
 
 # Run in a fresh interpreter: argv = path, calls, "keep" or "default".
 MEASURE = """
@@ -56,21 +61,32 @@ def measure(path: Path, calls: int, mode: str) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("logs", type=Path, nargs="+")
+    parser.add_argument("logs", type=Path, nargs="*")
+    parser.add_argument("--heavy", type=int, default=3, help="heavy logs generated when no LOG is given")
     parser.add_argument("--calls", type=int, default=100)
     args = parser.parse_args()
-    for path in args.logs:
-        default, kept = (measure(path, args.calls, mode) for mode in ("default", "keep"))
-        print(f"{path.name} ({path.stat().st_size / 1000:.0f} kB), {args.calls} calls each")
-        for name in default:
-            cells = []
-            for label, fig in (("default", default[name]), ("kept", kept[name])):
-                cells.append(
-                    f"{label} {fig['wall'] * 1e3:6.3f} ms (user {fig['user'] * 1e3:.3f}, "
-                    f"sys {fig['sys'] * 1e3:.3f}, {fig['faults']:.0f} faults)"
-                )
-            ratio = default[name]["wall"] / kept[name]["wall"]
-            print(f"  {name:17s} " + "  |  ".join(cells) + f"  ->  {ratio:.2f}x")
+    with tempfile.TemporaryDirectory() as folder:
+        logs = args.logs
+        if not logs:
+            generate_heavy(folder, args.heavy)
+            logs = sorted(p for p in Path(folder).rglob("*.darshan*"))
+        for path in logs:
+            report(path, args.calls)
+
+
+def report(path: Path, calls: int) -> None:
+    """One log's two fresh processes, side by side."""
+    default, kept = (measure(path, calls, mode) for mode in ("default", "keep"))
+    print(f"{path.name} ({path.stat().st_size / 1000:.0f} kB), {calls} calls each")
+    for name in default:
+        cells = []
+        for label, fig in (("default", default[name]), ("kept", kept[name])):
+            cells.append(
+                f"{label} {fig['wall'] * 1e3:6.3f} ms (user {fig['user'] * 1e3:.3f}, "
+                f"sys {fig['sys'] * 1e3:.3f}, {fig['faults']:.0f} faults)"
+            )
+        ratio = default[name]["wall"] / kept[name]["wall"]
+        print(f"  {name:17s} " + "  |  ".join(cells) + f"  ->  {ratio:.2f}x")
 
 
 if __name__ == "__main__":
