@@ -458,7 +458,8 @@ class NameTable(Mapping[int, str]):
             return self._names[rid]
         # One name (a HEATMAP record's API) without decoding them all: the first
         # non-empty one of the id's records, as in the dict.
-        at = (self.ids == rid).nonzero()[0] if type(rid) is int and 0 <= rid < 1 << 64 else None
+        key = int(rid) if isinstance(rid, (int, np.integer)) else -1  # as a dict hashes numpy ints
+        at = (self.ids == key).nonzero()[0] if 0 <= key < 1 << 64 else None
         if at is None or not at.size:
             raise KeyError(rid)
         named = at[self.ends[at] > self.path_starts[at]]

@@ -519,6 +519,7 @@ def test_a_large_name_region_is_kept_undecoded_until_asked():
     assert isinstance(table, reader.NameTable)
     assert (table[_id(1)], table[_id(2)], table[_id(3)]) == ("/a", "", "/c\ufffd")
     assert table.get(_id(4)) is None and table.get(-1) is None and table.get("x") is None
+    assert table[np.uint64(_id(1))] == "/a"  # numpy ints find their name, as in a dict
     assert table._names is None  # nothing decoded yet
     assert table == {_id(1): "/a", _id(2): "", _id(3): "/c\ufffd"}
     assert list(table) == [_id(1), _id(2), _id(3)] and len(table) == 3
