@@ -144,3 +144,24 @@ def test_labels_are_non_exclusive_and_in_vocabulary_order():
 @pytest.mark.parametrize("total, expected", [(1e8 - 1, ["insignificant"]), (1e8, ["steady"])])
 def test_significance_threshold(total, expected):
     assert labels(np.full(4, total / 4), total, CFG) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.floats(0, 100), st.floats(1e-6, 60), st.floats(0, 1e12)), min_size=1, max_size=300
+    )
+)
+def test_chunks_add_the_operations_one_after_another(ops):
+    """Bit for bit the sum of each operation's share taken in order (a reference loop):
+    the result object's chunk bytes must not change with how numpy orders the adds."""
+    starts = np.array([s for s, _, _ in ops])
+    ends = starts + np.array([d for _, d, _ in ops])
+    nbytes = np.array([b for _, _, b in ops])
+    run_time = 200.0
+    width = run_time / 4
+    totals = None
+    for s, e, b in zip(starts.tolist(), np.minimum(ends, run_time).tolist(), nbytes.tolist()):
+        shares = [max(min(e, (k + 1) * width) - max(s, k * width), 0.0) / (e - s) * b for k in range(4)]
+        totals = shares if totals is None else [t + x for t, x in zip(totals, shares)]
+    assert chunk_bytes(starts, ends, nbytes, run_time).tolist() == totals
