@@ -390,13 +390,7 @@ class _NameFilter:
         prefixes = mounts or excluded_prefixes
         self.pattern = _listed_pattern(prefixes, streams=self.streams)
         self.unnamed_listed = bool(len(self.listed([""])))  # a file without a name
-        try:  # the prefixes as the bytes of a name table (listed_records)
-            wanted: list[bytes] | None = [p.rstrip("/").encode() for p in prefixes]
-        except UnicodeEncodeError:
-            wanted = None
-        if wanted is not None and any(b"\0" in p or _REPLACEMENT in p for p in wanted):
-            wanted = None
-        self.wanted = wanted
+        self.heads = _byte_heads(prefixes)
 
     def keep(self, paths: list[str]) -> np.ndarray:
         """Keep mask of `paths`."""
@@ -427,13 +421,12 @@ class _NameFilter:
         UTF-8, nor for an id with listed and unlisted records (the decoded names
         keep one path per id).
         """
-        wanted = self.wanted
-        if wanted is None:
+        if self.heads is None:
             return None
-        words = table.path_words(max(map(len, wanted), default=0) // 8 + 1)
+        words = table.path_words(max((len(value) for value, _ in self.heads), default=1))
         listed = np.zeros(len(words), bool)
-        for prefix in wanted:  # equal to it, or under it
-            listed |= _starts_with(words, prefix + b"\0") | _starts_with(words, prefix + b"/")
+        for value, mask in self.heads:
+            listed |= _starts_with(words, value, mask)
         if self.streams:
             listed |= ((words[:, 0] & 0xFF) == ord("<")) & (table.last_bytes() == ord(">"))
         found: np.ndarray = listed.nonzero()[0]
@@ -442,11 +435,27 @@ class _NameFilter:
         return found
 
 
-def _starts_with(words: np.ndarray, head: bytes) -> np.ndarray:
-    """Rows of :meth:`NameTable.path_words` whose bytes begin with ``head``."""
-    size = -(-len(head) // 8) * 8
-    value = np.frombuffer(head.ljust(size, b"\0"), "<u8")
-    mask = np.frombuffer((b"\xff" * len(head)).ljust(size, b"\0"), "<u8")
+def _byte_heads(prefixes: tuple[str, ...]) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """What a name table's path must begin with to be listed: each prefix, then NUL
+    (equal to it) or ``/`` (under it), as little-endian uint64 words and their masks;
+    None when a prefix does not encode to plain UTF-8 (then the text filter decides)."""
+    try:
+        wanted = [p.rstrip("/").encode() for p in prefixes]
+    except UnicodeEncodeError:
+        return None
+    if any(b"\0" in p or _REPLACEMENT in p for p in wanted):
+        return None
+    heads = []
+    for head in (p + end for p in wanted for end in (b"\0", b"/")):
+        size = -(-len(head) // 8) * 8
+        value = np.frombuffer(head.ljust(size, b"\0"), "<u8")
+        mask = np.frombuffer((b"\xff" * len(head)).ljust(size, b"\0"), "<u8")
+        heads.append((value, mask))
+    return heads
+
+
+def _starts_with(words: np.ndarray, value: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Rows of :meth:`NameTable.path_words` whose bytes under ``mask`` are ``value``'s."""
     found: np.ndarray = (words[:, 0] & mask[0]) == value[0]
     for j in range(1, value.size):
         found &= (words[:, j] & mask[j]) == value[j]
@@ -456,9 +465,15 @@ def _starts_with(words: np.ndarray, head: bytes) -> np.ndarray:
 def _shared(some: np.ndarray, others: np.ndarray) -> bool:
     """Whether an id is in both arrays."""
     few, many = (some, others) if some.size <= others.size else (others, some)
-    if few.size <= FEW_ODD_IDS:  # one comparison pass each: np.isin costs ~0.1 ms
-        return bool((many[:, None] == few).any())
-    return bool(np.isin(few, many).any())
+    return bool(_is_in(many, few).any())
+
+
+def _is_in(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``np.isin(values, ids)``; with few ids one comparison pass each (np.isin costs ~0.1 ms)."""
+    if len(ids) <= FEW_ODD_IDS:
+        found: np.ndarray = (values[:, None] == ids).any(axis=1)
+        return found
+    return np.isin(values, ids)
 
 
 _REPLACEMENT = "\ufffd".encode()  # what a path's undecodable bytes become
@@ -530,11 +545,7 @@ class _KeptFiles:
         """Keep mask of rows with record ids `rids`."""
         if not len(self.odd_ids):
             return np.full(len(rids), self.unnamed)
-        if len(self.odd_ids) <= FEW_ODD_IDS:  # one comparison pass each: np.isin costs ~0.1 ms
-            odd = (rids[:, None] == self.odd_ids).any(axis=1)
-        else:
-            odd = np.isin(rids, self.odd_ids)
-        keep: np.ndarray = odd != self.unnamed
+        keep: np.ndarray = _is_in(rids, self.odd_ids) != self.unnamed
         return keep
 
 

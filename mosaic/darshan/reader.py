@@ -423,14 +423,15 @@ class NameTable(Mapping[int, str]):
     def __init__(self, raw: bytes, ends: np.ndarray, endian: str):
         self.raw = raw
         self.ends = ends  # offset of each record's closing NUL
-        self.endian = endian
-        starts = np.empty_like(ends)
-        starts[0], starts[1:] = 0, ends[:-1] + 1
-        self.path_starts = starts + 8
-        self.ids: np.ndarray = np.frombuffer(raw, np.uint8)[(starts[:, None] + _ID_BYTES).ravel()].view(
-            endian + "u8"
-        )
+        self.path_starts = np.empty_like(ends)
+        self.path_starts[0], self.path_starts[1:] = 8, ends[:-1] + 9  # past each record's id
+        self.ids: np.ndarray = np.frombuffer(raw, np.uint8)[self._id_bytes()].view(endian + "u8")
         self._names: dict[int, str] | None = None
+
+    def _id_bytes(self) -> np.ndarray:
+        """Offsets of every record's 8 id bytes, record after record."""
+        at: np.ndarray = (self.path_starts[:, None] - 8 + _ID_BYTES).ravel()
+        return at
 
     def path_words(self, count: int) -> np.ndarray:
         """The first ``8 * count`` bytes of every path as little-endian uint64 words,
@@ -451,8 +452,22 @@ class NameTable(Mapping[int, str]):
     def decoded(self) -> dict[int, str]:
         """The id -> path dict, decoded on first use."""
         if self._names is None:
-            self._names = _first_names(*_names_at(self.raw, self.ends, self.endian))
+            self._names = _first_names(self.ids.tolist(), self._paths())
         return self._names
+
+    def _paths(self) -> list[str]:
+        """Every record's path, decoded in one call.
+
+        The ids' bytes are set to NUL in one copy of the region, so that after the
+        decode nine NULs separate each path from the next (ids may hold any byte,
+        and must not reach the decoder).
+        """
+        # A NUL first, so that the first path too follows nine; the region's last NUL
+        # only ends the last path: the same length as the region.
+        text = bytearray(len(self.raw))
+        text[1:] = self.raw[:-1]
+        np.frombuffer(text, np.uint8)[self._id_bytes() + 1] = 0
+        return text.decode("utf-8", "replace").split(_NAME_SEPARATOR)[1:]
 
     def __getitem__(self, rid: int) -> str:
         if self._names is not None:
@@ -509,27 +524,6 @@ def _name_record_ends(raw: bytes) -> np.ndarray | None:
         raise LogError(Reason.CORRUPT_STREAM, "name record cut short or unterminated")
     found: np.ndarray = nuls[ends]
     return found
-
-
-def _names_at(raw: bytes, ends: np.ndarray, endian: str) -> tuple[list[int], list[str]]:
-    """Ids and decoded paths of the name records ending at ``ends``.
-
-    The ids' bytes are set to NUL in one copy of the region, so that after one
-    decode, nine NULs separate each path from the next (ids may hold any byte,
-    and must not reach the decoder).
-    """
-    starts = np.empty_like(ends)
-    starts[0], starts[1:] = 0, ends[:-1] + 1
-    id_bytes = (starts[:, None] + _ID_BYTES).ravel()
-    codes = np.frombuffer(raw, np.uint8)
-    ids: list[int] = codes[id_bytes].view(endian + "u8").tolist()
-    # A NUL first, so that the first path too follows nine; the region's last NUL only
-    # ends the last path: the same length as the region.
-    text = bytearray(len(raw))
-    text[1:] = raw[:-1]
-    np.frombuffer(text, np.uint8)[id_bytes + 1] = 0
-    texts = text.decode("utf-8", "replace").split(_NAME_SEPARATOR)
-    return ids, texts[1:]
 
 
 def _parse_names_300(raw: bytes, e: str) -> tuple[list[int], list[bytes]]:
