@@ -91,26 +91,26 @@ def _spread(
         weights=np.concatenate([density[long], -density[long]]),
         minlength=bins + 1,
     )
-    spread: NDArray[np.float64] = np.maximum(partial + _running_sum(steps[:bins]), 0.0)  # no -1e-17 dust
+    _add_running_sum(partial, steps[:bins])
+    spread: NDArray[np.float64] = np.maximum(partial, 0.0, out=partial)  # no -1e-17 dust below zero
     return spread
 
 
-def _running_sum(steps: np.ndarray) -> NDArray[np.float64]:
-    """``steps.cumsum()`` of bincount's float totals, summed over the nonzero steps only.
+def _add_running_sum(totals: np.ndarray, steps: np.ndarray) -> None:
+    """``totals += steps.cumsum()`` for bincount's totals, summed over the nonzero steps only.
 
     A cumulative sum waits for each add (~3 ns a bin: 0.29 ms over a day's
     86,400 seconds), while a run's windows start and end in a few of its
-    seconds. Adding 0.0 changes no running sum, and bincount's totals are never
-    -0.0 (the one zero that 0.0 would change), so the bits are the same.
+    seconds. Adding 0.0 changes no running sum nor total, and bincount's
+    totals are never -0.0 (the one zero that adding 0.0 changes), so the bits
+    are the same; in place, a 400-day run holds two run-long arrays, not five.
     """
     changes = (steps != 0).nonzero()[0]
-    running = np.zeros(steps.size)
     if changes.size:
         lengths = np.empty(changes.size, np.int64)
         lengths[:-1] = changes[1:] - changes[:-1]
         lengths[-1] = steps.size - changes[-1]
-        running[changes[0] :] = steps[changes].cumsum().repeat(lengths)
-    return running
+        totals[changes[0] :] += steps[changes].cumsum().repeat(lengths)
 
 
 def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:

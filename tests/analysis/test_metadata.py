@@ -1,11 +1,14 @@
 """Metadata requests per second and the four metadata labels (SPEC 3.7)."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mosaic.analysis.metadata import _running_sum, labels, requests_per_second, statistics
+from mosaic.analysis.metadata import _add_running_sum, labels, requests_per_second, statistics
 from mosaic.config import Config
 from mosaic.trace import META_DTYPE
 
@@ -83,6 +86,32 @@ def test_a_month_long_run_is_one_array():
     assert per_second.min() == per_second.max() == 1.0
 
 
+# The longest valid run (max_run_time_seconds), one record whose windows span 5 and 2 days,
+# spread in a process bounded as a batch worker is: its per-second array is 276 MB.
+LONGEST_RUN_IN_A_WORKER = """
+import numpy as np
+from mosaic.analysis.metadata import requests_per_second, statistics
+from mosaic.config import Config
+from mosaic.limits import limit_memory
+from mosaic.trace import META_DTYPE
+import scipy.fft, scipy.spatial  # a batch worker's imports, loaded before its bound
+config = Config()
+limit_memory(config.worker_memory_bytes)
+run = config.max_run_time_seconds
+rows = np.array([(10, 0, 5.5, 432000.7, 3e7, 3.02e7), (5, 0, 100.2, 100.2, 0, 0)], dtype=META_DTYPE)
+per_second = requests_per_second(rows, run)
+print(per_second.size, statistics(per_second, run, config)["requests"])
+"""
+
+
+def test_the_longest_valid_run_spreads_within_a_workers_memory_bound():
+    # 1,052 MB at the peak before the running sum was added in place (MemoryError: the
+    # log was evicted too_large); 789 MB since.
+    done = subprocess.run([sys.executable, "-c", LONGEST_RUN_IN_A_WORKER], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-400:]
+    assert done.stdout.split() == [str(400 * 86400), "25.0"]
+
+
 @pytest.mark.parametrize("count, spike", [(250, False), (251, True)])
 def test_high_spike_is_more_than_250_in_one_second(count, spike):
     per_second = requests_per_second(meta(never_closed(count, 10.5)), 20.0)
@@ -157,11 +186,16 @@ def test_spikes_round_like_the_peak_near_the_level():
     assert statistics(per_second, 5.0, CFG)["spikes"] == 2
 
 
+def with_running_sum(totals, steps):
+    _add_running_sum(totals, steps)
+    return totals
+
+
 def test_running_sum_by_hand():
     steps = np.array([0.0, 2.0, 0.0, 0.0, -2.0, 0.5, 0.0])
-    assert _running_sum(steps).tolist() == [0.0, 2.0, 2.0, 2.0, 0.0, 0.5, 0.5]
-    assert _running_sum(np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
-    assert _running_sum(np.zeros(0)).size == 0
+    assert with_running_sum(np.ones(7), steps).tolist() == [1.0, 3.0, 3.0, 3.0, 1.0, 1.5, 1.5]
+    assert with_running_sum(np.ones(3), np.zeros(3)).tolist() == [1.0, 1.0, 1.0]
+    assert with_running_sum(np.zeros(0), np.zeros(0)).size == 0
 
 
 @settings(max_examples=300, deadline=None)
@@ -177,12 +211,14 @@ def test_running_sum_by_hand():
     st.integers(1, 80),
 )
 def test_running_sum_is_cumsum_bit_for_bit(windows, size):
-    """Steps built as _spread builds them (+w where a window starts, -w where it ends, by
-    bincount): the same bits as a cumsum over every bin, whether the running sum
-    returns to zero, underflows or is not finite."""
+    """Totals and steps built as _spread builds them (bincount; +w where a window starts,
+    -w where it ends): the same bits as adding a cumsum over every bin, whether the
+    running sum returns to zero, underflows or is not finite."""
     starts = np.array([min(a, b, size - 1) for a, b, _ in windows], np.int64)
     ends = np.array([min(max(a, b), size - 1) for a, b, _ in windows], np.int64)
     weights = np.array([w for _, _, w in windows], float)
     steps = np.bincount(np.concatenate([starts, ends]), np.concatenate([weights, -weights]), minlength=size)
+    totals = np.bincount(ends, weights[::-1], minlength=size)
     with np.errstate(invalid="ignore"):  # inf - inf, in both
-        assert _running_sum(steps).tobytes() == steps.cumsum().tobytes()
+        expected = totals + steps.cumsum()
+        assert with_running_sum(totals, steps).tobytes() == expected.tobytes()
