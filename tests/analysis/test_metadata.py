@@ -105,8 +105,8 @@ print(per_second.size, statistics(per_second, run, config)["requests"])
 
 
 def test_the_longest_valid_run_spreads_within_a_workers_memory_bound():
-    # 1,052 MB at the peak before the running sum was added in place (MemoryError: the
-    # log was evicted too_large); 789 MB since.
+    # Four run-long arrays at the peak (1,052 MB) before the running sum was added in
+    # place: MemoryError, the log evicted too_large. Three (789 MB) since.
     done = subprocess.run([sys.executable, "-c", LONGEST_RUN_IN_A_WORKER], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-400:]
     assert done.stdout.split() == [str(400 * 86400), "25.0"]
@@ -218,7 +218,7 @@ def test_running_sum_is_cumsum_bit_for_bit(windows, size):
     ends = np.array([min(max(a, b), size - 1) for a, b, _ in windows], np.int64)
     weights = np.array([w for _, _, w in windows], float)
     steps = np.bincount(np.concatenate([starts, ends]), np.concatenate([weights, -weights]), minlength=size)
-    totals = np.bincount(ends, weights[::-1], minlength=size)
+    totals = np.bincount(starts, weights, minlength=size)  # the instants, in _spread
     with np.errstate(invalid="ignore"):  # inf - inf, in both
         expected = totals + steps.cumsum()
         assert with_running_sum(totals, steps).tobytes() == expected.tobytes()
