@@ -103,8 +103,9 @@ def _add_running_sum(totals: np.ndarray, steps: np.ndarray) -> None:
     86,400 seconds), while a run's windows start and end in a few of its
     seconds. Adding 0.0 changes no running sum nor total, and bincount's
     totals are never -0.0 (the one zero that adding 0.0 changes), so the bits
-    are the same. In place, a 400-day run holds three run-long arrays at a time
-    (totals, steps, one stretch of running values) instead of four.
+    are the same (but a NaN's sign; densities here are finite). In place, a
+    400-day run holds three run-long arrays at a time (totals, steps, one
+    stretch of running values) instead of four.
     """
     changes = (steps != 0).nonzero()[0]
     if changes.size:

@@ -221,4 +221,7 @@ def test_running_sum_is_cumsum_bit_for_bit(windows, size):
     totals = np.bincount(starts, weights, minlength=size)  # the instants, in _spread
     with np.errstate(invalid="ignore"):  # inf - inf, in both
         expected = totals + steps.cumsum()
-        assert with_running_sum(totals, steps).tobytes() == expected.tobytes()
+        found = with_running_sum(totals, steps)
+    nan = np.isnan(expected)  # a NaN's sign bit may differ: no output shows it
+    assert np.array_equal(np.isnan(found), nan)
+    assert found[~nan].tobytes() == expected[~nan].tobytes()
