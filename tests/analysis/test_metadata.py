@@ -1,8 +1,5 @@
 """Metadata requests per second and the four metadata labels (SPEC 3.7)."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -84,32 +81,6 @@ def test_a_month_long_run_is_one_array():
     per_second = requests_per_second(meta((86400 * 30, 0, 0.0, month, 0, 0)), month)
     assert per_second.shape == (2592000,)
     assert per_second.min() == per_second.max() == 1.0
-
-
-# The longest valid run (max_run_time_seconds), one record whose windows span 5 and 2 days,
-# spread in a process bounded as a batch worker is: its per-second array is 276 MB.
-LONGEST_RUN_IN_A_WORKER = """
-import numpy as np
-from mosaic.analysis.metadata import requests_per_second, statistics
-from mosaic.config import Config
-from mosaic.limits import limit_memory
-from mosaic.trace import META_DTYPE
-import scipy.fft, scipy.spatial  # a batch worker's imports, loaded before its bound
-config = Config()
-limit_memory(config.worker_memory_bytes)
-run = config.max_run_time_seconds
-rows = np.array([(10, 0, 5.5, 432000.7, 3e7, 3.02e7), (5, 0, 100.2, 100.2, 0, 0)], dtype=META_DTYPE)
-per_second = requests_per_second(rows, run)
-print(per_second.size, statistics(per_second, run, config)["requests"])
-"""
-
-
-def test_the_longest_valid_run_spreads_within_a_workers_memory_bound():
-    # Four run-long arrays at the peak (1,052 MB) before the running sum was added in
-    # place: MemoryError, the log evicted too_large. Three (789 MB) since.
-    done = subprocess.run([sys.executable, "-c", LONGEST_RUN_IN_A_WORKER], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-400:]
-    assert done.stdout.split() == [str(400 * 86400), "25.0"]
 
 
 @pytest.mark.parametrize("count, spike", [(250, False), (251, True)])
