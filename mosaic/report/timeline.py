@@ -7,8 +7,8 @@ quarter chunks, the bytes per HEATMAP bin when the log has one (Darshan
 3.3+; with the bursts mean shift segmented when the operations showed no
 period, SPEC 3.5), and the FFT power spectrum of the signal the detector
 used, with the detected peak. At the bottom: metadata requests per second
-as counted (seeks only with ``metadata_seeks``) with the two spike
-thresholds.
+as counted (seeks only with ``metadata_seeks``; past ``METADATA_BARS``
+seconds, the peak of each stretch) with the two spike thresholds.
 Everything is drawn from the same numbers that gave the trace its labels.
 """
 
@@ -39,6 +39,10 @@ RAW_COLOR, MINOR_COLOR, MERGED_COLOR = PALETTE[0], PALETTE[3], PALETTE[7]
 CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]  # cycled past 7 periodic operations
 LEGEND_OPERATIONS = 4  # periodic operations named in the legend, dominant first
 FFT_SIGNALS = {"operations": "the operations' bandwidth", "heatmap": "the HEATMAP bins"}
+# Bars of the metadata panel at most: more than the figure has pixels across only slows
+# the drawing (a 40-day run has 3.5 million seconds: 46 s of matplotlib, then past the
+# worker's memory bound). Longer runs are drawn as the peak of each stretch of seconds.
+METADATA_BARS = 4096
 
 
 def time_unit(run_time: float) -> tuple[str, float]:
@@ -286,18 +290,29 @@ def _direction_title(direction: DirectionAnalysis) -> str:
     return f"{direction.name}: {_bytes(direction.bytes)}{period}\n{', '.join(labels)}"
 
 
+def peaks_per_stretch(per_second: np.ndarray, most: int) -> tuple[np.ndarray, int]:
+    """At most ``most`` bars: the peak of each stretch of ``width`` seconds (the last one
+    shorter), and ``width``. A spike stays at its height, as the labels saw it."""
+    width = max(-(-len(per_second) // most), 1)
+    if width == 1:
+        return per_second, 1
+    return np.maximum.reduceat(per_second, np.arange(0, len(per_second), width)), width
+
+
 def _metadata_panel(ax: Axes, per_second: np.ndarray, scale: float, config: Config) -> dict[str, Any]:
     """Metadata requests per second as SPEC 3.7 counted them (seeks only with ``metadata_seeks``)."""
-    seconds = np.arange(len(per_second) + 1) / scale
+    bars, width = peaks_per_stretch(per_second, METADATA_BARS)
+    edges = np.minimum(np.arange(len(bars) + 1) * width, len(per_second)) / scale
+    stretch = f"; the peak of each {width:,} s" if width > 1 else ""
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
     ax.stairs(
-        per_second,
-        seconds,
+        bars,
+        edges,
         fill=True,
         color=PALETTE[0],
         edgecolor=PALETTE[0],
         linewidth=0.8,
-        label=f"requests per second (seeks {'counted' if config.metadata_seeks else 'not counted'})",
+        label=f"requests per second (seeks {'counted' if config.metadata_seeks else 'not counted'}{stretch})",
     )
     for level, dashes, name in (
         (config.metadata_high_spike, "--", "high spike: more than"),
@@ -309,7 +324,11 @@ def _metadata_panel(ax: Axes, per_second: np.ndarray, scale: float, config: Conf
     ax.set_ylim(0, max(per_second.max(initial=0.0), config.metadata_high_spike) * 2)
     ax.set_ylabel("metadata requests / s")
     ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=style.NOTE_FONT)
-    return {"requests_per_second": per_second, "seeks_counted": config.metadata_seeks}
+    return {
+        "requests_per_second": per_second,
+        "seeks_counted": config.metadata_seeks,
+        "seconds_per_bar": width,
+    }
 
 
 @style.themed("ticks")

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mosaic.config import Config
@@ -28,11 +27,9 @@ from mosaic.corpus.scan import (
     read_regular,
     scan,
 )
-from mosaic.darshan import formats as F
-from mosaic.darshan.writer import record_id, write_log
 from mosaic.errors import EngineError
 from mosaic_testing.outputs import comparable, lines, truth
-from mosaic_testing.written import app_job
+from mosaic_testing.written import longest_run_log
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 NON_UTF8 = b"caf\xe9-\xff.darshan"
@@ -201,19 +198,6 @@ def test_a_worker_past_its_memory_bound_evicts_the_log_too_large(shared_logs):
     assert "memory" in bounded["detail"]  # the reader's budget or the RLIMIT_AS bound
     [free] = run_batch(CATEGORIZE, [ref], Config(), engine_settings(Config(), None).limits, isolate=True)
     assert free.get("reason") != "too_large"
-
-
-def longest_run_log() -> bytes:
-    """One POSIX record of a 399-day run (max_run_time_seconds is 400): 1 GiB written
-    in its first hours, ten opens over 5 days, their closes over 2 days."""
-    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
-    counters, fcounters = np.zeros((1, n_c), np.int64), np.zeros((1, n_f))
-    counters[0, [0, 15]] = (10, 1 << 30)  # opens, bytes written
-    fcounters[0, [0, 4, 2, 6, 3, 7]] = (5.5, 432000.7, 100.0, 5000.0, 3.0e7, 3.02e7)
-    path = "/scratch/out"
-    ids = np.array([record_id(path)], np.uint64)
-    posix = F.ModuleRecords(F.POSIX, 4, ids, np.zeros(1, np.int64), counters, fcounters)
-    return write_log(F.DarshanLog(app_job(399 * 86400, 8), {record_id(path): path}, {F.POSIX: posix}))
 
 
 def test_the_longest_valid_run_is_categorized_within_a_workers_memory_bound(tmp_path):

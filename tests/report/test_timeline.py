@@ -10,10 +10,17 @@ import pytest
 from mosaic.analysis.categorize import analyze
 from mosaic.config import Config
 from mosaic.report.style import new_figure
-from mosaic.report.timeline import _bytes_axis, concurrency, fft_signal, plot_timeline, time_unit
+from mosaic.report.timeline import (
+    _bytes_axis,
+    concurrency,
+    fft_signal,
+    peaks_per_stretch,
+    plot_timeline,
+    time_unit,
+)
 from mosaic.trace import HeatmapSignal, read_trace
 from mosaic_testing.logs import SHARED_LOGS
-from mosaic_testing.written import heatmap_log
+from mosaic_testing.written import heatmap_log, longest_run_log
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
 
@@ -216,3 +223,27 @@ def test_heatmap_bursts_and_their_period_are_drawn_where_mean_shift_found_them(t
     counted = plot_timeline(analyze(read_trace(log, paper), paper), paper, tmp_path / "paper.png")
     assert counted["seeks_counted"] is True
     assert counted["requests_per_second"].sum() > data["requests_per_second"].sum() + 18_000
+
+
+def test_peaks_per_stretch_by_hand():
+    per_second = np.array([0.0, 1, 5, 0, 2, 0, 0, 3, 1, 7])
+    bars, width = peaks_per_stretch(per_second, 4)  # 10 seconds in at most 4 bars: 3 s each
+    assert (bars.tolist(), width) == ([5.0, 2.0, 3.0, 7.0], 3)
+    assert peaks_per_stretch(per_second, 10)[0] is per_second  # one bar a second: as counted
+    assert peaks_per_stretch(np.zeros(0), 4)[1] == 1
+
+
+def test_a_year_long_run_is_drawn_as_the_peak_of_each_stretch(tmp_path):
+    # 34.5 million seconds of metadata: drawn one bar a second, this took minutes of
+    # matplotlib and passed the command's memory bound (a 40-day run: 46 s, then too_large).
+    path = tmp_path / "year.darshan"
+    path.write_bytes(longest_run_log())
+    done = subprocess.run(
+        [str(MOSAIC), "plot", str(path), "-o", str(tmp_path / "year.png")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert png_size(tmp_path / "year.png")[0] > 1000
+    config = Config()
+    data = plot_timeline(analyze(read_trace(path, config), config), config, tmp_path / "again.png")
+    assert data["seconds_per_bar"] == -(-399 * 86400 // 4096)  # 8,417 s: 4,096 bars
+    assert data["requests_per_second"].size == 399 * 86400

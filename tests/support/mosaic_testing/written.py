@@ -1,7 +1,8 @@
 """Darshan logs written by mosaic's own writer, shared by test folders.
 
 ``with_heatmaps`` builds a log with HEATMAP records; ``dxt_log`` one file's
-POSIX record with DXT segments (``dxt_region`` sizes the region it inflates to).
+POSIX record with DXT segments (``dxt_region`` sizes the region it inflates to);
+``longest_run_log`` the longest run a log may have.
 """
 
 import numpy as np
@@ -94,3 +95,16 @@ def dxt_log(segments: int, dxt_version: int = 2, mpiio_segments: int = 0) -> byt
 def dxt_region(module: int, version: int, segments: int) -> int:
     """Inflated bytes of a DXT region holding ``segments`` over 4 ranks (one record each)."""
     return 4 * F.dxt_header_dtype().itemsize + segments * F.dxt_segment_dtype(module, version).itemsize
+
+
+def longest_run_log() -> bytes:
+    """One POSIX record of a 399-day run (max_run_time_seconds is 400): 1 GiB written
+    in its first hours, ten opens over 5 days, their closes over 2 days."""
+    n_c, n_f = F.RECORD_SHAPES[(F.POSIX, 4)]
+    counters, fcounters = np.zeros((1, n_c), np.int64), np.zeros((1, n_f))
+    counters[0, [0, 15]] = (10, 1 << 30)  # opens, bytes written
+    fcounters[0, [0, 4, 2, 6, 3, 7]] = (5.5, 432000.7, 100.0, 5000.0, 3.0e7, 3.02e7)
+    path = "/scratch/out"
+    ids = np.array([record_id(path)], np.uint64)
+    posix = F.ModuleRecords(F.POSIX, 4, ids, np.zeros(1, np.int64), counters, fcounters)
+    return write_log(F.DarshanLog(app_job(399 * 86400, 8), {record_id(path): path}, {F.POSIX: posix}))
