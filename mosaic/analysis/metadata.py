@@ -17,6 +17,7 @@ from typing import TypedDict
 import numpy as np
 from numpy.typing import NDArray
 
+from mosaic.analysis.steps import add_running_sum
 from mosaic.config import Config
 
 # Spreading leaves float dust (1e-13) on counts that are whole in exact
@@ -91,28 +92,9 @@ def _spread(
         weights=np.concatenate([density[long], -density[long]]),
         minlength=bins + 1,
     )
-    _add_running_sum(partial, steps[:bins])
+    add_running_sum(partial, steps[:bins])
     spread: NDArray[np.float64] = np.maximum(partial, 0.0, out=partial)  # no -1e-17 dust below zero
     return spread
-
-
-def _add_running_sum(totals: np.ndarray, steps: np.ndarray) -> None:
-    """``totals += steps.cumsum()`` for bincount's totals, summed over the nonzero steps only.
-
-    A cumulative sum waits for each add (~3 ns a bin: 0.29 ms over a day's
-    86,400 seconds), while a run's windows start and end in a few of its
-    seconds. Adding 0.0 changes no running sum nor total, and bincount's
-    totals are never -0.0 (the one zero that adding 0.0 changes), so the bits
-    are the same (but a NaN's sign; densities here are finite). In place, a
-    400-day run holds three run-long arrays at a time (totals, steps, one
-    stretch of running values) instead of four.
-    """
-    changes = (steps != 0).nonzero()[0]
-    if changes.size:
-        lengths = np.empty(changes.size, np.int64)
-        lengths[:-1] = changes[1:] - changes[:-1]
-        lengths[-1] = steps.size - changes[-1]
-        totals[changes[0] :] += steps[changes].cumsum().repeat(lengths)
 
 
 def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:

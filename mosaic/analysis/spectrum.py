@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mosaic.analysis.steps import add_running_sum
 from mosaic.config import Config
 
 HIGH, MODERATE, NONE = "high", "moderate", "none"
@@ -155,15 +156,9 @@ def _bytes_per_bin(
     own_bin = change * (after * bin_width - times)
     own_bin[: starts.size] += np.where(spread, 0.0, nbytes)
     moved = cast(Floats, np.bincount(index, weights=own_bin, minlength=count))  # float with weights
-    # The rate before each bin, summed over the bins where it changes only:
-    # adding the zeros in between changes no sum, and a cumulative sum over
-    # every bin costs ~5 ns a bin (each add waits for the previous one).
+    # The rate before each bin, times the bin's width (a change after the last bin moves nothing).
     steps = np.bincount(after, weights=change, minlength=count + 1)
-    steps[count] = 1.0  # marks the end of the last run of one rate
-    edges = (steps != 0).nonzero()[0]
-    if edges.size > 1:
-        rate_before = steps[edges[:-1]].cumsum() * bin_width
-        moved[edges[0] :] += rate_before.repeat(edges[1:] - edges[:-1])
+    add_running_sum(moved, steps[:count], bin_width)
     return moved
 
 
