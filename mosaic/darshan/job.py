@@ -25,7 +25,7 @@ def parse_metadata(raw: bytes | bytearray) -> dict[str, str]:
     return {k: v for k, v in lines}
 
 
-def parse_exe_and_mounts(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
+def parse_exe_and_mounts(raw: bytes | bytearray) -> tuple[str, list[tuple[str, str]]]:
     """Command line, then one ``\\n<fstype>\\t<mount point>`` line per mount."""
     exe, _, table = _cstring(raw).partition("\n")
     pairs = [line.split("\t", 1) for line in table.split("\n")]

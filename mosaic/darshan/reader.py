@@ -30,12 +30,19 @@ from mosaic.darshan.job import parse_exe_and_mounts, parse_metadata, validate_jo
 from mosaic.darshan.legacy import read_legacy
 from mosaic.errors import LogError, Reason
 
+Raw = bytes | bytearray  # an inflated region: a bytearray when large (see inflate)
 # gzip / bzip2 layers a log may be wrapped in: a .darshan.gz, and one more when such a
 # file is posted with Content-Encoding: gzip (its name is the hash of the log inside both).
 MAX_WRAPPERS = 2
 # Compressed bytes handed to a decompressor at a time: small first (per-rank
 # streams are small), doubling while a stream goes on.
 INFLATE_CHUNK_FIRST, INFLATE_CHUNK_MAX = 1 << 10, 1 << 20
+# Output asked of a decompressor at a time, and what a region may inflate to before its
+# pieces are gathered in one growing buffer. A decompressor joins its output's blocks
+# at the end of a call, and joining a region's parts copies them: a 434 MB POSIX
+# region (647,000 records) peaked at 992 MB when inflated in one call, past a
+# worker's 1 GiB bound. Below this size, one call and no copy, as before.
+INFLATE_PIECE_BYTES = 32 << 20
 # What a decompressor raises on a corrupt stream.
 _INFLATE_ERRORS = (cast(type[Exception], zlib_ng.error), OSError, ValueError, EOFError)
 # Modules whose records the reader decodes; every other module is only noted.
@@ -130,14 +137,18 @@ def _read_bytes(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
 
 
-def inflate(region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: bool = False) -> bytes:
+def inflate(
+    region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: bool = False
+) -> bytes | bytearray:
     """Decompress a region made of one or more concatenated streams.
 
     Darshan writes one stream per rank into a region; ``zlib.decompress``
     would silently stop after the first. Output beyond ``cap`` bytes is an
     error (too_large) rather than an allocation. zlib-ng inflates the same
     streams about 3x faster than the standard zlib (heavy logs: a third of
-    reading was inflating).
+    reading was inflating). A region past ``INFLATE_PIECE_BYTES`` is inflated
+    a piece at a time into one bytearray, so that it is held about once, not
+    twice.
     """
     if comp == F.COMP_NONE:
         if len(region) > cap:
@@ -145,7 +156,8 @@ def inflate(region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: b
         return bytes(region)
     if comp not in (F.COMP_ZLIB, F.COMP_BZIP2):
         raise LogError(Reason.UNREADABLE, f"unknown compression type {comp}")
-    view, pos, end, parts, total = memoryview(region), 0, len(region), [], 0
+    view, pos, end = memoryview(region), 0, len(region)
+    out = _Inflated(cap)
     wbits = 16 + zlib_ng.MAX_WBITS if gzip else zlib_ng.MAX_WBITS
     new = (lambda: zlib_ng.decompressobj(wbits)) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor
     while pos < end:
@@ -156,14 +168,17 @@ def inflate(region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: b
         d, size = new(), (end if pos == 0 else INFLATE_CHUNK_FIRST)
         while True:
             chunk = view[pos : pos + size]
+            given: bytes | memoryview = chunk
             try:
-                out = d.decompress(chunk, cap - total + 1)
+                while True:  # a piece at a time while the output fills what was asked
+                    asked = out.asked()
+                    piece = d.decompress(given, asked)
+                    out.add(piece)
+                    if d.eof or len(piece) < asked:
+                        break
+                    given = getattr(d, "unconsumed_tail", b"")  # bz2 keeps its input itself
             except _INFLATE_ERRORS as exc:
                 raise LogError(Reason.CORRUPT_STREAM, f"does not decompress: {exc}") from None
-            total += len(out)
-            if total > cap:
-                raise LogError(Reason.TOO_LARGE, f"decompresses past the limit of {cap} bytes")
-            parts.append(out)
             if d.eof:
                 pos += len(chunk) - len(d.unused_data)
                 break
@@ -171,7 +186,38 @@ def inflate(region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: b
             if pos >= end:
                 raise LogError(Reason.CORRUPT_STREAM, "compressed stream ends early")
             size = min(2 * size, INFLATE_CHUNK_MAX)
-    return b"".join(parts)
+    return out.joined()
+
+
+class _Inflated:
+    """A region's output so far: a list of parts while small (joined once, with no copy
+    when there is one), one growing bytearray past ``INFLATE_PIECE_BYTES``."""
+
+    def __init__(self, cap: int):
+        self.cap, self.total = cap, 0
+        self.parts: list[bytes] = []
+        self.buffer: bytearray | None = None
+
+    def asked(self) -> int:
+        """Output to ask for next: a piece, or one byte past the cap (then too_large)."""
+        return min(INFLATE_PIECE_BYTES, self.cap - self.total + 1)
+
+    def add(self, piece: bytes) -> None:
+        self.total += len(piece)
+        if self.total > self.cap:
+            raise LogError(Reason.TOO_LARGE, f"decompresses past the limit of {self.cap} bytes")
+        if self.buffer is not None:
+            self.buffer += piece
+            return
+        self.parts.append(piece)
+        if self.total > INFLATE_PIECE_BYTES:
+            self.buffer = bytearray()
+            for part in self.parts:
+                self.buffer += part
+            self.parts = []
+
+    def joined(self) -> bytes | bytearray:
+        return self.buffer if self.buffer is not None else b"".join(self.parts)
 
 
 class Header:
@@ -241,12 +287,12 @@ class _Budget:
         self.dxt_left = memory_bytes // DXT_MEMORY_PER_BYTE
         self.max_job_bytes = max_job_bytes
 
-    def inflate(self, region: bytes | memoryview, comp: int, cap: int | None = None) -> bytes:
+    def inflate(self, region: bytes | memoryview, comp: int, cap: int | None = None) -> bytes | bytearray:
         out = inflate(region, comp, self.left if cap is None else min(cap, self.left))
         self.left -= len(out)
         return out
 
-    def _inflate_within(self, region: memoryview, comp: int, cap: int, past: str) -> bytes:
+    def _inflate_within(self, region: memoryview, comp: int, cap: int, past: str) -> bytes | bytearray:
         """A region inflated at most to its own ``cap``; past it, too_large saying ``past``
         (past the whole log's budget, the usual detail)."""
         try:
@@ -256,7 +302,7 @@ class _Budget:
                 raise LogError(Reason.TOO_LARGE, past) from None
             raise
 
-    def inflate_job(self, region: memoryview, comp: int) -> bytes:
+    def inflate_job(self, region: memoryview, comp: int) -> bytes | bytearray:
         """The job region: a log's command line and metadata are text a writer may
         inflate at will (a 53 KB log held a 50 MB command line), bounded alike in batch
         and service."""
@@ -265,7 +311,7 @@ class _Budget:
             region, comp, cap, f"job region (command line, metadata, mounts) over max_job_bytes = {cap}"
         )
 
-    def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> bytes:
+    def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> bytes | bytearray:
         """A DXT region, within what the memory budget leaves for DXT (both DXT modules
         share it: their segments are held together)."""
         cap = self.dxt_left
@@ -335,7 +381,7 @@ def _read_v3(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     )
 
 
-def _parse_job(raw: bytes, hdr: Header) -> Job:
+def _parse_job(raw: Raw, hdr: Header) -> Job:
     layout = F.job_struct(hdr.version, hdr.endian)
     if len(raw) < layout.size:
         raise LogError(Reason.BAD_JOB, f"job record has {len(raw)} bytes, needs {layout.size}")
@@ -378,7 +424,7 @@ NAMES_BY_NUMPY_BYTES = 6144
 NAMES_CLOSE_NULS_MAX_SHARE = 0.25
 
 
-def _parse_names(raw: bytes, hdr: Header) -> Mapping[int, str]:
+def _parse_names(raw: Raw, hdr: Header) -> Mapping[int, str]:
     """Name records; an id may repeat across per-rank streams: keep the first non-empty name.
 
     3.10+ records are cut by numpy (large regions, kept as a :class:`NameTable`)
@@ -420,7 +466,7 @@ class NameTable(Mapping[int, str]):
     gives for a small region, built on first use (one name is looked up alone).
     """
 
-    def __init__(self, raw: bytes, ends: np.ndarray, endian: str):
+    def __init__(self, raw: Raw, ends: np.ndarray, endian: str):
         self.raw = raw
         self.ends = ends  # offset of each record's closing NUL
         self.path_starts = np.empty_like(ends)
@@ -494,12 +540,12 @@ class NameTable(Mapping[int, str]):
         return f"NameTable({self.decoded!r})"
 
 
-def _decoded(paths: list[bytes]) -> list[str]:
+def _decoded(paths: list[Raw]) -> list[str]:
     """Paths as text, decoded in one call: NUL cannot occur inside a path, so it separates them."""
     return b"\0".join(paths).decode("utf-8", "replace").split("\0") if paths else []
 
 
-def _name_record_ends(raw: bytes) -> np.ndarray | None:
+def _name_record_ends(raw: Raw) -> np.ndarray | None:
     """Offsets of the NULs that end the 3.10+ name records of ``raw``; None when too many
     NULs must be decided one by one (then the regular expression is the linear way).
 
@@ -526,7 +572,7 @@ def _name_record_ends(raw: bytes) -> np.ndarray | None:
     return found
 
 
-def _parse_names_300(raw: bytes, e: str) -> tuple[list[int], list[bytes]]:
+def _parse_names_300(raw: Raw, e: str) -> tuple[list[int], list[Raw]]:
     """Format 3.00 name records: uint64 id, uint32 length, then the bytes."""
     ids, paths, pos, n = [], [], 0, len(raw)
     while pos < n:
@@ -541,7 +587,7 @@ def _parse_names_300(raw: bytes, e: str) -> tuple[list[int], list[bytes]]:
     return ids, paths
 
 
-def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> ModuleRecords:
+def _parse_records(raw: Raw, module: int, version: int, big_endian: bool) -> ModuleRecords:
     """Fixed-size records as views of one table of 8-byte words (id, rank, counters,
     fcounters): a few views cost less than a copy per field on a year of small logs."""
     if (module, version) not in F.RECORD_SHAPES:
@@ -565,7 +611,7 @@ def _parse_records(raw: bytes, module: int, version: int, big_endian: bool) -> M
     )
 
 
-def parse_dxt(raw: bytes, big_endian: bool, module: int = F.DXT_POSIX, version: int = 1) -> DxtSegments:
+def parse_dxt(raw: Raw, big_endian: bool, module: int = F.DXT_POSIX, version: int = 1) -> DxtSegments:
     """Variable-size DXT records: a header, then its write segments, then its reads.
 
     The segment layout is that of ``module``'s ``version`` (40 bytes with a
@@ -618,13 +664,13 @@ def _offset(dtype: np.dtype[np.void], name: str) -> int:
     return int(dtype.fields[name][1])
 
 
-def _strided(raw: bytes, dtype: np.dtype) -> np.ndarray:
+def _strided(raw: Raw, dtype: np.dtype) -> np.ndarray:
     """Every 8-byte-aligned position of ``raw`` read as one ``dtype`` item (a view, no copy)."""
     count = max((len(raw) - dtype.itemsize) // 8 + 1, 0)
     return np.ndarray((count,), dtype, buffer=raw, strides=(8,))
 
 
-def parse_heatmap(raw: bytes, big_endian: bool, names: Mapping[int, str]) -> F.HeatmapRecords:
+def parse_heatmap(raw: Raw, big_endian: bool, names: Mapping[int, str]) -> F.HeatmapRecords:
     """Variable-size HEATMAP records; the API of each comes from its name record.
 
     Records of one log normally share one bin count: then the region is one
@@ -661,7 +707,7 @@ def _with_bins(head_t: np.dtype, nbins: int) -> np.dtype:
     return np.dtype(head_t.descr + [("bins", head_t["nbins"], (2 * nbins,))])
 
 
-def _heatmap_heads(raw: bytes, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _heatmap_heads(raw: Raw, head_t: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Record headers and the byte offset of each record's bins."""
     n, size = len(raw), head_t.itemsize
     nbins_at = _offset(head_t, "nbins")

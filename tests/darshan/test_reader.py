@@ -1,6 +1,8 @@
 """Reader edge cases on hand-built logs: formats, byte orders, compressions, bad input."""
 
+import bz2
 import struct
+import tracemalloc
 import zlib
 from unittest import mock
 
@@ -397,6 +399,38 @@ def test_inflate_many_streams_and_early_end():
     assert len(out) == 900_000 and out[-1] == 299 % 256 and out[3000] == 1
     with pytest.raises(LogError):
         inflate(streams[:-3], F.COMP_ZLIB, 10**7)
+
+
+@pytest.mark.parametrize("comp", [F.COMP_ZLIB, F.COMP_BZIP2])
+def test_a_large_region_is_inflated_a_piece_at_a_time(comp, monkeypatch):
+    # Pieces of 1,000 bytes: streams of 2,500 and 700 bytes end mid-piece, at a piece's
+    # end and past the point where the parts become one buffer.
+    monkeypatch.setattr(reader, "INFLATE_PIECE_BYTES", 1000)
+    pack = zlib.compress if comp == F.COMP_ZLIB else bz2.compress
+    texts = [bytes(range(256)) * 10, b"x" * 700, b"y" * 1000, np.arange(800, dtype="u1").tobytes()]
+    region = b"".join(pack(text) for text in texts)
+    whole = b"".join(texts)
+    out = inflate(region, comp, len(whole))
+    assert isinstance(out, bytearray) and out == whole
+    with pytest.raises(LogError) as err:
+        inflate(region, comp, len(whole) - 1)
+    assert err.value.reason == "too_large"
+    small = pack(b"z" * 999)  # under a piece: one call, bytes as before
+    assert inflate(small, comp, 10**6) == b"z" * 999 and isinstance(inflate(small, comp, 10**6), bytes)
+
+
+def test_a_large_region_is_held_about_once_while_inflated():
+    # 96 MiB of zeros inflated in one call peaked at twice that (the decompressor's
+    # blocks joined at the end); a 434 MB POSIX region so passed a worker's 1 GiB bound.
+    region = zlib.compress(bytes(96 << 20))
+    tracemalloc.start()
+    try:
+        out = inflate(region, F.COMP_ZLIB, 1 << 30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(out) == 96 << 20 and not any(out[:: 1 << 20])
+    assert peak < 1.5 * len(out)
 
 
 def test_gzip_wrapping_garbage_and_a_3x_log():
