@@ -9,6 +9,7 @@ layout so that everything downstream sees one kind of POSIX record.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +21,29 @@ from mosaic.errors import LogError, Reason
 TARGET_VERSION = 4  # POSIX module version the records are converted to
 
 
-def read_legacy(raw: bytes | bytearray) -> DarshanLog:
+@dataclass
+class LegacyRecords:
+    """A 2.x log's job and the columns of its records the analysis reads, copied out
+    of the log's bytes (a tenth of a record): the bytes can go before the POSIX v4
+    tables are built (a 600 MB log of 473,000 records then peaks at its bytes alone,
+    not at its bytes plus 325 MB of tables)."""
+
+    job: Job
+    devices: dict[int, tuple[str, str]]  # device -> (mount point, fs type)
+    ids: np.ndarray
+    ranks: np.ndarray
+    counters: np.ndarray  # int64, COPIED_COUNTERS order
+    times: np.ndarray  # float64, LEGACY_INDEX["fcounters"] order, as stored
+    suffixes: np.ndarray  # the name suffix field, bytes
+    device: np.ndarray
+
+
+# The counters the analysis reads; a 2.x record has ~150.
+COPIED_COUNTERS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
+
+
+def legacy_records(raw: bytes | bytearray) -> LegacyRecords:
+    """The job and the record columns of a 2.x log; raises LogError for a bad one."""
     version = raw[:8].split(b"\0", 1)[0].decode("ascii", "replace")
     if version not in F.LEGACY_VERSIONS:
         raise LogError(Reason.UNSUPPORTED_VERSION, f"format {version!r}")
@@ -56,14 +79,33 @@ def read_legacy(raw: bytes | bytearray) -> DarshanLog:
     rec = np.frombuffer(body, dtype)
     if not len(rec):
         raise LogError(Reason.NO_IO_MODULES, "no file records")
-    posix = _to_posix(rec, job.start)
+    src_c, src_f = F.LEGACY_INDEX["counters"], F.LEGACY_INDEX["fcounters"]
+    return LegacyRecords(  # copies only: nothing here keeps the log's bytes
+        job=job,
+        devices=devices,
+        ids=rec["id"].astype(np.uint64),
+        ranks=rec["rank"].astype(np.int64),
+        counters=rec["counters"][:, [src_c[name] for name in COPIED_COUNTERS]].astype(np.int64),
+        times=rec["fcounters"][:, list(src_f.values())].astype(np.float64),
+        suffixes=rec["name_suffix"].copy(),
+        device=rec["counters"][:, src_c["device"]].astype(np.int64),
+    )
+
+
+def legacy_log(records: LegacyRecords) -> DarshanLog:
+    """The log of :func:`legacy_records`: one POSIX v4 module, names and mounts by record."""
+    posix = _to_posix(records)
     names: dict[int, str] = {}
-    for rid, suffix in zip(posix.ids.tolist(), rec["name_suffix"].tolist()):
+    for rid, suffix in zip(posix.ids.tolist(), records.suffixes.tolist()):
         names.setdefault(rid, suffix.split(b"\0", 1)[0].decode("utf-8", "replace"))
-    dev = rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]].tolist()
-    mounts = {rid: devices.get(d, ("", ""))[0] for rid, d in zip(posix.ids.tolist(), dev)}
+    devices = records.devices
+    mounts = {rid: devices.get(d, ("", ""))[0] for rid, d in zip(posix.ids.tolist(), records.device.tolist())}
     return DarshanLog(
-        job=job, names=names, modules={F.POSIX: posix}, present_modules=(F.POSIX,), record_mounts=mounts
+        job=records.job,
+        names=names,
+        modules={F.POSIX: posix},
+        present_modules=(F.POSIX,),
+        record_mounts=mounts,
     )
 
 
@@ -78,26 +120,26 @@ def _exe_and_devices(raw: bytes | bytearray) -> tuple[str, dict[int, tuple[str, 
     return exe, devices
 
 
-def _to_posix(rec: np.ndarray, job_start: float) -> ModuleRecords:
+def _to_posix(records: LegacyRecords) -> ModuleRecords:
     """2.x counters in the POSIX v4 layout (canonical fields only; the rest stay 0)."""
+    n = len(records.ids)
     n_c, n_f = F.RECORD_SHAPES[(F.POSIX, TARGET_VERSION)]
     cidx, fidx = F.CANONICAL_INDEX[(F.POSIX, TARGET_VERSION)]
-    src_c, src_f = F.LEGACY_INDEX["counters"], F.LEGACY_INDEX["fcounters"]
-    counters = np.zeros((len(rec), n_c), np.int64)
-    fcounters = np.zeros((len(rec), n_f), np.float64)
-    raw_c = rec["counters"].astype(np.int64)
-    raw_f = rec["fcounters"].astype(np.float64)
+    counters = np.zeros((n, n_c), np.int64)
+    fcounters = np.zeros((n, n_f), np.float64)
+    raw_f, job_start = records.times, records.job.start
     # Some 2.x runtimes stored absolute epoch timestamps: make them job-relative.
     raw_f = np.where((raw_f >= job_start) & (job_start > 0), raw_f - job_start, raw_f)
-    for name in ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written"):
-        counters[:, cidx[name]] = raw_c[:, src_c[name]]
-    opened, closed = raw_f[:, src_f["open"]], raw_f[:, src_f["close"]]
+    times = dict(zip(F.LEGACY_INDEX["fcounters"], raw_f.T))
+    for column, name in enumerate(COPIED_COUNTERS):
+        counters[:, cidx[name]] = records.counters[:, column]
+    opened, closed = times["open"], times["close"]
     for name in ("open_start", "open_end"):
         fcounters[:, fidx[name]] = opened
     for name in ("close_start", "close_end"):
         fcounters[:, fidx[name]] = closed
     for direction in ("read", "write"):
-        start, end = raw_f[:, src_f[direction + "_start"]], raw_f[:, src_f[direction + "_end"]]
+        start, end = times[direction + "_start"], times[direction + "_end"]
         # Writers that kept only open/close times leave these 0: the file's
         # open..close interval is then the best bound on its traffic.
         missing = (start == 0) & (end == 0)
@@ -106,8 +148,8 @@ def _to_posix(rec: np.ndarray, job_start: float) -> ModuleRecords:
     return ModuleRecords(
         module=F.POSIX,
         version=TARGET_VERSION,
-        ids=rec["id"].astype(np.uint64),
-        ranks=rec["rank"].astype(np.int64),
+        ids=records.ids,
+        ranks=records.ranks,
         counters=counters,
         fcounters=fcounters,
     )

@@ -27,7 +27,7 @@ from mosaic.darshan import formats as F
 from mosaic.darshan.archive import BZIP2_MAGIC, GZIP_MAGIC, check_leading_bytes, read_bytes
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
 from mosaic.darshan.job import parse_exe_and_mounts, parse_metadata, validate_job
-from mosaic.darshan.legacy import read_legacy
+from mosaic.darshan.legacy import legacy_log, legacy_records
 from mosaic.errors import LogError, Reason
 
 Raw = bytes | bytearray  # an inflated region: a bytearray when large (see inflate)
@@ -131,7 +131,9 @@ def _read_bytes(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     data, inflated = _unwrapped(data, budget.left)
     budget.left -= inflated  # the layers count against the inflation budget
     if data.startswith(b"2."):
-        return read_legacy(data)
+        records = legacy_records(data)
+        del data  # the records hold copies of their columns: the log's bytes go first
+        return legacy_log(records)
     if data.startswith(b"3."):
         return _read_v3(data, budget)
     raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
