@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,15 @@ from mosaic.holdout.scenarios import SCENARIOS
 from mosaic.holdout.writing import generate
 
 
-def run_and_score(logs: str | Path, results: str | Path, config: Config | None = None) -> dict[str, Any]:
-    """Categorize ``logs`` in-process and score them against their truth."""
+def run_and_score(
+    logs: str | Path, results: str | Path, config: Config | None = None, workers: int = 0
+) -> dict[str, Any]:
+    """Categorize ``logs`` (in-process with ``workers`` 0, else in that many bounded
+    workers, as ``mosaic run`` does) and score them against their truth."""
     from mosaic.corpus import pipeline
     from mosaic.synth.evaluate import evaluate
 
-    pipeline.run([str(logs)], results, config or Config(), workers=0)
+    pipeline.run([str(logs)], results, config or Config(), workers=workers)
     return evaluate(results, Path(logs) / "truth.jsonl")
 
 
@@ -115,10 +119,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--scenario", action="append", choices=sorted(SCENARIOS), help="only these scenarios (repeatable)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="batch workers, under their memory bound as in `mosaic run` [default: every CPU; "
+        "0: in this process, without that bound]",
+    )
     args = parser.parse_args(argv)
     logs = Path(args.out) / "logs"
     generate(logs, args.seeds, args.scenario)
-    scores = run_and_score(logs, Path(args.out) / "results")
+    scores = run_and_score(logs, Path(args.out) / "results", workers=args.workers)
     print(format_table(scores))
     results = Path(args.out) / "results"
     print("\naccuracy by log format and adversarial extra\n" + accuracy_by_log_shape(logs, results))
