@@ -93,17 +93,12 @@ def read_log(
         raise LogError(Reason.UNREADABLE, f"internal error {type(exc).__name__} on {label}: {exc}") from exc
 
 
-def unwrap(data: bytes, cap: int) -> tuple[bytes, int]:
+def unwrap(data: Raw, cap: int) -> tuple[Raw, int]:
     """The log inside its gzip or bzip2 wrappers (``.darshan.gz``, a gzip body; at
     most ``MAX_WRAPPERS`` layers, inflated to ``cap`` bytes at most in all), else
     ``data`` itself; and the bytes the layers inflated to, which count against the
-    same ``max_inflated_bytes`` as the log's regions when it is read."""
-    log, inflated = _unwrapped(data, cap)
-    return bytes(log), inflated  # no copy: bytes in, bytes out
-
-
-def _unwrapped(data: bytes | bytearray, cap: int) -> tuple[bytes | bytearray, int]:
-    """:func:`unwrap`'s log and the bytes its layers inflated to, together."""
+    same ``max_inflated_bytes`` as the log's regions when it is read. A bytearray
+    when the log inside is large (:func:`inflate`): it is not copied."""
     inflated = 0
     for _ in range(MAX_WRAPPERS):
         comp = _wrapper(data)
@@ -128,7 +123,7 @@ def _wrapper(data: bytes | bytearray) -> int | None:
 
 def _read_bytes(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     check_leading_bytes(data)
-    data, inflated = _unwrapped(data, budget.left)
+    data, inflated = unwrap(data, budget.left)
     budget.left -= inflated  # the layers count against the inflation budget
     if data.startswith(b"2."):
         records = legacy_records(data)

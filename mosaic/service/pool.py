@@ -102,7 +102,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
     return encode(guarded(file, work))
 
 
-def posted_name(log: bytes) -> str:
+def posted_name(log: bytes | bytearray) -> str:
     return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
 
 
