@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from mosaic.analysis.labels import FAMILIES
 from mosaic.cli import main
-from mosaic.synth.evaluate import evaluate
+from mosaic.synth.evaluate import TRUTH_KEYS, _Shared, evaluate
 
 EMPTY = {"must": [], "must_not": []}
 
@@ -185,3 +185,28 @@ def test_empty_truth_is_an_error(tmp_path):
     write_results(tmp_path, [], [], truth=[])
     with pytest.raises(ValueError, match="no truth"):
         evaluate(tmp_path, tmp_path / "truth.jsonl")
+
+
+def test_an_uncategorized_trace_beside_an_invalid_log_scores_as_no_labels(tmp_path):
+    """The invalid log's families ({}) and a trace's empty label list are both ()
+    once made hashable: shared by kind, the trace still has no labels, so its
+    ``must`` label is a miss (not a crash on a dict taken for a label set)."""
+    traces = [trace("2019/01/01/a.darshan", []), PERFECT_TRACES[1]]
+    write_results(tmp_path, traces, PERFECT_EVICTED)
+    s = evaluate(tmp_path, tmp_path / "truth.jsonl")
+    assert s["traces"]["accuracy"] == 0.5
+    assert s["traces"]["labels"]["write_on_end"]["fn"] == 1
+    assert s["traces"]["labels"]["write_steady"]["tn"] == 1
+
+
+def test_truth_lines_keep_only_what_is_scored_and_share_repeated_values():
+    shared = _Shared()
+    first, second = (shared.truth(dict(line)) for line in (TRUTH[0], dict(TRUTH[0], file="other")))
+    assert set(first) == set(TRUTH_KEYS) and "params" not in first
+    assert first["families"] is second["families"] and first["group"] is second["group"]
+    labels = ["write_on_end", "read_insignificant"]
+    a, b = (shared.trace(trace(name, list(labels))) for name in ("x", "y"))
+    assert a["categories"] == frozenset(labels) and a["categories"] is b["categories"]
+    assert (
+        a["representative"] and not shared.trace(trace("z", labels, representative=False))["representative"]
+    )
