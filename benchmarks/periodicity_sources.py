@@ -11,8 +11,8 @@ the real logs of ``../shared/darshan-logs`` and
 one Markdown row per corpus: trace accuracy, periodicity and metadata
 families, and the significant directions' periodic verdicts by what found
 them: mean shift on the records' operations, mean shift on the heatmap's
-bursts (and of those, how many the FFT alone would not have made periodic:
-significance under ``verdict_fft_min_significance``), or the FFT alone.
+bursts (and of those, how many the FFT alone would not have made periodic
+under the verdict rule), or the FFT alone.
 """
 
 from __future__ import annotations
@@ -49,8 +49,10 @@ def verdict_sources(results: Path, config: Config) -> Counter:
 
 
 def _fft_alone(fft: dict, config: Config) -> bool:
-    """Periodic by the FFT alone under the default verdict rule (far beyond chance)."""
-    return bool(fft.get("periodic")) and fft.get("significance", 0.0) >= config.verdict_fft_min_significance
+    """Periodic by the FFT alone under the configured verdict rule (mean shift saying no)."""
+    from mosaic.analysis.verdict import RULES
+
+    return RULES[config.verdict_rule](False, fft, config)
 
 
 def _source(periodicity: dict, config: Config) -> str | None:

@@ -85,6 +85,7 @@ VerdictRule = Literal[
     "meanshift_or_confident_fft",
     "meanshift_or_scored_fft",
     "meanshift_or_significant_fft",
+    "meanshift_or_strong_fft",
     "vetted_meanshift_or_significant_fft",
 ]
 
@@ -155,11 +156,14 @@ class Config:
     )  # the operations' exact Fourier amplitude at the peak / the bins': below, an alias of faster I/O
     verdict_fft_min_score: float = method(
         0.8, **SHARE
-    )  # "meanshift_or_scored_fft": FFT alone needs this score
+    )  # "meanshift_or_scored_fft": FFT alone needs this score ("meanshift_or_strong_fft": below 5 sigmas)
     verdict_fft_min_significance: float = method(
         5.0, **NON_NEGATIVE
-    )  # "meanshift_or_significant_fft": FFT alone needs this
-    verdict_rule: VerdictRule = method("meanshift_or_significant_fft")  # measured best: docs/periodicity.md
+    )  # "meanshift_or_significant_fft", "meanshift_or_strong_fft": FFT alone needs this, whatever its score
+    verdict_fft_strong_min_significance: float = method(
+        3.5, **NON_NEGATIVE
+    )  # "meanshift_or_strong_fft": or this, with a score >= verdict_fft_min_score (few periods)
+    verdict_rule: VerdictRule = method("meanshift_or_strong_fft")  # measured best: docs/periodicity.md
 
     # --- temporality (SPEC 3.6) ---
     significant_bytes: float = method(1e8, **NON_NEGATIVE)

@@ -53,6 +53,7 @@ def verdict(meanshift, fft_result, rule, **changes):
         ("meanshift_or_confident_fft", (True, True, True, False)),
         ("meanshift_or_scored_fft", (True, True, True, False)),
         ("meanshift_or_significant_fft", (True, True, True, False)),
+        ("meanshift_or_strong_fft", (True, True, True, False)),
         ("vetted_meanshift_or_significant_fft", (True, True, True, False)),
     ],
 )
@@ -73,6 +74,7 @@ def test_every_rule_is_tested():
         "meanshift_or_confident_fft",
         "meanshift_or_scored_fft",
         "meanshift_or_significant_fft",
+        "meanshift_or_strong_fft",
         "vetted_meanshift_or_significant_fft",
     }
 
@@ -141,9 +143,49 @@ def test_significant_rule_threshold_both_sides():
     )["periodic"]
 
 
+@pytest.mark.parametrize(
+    "score, significance, periodic",
+    [
+        (0.1, 5.0, True),  # far beyond chance: the score does not matter
+        (0.8, 3.5, True),  # both edges of the strong repeat
+        (0.79, 4.99, False),  # a weaker repeat needs the 5 sigmas
+        (0.8, 3.49, False),
+        (0.91, 3.15, False),  # appended_on_off (held-out): a close repeat over ~3 periods, chance
+        (0.47, 4.2, False),  # poisson_random_bytes (held-out): a weak repeat over many periods, chance
+        (0.82, 3.97, True),  # few_size_varying_ckpts (held-out): 7 checkpoints +-10 % apart, +-20 % in size
+    ],
+)
+def test_strong_rule_edges(score, significance, periodic):
+    got = verdict(
+        NO_MEANSHIFT,
+        fft(score=score, significance=significance),
+        "meanshift_or_strong_fft",
+        verdict_fft_min_significance=5.0,
+        verdict_fft_min_score=0.8,
+        verdict_fft_strong_min_significance=3.5,
+    )
+    assert got["periodic"] is periodic
+    assert got["source"] == ("fft" if periodic else None)
+
+
+def test_strong_rule_needs_a_periodic_fft():
+    assert not verdict(
+        NO_MEANSHIFT, fft(periodic=False, score=0.95, significance=4.0), "meanshift_or_strong_fft"
+    )["periodic"]
+
+
+def test_default_rule_is_the_strong_one():
+    assert CONFIG.verdict_rule == "meanshift_or_strong_fft"
+
+
 def test_gated_rules_keep_meanshift_verdicts():
     weak = fft(score=0.1, significance=0.5, label="moderate")
-    for rule in ("meanshift_or_confident_fft", "meanshift_or_scored_fft", "meanshift_or_significant_fft"):
+    for rule in (
+        "meanshift_or_confident_fft",
+        "meanshift_or_scored_fft",
+        "meanshift_or_significant_fft",
+        "meanshift_or_strong_fft",
+    ):
         assert verdict(MEANSHIFT, weak, rule)["source"] == "both"
 
 
