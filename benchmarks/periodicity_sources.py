@@ -23,6 +23,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from mosaic.analysis.verdict import RULES
 from mosaic.config import Config
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -50,8 +51,6 @@ def verdict_sources(results: Path, config: Config) -> Counter:
 
 def _fft_alone(fft: dict, config: Config) -> bool:
     """Periodic by the FFT alone under the configured verdict rule (mean shift saying no)."""
-    from mosaic.analysis.verdict import RULES
-
     return RULES[config.verdict_rule](False, fft, config)
 
 

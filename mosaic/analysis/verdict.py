@@ -61,8 +61,7 @@ def _fft_strong(fft: FFTPeriodicity, config: Config) -> bool:
     score 0.47): docs/periodicity.md, "A close repeat over few periods".
     """
     return _fft_significant(fft, config) or (
-        bool(fft.get("periodic"))
-        and fft.get("score", 0.0) >= config.verdict_fft_min_score
+        _fft_scored(fft, config)
         and fft.get("significance", 0.0) >= config.verdict_fft_strong_min_significance
     )
 

@@ -121,22 +121,22 @@ def _wrapper(data: bytes | bytearray) -> int | None:
     return None
 
 
-def _read_bytes(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
+def _read_bytes(data: Raw, budget: _Budget) -> DarshanLog:
     check_leading_bytes(data)
     data, inflated = unwrap(data, budget.left)
     budget.left -= inflated  # the layers count against the inflation budget
     if data.startswith(b"2."):
         records = legacy_records(data)
-        del data  # the records hold copies of their columns: the log's bytes go first
+        # The records hold copies of their columns: an unwrapped log's bytes go first
+        # (the bytes of a log that had no wrapper stay held by read_log's caller).
+        del data
         return legacy_log(records)
     if data.startswith(b"3."):
         return _read_v3(data, budget)
     raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
 
 
-def inflate(
-    region: bytes | bytearray | memoryview, comp: int, cap: int, gzip: bool = False
-) -> bytes | bytearray:
+def inflate(region: Raw | memoryview, comp: int, cap: int, gzip: bool = False) -> Raw:
     """Decompress a region made of one or more concatenated streams.
 
     Darshan writes one stream per rank into a region; ``zlib.decompress``
@@ -213,7 +213,7 @@ class _Inflated:
                 self.buffer += part
             self.parts = []
 
-    def joined(self) -> bytes | bytearray:
+    def joined(self) -> Raw:
         return self.buffer if self.buffer is not None else b"".join(self.parts)
 
 
@@ -284,12 +284,12 @@ class _Budget:
         self.dxt_left = memory_bytes // DXT_MEMORY_PER_BYTE
         self.max_job_bytes = max_job_bytes
 
-    def inflate(self, region: bytes | memoryview, comp: int, cap: int | None = None) -> bytes | bytearray:
+    def inflate(self, region: bytes | memoryview, comp: int, cap: int | None = None) -> Raw:
         out = inflate(region, comp, self.left if cap is None else min(cap, self.left))
         self.left -= len(out)
         return out
 
-    def _inflate_within(self, region: memoryview, comp: int, cap: int, past: str) -> bytes | bytearray:
+    def _inflate_within(self, region: memoryview, comp: int, cap: int, past: str) -> Raw:
         """A region inflated at most to its own ``cap``; past it, too_large saying ``past``
         (past the whole log's budget, the usual detail)."""
         try:
@@ -299,7 +299,7 @@ class _Budget:
                 raise LogError(Reason.TOO_LARGE, past) from None
             raise
 
-    def inflate_job(self, region: memoryview, comp: int) -> bytes | bytearray:
+    def inflate_job(self, region: memoryview, comp: int) -> Raw:
         """The job region: a log's command line and metadata are text a writer may
         inflate at will (a 53 KB log held a 50 MB command line), bounded alike in batch
         and service."""
@@ -308,7 +308,7 @@ class _Budget:
             region, comp, cap, f"job region (command line, metadata, mounts) over max_job_bytes = {cap}"
         )
 
-    def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> bytes | bytearray:
+    def inflate_dxt(self, region: memoryview, comp: int, label: str, segment_size: int) -> Raw:
         """A DXT region, within what the memory budget leaves for DXT (both DXT modules
         share it: their segments are held together)."""
         cap = self.dxt_left
