@@ -8,7 +8,7 @@ Corpora: ``--light SEEDS YEAR`` (default 3 3000) writes the scenario catalog
 of records each, the most common kind); ``--heavy N`` (default 30) heavy logs
 of ``mosaic.synth.heavy`` (512 to 16,384 ranks, hundreds to thousands of
 records); positional folders are read in place (the real logs of
-../shared/darshan-logs when none is given and ``--light 0 0 --heavy 0``).
+tests/data/darshan-logs when none is given and ``--light 0 0 --heavy 0``).
 For each valid log, one core, best of three, side by side on the same log:
 ``read_log`` alone and ``mosaic.categorize(path)`` (the public API: read,
 trace, analysis, result object). Printed: median and p99 of each, the ratio
@@ -44,7 +44,7 @@ from mosaic.errors import LogError
 from mosaic.limits import keep_heap
 from mosaic.trace import READ, WRITE, Trace, build_trace
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "darshan-logs"
 STAGES = (
     "read",
     "trace",

@@ -24,7 +24,7 @@ from mosaic.darshan.reader import read_log
 from mosaic.errors import LogError
 from mosaic.trace import read_trace
 
-SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+SHARED_LOGS = Path(__file__).resolve().parents[1] / "tests" / "data" / "darshan-logs"
 
 
 def logs_to_read() -> list[Path]:

@@ -6,8 +6,8 @@ Writes the scenario catalog (``mosaic synth scenarios``, ``--seeds`` seeds),
 the held-out corpus (``mosaic.holdout``, ``--seeds`` seeds) and the sample
 year (``mosaic synth year``, ``--year`` logs) under OUT, categorizes them
 in-process (the year once per group and once with ``--all-runs``), then
-the real logs of ``../shared/darshan-logs`` and
-``../shared/darshan-logs-runtime`` with ``--all-runs`` (no truth), and prints
+the real logs of ``tests/data/darshan-logs`` and
+``tests/data/darshan-logs-runtime`` with ``--all-runs`` (no truth), and prints
 one Markdown row per corpus: trace accuracy, periodicity and metadata
 families, and the significant directions' periodic verdicts by what found
 them: mean shift on the records' operations, mean shift on the heatmap's
@@ -26,7 +26,7 @@ from pathlib import Path
 from mosaic.analysis.verdict import RULES
 from mosaic.config import Config
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[1] / "tests" / "data"
 SOURCES = ("meanshift_operations", "meanshift_heatmap", "by_bursts_only", "fft_alone")
 
 

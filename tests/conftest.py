@@ -9,5 +9,5 @@ from mosaic_testing.logs import real_logs
 def shared_logs():
     logs = real_logs()
     if not logs:
-        pytest.skip("../shared/darshan-logs not present")
+        pytest.skip("tests/data/darshan-logs not present")
     return logs

@@ -13,9 +13,9 @@ from mosaic.analysis.categorize import analyze
 from mosaic.config import Config
 from mosaic.logfile import categorize_file
 from mosaic.trace import read_trace
-from mosaic_testing.logs import SHARED_LOGS
+from mosaic_testing.logs import REAL_LOGS
 
-DLIO = SHARED_LOGS / "dlio_logs"
+DLIO = REAL_LOGS / "dlio_logs"
 DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")
 # The other large DLIO readers: one burst per epoch (periodic), two equal bursts per epoch
 # (2110720: periodic, the pace of its bursts), or a first epoch in two bursts (4 of 6 segments
@@ -29,14 +29,14 @@ THREE = ["metadata_high_spike", "metadata_multiple_spikes", "metadata_high_densi
 def dlio(job: str):
     found = sorted(DLIO.glob(f"*{job}_*.darshan"))
     if not found:
-        pytest.skip("../shared/darshan-logs not present")
+        pytest.skip("tests/data/darshan-logs not present")
     return found[0]
 
 
 def shared(name: str):
-    found = sorted(SHARED_LOGS.rglob(name))
+    found = sorted(REAL_LOGS.rglob(name))
     if not found:
-        pytest.skip("../shared/darshan-logs not present")
+        pytest.skip("tests/data/darshan-logs not present")
     return found[0]
 
 

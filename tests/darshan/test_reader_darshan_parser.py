@@ -1,6 +1,6 @@
 """Our reader against darshan's own parsers, on logs darshan-runtime wrote.
 
-For every log of ``../shared/darshan-logs-runtime/`` (darshan's main branch:
+For every log of ``tests/data/darshan-logs-runtime/`` (darshan's main branch:
 format 3.41, DXT_POSIX v2, which pydarshan 3.5.0 cannot read; darshan 2.3.1:
 gzip 2.06 logs, which pydarshan never read), the ``darshan-parser`` and
 ``darshan-dxt-parser`` text of the same build is the reference. Values are
@@ -47,7 +47,7 @@ LOGS = sorted(p for p in RUNTIME_LOGS.glob("*/*.darshan*") if not p.name.endswit
 DXT_LOGS = [p for p in LOGS if p.with_name(p.name.split(".darshan")[0] + ".dxt.txt").exists()]
 V3_LOGS = [p for p in LOGS if p.parent.name == "darshan-main"]
 LEGACY_LOGS = [p for p in LOGS if p.parent.name == "darshan-2.3.1"]
-pytestmark = pytest.mark.skipif(not LOGS, reason="../shared/darshan-logs-runtime not present")
+pytestmark = pytest.mark.skipif(not LOGS, reason="tests/data/darshan-logs-runtime not present")
 MODULES = {"POSIX": F.POSIX, "STDIO": F.STDIO, "MPI-IO": F.MPIIO}
 
 
@@ -60,7 +60,10 @@ def ids(logs: list[Path]) -> list[str]:
 
 
 def test_every_log_has_its_parser_text():
-    assert len(LOGS) == 15 and len(DXT_LOGS) == 2
+    """Counted from the folders: a log without its text (or a text without its log) fails."""
+    texts = sorted(RUNTIME_LOGS.glob("*/*.parser.txt"))
+    assert LOGS and [beside(p, ".parser.txt") for p in LOGS] == texts
+    assert len(DXT_LOGS) == len(list(RUNTIME_LOGS.glob("*/*.dxt.txt")))
     assert all(beside(p, ".parser.txt").exists() for p in LOGS)
 
 

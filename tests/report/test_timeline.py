@@ -19,7 +19,7 @@ from mosaic.report.timeline import (
     time_unit,
 )
 from mosaic.trace import HeatmapSignal, read_trace
-from mosaic_testing.logs import SHARED_LOGS
+from mosaic_testing.logs import REAL_LOGS
 from mosaic_testing.written import heatmap_log, longest_run_log
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
@@ -121,7 +121,7 @@ def test_heatmap_of_a_real_log_matches_pydarshan(tmp_path):
     """A DLIO (deep learning) job, Darshan 3.4: per-file timing shows one block of reads, the
     HEATMAP its epochs. The panel's bins are pydarshan's POSIX + STDIO heatmaps, bin by bin."""
     log = (
-        SHARED_LOGS
+        REAL_LOGS
         / "dlio_logs"
         / "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan"
     )
@@ -166,7 +166,7 @@ def plot_command(*arguments: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_plot_command_on_a_real_log(tmp_path):
-    log = SHARED_LOGS / "e3sm_io_heatmaps_and_dxt" / "e3sm_io_heatmap_only.darshan"
+    log = REAL_LOGS / "e3sm_io_heatmaps_and_dxt" / "e3sm_io_heatmap_only.darshan"
     if not log.is_file():
         pytest.skip("shared logs not present")
     out = tmp_path / "e3sm.svg"
@@ -208,7 +208,7 @@ def test_heatmap_bursts_and_their_period_are_drawn_where_mean_shift_found_them(t
     """DLIO 2111031: one record per file spans the epochs, so the period comes from the heatmap's
     bursts; the merged panel draws no periodic strip, the heatmap panel draws the five epochs,
     and the metadata panel counts no seeks (SPEC 3.7)."""
-    (log,) = sorted((SHARED_LOGS / "dlio_logs").glob("*2111031_*.darshan")) or pytest.skip("no shared logs")
+    (log,) = sorted((REAL_LOGS / "dlio_logs").glob("*2111031_*.darshan")) or pytest.skip("no shared logs")
     config = Config()
     data = plot_timeline(analyze(read_trace(log, config), config), config, tmp_path / "dlio.png")
     read = data["read"]

@@ -3,12 +3,13 @@
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]  # tests/support/mosaic_testing/logs.py
-SHARED_LOGS = REPO.parent / "shared" / "darshan-logs"
+TEST_DATA = REPO / "tests" / "data"
+REAL_LOGS = TEST_DATA / "darshan-logs"
 
 
 def real_logs() -> list[Path]:
-    """The real Darshan logs in ../shared/darshan-logs (read in place, never copied)."""
-    return sorted(SHARED_LOGS.rglob("*.darshan")) if SHARED_LOGS.is_dir() else []
+    """The real Darshan logs in tests/data/darshan-logs (tests/data/PROVENANCE.md)."""
+    return sorted(REAL_LOGS.rglob("*.darshan")) if REAL_LOGS.is_dir() else []
 
 
 def pydarshan_example_logs() -> list[Path]:

@@ -1,6 +1,6 @@
 """What darshan's own tools printed for a log, parsed for the oracle tests.
 
-``../shared/darshan-logs-runtime/`` keeps, beside each log darshan-runtime
+``tests/data/darshan-logs-runtime/`` keeps, beside each log darshan-runtime
 wrote, the output of ``darshan-parser`` (``NAME.parser.txt``: the job, the
 mount table, every counter of every record) and of ``darshan-dxt-parser``
 (``NAME.dxt.txt``: every DXT segment), from the same darshan build. Counter
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from mosaic_testing.logs import REPO
+from mosaic_testing.logs import TEST_DATA
 
-RUNTIME_LOGS = REPO.parent / "shared" / "darshan-logs-runtime"
+RUNTIME_LOGS = TEST_DATA / "darshan-logs-runtime"
 LEGACY_MODULE = "CP"  # the module of every 2.x counter line
 FLOAT = "{:.6f}"  # counters' doubles (printf "%f")
 DXT_TIME = "{:.4f}"  # DXT segment start and end (printf "%12.4f")
