@@ -244,6 +244,9 @@ class Config:
     profile_min_periodic_share: float = service(
         0.5, **SHARE
     )  # an application profile names a period class when a direction is periodic in this share of its runs
+    explain_close_margin: float = service(
+        0.2, **SHARE
+    )  # reasons (categorize --explain, explain=true): a label not given is explained within this share of a threshold
     service_latency_buckets: tuple[float, ...] = service(
         (  # /metrics histogram bounds, seconds
             0.001,

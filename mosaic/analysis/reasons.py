@@ -1,9 +1,11 @@
 """Why each label: one sentence per label of a trace, with the numbers that decided it.
 
 :func:`explain` reads a :class:`~mosaic.analysis.categorize.TraceAnalysis`
-(every intermediate is kept there) and never re-derives a rule: the labels
-are the analysis' own, and each sentence quotes the figures the result
-object reports, so a reason can never disagree with the categories.
+(every intermediate is kept there) and never re-derives a decision: whether
+a label is given is the analysis' own answer, and each sentence quotes the
+figures the result object reports, so a reason never disagrees with the
+categories. Only the comparisons a sentence shows (a quarter's share
+against the others', a CV) are recomputed from those figures.
 
 A :class:`Reason`'s ``numbers`` name every number its ``text`` shows:
 
@@ -15,15 +17,40 @@ A :class:`Reason`'s ``numbers`` name every number its ``text`` shows:
 * a plain name (no dot): a figure computed from the two above or from the
   analysis' intermediates (a quarter's share of the bytes, a coefficient
   of variation, the second of the metadata peak).
+
+**Close.** A label not given is explained (``given=False``) only when it
+was close, which means one of:
+
+* every condition it missed was within ``Config.explain_close_margin``
+  (20 % by default) of its threshold, relative to the threshold: a share
+  of 0.70 against 75 %, 4 spikes where 5 are needed, a CV of 0.28 against
+  0.25, 110 MB against the 100 MB of ``insignificant``, a period of 33 s
+  against the 30 s bound of ``periodic_second``;
+* for ``periodic``, a rule alone kept it off: a mean-shift cluster that
+  would have made the 75 % share but was rejected by the minimum period
+  or the steady-pace rule, or a detector that found a period the verdict
+  rule does not accept alone.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypedDict
 
-from mosaic.analysis.categorize import TraceAnalysis
-from mosaic.analysis.labels import FAMILIES
+import numpy as np
+
+from mosaic.analysis import segments
+from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, TraceResult, result
+from mosaic.analysis.labels import ALL_LABELS, FAMILIES
+from mosaic.analysis.temporality import coefficient_of_variation
 from mosaic.config import Config
+
+Number = float | int | str
+_ORDER = {label: i for i, label in enumerate(ALL_LABELS)}
+_FAMILY = {label: family for family, members in FAMILIES.items() for label in members}
+_MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
+_BOUNDS = ("period_second_max", "period_minute_max", "period_hour_max")
 
 
 class Reason(TypedDict):
@@ -34,18 +61,497 @@ class Reason(TypedDict):
     family: str  # a key of labels.FAMILIES: "read_periodicity", "write_temporality", "metadata", ...
     rule: str  # the SPEC section it comes from, e.g. "3.4"
     text: str  # one sentence with the numbers that decided it
-    numbers: dict[str, float | int | str]  # every number in text, by name (module docstring)
+    numbers: dict[str, Number]  # every number in text, by name (module docstring)
 
 
 def explain(analysis: TraceAnalysis, config: Config) -> list[Reason]:
-    """The reasons of a trace's labels, in the order of :data:`labels.FAMILIES`.
+    """The reasons of a trace's labels, family by family (:data:`labels.FAMILIES` order).
 
     ``config`` must be the one the analysis ran with (its thresholds are
     quoted). Every given label has exactly one reason with ``given=True``;
-    labels not given appear (``given=False``) only when they were close.
+    labels not given appear (``given=False``) only when they were close
+    (module docstring). Within a family, given labels come first, each
+    group in vocabulary order.
     """
-    families = {label: family for family, members in FAMILIES.items() for label in members}
-    return [
-        {"label": label, "given": True, "family": families[label], "rule": "", "text": label, "numbers": {}}
-        for label in analysis.categories
-    ]  # placeholder until the sentences land: the interface is what is fixed here
+    return explain_result(analysis, result(analysis, config), config)
+
+
+def explain_result(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    """:func:`explain` with the result object already built from ``analysis``."""
+    found: list[Reason] = []
+    for direction in (analysis.read, analysis.write):
+        found += _temporality(direction, answer, config)
+        if direction.significant:
+            found += _periodicity(direction, answer, config)
+    found += _metadata(analysis, answer, config)
+    return sorted(found, key=lambda r: (_family_index(r["family"]), not r["given"], _ORDER[r["label"]]))
+
+
+def explained(analysis: TraceAnalysis, config: Config) -> dict[str, Any]:
+    """The result object with its ``reasons`` (``mosaic categorize --explain``, the API's explain)."""
+    answer = result(analysis, config)
+    return {**answer, "reasons": explain_result(analysis, answer, config)}
+
+
+def _family_index(family: str) -> int:
+    return list(FAMILIES).index(family)
+
+
+class _Quote:
+    """The numbers of one sentence, each read by name where the reader can check it."""
+
+    def __init__(self, answer: TraceResult, config: Config) -> None:
+        self.answer, self.config = answer, config
+        self.numbers: dict[str, Number] = {}
+
+    def at(self, path: str) -> Any:
+        """The result object's value at a dotted path (list items by index)."""
+        value: Any = self.answer
+        for part in path.split("."):
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        self.numbers[path] = value
+        return value
+
+    def threshold(self, name: str) -> Any:
+        value = getattr(self.config, name)
+        self.numbers[f"config.{name}"] = value
+        return value
+
+    def derived(self, name: str, value: Number) -> Any:
+        self.numbers[name] = value
+        return value
+
+    def reason(self, label: str, given: bool, rule: str, text: str) -> Reason:
+        head = label.replace("_", " ", 1) + ("" if given else " not given")
+        return {
+            "label": label,
+            "given": given,
+            "family": _FAMILY[label],
+            "rule": rule,
+            "text": f"{head}: {text}",
+            "numbers": self.numbers,
+        }
+
+
+# --- how numbers read: enough digits to tell a figure from the threshold it is compared with
+
+
+def _distinct(render: Callable[[float, int], str], value: float, reference: float | None) -> str:
+    """``render(value, digits)`` with 3 significant digits, more while it reads as ``reference``."""
+    text = render(value, 3)
+    digits = 3
+    while reference is not None and value != reference and text == render(reference, digits) and digits < 12:
+        digits += 1
+        text = render(value, digits)
+    return text
+
+
+def _general(value: float, digits: int) -> str:
+    return f"{value:.{digits}g}"
+
+
+def _number(value: float, reference: float | None = None) -> str:
+    """A ratio, a CV or a sigma; a whole count of requests keeps every digit."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return _distinct(_general, value, reference)
+
+
+def _percent(share: float, reference: float | None = None) -> str:
+    return _distinct(lambda v, d: f"{100 * v:.{d}g} %", share, reference)
+
+
+_BYTE_UNITS = ((1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+_TIME_UNITS = ((172_800.0, 86_400.0, "d"), (7_200.0, 3_600.0, "h"), (120.0, 60.0, "min"))
+
+
+def _bytes(value: float, reference: float | None = None) -> str:
+    scale, unit = next(((s, u) for s, u in _BYTE_UNITS if abs(value) >= s), (1.0, "B"))
+    return _distinct(lambda v, d: f"{v / scale:.{d}g} {unit}", value, reference)
+
+
+def _seconds(value: float, reference: float | None = None) -> str:
+    """Seconds below 2 minutes, then minutes, hours and days."""
+    above, scale, unit = next((t for t in _TIME_UNITS if abs(value) >= t[0]), (0.0, 1.0, "s"))
+    del above
+    return _distinct(lambda v, d: f"{v / scale:.{d}g} {unit}", value, reference)
+
+
+def _close_above(value: float, threshold: float, config: Config) -> bool:
+    """``value`` misses ``> threshold`` (or ``>=``) by at most the close margin."""
+    return value >= threshold * (1 - config.explain_close_margin)
+
+
+def _close_below(value: float, threshold: float, config: Config) -> bool:
+    """``value`` misses ``< threshold`` (or ``<=``) by at most the close margin."""
+    return value <= threshold * (1 + config.explain_close_margin)
+
+
+# --- temporality (SPEC 3.6)
+
+
+class _Test(NamedTuple):
+    """One condition of a temporality rule: its sentence piece, whether it holds, whether it is close."""
+
+    text: str
+    holds: bool
+    close: bool
+
+
+_Condition = Callable[[_Quote, DirectionAnalysis], _Test]
+
+
+def _temporality(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    name = direction.name
+    insignificant = f"{name}_insignificant"
+    quote = _Quote(answer, config)
+    total = quote.at(f"{name}.bytes")
+    limit = quote.threshold("significant_bytes")
+    if not direction.significant:
+        text = f"{_bytes(total, limit)} moved, under {_bytes(limit)}"
+        return [quote.reason(insignificant, True, "3.6", text)]
+    found: list[Reason] = []
+    if _close_below(total, limit, config):
+        text = f"{_bytes(total, limit)} moved, not under {_bytes(limit)}"
+        found.append(quote.reason(insignificant, False, "3.6", text))
+    for rule, conditions in _TEMPORALITY_RULES.items():
+        label = f"{name}_{rule}"
+        quote = _Quote(answer, config)
+        quarters = _quarters(quote, name)
+        tests = [condition(quote, direction) for condition in conditions]
+        given = label in direction.labels
+        shown = tests if given else [t for t in tests if not t.holds]
+        if given or all(t.close for t in shown):
+            found.append(
+                quote.reason(label, given, "3.6", f"{quarters}; " + ", and ".join(t.text for t in shown))
+            )
+    unclassified = f"{name}_unclassified"
+    if unclassified in direction.labels:
+        quote = _Quote(answer, config)
+        text = f"{_quarters(quote, name)} match none of SPEC 3.6's rules"
+        found.append(quote.reason(unclassified, True, "3.6", text))
+    return found
+
+
+def _quarters(quote: _Quote, name: str) -> str:
+    """ "quarters 24/26/25/25 % of 1.2 GB", each quarter's share kept as ``share_q<k>``."""
+    total = quote.at(f"{name}.bytes")
+    shares = [
+        quote.derived(f"share_q{k}", quote.at(f"{name}.chunks_bytes.{k}") / total if total > 0 else 0.0)
+        for k in range(4)
+    ]
+    return f"quarters {'/'.join(f'{100 * s:.0f}' for s in shares)} % of {_bytes(total)}"
+
+
+def _share(quote: _Quote, parts: tuple[int, ...]) -> float:
+    """The bytes share of these quarters (``share_q1_q2``)."""
+    key = "share_" + "_".join(f"q{k}" for k in parts)
+    return float(quote.derived(key, math.fsum(float(quote.numbers[f"share_q{k}"]) for k in parts)))
+
+
+def _more(part: str, parts: tuple[int, ...], other: str, others: tuple[int, ...], key: str) -> _Condition:
+    """``part`` holds more than ``config.<key>`` times ``other`` (on_start, ...)."""
+
+    def test(quote: _Quote, direction: DirectionAnalysis) -> _Test:
+        mine, rest = _share(quote, parts), _share(quote, others)
+        factor = quote.threshold(key)
+        holds = mine > factor * rest
+        verb = ("is" if holds else "is not") if len(parts) == 1 else ("are" if holds else "are not")
+        text = f"{part} ({_percent(mine)}) {verb} more than {_number(factor)} x {other} ({_percent(rest)})"
+        return _Test(text, holds, _close_above(mine, factor * rest, quote.config))
+
+    return test
+
+
+def _minor(part: str, parts: tuple[int, ...], other: str, others: tuple[int, ...]) -> _Condition:
+    """``part`` holds under 1/``chunk_minor_divisor`` of ``other`` (after_start, before_end)."""
+
+    def test(quote: _Quote, direction: DirectionAnalysis) -> _Test:
+        mine, rest = _share(quote, parts), _share(quote, others)
+        divisor = quote.threshold("chunk_minor_divisor")
+        holds = mine < rest / divisor
+        verb = "is" if holds else "is not"
+        text = f"{part} ({_percent(mine)}) {verb} under 1/{_number(divisor)} of {other} ({_percent(rest)})"
+        return _Test(text, holds, _close_below(mine, rest / divisor, quote.config))
+
+    return test
+
+
+def _even(what: str, parts: tuple[int, ...]) -> _Condition:
+    """These quarters' CV is under ``steady_cv`` (``cv_q1_q2_q3``)."""
+
+    def test(quote: _Quote, direction: DirectionAnalysis) -> _Test:
+        limit = quote.threshold("steady_cv")
+        cv = coefficient_of_variation(direction.chunks[list(parts)])
+        if not math.isfinite(cv):  # no bytes there: "no data" is not "even"
+            return _Test(f"{what} hold no bytes (no CV)", False, False)
+        quote.derived("cv_" + "_".join(f"q{k}" for k in parts), cv)
+        holds = cv < limit
+        relation = "<" if holds else ">="
+        verb = "are" if holds else "are not"
+        text = f"{what} {verb} even (CV {_number(cv, limit)} {relation} {_number(limit)})"
+        return _Test(text, holds, _close_below(cv, limit, quote.config))
+
+    return test
+
+
+_FIRST, _LAST, _MIDDLE, _ENDS = (
+    "the first quarter",
+    "the last quarter",
+    "the middle two",
+    "the first and last",
+)
+_TEMPORALITY_RULES: dict[str, tuple[_Condition, ...]] = {
+    "on_start": (_more(_FIRST, (0,), "the other three", (1, 2, 3), "chunk_dominance"),),
+    "on_end": (_more(_LAST, (3,), "the other three", (0, 1, 2), "chunk_dominance"),),
+    "after_start": (
+        _minor(_FIRST, (0,), "the other three", (1, 2, 3)),
+        _even("the other three", (1, 2, 3)),
+    ),
+    "before_end": (
+        _minor(_LAST, (3,), "the first three", (0, 1, 2)),
+        _even("the first three", (0, 1, 2)),
+    ),
+    "after_start_before_end": (_more(_MIDDLE, (1, 2), _ENDS, (0, 3), "chunk_middle_ratio"),),
+    "on_start_and_end": (
+        _more(_ENDS, (0, 3), _MIDDLE, (1, 2), "chunk_middle_ratio"),
+        _even(_ENDS, (0, 3)),
+    ),
+    "steady": (_even("the four quarters", (0, 1, 2, 3)),),
+}
+
+
+# --- periodicity (SPEC 3.4, 3.5)
+
+
+def _periodicity(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    assert direction.verdict is not None  # a significant direction has every detector's result
+    if direction.verdict["periodic"]:
+        return [
+            _periodic(direction, answer, config),
+            *_magnitudes(direction.name, answer, config),
+            *_busy(direction.name, answer, config),
+        ]
+    return _not_periodic(direction, answer, config)
+
+
+def _periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> Reason:
+    name = direction.name
+    base = f"{name}.periodicity"
+    quote = _Quote(answer, config)
+    period = quote.at(f"{base}.verdict.period")
+    source = quote.at(f"{base}.verdict.source")
+    if source == "fft":
+        text = f"every {_seconds(period)} by the FFT alone ({_fft_figures(quote, base)})"
+        text += (
+            f", which rule {quote.threshold('verdict_rule')} accepts; mean shift: {_share_text(quote, base)}"
+        )
+        return quote.reason(f"{name}_periodic", True, "3.5", text)
+    occurrences = quote.at(f"{base}.meanshift.operations.0.occurrences")
+    what = "heatmap bursts" if quote.at(f"{base}.meanshift.source") == "heatmap" else "phases"
+    text = f"{occurrences} {name} {what} every {_seconds(period)} (mean shift: {_share_text(quote, base)}; "
+    if source == "both":
+        text += f"FFT {_seconds(quote.at(f'{base}.fft.period'))} at {_sigma(quote, base)} agrees)"
+    elif answer[name]["periodicity"]["fft"]["period"] is None:  # type: ignore[literal-required]
+        text += "the FFT finds no peak)"
+    else:
+        text += f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} at {_sigma(quote, base)} is no period)"
+    return quote.reason(f"{name}_periodic", True, "3.4", text)
+
+
+def _sigma(quote: _Quote, base: str) -> str:
+    return f"{_number(quote.at(f'{base}.fft.significance'))} sigma"
+
+
+def _fft_figures(quote: _Quote, base: str) -> str:
+    score, signal = quote.at(f"{base}.fft.score"), quote.at(f"{base}.fft.signal")
+    return f"{_sigma(quote, base)}, score {_number(score)}, on its {signal}"
+
+
+def _share_text(quote: _Quote, base: str) -> str:
+    """Mean shift's segments in periodic clusters against the share SPEC 3.4 needs."""
+    share = quote.at(f"{base}.meanshift.share")
+    count = quote.at(f"{base}.meanshift.segments")
+    needed = quote.threshold("periodic_segment_share")
+    inside = quote.derived("periodic_segments", round(share * count))
+    relation = "at least" if share >= needed else "under"
+    shares = f"{_percent(share, needed)}, {relation} {_percent(needed)}"
+    return f"{inside} of {count} segments in periodic clusters ({shares})"
+
+
+def _magnitudes(name: str, answer: TraceResult, config: Config) -> list[Reason]:
+    """The magnitude given, and a neighbour whose bound the period is close to."""
+    found = []
+    for k, magnitude in enumerate(_MAGNITUDES):
+        quote = _Quote(answer, config)
+        period = quote.at(f"{name}.periodicity.verdict.period")
+        label = f"{name}_{magnitude}"
+        given = label in answer["categories"]
+        low = quote.threshold(_BOUNDS[k - 1]) if k else None
+        high = quote.threshold(_BOUNDS[k]) if k < len(_BOUNDS) else None
+        if given:
+            parts = ([f"over {_seconds(low)}"] if low is not None else []) + (
+                [f"at most {_seconds(high)}"] if high is not None else []
+            )
+            text = f"period {_seconds(period, high if high is not None else low)}, {' and '.join(parts)}"
+            found.append(quote.reason(label, True, "3.4", text))
+        elif high is not None and high < period and _close_below(period, high, config):
+            text = f"period {_seconds(period, high)}, over {_seconds(high)}"
+            found.append(quote.reason(label, False, "3.4", text))
+        elif low is not None and period <= low and _close_above(period, low, config):
+            text = f"period {_seconds(period, low)}, not over {_seconds(low)}"
+            found.append(quote.reason(label, False, "3.4", text))
+    return found
+
+
+def _busy(name: str, answer: TraceResult, config: Config) -> list[Reason]:
+    found = []
+    for label, key, given_word, missed_word, close in (
+        ("periodic_low_busy_time", "low_busy_max", "at most", "over", _close_below),
+        ("periodic_high_busy_time", "high_busy_min", "at least", "under", _close_above),
+    ):
+        quote = _Quote(answer, config)
+        busy = quote.at(f"{name}.periodicity.verdict.busy_fraction")
+        limit = quote.threshold(key)
+        full = f"{name}_{label}"
+        given = full in answer["categories"]
+        if given or close(busy, limit, config):
+            word = given_word if given else missed_word
+            source = answer[name]["periodicity"]["verdict"]["source"]  # type: ignore[literal-required]
+            how = "of the FFT signal's time above its mean" if source == "fft" else "of each period"
+            text = f"busy {_percent(busy, limit)} {how}, {word} {_percent(limit)}"
+            found.append(quote.reason(full, given, "3.4", text))
+    return found
+
+
+def _not_periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    """A period found and refused: the verdict rule, a share just short, a rejected cluster."""
+    name = direction.name
+    label = f"{name}_periodic"
+    base = f"{name}.periodicity"
+    assert direction.meanshift is not None and direction.fft is not None
+    found = []
+    if direction.meanshift["periodic"] or direction.fft["periodic"]:
+        quote = _Quote(answer, config)
+        if direction.fft["periodic"]:
+            seen = f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} ({_fft_figures(quote, base)})"
+        else:
+            seen = f"mean shift's {_share_text(quote, base)}"
+        text = f"{seen} is not enough alone for rule {quote.threshold('verdict_rule')}"
+        found.append(quote.reason(label, False, "3.5", text))
+        return found
+    quote = _Quote(answer, config)
+    share = quote.at(f"{base}.meanshift.share")
+    if direction.meanshift["operations"] and _close_above(share, config.periodic_segment_share, config):
+        found.append(quote.reason(label, False, "3.4", f"mean shift finds {_share_text(quote, base)}"))
+    return found + _rejected_clusters(direction, answer, config)
+
+
+def _rejected_clusters(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    """Clusters the minimum period or the steady-pace rule refused, when accepting one would
+    have filled the share of periodic segments (SPEC 3.4)."""
+    assert direction.meanshift is not None
+    found_ms = direction.meanshift
+    ids = found_ms["segments"]["cluster"]
+    count = len(ids)
+    kept = {op["cluster"] for op in found_ms["operations"]}
+    inside = sum(op["occurrences"] for op in found_ms["operations"])
+    merged = direction.merged
+    if found_ms["source"] != "operations" or count != len(merged) or not count:
+        return []
+    durations, nbytes = found_ms["segments"]["durations"], found_ms["segments"]["bytes"]
+    candidates = segments._operations(ids, merged.starts, merged.ends, durations, nbytes, config)
+    base = f"{direction.name}.periodicity.meanshift"
+    found = []
+    for op in candidates:
+        if op["cluster"] in kept or inside + op["occurrences"] < config.periodic_segment_share * count:
+            continue
+        quote = _Quote(answer, config)
+        size = quote.derived("cluster_segments", op["occurrences"])
+        total = quote.at(f"{base}.segments")
+        every = quote.derived("cluster_period", op["period"])
+        head = f"a cluster of {size} of {total} segments every {_seconds(every)}"
+        minimum = config.min_period_seconds
+        if every < minimum:
+            text = (
+                f"{head} is faster than the {_seconds(quote.threshold('min_period_seconds'))} minimum period"
+            )
+        else:
+            regular = segments.regular_share(merged.starts[ids == op["cluster"]], config)
+            needed = quote.threshold("periodic_regular_share")
+            if regular is None:
+                text = f"{head} does not recur at a steady pace: two occurrences start together"
+            else:
+                quote.derived("regular_share", regular)
+                text = (
+                    f"{head} does not recur at a steady pace: {_percent(regular, needed)} of its gaps "
+                    f"are within a factor {_number(math.exp(config.meanshift_bandwidth))} of the median"
+                    f" one, under {_percent(needed)}"
+                )
+                quote.derived("gap_factor", math.exp(config.meanshift_bandwidth))
+        found.append(quote.reason(f"{direction.name}_periodic", False, "3.4", text))
+    return found
+
+
+# --- metadata (SPEC 3.7)
+
+
+def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    per_second = analysis.requests_per_second
+    peak_second = int(np.argmax(per_second)) if per_second.size else 0
+    labels = analysis.metadata_labels
+    found = []
+
+    def quote_peak(quote: _Quote) -> str:
+        peak = quote.at("metadata.peak_per_second")
+        second = quote.derived("peak_second", peak_second)
+        return f"peak {_number(peak)}/s at {second} s"
+
+    high = _Quote(answer, config)
+    peak = high.at("metadata.peak_per_second")
+    limit = high.threshold("metadata_high_spike")
+    if "metadata_high_spike" in labels or _close_above(peak, limit, config):
+        given = "metadata_high_spike" in labels
+        second = high.derived("peak_second", peak_second)
+        word = "more than" if given else "not more than"
+        text = f"{_number(peak, limit)} requests in the second at {second} s, {word} {_number(limit)}"
+        found.append(high.reason("metadata_high_spike", given, "3.7", text))
+
+    spikes = _Quote(answer, config)
+    count = spikes.at("metadata.spikes")
+    level = spikes.threshold("metadata_spike_level")
+    needed = spikes.threshold("metadata_min_spikes")
+    multiple = "metadata_multiple_spikes" in labels
+    if multiple or _close_above(count, needed, config):
+        word = "at least" if multiple else "fewer than"
+        text = f"{count} seconds with >= {level} requests ({quote_peak(spikes)}), {word} {needed}"
+        found.append(spikes.reason("metadata_multiple_spikes", multiple, "3.7", text))
+
+    dense = _Quote(answer, config)
+    mean = dense.at("metadata.mean_per_second")
+    floor = dense.threshold("metadata_density_mean")
+    count = dense.at("metadata.spikes")
+    needed = dense.threshold("metadata_min_spikes")
+    density = "metadata_high_density" in labels
+    near = (count >= needed or _close_above(count, needed, config)) and (
+        mean >= floor or _close_above(mean, floor, config)
+    )
+    if density or near:
+        run_time = dense.at("job.run_time")
+        mean_word = "at least" if mean >= floor else "under"
+        spike_word = "at least" if count >= needed else "fewer than"
+        text = (
+            f"{_number(mean, floor)} requests per second on average over {_seconds(run_time)} "
+            f"({mean_word} {_number(floor)}) and {count} spikes ({spike_word} {needed})"
+        )
+        found.append(dense.reason("metadata_high_density", density, "3.7", text))
+
+    if "metadata_insignificant_load" in labels:
+        quiet = _Quote(answer, config)
+        text = (
+            f"{quote_peak(quiet)}, not more than {_number(quiet.threshold('metadata_high_spike'))}; "
+            f"{quiet.at('metadata.spikes')} seconds with >= {quiet.threshold('metadata_spike_level')} "
+            f"requests, fewer than {quiet.threshold('metadata_min_spikes')}"
+        )
+        found.append(quiet.reason("metadata_insignificant_load", True, "3.7", text))
+    return found

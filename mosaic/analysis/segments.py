@@ -286,11 +286,17 @@ def _recurs(member_starts: np.ndarray, config: Config) -> bool:
     log scale; a cluster recurs when at least ``periodic_regular_share`` of
     its gaps are.
     """
+    share = regular_share(member_starts, config)
+    return share is not None and share >= config.periodic_regular_share
+
+
+def regular_share(member_starts: np.ndarray, config: Config) -> float | None:
+    """The share of a cluster's gaps alike (:func:`_recurs`); None when two members start together."""
     gaps = member_starts[1:] - member_starts[:-1]
     if not (gaps > 0).all():
-        return False
+        return None
     alike = np.abs(np.log(gaps / small.median(gaps))) <= config.meanshift_bandwidth
-    return small.mean(alike) >= config.periodic_regular_share
+    return small.mean(alike)
 
 
 def _period(volume_starts: np.ndarray, config: Config) -> float:
