@@ -62,15 +62,29 @@ def main() -> None:
 @config_option
 @mount_option
 @strict_option
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Add the reasons of the labels: a sentence each, with its numbers and SPEC rule.",
+)
+@click.option("--text", is_flag=True, help="Print the reasons as sentences, not JSON (implies --explain).")
 def categorize(
-    files: tuple[str, ...], config_file: str | None, mounts: tuple[str, ...], strict: bool | None
+    files: tuple[str, ...],
+    config_file: str | None,
+    mounts: tuple[str, ...],
+    strict: bool | None,
+    explain: bool,
+    text: bool,
 ) -> None:
     """Categorize each log FILE; print one JSON object per line.
 
     An unusable log prints {"file", "status": "evicted", "reason", "detail"}
     instead; the command never stops on a bad log. A log needing more than
     worker_memory_bytes is too_large, as in `mosaic run` and `mosaic serve`.
+    --explain adds "reasons" to each object; --text prints, per log, its
+    labels and one line per reason ("+" given, "-" close but not given).
     """
+    from mosaic.analysis.reasons import as_text
     from mosaic.limits import limit_memory
     from mosaic.logfile import categorize_file
 
@@ -80,7 +94,8 @@ def categorize(
     # one bound on this process bounds each of them.
     limit_memory(cfg.worker_memory_bytes)
     for path in files:
-        sys.stdout.write(json.dumps(categorize_file(path, cfg)) + "\n")
+        found = categorize_file(path, cfg, explain or text)
+        sys.stdout.write((as_text(found) if text else json.dumps(found)) + "\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

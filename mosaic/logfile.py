@@ -15,6 +15,7 @@ from os import PathLike
 from typing import TypedDict, TypeVar
 
 from mosaic.analysis.categorize import TraceResult, categorize_trace
+from mosaic.analysis.reasons import categorize_explained
 from mosaic.config import Config
 from mosaic.errors import MEMORY_BOUND, LogError, Reason, internal_error
 from mosaic.trace import read_trace
@@ -58,6 +59,13 @@ def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | E
         return evicted_result(file, defect.reason, defect.detail)
 
 
-def categorize_file(path: str | PathLike[str], config: Config) -> TraceResult | EvictedResult:
-    """Read and categorize one log; never raises on a bad log (see :func:`guarded`)."""
-    return guarded(path, lambda: categorize_trace(read_trace(path, config), config))
+def categorize_file(
+    path: str | PathLike[str], config: Config, explain: bool = False
+) -> TraceResult | EvictedResult:
+    """Read and categorize one log; never raises on a bad log (see :func:`guarded`).
+
+    ``explain``: the result also carries the reasons of its labels
+    (:func:`mosaic.analysis.reasons.categorize_explained`).
+    """
+    categorize = categorize_explained if explain else categorize_trace
+    return guarded(path, lambda: categorize(read_trace(path, config), config))

@@ -35,16 +35,17 @@ was close, which means one of:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 
 from mosaic.analysis import segments
-from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, TraceResult, result
+from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, TraceResult, analyze, result
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 from mosaic.analysis.temporality import coefficient_of_variation
 from mosaic.config import Config
+from mosaic.trace import Trace
 
 Number = float | int | str
 _ORDER = {label: i for i, label in enumerate(ALL_LABELS)}
@@ -87,8 +88,15 @@ def explain_result(analysis: TraceAnalysis, answer: TraceResult, config: Config)
     return sorted(found, key=lambda r: (_family_index(r["family"]), not r["given"], _ORDER[r["label"]]))
 
 
-def explained(analysis: TraceAnalysis, config: Config) -> dict[str, Any]:
+class ExplainedResult(TraceResult):
+    """The SPEC 4 result object with the reasons of its labels."""
+
+    reasons: list[Reason]
+
+
+def categorize_explained(trace: Trace, config: Config) -> ExplainedResult:
     """The result object with its ``reasons`` (``mosaic categorize --explain``, the API's explain)."""
+    analysis = analyze(trace, config)
     answer = result(analysis, config)
     return {**answer, "reasons": explain_result(analysis, answer, config)}
 
@@ -146,15 +154,16 @@ def _distinct(render: Callable[[float, int], str], value: float, reference: floa
     return text
 
 
-def _general(value: float, digits: int) -> str:
-    return f"{value:.{digits}g}"
-
-
 def _number(value: float, reference: float | None = None) -> str:
-    """A ratio, a CV or a sigma; a whole count of requests keeps every digit."""
+    """A ratio, a CV, a sigma or a count of requests; never in exponent notation."""
     if float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
     return _distinct(_general, value, reference)
+
+
+def _general(value: float, digits: int) -> str:
+    """``digits`` significant digits, or the whole part of a larger number."""
+    return f"{value:.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
 
 
 def _percent(share: float, reference: float | None = None) -> str:
@@ -555,3 +564,14 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
         )
         found.append(quiet.reason("metadata_insignificant_load", True, "3.7", text))
     return found
+
+
+def as_text(found: Mapping[str, Any]) -> str:
+    """A result object for people (``mosaic categorize --text``): the log and its labels,
+    then a line per reason, ``+`` given and ``-`` close but not given; an eviction says why."""
+    if found["status"] != "ok":
+        detail = f": {found['detail']}" if found.get("detail") else ""
+        return f"{found['file']}: evicted ({found['reason']}){detail}"
+    lines = [f"{found['file']}: {' '.join(found['categories'])}"]
+    lines += [f"  {'+' if r['given'] else '-'} {r['text']}  [SPEC {r['rule']}]" for r in found["reasons"]]
+    return "\n".join(lines)
