@@ -41,6 +41,7 @@ import pebble
 
 from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.analysis.categorize import TraceResult, categorize_trace
+from mosaic.analysis.reasons import categorize_explained
 from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
 from mosaic.errors import MEMORY_BOUND, Reason
@@ -83,10 +84,12 @@ def encode(result: Mapping[str, Any]) -> Answer:
     return Answer(result["status"], result.get("reason", ""), body)
 
 
-def categorize_posted(source: bytes | str, config: Config) -> Answer:
+def categorize_posted(source: bytes | str, config: Config, explain: bool = False) -> Answer:
     """Worker entry point: a posted log's bytes (or the file they were spooled to),
     named by the hash of the log without its outer gzip/bzip2 layer (re-compressing
-    a log does not make it another run), categorized and encoded off the event loop."""
+    a log does not make it another run), categorized (with the reasons of its labels
+    when ``explain``) and encoded off the event loop."""
+    categorize = categorize_explained if explain else categorize_trace
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     file = posted_name(data)
 
@@ -95,7 +98,7 @@ def categorize_posted(source: bytes | str, config: Config) -> Answer:
         log, inflated = unwrap(data, config.max_inflated_bytes)
         if log is not data:
             file = posted_name(log)
-        return categorize_trace(trace_from_bytes(log, file, config, inflated), config)
+        return categorize(trace_from_bytes(log, file, config, inflated), config)
 
     if os.environ.get(TEST_HOOKS_ENV):
         _test_hooks(data, config)
@@ -143,13 +146,13 @@ class WorkerPool:
             context=context,
         )
 
-    async def categorize(self, source: bytes | str) -> Answer:
+    async def categorize(self, source: bytes | str, explain: bool = False) -> Answer:
         """Categorize one posted log (bytes, or a spooled file's path); a crash or a
         hang of its worker evicts it, and so does a MemoryError the worker raises outside
         the categorization's own guard (encoding or sending back a huge result):
         ``too_large``, as ``mosaic run`` evicts it."""
         timeout = self.config.trace_timeout_seconds
-        future = self._pool.schedule(categorize_posted, (source, self.config), timeout=timeout)
+        future = self._pool.schedule(categorize_posted, (source, self.config, explain), timeout=timeout)
         try:
             return await asyncio.wrap_future(future)
         except TimeoutError:

@@ -1,13 +1,15 @@
 """The endpoints (SPEC 1, "schedulers"); store, pool and settings come from ``app.state``.
 
 - ``POST /v1/categorize``: body = one Darshan log (raw, or ``Content-Encoding:
-  gzip``); answers the SPEC 4 trace object; ``?store=true`` also records it.
+  gzip``); answers the SPEC 4 trace object; ``?store=true`` also records it;
+  ``?explain=true`` adds ``reasons`` (:mod:`mosaic.analysis.reasons`).
 - ``GET /v1/applications?uid=U&app=EXE``: the stored categories of a (user,
   application) group and the profile of its stored runs
   (:mod:`mosaic.corpus.profiles`); 404 when unknown. ``POST
   /v1/applications/query`` with ``{"uid": U, "app": EXE}`` answers the same
   for an application too long for a request head (a crafted log may claim one).
-- ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown.
+- ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown. The store
+  keeps no reasons: ``?explain=true`` gives each run ``"reasons": null`` and says why.
 - ``GET /healthz``: 503 when the store is not usable
   (:mod:`mosaic.service.storewatch`); ``GET /metrics`` (Prometheus text format).
 
@@ -48,6 +50,13 @@ MAX_JOB_ID_CHARS = 256
 # A log's uid is an int64 (2^64 - 1 reads as -1): every stored uid can be asked for.
 MIN_UID, MAX_UID = -(1 << 63), (1 << 63) - 1
 STORE_UNAVAILABLE = error_doc("The store is not usable (file deleted, replaced or damaged)")
+EXPLAIN_DOC = "Add `reasons`: why each label, a sentence with its numbers and SPEC rule"
+# Reasons quote intermediates (requests per second, mean shift's clusters) that the store never
+# keeps (a run's categories only): a stored job's reasons would be a guess.
+NO_STORED_REASONS = (
+    "the store keeps a run's categories, not the analysis its reasons quote: "
+    "POST the log to /v1/categorize?explain=true for them"
+)
 
 router = APIRouter()
 
@@ -168,6 +177,7 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
 async def categorize(
     request: Request,
     store: bool = Query(False, description="Also record the result in the store under its group"),
+    explain: bool = Query(False, description=EXPLAIN_DOC),
     pool: WorkerPool = Depends(get_pool),
     metrics: Metrics = Depends(get_metrics),
 ) -> Response:
@@ -191,7 +201,7 @@ async def categorize(
                 400, ApiError.BAD_ENCODING, "Content-Encoding is gzip but the body is not gzip data"
             )
         # The worker inflates gzip itself, within its own memory limit.
-        answer = await pool.categorize(body if isinstance(body, bytes) else str(body))
+        answer = await pool.categorize(body if isinstance(body, bytes) else str(body), explain)
     finally:
         discard(body if isinstance(body, FilePath) else None)
     if answer.status != "ok":
@@ -291,12 +301,22 @@ def look_up(request: Request, results: Store, uid: int, app: str) -> Application
     responses={404: error_doc("Unknown job id"), 422: INVALID, 503: STORE_UNAVAILABLE},
 )
 def job(
-    job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS), results: Store = Depends(get_store)
+    job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS),
+    explain: bool = Query(
+        False, description="Say why stored runs carry no reasons (`explain` in the answer)"
+    ),
+    results: Store = Depends(get_store),
 ) -> dict[str, Any] | JSONResponse:
     """Stored runs (logs) of one scheduler job id, with their groups' categories."""
     runs = results.job(job_id)
     if not runs:
         return error_response(404, ApiError.UNKNOWN_JOB, f"no job {job_id!r}")
+    if explain:
+        return {
+            "job_id": job_id,
+            "runs": [{**run, "reasons": None} for run in runs],
+            "explain": NO_STORED_REASONS,
+        }
     return {"job_id": job_id, "runs": runs}
 
 
