@@ -41,7 +41,7 @@ def test_text_prints_sentences():
     lines = categorize("--text", str(LOG))
     assert lines[0] == f"{LOG}: read_insignificant write_after_start_before_end metadata_insignificant_load"
     assert lines[3] == (
-        "  - write periodic not given: a cluster of 40 of 40 segments every 0.25 s "
-        "is faster than the 1 s minimum period  [SPEC 3.4]"
+        "  - write periodic not given: mean shift finds 0 of 40 segments in periodic clusters "
+        "(0 %, under 75 %); refused: 40 segments every 0.25 s, faster than the 1 s minimum period  [SPEC 3.4]"
     )
     assert len(lines) == 5 and all(line.startswith("  + ") for line in lines[1:3] + lines[4:])

@@ -52,6 +52,7 @@ _ORDER = {label: i for i, label in enumerate(ALL_LABELS)}
 _FAMILY = {label: family for family, members in FAMILIES.items() for label in members}
 _MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
 _BOUNDS = ("period_second_max", "period_minute_max", "period_hour_max")
+_REFUSED_SHOWN = 3  # refused clusters a sentence details, the largest first; the rest are counted
 
 
 class Reason(TypedDict):
@@ -402,7 +403,8 @@ def _magnitudes(name: str, answer: TraceResult, config: Config) -> list[Reason]:
             parts = ([f"over {_seconds(low)}"] if low is not None else []) + (
                 [f"at most {_seconds(high)}"] if high is not None else []
             )
-            text = f"period {_seconds(period, high if high is not None else low)}, {' and '.join(parts)}"
+            nearest = min((b for b in (low, high) if b is not None), key=lambda b: abs(b - period))
+            text = f"period {_seconds(period, nearest)}, {' and '.join(parts)}"
             found.append(quote.reason(label, True, "3.4", text))
         elif high is not None and high < period and _close_below(period, high, config):
             text = f"period {_seconds(period, high)}, over {_seconds(high)}"
@@ -434,72 +436,83 @@ def _busy(name: str, answer: TraceResult, config: Config) -> list[Reason]:
 
 
 def _not_periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
-    """A period found and refused: the verdict rule, a share just short, a rejected cluster."""
+    """A period found and refused: by the verdict rule, by the rules on mean shift's
+    clusters, or by a share of periodic segments just short of SPEC 3.4's."""
     name = direction.name
     label = f"{name}_periodic"
     base = f"{name}.periodicity"
     assert direction.meanshift is not None and direction.fft is not None
-    found = []
+    quote = _Quote(answer, config)
     if direction.meanshift["periodic"] or direction.fft["periodic"]:
-        quote = _Quote(answer, config)
         if direction.fft["periodic"]:
             seen = f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} ({_fft_figures(quote, base)})"
         else:
             seen = f"mean shift's {_share_text(quote, base)}"
         text = f"{seen} is not enough alone for rule {quote.threshold('verdict_rule')}"
-        found.append(quote.reason(label, False, "3.5", text))
-        return found
-    quote = _Quote(answer, config)
-    share = quote.at(f"{base}.meanshift.share")
+        return [quote.reason(label, False, "3.5", text)]
+    share_text = _share_text(quote, base)
+    refused = _refused_clusters(direction, quote, config)
+    if refused:
+        return [quote.reason(label, False, "3.4", f"mean shift finds {share_text}; refused: {refused}")]
+    share = answer[name]["periodicity"]["meanshift"]["share"]  # type: ignore[literal-required]
     if direction.meanshift["operations"] and _close_above(share, config.periodic_segment_share, config):
-        found.append(quote.reason(label, False, "3.4", f"mean shift finds {_share_text(quote, base)}"))
-    return found + _rejected_clusters(direction, answer, config)
+        return [quote.reason(label, False, "3.4", f"mean shift finds {share_text}")]
+    return []
 
 
-def _rejected_clusters(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
-    """Clusters the minimum period or the steady-pace rule refused, when accepting one would
-    have filled the share of periodic segments (SPEC 3.4)."""
+def _refused_clusters(direction: DirectionAnalysis, quote: _Quote, config: Config) -> str:
+    """The clusters of ``min_periodic_segments`` or more that the minimum period or the
+    steady-pace rule refused, when together they would have filled the share of periodic
+    segments (SPEC 3.4); "" when they would not (or mean shift saw the heatmap's bursts).
+
+    Random same-size writes form several such clusters that only fill the share together.
+    """
     assert direction.meanshift is not None
-    found_ms = direction.meanshift
-    ids = found_ms["segments"]["cluster"]
-    count = len(ids)
-    kept = {op["cluster"] for op in found_ms["operations"]}
-    inside = sum(op["occurrences"] for op in found_ms["operations"])
-    merged = direction.merged
-    if found_ms["source"] != "operations" or count != len(merged) or not count:
-        return []
-    durations, nbytes = found_ms["segments"]["durations"], found_ms["segments"]["bytes"]
+    found = direction.meanshift
+    ids = found["segments"]["cluster"]
+    count, merged = len(ids), direction.merged
+    if found["source"] != "operations" or count != len(merged) or not count:
+        return ""
+    kept = {op["cluster"] for op in found["operations"]}
+    durations, nbytes = found["segments"]["durations"], found["segments"]["bytes"]
     candidates = segments._operations(ids, merged.starts, merged.ends, durations, nbytes, config)
-    base = f"{direction.name}.periodicity.meanshift"
-    found = []
-    for op in candidates:
-        if op["cluster"] in kept or inside + op["occurrences"] < config.periodic_segment_share * count:
-            continue
-        quote = _Quote(answer, config)
-        size = quote.derived("cluster_segments", op["occurrences"])
-        total = quote.at(f"{base}.segments")
-        every = quote.derived("cluster_period", op["period"])
-        head = f"a cluster of {size} of {total} segments every {_seconds(every)}"
-        minimum = config.min_period_seconds
+    refused = sorted(
+        (op for op in candidates if op["cluster"] not in kept), key=lambda op: -op["occurrences"]
+    )
+    inside = sum(op["occurrences"] for op in found["operations"])
+    if (
+        not refused
+        or inside + sum(op["occurrences"] for op in refused) < config.periodic_segment_share * count
+    ):
+        return ""
+    clauses, pace = [], False
+    for i, op in enumerate(refused[:_REFUSED_SHOWN]):
+        size = quote.derived(f"refused_{i}_segments", op["occurrences"])
+        every = quote.derived(f"refused_{i}_period", op["period"])
+        head = f"{size} segments every {_seconds(every)}"
+        minimum = quote.threshold("min_period_seconds")
         if every < minimum:
-            text = (
-                f"{head} is faster than the {_seconds(quote.threshold('min_period_seconds'))} minimum period"
-            )
-        else:
-            regular = segments.regular_share(merged.starts[ids == op["cluster"]], config)
-            needed = quote.threshold("periodic_regular_share")
-            if regular is None:
-                text = f"{head} does not recur at a steady pace: two occurrences start together"
-            else:
-                quote.derived("regular_share", regular)
-                text = (
-                    f"{head} does not recur at a steady pace: {_percent(regular, needed)} of its gaps "
-                    f"are within a factor {_number(math.exp(config.meanshift_bandwidth))} of the median"
-                    f" one, under {_percent(needed)}"
-                )
-                quote.derived("gap_factor", math.exp(config.meanshift_bandwidth))
-        found.append(quote.reason(f"{direction.name}_periodic", False, "3.4", text))
-    return found
+            clauses.append(f"{head}, faster than the {_seconds(minimum)} minimum period")
+            continue
+        regular = segments.regular_share(merged.starts[ids == op["cluster"]], config)
+        if regular is None:
+            clauses.append(f"{head}, at no steady pace (two start together)")
+            continue
+        needed = quote.threshold("periodic_regular_share")
+        alike = _percent(quote.derived(f"refused_{i}_regular_share", regular), needed)
+        clauses.append(f"{head}, at no steady pace ({alike} of its gaps alike, under {_percent(needed)})")
+        pace = True
+    if len(refused) > _REFUSED_SHOWN:
+        more = quote.derived("refused_more_clusters", len(refused) - _REFUSED_SHOWN)
+        rest = quote.derived(
+            "refused_more_segments", sum(op["occurrences"] for op in refused[_REFUSED_SHOWN:])
+        )
+        clauses.append(f"and {more} more cluster{'s' if more > 1 else ''} of {rest} segments")
+    text = "; ".join(clauses)
+    if pace:
+        factor = quote.derived("gap_factor", math.exp(config.meanshift_bandwidth))
+        text += f" (alike: within a factor {_number(factor)} of the cluster's median gap)"
+    return text
 
 
 # --- metadata (SPEC 3.7)

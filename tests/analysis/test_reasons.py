@@ -267,10 +267,29 @@ def test_a_cluster_every_half_second_is_refused_by_the_minimum_period():
         (
             "write_periodic",
             False,
-            "write periodic not given: a cluster of 12 of 12 segments every 0.5 s "
-            "is faster than the 1 s minimum period",
+            "write periodic not given: mean shift finds 0 of 12 segments in periodic clusters "
+            "(0 %, under 75 %); refused: 12 segments every 0.5 s, faster than the 1 s minimum period",
         ),
     ]
+
+
+def test_random_writes_refused_by_the_steady_pace_rule():
+    """40 writes of 10 MB at random times: comparable segments cluster by chance, and the
+    clusters mean shift refuses for their unsteady pace would fill the share together."""
+    rng = np.random.default_rng(1)
+    files = [{"write": (1e7, start, start + 0.5)} for start in np.sort(rng.uniform(1.0, 990.0, 40))]
+    analysis = analyze(trace_from_bytes(posix_log(files, 1000.0), "random.darshan", CFG), CFG)
+    [reason] = [r for r in check(analysis) if r["family"] == "write_periodicity"]
+    numbers = reason["numbers"]
+    assert (reason["label"], reason["given"], reason["rule"]) == ("write_periodic", False, "3.4")
+    refused = [numbers[f"refused_{i}_segments"] for i in range(3) if f"refused_{i}_segments" in numbers]
+    shares = [numbers[f"refused_{i}_regular_share"] for i in range(len(refused))]
+    assert refused == sorted(refused, reverse=True) and max(shares) < CFG.periodic_regular_share
+    total = numbers["periodic_segments"] + sum(refused) + numbers.get("refused_more_segments", 0)
+    assert total >= CFG.periodic_segment_share * numbers["write.periodicity.meanshift.segments"]
+    assert f"refused: {refused[0]} segments every " in reason["text"]
+    assert reason["text"].count("at no steady pace") == len(refused)
+    assert reason["text"].endswith("(alike: within a factor 1.25 of the cluster's median gap)")
 
 
 def test_explained_result_and_its_text():
