@@ -26,10 +26,15 @@ was close, which means one of:
   of 0.70 against 75 %, 4 spikes where 5 are needed, a CV of 0.28 against
   0.25, 110 MB against the 100 MB of ``insignificant``, a period of 33 s
   against the 30 s bound of ``periodic_second``;
-* for ``periodic``, a rule alone kept it off: a mean-shift cluster that
-  would have made the 75 % share but was rejected by the minimum period
-  or the steady-pace rule, or a detector that found a period the verdict
-  rule does not accept alone.
+* for ``periodic``, a rule alone kept it off: mean-shift clusters that
+  would have filled the 75 % share together but were refused by the
+  minimum period or the steady-pace rule, or a detector that found a
+  period the verdict rule does not accept alone.
+
+Not explained: a direction whose heatmap bursts mean shift also tried
+(their clusters are not kept when they are not periodic), and the FFT's
+own gates when it finds no period (a verdict rule accepts the FFT alone
+only far beyond them).
 """
 
 from __future__ import annotations
