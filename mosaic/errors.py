@@ -1,14 +1,25 @@
-"""One error vocabulary: why a log was evicted, what stops a run, and the API's error codes.
+"""Every error type of mosaic in one place, and what each means.
 
-Every eviction reason of SPEC 3.1 (plus ``partial`` under ``--strict``) is a
-member of :class:`Reason`, every ``error`` code the scheduler API answers a
-member of :class:`ApiError`; both are ``StrEnum`` so they serialize to the
-plain strings of the output contract and compare equal to them.
+- :class:`Reason`: why a log was evicted (SPEC 3.1, plus ``partial`` under
+  ``--strict`` and ``internal_error`` for a defect of ours);
+  :class:`LogError` carries one out of the reader and the analysis.
+- :class:`EngineError`: a batch run cannot go on (no cluster, OUT locked by
+  another run, a damaged store); :class:`DamagedStore` is the last, with
+  what to do about it.
+- :class:`StoreUnavailable`: the service's store cannot be used now (gone,
+  replaced, damaged, full); the service answers 503 ``store_unavailable``.
+- :class:`ApiError`: every ``error`` code the scheduler API answers.
+
+``Reason`` and ``ApiError`` are ``StrEnum``: they serialize to the plain
+strings of the output contract and compare equal to them.
 """
 
 from __future__ import annotations
 
+import shlex
+import traceback
 from enum import StrEnum
+from pathlib import Path
 
 
 class Reason(StrEnum):
@@ -22,8 +33,10 @@ class Reason(StrEnum):
     TOO_LARGE = "too_large"  # file, member or inflated data past the size limit
     WORKER_CRASH = "worker_crash"  # the process analysing it died
     PARTIAL = "partial"  # a module ran out of record memory (--strict only)
+    INTERNAL_ERROR = "internal_error"  # a defect of mosaic met on this log, not bad data: report it
 
 
+TRACEBACK_FRAMES = 4  # innermost frames an internal_error's detail names
 MEMORY_BOUND = "needs more memory than a worker may use"  # detail of a too_large past RLIMIT_AS
 
 
@@ -37,8 +50,39 @@ class LogError(Exception):
         self.detail = detail
 
 
+def internal_error(error: BaseException, where: str = "") -> LogError:
+    """The eviction of a log that met a defect of ours: the exception's type and
+    message and the innermost frames of its traceback, so the defect can be found
+    from ``evicted.jsonl`` alone and is never counted as bad data."""
+    frames = traceback.extract_tb(error.__traceback__)[-TRACEBACK_FRAMES:]
+    trail = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(frames))
+    on = f" on {where}" if where else ""
+    return LogError(Reason.INTERNAL_ERROR, f"{type(error).__name__}{on}: {error} [at {trail}]")
+
+
 class EngineError(RuntimeError):
-    """The cluster could not be started or reached, or lost every node."""
+    """A batch run cannot go on: the cluster could not be started or reached or lost
+    every node, OUT is locked by another run, or the store is damaged (the message
+    says which and what to do)."""
+
+
+class DamagedStore(EngineError):
+    """A store SQLite cannot read (truncated, overwritten): says what to do and what is lost."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        quoted = shlex.quote(str(path))
+        super().__init__(
+            f"{path} is damaged ({detail}) and cannot be repaired in place. Move it aside "
+            f"(mv {quoted} {quoted}.damaged) and run `mosaic run` again: it validates and "
+            "categorizes every log anew and writes the same outputs, but the scheduler lookups "
+            "then hold only this run's corpus; what the store held besides (runs recorded "
+            "through the service with ?store=true, groups of earlier runs on other inputs) is "
+            "lost, unless sqlite3's `.recover` salvages it from the moved file."
+        )
+
+
+class StoreUnavailable(Exception):
+    """The service's store cannot be used now; the message says why (answered 503)."""
 
 
 class ApiError(StrEnum):

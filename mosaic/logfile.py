@@ -16,7 +16,7 @@ from typing import TypedDict, TypeVar
 
 from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.config import Config
-from mosaic.errors import MEMORY_BOUND, LogError, Reason
+from mosaic.errors import MEMORY_BOUND, LogError, Reason, internal_error
 from mosaic.trace import read_trace
 
 
@@ -41,9 +41,11 @@ def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | E
     """``work()``, or the eviction of ``file``: a bad log never escapes as an exception.
 
     A :class:`~mosaic.errors.LogError` keeps its reason; any other
-    exception (a reader or analysis bug met on odd bytes) becomes
-    ``unreadable`` with the exception as detail, so one log cannot stop a
-    batch of hundreds of thousands, nor fail a service request with a 500.
+    exception is a defect of ours met on this log, evicted as
+    ``internal_error`` (never ``unreadable``: a bug must not pass for bad
+    data) with the exception and where it was raised as detail, so one log
+    cannot stop a batch of hundreds of thousands, nor fail a service request
+    with a traceback.
     """
     try:
         return work()
@@ -51,8 +53,9 @@ def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | E
         return evicted_result(file, error.reason, error.detail)
     except MemoryError:  # past the worker's memory limit (RLIMIT_AS)
         return evicted_result(file, Reason.TOO_LARGE, MEMORY_BOUND)
-    except Exception as error:  # noqa: BLE001 - a batch must survive any bad log
-        return evicted_result(file, Reason.UNREADABLE, f"{type(error).__name__}: {error}")
+    except Exception as error:  # noqa: BLE001 - a batch must survive any defect
+        defect = internal_error(error)
+        return evicted_result(file, defect.reason, defect.detail)
 
 
 def categorize_file(path: str | PathLike[str], config: Config) -> TraceResult | EvictedResult:

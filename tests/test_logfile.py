@@ -52,9 +52,22 @@ def test_categorize_file_never_lets_an_unexpected_error_escape(monkeypatch):
         raise IndexError("index 9 is out of bounds")
 
     monkeypatch.setattr("mosaic.logfile.read_trace", crash)
-    assert categorize_file("x.darshan", CFG) == evicted_result(
-        "x.darshan", "unreadable", "IndexError: index 9 is out of bounds"
-    )
+    result = categorize_file("x.darshan", CFG)
+    assert (result["status"], result["reason"]) == ("evicted", "internal_error")
+    # A defect is named with the exception and where it was raised, never as bad data.
+    assert result["detail"].startswith("IndexError: index 9 is out of bounds [at test_logfile.py:")
+    assert " crash <- logfile.py:" in result["detail"]
+
+
+def test_a_reader_defect_is_an_internal_error_not_unreadable(monkeypatch, shared_logs):
+    def defect(*_args, **_kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr("mosaic.darshan.reader._read_bytes", defect)
+    path = shared_logs[0]
+    result = categorize_file(path, CFG)
+    assert (result["status"], result["reason"]) == ("evicted", "internal_error")
+    assert result["detail"].startswith(f"ZeroDivisionError on {path}: division by zero [at ")
 
 
 def test_garbage_bytes_are_evicted_not_raised(tmp_path):

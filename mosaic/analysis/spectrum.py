@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from mosaic.analysis.steps import add_running_sum
 from mosaic.config import Config
 
-HIGH, MODERATE, NONE = "high", "moderate", "none"
+FTIO_MAX_FUNDAMENTALS = 2  # FTIO: one fundamental is high confidence, two moderate, more none
 OPERATIONS, HEATMAP = "operations", "heatmap"  # the signal an FFT result came from
 _MAX_CORRELATION = 1 - 1e-9  # keeps arctanh finite for a perfect repeat
 # Score kernel width in steps of its coarse grid: the Gaussian's gain at that
@@ -49,7 +49,6 @@ class _Peak(TypedDict):
     period: float
     frequency: float
     confidence: float
-    confidence_label: str
     score: float
     significance: float
     harmonics: int
@@ -63,8 +62,7 @@ class FFTPeriodicity(TypedDict):
     periodic: bool
     period: float | None
     frequency: float | None
-    confidence: float
-    confidence_label: str  # HIGH, MODERATE or NONE
+    confidence: float  # FTIO's: the dominant's share of the fundamentals' z times score (= score alone)
     score: float
     significance: float
     candidates: list[Candidate]
@@ -217,7 +215,6 @@ def detect(
         "period": None,
         "frequency": None,
         "confidence": 0.0,
-        "confidence_label": NONE,
         "score": 0.0,
         "significance": 0.0,
         "candidates": [],
@@ -314,9 +311,9 @@ def _dominant_period(
     score, significance = _periodicity_score(
         spectrum[::oversampling], active_bins, values.size, period / bin_width, config
     )
-    label, confidence = _confidence(z, score)
+    confidence = _confidence(z, score)
     periodic = bool(
-        label != NONE
+        z.size <= FTIO_MAX_FUNDAMENTALS
         and window / period >= config.fft_min_periods
         and period >= config.min_period_seconds
         and score >= config.fft_min_score
@@ -333,7 +330,6 @@ def _dominant_period(
         "period": period,
         "frequency": frequency,
         "confidence": confidence,
-        "confidence_label": label,
         "score": score,
         "significance": significance,
         "harmonics": harmonics,
@@ -562,11 +558,13 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.multiply(a, b).sum())
 
 
-def _confidence(z_fundamentals: np.ndarray, score: float) -> tuple[str, float]:
-    """FTIO's rule: one fundamental is high confidence, two moderate, more none."""
-    label = {1: HIGH, 2: MODERATE}.get(z_fundamentals.size, NONE)
-    share = float(z_fundamentals.max() / z_fundamentals.sum())
-    return label, (share * score if label != NONE else 0.0)
+def _confidence(z_fundamentals: np.ndarray, score: float) -> float:
+    """FTIO's confidence: with one or two fundamentals (high, moderate confidence in
+    FTIO's words) the dominant's share of their z-scores times the score, so one
+    fundamental has the score itself; with more, no period and 0."""
+    if z_fundamentals.size > FTIO_MAX_FUNDAMENTALS:
+        return 0.0
+    return float(z_fundamentals.max() / z_fundamentals.sum()) * score
 
 
 def _busy_fraction(values: np.ndarray, busy: np.ndarray, period_bins: float | None = None) -> float:

@@ -17,27 +17,32 @@ mean shift, by the recurrence check of ``segments._recurs``.)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypedDict
+from typing import TypedDict, get_args
 
 import numpy as np
 
 from mosaic.analysis.segments import MeanShiftPeriodicity
 from mosaic.analysis.spectrum import FFTPeriodicity
-from mosaic.config import Config
+from mosaic.config import Config, VerdictRule
 
 
 class Verdict(TypedDict):
-    """A direction's final periodicity: the period and busy fraction its labels come from."""
+    """A direction's final periodicity: the period and busy fraction its labels come from.
+
+    ``period`` (seconds) and ``busy_fraction`` are mean shift's dominant periodic
+    operation's when mean shift says periodic, else the FFT's (SPEC 3.4); both
+    None when not periodic. ``source``: which detectors said periodic.
+    """
 
     periodic: bool
     period: float | None
     source: str | None  # "meanshift", "fft" or "both"
-    magnitude_period: float | None
     busy_fraction: float | None
 
 
 def _fft_confident(fft: FFTPeriodicity, config: Config) -> bool:
-    return bool(fft.get("periodic")) and fft.get("confidence_label") == "high"
+    """FTIO's high confidence: one fundamental among the candidates."""
+    return bool(fft.get("periodic")) and len(fft.get("candidates", ())) == 1
 
 
 def _fft_scored(fft: FFTPeriodicity, config: Config) -> bool:
@@ -76,7 +81,9 @@ def _meanshift_vetted(ms: bool, fft: FFTPeriodicity, config: Config) -> bool:
     return ms and fft.get("score", 0.0) >= config.fft_min_score
 
 
-RULES: dict[str, Callable[[bool, FFTPeriodicity, Config], bool]] = {
+# The rules' names are config.VerdictRule (what a TOML file may choose); their
+# meanings are here, one per name, checked below so neither list can drift.
+RULES: dict[VerdictRule, Callable[[bool, FFTPeriodicity, Config], bool]] = {
     "meanshift": lambda ms, fft, config: ms,
     "fft": lambda ms, fft, config: bool(fft.get("periodic")),
     "both": lambda ms, fft, config: ms and bool(fft.get("periodic")),
@@ -89,6 +96,8 @@ RULES: dict[str, Callable[[bool, FFTPeriodicity, Config], bool]] = {
         _meanshift_vetted(ms, fft, config) or _fft_significant(fft, config)
     ),
 }
+if set(RULES) != set(get_args(VerdictRule)):
+    raise ImportError(f"verdict rules {sorted(RULES)} differ from config.VerdictRule")
 
 
 def combine(meanshift: MeanShiftPeriodicity, fft: FFTPeriodicity, config: Config) -> Verdict:
@@ -100,7 +109,6 @@ def combine(meanshift: MeanShiftPeriodicity, fft: FFTPeriodicity, config: Config
         "periodic": False,
         "period": None,
         "source": None,
-        "magnitude_period": None,
         "busy_fraction": None,
     }
     if not rule(ms_periodic, fft, config):
@@ -116,7 +124,6 @@ def combine(meanshift: MeanShiftPeriodicity, fft: FFTPeriodicity, config: Config
         "periodic": True,
         "period": period,
         "source": source,
-        "magnitude_period": period,
         "busy_fraction": busy,
     }
 
@@ -124,12 +131,12 @@ def combine(meanshift: MeanShiftPeriodicity, fft: FFTPeriodicity, config: Config
 def labels(verdict: Verdict, config: Config) -> list[str]:
     """Periodicity labels (unprefixed) from a direction's final verdict (SPEC 3.4).
 
-    ``verdict`` holds ``periodic``, ``magnitude_period`` and ``busy_fraction``
+    ``verdict`` holds ``periodic``, ``period`` (its magnitude) and ``busy_fraction``
     as :func:`combine` returns them.
     """
     if not verdict.get("periodic"):
         return []
-    period, busy = verdict["magnitude_period"], verdict["busy_fraction"]
+    period, busy = verdict["period"], verdict["busy_fraction"]
     assert period is not None and busy is not None  # a periodic verdict has both
     bounds = (config.period_second_max, config.period_minute_max, config.period_hour_max)
     magnitudes = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")

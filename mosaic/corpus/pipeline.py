@@ -448,6 +448,7 @@ class Funnel(FunnelCounts):
     evicted: dict[str, int]  # logs evicted at validation, by reason
     evicted_total: int
     categorize_evicted: dict[str, int]  # representatives evicted while categorized, by reason
+    internal_errors: int  # logs that met a defect of mosaic (reason internal_error), at either stage
 
 
 def write_outputs(
@@ -496,6 +497,7 @@ def write_outputs(
         "categorized": stored["categorized"],
         "stand_ins": stored["stand_ins"],
         "categorize_evicted": dict(sorted(evicted_at["categorize"].items())),
+        "internal_errors": sum(at.get(Reason.INTERNAL_ERROR, 0) for at in evicted_at.values()),
     }
     return {
         "funnel": funnel,
@@ -552,6 +554,11 @@ def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:
     }
     if reasons:
         lines.append("evicted: " + ", ".join(f"{k} {v}" for k, v in reasons.items()))
+    if defects := funnel["internal_errors"]:
+        lines.append(
+            f"{defects} log{'s' if defects != 1 else ''} met a defect of mosaic, not bad data "
+            "(reason internal_error in evicted.jsonl, with where it was raised): please report it"
+        )
     traces = single["traces"] or 1
     ranked = sorted(single["counts"].items(), key=lambda kv: -kv[1])[:top]
     lines.append(

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,7 +43,7 @@ from typing import Any, TypedDict
 from mosaic.config import DEFAULT
 from mosaic.corpus import profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
-from mosaic.errors import EngineError
+from mosaic.errors import DamagedStore
 from mosaic.trace import group_key as job_group_key
 
 RESUME_SCHEMA = "4"  # version of the resume tables; a store of another version starts them over
@@ -130,21 +129,6 @@ def result_row(result: dict[str, Any]) -> tuple[Any, ...]:
         json.dumps(body, sort_keys=True),
         *profiles.run_summary(result),
     )
-
-
-class DamagedStore(EngineError):
-    """A store SQLite cannot read (truncated, overwritten): says what to do and what is lost."""
-
-    def __init__(self, path: Path, detail: str) -> None:
-        quoted = shlex.quote(str(path))
-        super().__init__(
-            f"{path} is damaged ({detail}) and cannot be repaired in place. Move it aside "
-            f"(mv {quoted} {quoted}.damaged) and run `mosaic run` again: it validates and "
-            "categorizes every log anew and writes the same outputs, but the scheduler lookups "
-            "then hold only this run's corpus; what the store held besides (runs recorded "
-            "through the service with ?store=true, groups of earlier runs on other inputs) is "
-            "lost, unless sqlite3's `.recover` salvages it from the moved file."
-        )
 
 
 def is_damage(error: sqlite3.Error) -> bool:

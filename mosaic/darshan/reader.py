@@ -28,7 +28,7 @@ from mosaic.darshan.archive import BZIP2_MAGIC, GZIP_MAGIC, check_leading_bytes,
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
 from mosaic.darshan.job import parse_exe_and_mounts, parse_metadata, validate_job
 from mosaic.darshan.legacy import legacy_log, legacy_records
-from mosaic.errors import LogError, Reason
+from mosaic.errors import LogError, Reason, internal_error
 
 Raw = bytes | bytearray  # an inflated region: a bytearray when large (see inflate)
 # gzip / bzip2 layers a log may be wrapped in: a .darshan.gz, and one more when such a
@@ -90,7 +90,7 @@ def read_log(
         raise
     except Exception as exc:  # last line of defence: a defect must not escape as a crash
         label = name or (source if not isinstance(source, bytes | bytearray) else "bytes")
-        raise LogError(Reason.UNREADABLE, f"internal error {type(exc).__name__} on {label}: {exc}") from exc
+        raise internal_error(exc, str(label)) from exc
 
 
 def unwrap(data: Raw, cap: int) -> tuple[Raw, int]:

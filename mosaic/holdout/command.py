@@ -102,7 +102,7 @@ def explain_wrong(logs: str | Path, results: str | Path, limit: int = 3) -> str:
                 )
                 lines.append(
                     f"    fft periodic={fft.get('periodic')} period={fft.get('period')} "
-                    f"score={fft.get('score')} conf={fft.get('confidence_label')} "
+                    f"score={fft.get('score')} conf={fft.get('confidence')} "
                     f"signif={fft.get('significance')}  verdict={verdict}"
                 )
             else:

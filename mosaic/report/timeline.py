@@ -270,7 +270,7 @@ def _spectrum_panel(
             color=PALETTE[3],
             linestyle="--",
             label=f"peak: period {fft['period']:.4g} s ({verdict}, "
-            f"confidence {fft['confidence_label']}, score {fft['score']:.2f})",
+            f"confidence {fft['confidence']:.2f}, score {fft['score']:.2f})",
         )
         ax.legend(loc="upper right", fontsize=style.NOTE_FONT)
     elif not direction.significant:

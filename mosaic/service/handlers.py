@@ -10,9 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mosaic.errors import ApiError
+from mosaic.errors import ApiError, StoreUnavailable
 from mosaic.service.errors import error_body
-from mosaic.service.storewatch import StoreUnavailable
 
 # FastAPI's own HTTP errors (routing); any other status it raises is a bad request.
 HTTP_ERRORS = {404: ApiError.NOT_FOUND, 405: ApiError.METHOD_NOT_ALLOWED}

@@ -77,7 +77,7 @@ def encode(result: Mapping[str, Any]) -> Answer:
         body = json.dumps(result, allow_nan=False).encode()
     except ValueError:
         result = evicted_result(
-            result["file"], Reason.UNREADABLE, "result holds a non-finite number (analysis defect)"
+            result["file"], Reason.INTERNAL_ERROR, "result holds a non-finite number (analysis defect)"
         )
         body = json.dumps(result).encode()
     return Answer(result["status"], result.get("reason", ""), body)

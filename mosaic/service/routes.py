@@ -34,7 +34,7 @@ from starlette.requests import ClientDisconnect
 
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
-from mosaic.errors import ApiError
+from mosaic.errors import ApiError, Reason
 from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
@@ -161,6 +161,7 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
             "The log was evicted (reason says why), or an invalid query",
             {"anyOf": [EVICTED_SCHEMA, ERROR_SCHEMA]},
         ),
+        500: error_doc("A defect of mosaic met on this log (reason internal_error)", EVICTED_SCHEMA),
         503: STORE_UNAVAILABLE,
     },
 )
@@ -195,7 +196,9 @@ async def categorize(
         discard(body if isinstance(body, FilePath) else None)
     if answer.status != "ok":
         metrics.evictions.labels(answer.reason).inc()
-        return Response(answer.body, 422, media_type=JSON)
+        # A defect of ours is the server's fault, not the log's: 500, never a 422 that blames it.
+        status = 500 if answer.reason == Reason.INTERNAL_ERROR else 422
+        return Response(answer.body, status, media_type=JSON)
     if store:
         async with state.store_writes:
             refused = await run_in_threadpool(record, request, json.loads(answer.body))

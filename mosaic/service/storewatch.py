@@ -18,14 +18,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from mosaic.errors import StoreUnavailable
+
 SQLITE_MAGIC = b"SQLite format 3\0"
 HEADER_BYTES = 100
 PAGE_SIZE_AT = slice(16, 18)  # big-endian; 1 means 65,536
 PAGE_SIZES = {1 << k for k in range(9, 16)} | {1}
-
-
-class StoreUnavailable(Exception):
-    """The store cannot be used; the message says why (answered 503)."""
 
 
 @dataclass(frozen=True)

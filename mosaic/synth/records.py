@@ -17,23 +17,12 @@ from numpy.typing import ArrayLike
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash
 
-TIME_FIELDS = (
-    "open_start",
-    "open_end",
-    "read_start",
-    "read_end",
-    "write_start",
-    "write_end",
-    "close_start",
-    "close_end",
-)
 DXT_REQUESTS = 4  # traced requests per record and direction in logs with DXT
-COUNT_FIELDS = ("opens", "seeks", "reads", "writes", "bytes_read", "bytes_written")
 
 FILE_DTYPE = np.dtype(
     [("name", "i8"), ("rank", "i8"), ("module", "i8")]
-    + [(f, "i8") for f in COUNT_FIELDS]
-    + [(f, "f8") for f in TIME_FIELDS]
+    + [(f, "i8") for f in F.CANONICAL_COUNTERS]
+    + [(f, "f8") for f in F.CANONICAL_FCOUNTERS]
 )
 
 

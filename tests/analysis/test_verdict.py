@@ -1,6 +1,6 @@
 """Combined periodicity verdict (SPEC 3.4 last paragraph, 3.5)."""
 
-import typing
+from typing import get_args
 
 import pytest
 
@@ -27,11 +27,11 @@ MEANSHIFT = {"periodic": True, "operations": [operation(900.0, 3, 50.0, 0.8), op
 NO_MEANSHIFT = {"periodic": False, "operations": []}
 
 
-def fft(periodic=True, label="high", score=0.9, significance=20.0, period=40.0, busy=0.3):
+def fft(periodic=True, fundamentals=1, score=0.9, significance=20.0, period=40.0, busy=0.3):
     return {
         "periodic": periodic,
         "period": period if periodic else None,
-        "confidence_label": label,
+        "candidates": [{"period": period * k, "z": 10.0} for k in range(1, fundamentals + 1)],
         "score": score,
         "significance": significance,
         "busy_fraction": busy,
@@ -42,21 +42,21 @@ def verdict(meanshift, fft_result, rule, **changes):
     return combine(meanshift, fft_result, CONFIG.replace(verdict_rule=rule, **changes))
 
 
-@pytest.mark.parametrize(
-    "rule, expected",
-    [
-        # (mean shift, FFT): (T, T), (T, F), (F, T), (F, F)
-        ("meanshift", (True, True, False, False)),
-        ("fft", (True, False, True, False)),
-        ("both", (True, False, False, False)),
-        ("meanshift_or_fft", (True, True, True, False)),
-        ("meanshift_or_confident_fft", (True, True, True, False)),
-        ("meanshift_or_scored_fft", (True, True, True, False)),
-        ("meanshift_or_significant_fft", (True, True, True, False)),
-        ("meanshift_or_strong_fft", (True, True, True, False)),
-        ("vetted_meanshift_or_significant_fft", (True, True, True, False)),
-    ],
-)
+# (mean shift, FFT): (T, T), (T, F), (F, T), (F, F)
+TRUTH_TABLES = [
+    ("meanshift", (True, True, False, False)),
+    ("fft", (True, False, True, False)),
+    ("both", (True, False, False, False)),
+    ("meanshift_or_fft", (True, True, True, False)),
+    ("meanshift_or_confident_fft", (True, True, True, False)),
+    ("meanshift_or_scored_fft", (True, True, True, False)),
+    ("meanshift_or_significant_fft", (True, True, True, False)),
+    ("meanshift_or_strong_fft", (True, True, True, False)),
+    ("vetted_meanshift_or_significant_fft", (True, True, True, False)),
+]
+
+
+@pytest.mark.parametrize("rule, expected", TRUTH_TABLES)
 def test_rule_truth_tables(rule, expected):
     got = tuple(
         verdict(ms, fft(periodic=f), rule)["periodic"]
@@ -66,17 +66,8 @@ def test_rule_truth_tables(rule, expected):
 
 
 def test_every_rule_is_tested():
-    assert set(RULES) == {
-        "meanshift",
-        "fft",
-        "both",
-        "meanshift_or_fft",
-        "meanshift_or_confident_fft",
-        "meanshift_or_scored_fft",
-        "meanshift_or_significant_fft",
-        "meanshift_or_strong_fft",
-        "vetted_meanshift_or_significant_fft",
-    }
+    """Each rule a config may name has its truth table above and its meaning in RULES."""
+    assert {rule for rule, _ in TRUTH_TABLES} == set(RULES) == set(get_args(VerdictRule))
 
 
 def test_magnitude_and_busy_time_come_from_meanshift_dominant_operation():
@@ -85,7 +76,6 @@ def test_magnitude_and_busy_time_come_from_meanshift_dominant_operation():
         "periodic": True,
         "period": 900.0,
         "source": "both",
-        "magnitude_period": 900.0,
         "busy_fraction": 0.8,
     }
 
@@ -96,7 +86,6 @@ def test_fft_alone_gives_its_period_and_busy_fraction():
         "periodic": True,
         "period": 40.0,
         "source": "fft",
-        "magnitude_period": 40.0,
         "busy_fraction": 0.3,
     }
 
@@ -111,7 +100,6 @@ def test_not_periodic_has_no_source_nor_period():
         "periodic": False,
         "period": None,
         "source": None,
-        "magnitude_period": None,
         "busy_fraction": None,
     }
 
@@ -121,8 +109,8 @@ def test_meanshift_periodic_without_operations_does_not_count():
 
 
 def test_confident_rule_ignores_moderate_fft():
-    assert verdict(NO_MEANSHIFT, fft(label="high"), "meanshift_or_confident_fft")["periodic"]
-    assert not verdict(NO_MEANSHIFT, fft(label="moderate"), "meanshift_or_confident_fft")["periodic"]
+    assert verdict(NO_MEANSHIFT, fft(fundamentals=1), "meanshift_or_confident_fft")["periodic"]
+    assert not verdict(NO_MEANSHIFT, fft(fundamentals=2), "meanshift_or_confident_fft")["periodic"]
 
 
 def test_scored_rule_threshold_both_sides():
@@ -179,7 +167,7 @@ def test_default_rule_is_the_strong_one():
 
 
 def test_gated_rules_keep_meanshift_verdicts():
-    weak = fft(score=0.1, significance=0.5, label="moderate")
+    weak = fft(score=0.1, significance=0.5, fundamentals=2)
     for rule in (
         "meanshift_or_confident_fft",
         "meanshift_or_scored_fft",
@@ -205,13 +193,9 @@ def test_unknown_rule_is_an_error():
         verdict(MEANSHIFT, fft(), "majority")
 
 
-def test_config_offers_exactly_the_rules_there_are():
-    assert set(typing.get_args(VerdictRule)) == set(RULES)
-
-
 # Labels from a periodic verdict (SPEC 3.4): magnitude and busy-time edges.
 def periodic_verdict(period, busy=0.5):
-    return {"periodic": True, "magnitude_period": period, "busy_fraction": busy}
+    return {"periodic": True, "period": period, "busy_fraction": busy}
 
 
 @pytest.mark.parametrize(
@@ -238,4 +222,4 @@ def test_busy_time_thresholds(busy, extra):
 
 
 def test_no_labels_when_the_verdict_is_not_periodic():
-    assert labels({"periodic": False, "magnitude_period": None}, CONFIG) == []
+    assert labels({"periodic": False, "period": None}, CONFIG) == []

@@ -191,3 +191,32 @@ def test_a_rerun_after_heavier_runs_joined_counts_only_the_new_representatives(
 def _groups_of_several(corpus):
     runs = Counter(t["group"] for t in truth(corpus) if t["valid"])
     return {group for group, count in runs.items() if count > 1}
+
+
+def test_a_defect_is_counted_as_internal_error_not_as_bad_data(
+    year_corpus, small_config, tmp_path, monkeypatch
+):
+    """A bug of ours met on one log: evicted ``internal_error`` with where it was raised,
+    counted apart in the funnel, its own row in the funnel figure's table, named on screen."""
+    from mosaic.analysis import categorize
+    from mosaic.report.tables import funnel_table
+
+    victim = sorted(t["file"] for t in truth(year_corpus) if t["heaviest"] and t["valid"])[0]
+    real = categorize.categorize_trace
+
+    def defective(trace, config):
+        if trace.file == victim:
+            raise KeyError("a defect")
+        return real(trace, config)
+
+    monkeypatch.setattr(categorize, "categorize_trace", defective)
+    summary = run([year_corpus], tmp_path, small_config, workers=0)
+    funnel = summary["funnel"]
+    assert funnel["internal_errors"] == 1
+    assert funnel["categorize_evicted"] == {"internal_error": 1}
+    [row] = [e for e in lines(tmp_path, "evicted.jsonl") if e["file"] == victim]
+    assert row["reason"] == "internal_error"
+    assert row["detail"].startswith("KeyError: 'a defect' [at test_pipeline.py:")
+    stages = funnel_table(summary).set_index("stage")["logs"]
+    assert stages["evicted while categorizing: internal error"] == 1
+    assert "1 log met a defect of mosaic, not bad data" in pipeline.one_screen(summary, tmp_path)

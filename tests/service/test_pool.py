@@ -22,7 +22,7 @@ def test_encode_keeps_a_finite_result():
 def test_encode_evicts_a_result_with_nan_or_infinity():
     for bad in (float("nan"), float("inf")):
         answer = encode({"file": "f", "status": "ok", "read": {"score": bad}})
-        assert (answer.status, answer.reason) == ("evicted", "unreadable")
+        assert (answer.status, answer.reason) == ("evicted", "internal_error")
         assert json.loads(answer.body)["detail"].startswith("result holds a non-finite")
 
 
@@ -47,12 +47,8 @@ def test_an_unexpected_exception_becomes_unreadable(log_bytes, monkeypatch):
 
     monkeypatch.setattr(service_pool, "trace_from_bytes", broken)
     result = categorize_bytes(log_bytes, "f", Config())
-    assert result == {
-        "file": "f",
-        "status": "evicted",
-        "reason": "unreadable",
-        "detail": "RuntimeError: reader bug",
-    }
+    assert (result["file"], result["status"], result["reason"]) == ("f", "evicted", "internal_error")
+    assert result["detail"].startswith("RuntimeError: reader bug [at ")
 
 
 @pytest.mark.parametrize(
