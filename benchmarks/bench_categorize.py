@@ -1,4 +1,4 @@
-"""Per-log cost of categorizing against reading alone (issue 13 item 3, issue 26 target 1).
+"""Per-log cost of categorizing against reading alone (target: at most 3x).
 
     .venv/bin/python -m benchmarks.bench_categorize [CORPUS ...] [--light SEEDS YEAR] [--heavy N]
                                                     [--limit N] [--sklearn]

@@ -209,7 +209,7 @@ def _zlib_v3(path: str) -> bool:
 
 
 def scenario_corpus(data: Path, seeds: int) -> Path:
-    """The scenario catalog: most logs are their own group (issue 26 target 2)."""
+    """The scenario catalog: most logs are their own group (the light case against pydarshan)."""
     from mosaic.synth.corpus import write_scenarios
 
     root = data / f"scenarios-{seeds}"
@@ -220,7 +220,7 @@ def scenario_corpus(data: Path, seeds: int) -> Path:
 
 def print_against_pydarshan(root: Path, config: Config, workers: int = 2) -> None:
     """`mosaic run --workers 2` against pydarshan reading the same logs in one process
-    (issue 13 item 4, issue 26 target 2): wall seconds side by side, in one run."""
+    (target: at least 2x): wall seconds side by side, in one run."""
     import warnings
 
     import darshan

@@ -1,4 +1,4 @@
-"""Cost of the application profiles in the store: a post, a lookup, a rescan (issue 28).
+"""Cost of the application profiles in the store: a post, a lookup, a rescan.
 
     .venv/bin/python -m benchmarks.bench_profiles [--sizes 10 1000 20000] [--posts 200] [--dir D]
 

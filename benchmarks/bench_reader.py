@@ -28,7 +28,7 @@ SHARED_LOGS = Path(__file__).resolve().parents[1] / "tests" / "data" / "darshan-
 
 
 def logs_to_read() -> list[Path]:
-    """The real logs of ../shared/darshan-logs, then the examples in pydarshan's wheel."""
+    """The real logs of tests/data/darshan-logs, then the examples in pydarshan's wheel."""
     import darshan
 
     return sorted(SHARED_LOGS.rglob("*.darshan")) + sorted(Path(darshan.__file__).parent.rglob("*.darshan"))

@@ -3,15 +3,15 @@
     .venv/bin/python -m benchmarks.bench_service [--corpus heavy|year] [--log PATH ...]
                                                  [--seconds 30] [--clients 8]
 
-``heavy`` (default; issue 13 item 7): heavy logs of `mosaic synth heavy`
+``heavy`` (default): heavy logs of `mosaic synth heavy`
 (512-16,384-rank jobs, thousands of records); ``year``: a small Blue-Waters-like
 year (`mosaic synth year`, about a third of it invalid logs) kept under 100 KB;
-``--log PATH``: these files instead (issue 26 target 4: one ~200 kB log of a
-few thousand operations, every client posting it).
+``--log PATH``: these files instead (e.g. one ~200 kB log of a few thousand
+operations, every client posting it).
 Starts `mosaic serve` on a free loopback port and lets CLIENTS closed-loop
 clients post the logs round-robin for SECONDS. Side by side: the same logs
 categorized serially in this process (no HTTP, no worker pool), the floor the
-service adds its overhead to. Targets (issue 13): p99 <= 25 ms, >= 300
+service adds its overhead to. Targets: p99 <= 25 ms, >= 300
 requests/s with 8 clients on 2 cores, no failed request. A 422 for an invalid
 log is a correct answer; failed = transport error, 5xx, or an eviction by
 timeout / worker crash.

@@ -15,8 +15,7 @@ process tree (``bench_pipeline.TreeMemory``), output sizes and accuracy.
 Targets (the MOSAIC paper: 462,502 logs, 165 min on 64 cores, 300 GB):
 processing <= 3 min wall single run, <= 10 min with --all-runs, peak RSS <= 2 GB, accuracy 100 %.
 ``--pair`` runs the single run and then ``--all-runs`` on the same corpus, one
-after the other, and prints the ratio of their times (issue 26 target 3: at
-most 2x).
+after the other, and prints the ratio of their times (target: at most 2x).
 
 Also prints the run's funnel and label shares beside the paper's figures
 (``PAPER``), a sanity check of the year profile.
@@ -45,7 +44,7 @@ BYTES_PER_LOG = 7_000  # ~2.9 GB for the year; /dev/shm is used when it has twic
 # Issue 13: single run (default) within 3 min, --all-runs (every valid run) within 10 min.
 TARGETS = {"processing_seconds": 180.0, "peak_rss_mb": 2048.0, "accuracy": 1.0}
 ALL_RUNS_SECONDS = 600.0
-ALL_RUNS_RATIO = 2.0  # issue 26 target 3: --all-runs at most twice the single run
+ALL_RUNS_RATIO = 2.0  # target: --all-runs at most twice the single run
 YEAR_SAMPLE_SECONDS = 1.0  # the process-tree samplers: every 0.1 s cost ~0.6 core over a run
 MOSAIC = str(Path(sys.executable).with_name("mosaic"))
 

@@ -1,4 +1,4 @@
-"""Application profiles on the calibrated year, against the generator's truth (issue 28).
+"""Application profiles on the calibrated year, against the generator's truth.
 
     .venv/bin/python -m benchmarks.year_profiles [--count 462502] [--seed 2019] [--dir D]
                                                  [--workers 2] [--reuse] [--json PATH]

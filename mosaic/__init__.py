@@ -3,7 +3,7 @@
 The small public API::
 
     import mosaic
-    result = mosaic.categorize("job.darshan")   # SPEC section 4 dict
+    result = mosaic.categorize("job.darshan")   # the trace object (docs/method.md, 4)
     trace = mosaic.read_trace("job.darshan")     # columnar Trace
     cfg = mosaic.Config(significant_bytes=5e7)
 """

@@ -89,7 +89,7 @@ def categorize(
     from mosaic.logfile import categorize_file
 
     cfg = load_config(config_file, mounts=mounts or None, strict=strict)
-    # The bound batch and service workers run under (issue 25 item 10: a 4.2 MB log
+    # The bound batch and service workers run under (unbounded, a 4.2 MB log
     # with a 6e7-bin HEATMAP took 4.4 GB here). Logs are read one after another, so
     # one bound on this process bounds each of them.
     limit_memory(cfg.worker_memory_bytes)

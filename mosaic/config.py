@@ -1,4 +1,4 @@
-"""Every threshold of SPEC.md in one place, validated when built.
+"""Every threshold of the method (docs/method.md) in one place, validated when built.
 
 All defaults live here and nowhere else. Fields are grouped in four sections:
 

@@ -2,7 +2,7 @@
 
 Until 2026-11-25 the outputs were opened with ``"w"`` at their final paths,
 so a rerun that hit a full disk left ``traces.jsonl`` cut short beside the
-previous ``summary.json`` (issue 25, item 4). Now each output is written to
+previous ``summary.json``. Now each output is written to
 ``NAME.tmp`` in the same folder (same file system: the rename is atomic),
 flushed and fsynced; only when every one is complete are they renamed over
 the previous outputs, back to back, and the folder is fsynced. A run that

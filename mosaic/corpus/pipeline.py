@@ -120,7 +120,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             # The log is dropped once its trace is built, as in categorize_log and the
             # service: kept through the analysis, its DXT segments would raise the peak by
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
-            # here but not there (issue 25 item 11). Under --strict a partial log raises PARTIAL.
+            # here but not there. Under --strict a partial log raises PARTIAL.
             trace = build_trace(_read(ref, config), ref.name, config)
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))

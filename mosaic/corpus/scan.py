@@ -41,9 +41,9 @@ class Stamp(NamedTuple):
 
     The change time is there because size and modification time can be put
     back (``touch -r``, ``os.utime``) after a file is rewritten in place; the
-    kernel sets ctime on every change and no call sets it back (issue 25,
-    item 12). A ``chmod`` or ``chown`` sets it too: such a file is validated
-    again, needlessly but harmlessly.
+    kernel sets ctime on every change and no call sets it back. A ``chmod`` or
+    ``chown`` sets it too: such a file is validated again, needlessly but
+    harmlessly.
     """
 
     size: int

@@ -249,7 +249,7 @@ class Store:
 
         On some errors (a full disk: SQLITE_FULL) SQLite has already rolled the
         transaction back; a ROLLBACK then would fail and hide the error with
-        "cannot rollback - no transaction is active" (issue 25, item 4).
+        "cannot rollback - no transaction is active".
         """
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")

@@ -20,7 +20,7 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 DRAIN_CHUNK = 1 << 16
 MEMBER_CHUNK = 1 << 20  # a member is read into its buffer this much at a time
 GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
-# What a log may start with (DARSHAN-FORMAT.md): a gzip or bzip2 wrapper, a 2.x or a 3.x log.
+# What a log may start with (docs/darshan-format.md): a gzip or bzip2 wrapper, a 2.x or a 3.x log.
 LEADING_BYTES = (GZIP_MAGIC, BZIP2_MAGIC, b"2.", b"3.")
 SNIFF_BYTES = max(map(len, LEADING_BYTES))
 REPEAT_MARK = "#"  # the k-th member of one name in an archive (k >= 2) is named NAME#k

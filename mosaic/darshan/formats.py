@@ -3,7 +3,7 @@
 Module ids, fixed record sizes per module version, and where the few counters
 MOSAIC needs sit in each version's counter arrays. Everything downstream of
 the reader speaks the *canonical* field names below, never raw indices.
-See ``shared/DARSHAN-FORMAT.md`` for the sources of these numbers.
+See ``docs/darshan-format.md`` for the sources of these numbers.
 """
 
 from __future__ import annotations

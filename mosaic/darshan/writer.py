@@ -3,7 +3,7 @@
 Used to build test fixtures and synthetic corpora with known content, so the
 output must be byte-compatible with what Darshan's runtime writes: pydarshan
 (darshan-util) and our reader read it back. Returning bytes lets tests
-corrupt a log on purpose. Layout: ``shared/DARSHAN-FORMAT.md``.
+corrupt a log on purpose. Layout: ``docs/darshan-format.md``.
 
 Entry points:
 
@@ -39,7 +39,7 @@ JOB_REGION_MAX = 4096  # darshan-util reads at most this much of the job region
 HEATMAP_VERSION = F.HEATMAP_VERSIONS[-1]
 HEATMAP_FORMATS = ("3.21", "3.41")  # formats of Darshan >= 3.3, which has the module
 
-# Module versions each writable format may carry (DARSHAN-FORMAT.md table).
+# Module versions each writable format may carry (docs/darshan-format.md table).
 # DXT_POSIX v2 and DXT_MPIIO v3 (segments with a pthread id) come with darshan's
 # main branch of November 2025, which writes format 3.41.
 ALLOWED_MODULE_VERSIONS = {

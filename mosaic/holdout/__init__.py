@@ -1,8 +1,8 @@
 """Held-out ground truth: a second, independent generator of labelled Darshan logs.
 
 ``mosaic synth`` and the categorizer were written by the same team, so its
-100 % proves little. This generator was written from SPEC.md's rules alone
-(sections 2, 3.3-3.7, 7), without reading ``mosaic/synth``, and builds
+100 % proves little. This generator was written from the method's rules alone
+(docs/method.md, sections 2, 3.3-3.7, 7), without reading ``mosaic/synth``, and builds
 different shapes: desynchronized shared checkpoints, thousands of
 file-per-process ranks, jittered and size-varying periods, two series in one
 direction, long light log files, restarts, STDIO-only and DXT-traced apps,

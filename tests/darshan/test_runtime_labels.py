@@ -2,7 +2,7 @@
 
 Each log of ``tests/data/darshan-logs-runtime/`` comes from a program whose I/O
 we scripted (its README); ``expected.jsonl`` beside the logs holds, per log
-and family, the labels SPEC.md's rules must give (``must``) and must not give
+and family, the labels the method's rules (docs/method.md) must give (``must``) and must not give
 (``must_not``), in the truth format of ``mosaic synth``. A family is right
 as ``mosaic eval`` scores it (:func:`mosaic.synth.evaluate.family_right`).
 """

@@ -2,7 +2,7 @@
 
 Deliberately independent of mosaic.darshan (no shared tables): if the
 reader's layout knowledge were wrong, logs built from the same tables would
-hide it. Layouts follow darshan's headers (see shared/DARSHAN-FORMAT.md).
+hide it. Layouts follow darshan's headers (see docs/darshan-format.md).
 """
 
 import bz2
