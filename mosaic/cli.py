@@ -15,6 +15,56 @@ import click
 
 from mosaic.options import config_option, load_config, mount_option, strict_option
 
+# What each command's non-zero exit statuses mean, shown at the end of its --help so a
+# script can trust them; a command not listed has the usual three.
+USUAL_STATUSES = {1: "an error stopped the command (message on stderr)", 2: "bad usage or configuration"}
+EXIT_STATUSES: dict[str, dict[int, str]] = {
+    "categorize": {
+        1: "some log was evicted or unreadable (every log's object is still printed)",
+        2: "bad usage or configuration",
+    },
+    "run": {
+        1: "the run stopped (engine error, no room in OUT): rerun the same command to resume",
+        2: "bad usage or configuration",
+        130: "interrupted (Ctrl-C, SIGTERM): rerun the same command to resume",
+    },
+    "figures": {1: "OUT holds no summary.json (run `mosaic run` first)", 2: "bad usage or configuration"},
+    "plot": {1: "the log is evicted (its reason is printed)", 2: "bad usage or configuration"},
+    "eval": {
+        1: "RESULTS holds no traces.jsonl nor evicted.jsonl, or the truth file no line",
+        2: "bad usage",
+    },
+    "serve": {
+        1: "the server could not start (port in use, store not usable)",
+        2: "bad usage or configuration (a non-loopback address without --token-file, a bad token file)",
+    },
+    "lookup": {
+        1: "the application is unknown (a bare name lists the matching paths), "
+        "or the server is unreachable or answered an error",
+        2: "bad usage or configuration",
+    },
+    "apps": {
+        1: "no application matches the filters, or the server is unreachable or answered an error",
+        2: "bad usage or configuration",
+    },
+}
+
+
+def exit_status_epilog(name: str) -> str:
+    """The "Exit status" paragraph of a command's --help (click keeps \\b blocks as written)."""
+    lines = [f"  {code:<3} {meaning}" for code, meaning in EXIT_STATUSES.get(name, USUAL_STATUSES).items()]
+    return "\b\nExit status:\n  0   done\n" + "\n".join(lines)
+
+
+def with_exit_statuses(name: str, command: click.Command) -> click.Command:
+    """``command`` with its exit statuses in its --help (and its subcommands', for a group)."""
+    if command.epilog is None:
+        command.epilog = exit_status_epilog(name)
+    if isinstance(command, click.Group):
+        for sub_name, sub in command.commands.items():
+            with_exit_statuses(f"{name} {sub_name}", sub)
+    return command
+
 
 class LazyGroup(click.Group):
     """Subcommands living in other modules, imported only when invoked."""
@@ -36,8 +86,9 @@ class LazyGroup(click.Group):
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
             command: click.Command = getattr(importlib.import_module(module), attr)
-            return command
-        return super().get_command(ctx, name)
+            return with_exit_statuses(name, command)
+        found = super().get_command(ctx, name)
+        return None if found is None else with_exit_statuses(name, found)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,8 +119,9 @@ def categorize(
     """Categorize each log FILE; print one JSON object per line.
 
     An unusable log prints {"file", "status": "evicted", "reason", "detail"}
-    instead; the command never stops on a bad log. A log needing more than
-    worker_memory_bytes is too_large, as in `mosaic run` and `mosaic serve`.
+    instead; the command never stops on a bad log, and exits with status 1
+    once every log is printed. A log needing more than worker_memory_bytes
+    is too_large, as in `mosaic run` and `mosaic serve`.
     """
     from mosaic.limits import limit_memory
     from mosaic.logfile import categorize_file
@@ -79,8 +131,12 @@ def categorize(
     # with a 6e7-bin HEATMAP took 4.4 GB here). Logs are read one after another, so
     # one bound on this process bounds each of them.
     limit_memory(cfg.worker_memory_bytes)
+    evicted = 0
     for path in files:
-        sys.stdout.write(json.dumps(categorize_file(path, cfg)) + "\n")
+        result = categorize_file(path, cfg)
+        evicted += result["status"] != "ok"
+        sys.stdout.write(json.dumps(result) + "\n")
+    sys.exit(1 if evicted else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
