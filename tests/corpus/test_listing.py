@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mosaic_testing.stored import PERIODIC, trace
 
 from mosaic.corpus.listing import MAX_LIMIT, Filters, group_medians
 from mosaic.corpus.store import Store
+from mosaic_testing.stored import PERIODIC, trace
 
 LMP, GMX, HOME_GMX = "/bin/lmp", "/opt/gromacs/bin/gmx_mpi", "/home/u7/gmx_mpi"
 ON_END = ["write_on_end"]
