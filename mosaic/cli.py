@@ -77,6 +77,7 @@ class LazyGroup(click.Group):
         "plot": "mosaic.report.commands:plot",
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
+        "apps": "mosaic.service.commands:apps",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
