@@ -241,6 +241,11 @@ def _suggestions(source: Source, uid: int, application: str) -> str:
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(min=0), help="Skip this many.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="Show this many.")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
+@click.option(
+    "--pairs",
+    is_flag=True,
+    help="Print only UID<TAB>APPLICATION lines, what `mosaic lookup --uid --app` takes (for scripts).",
+)
 def apps(
     out: str | None,
     store_path: str | None,
@@ -255,6 +260,7 @@ def apps(
     offset: int,
     limit: int,
     as_json: bool,
+    pairs: bool,
 ) -> None:
     """List the applications of OUT (a `mosaic run` folder), a --store or a --server: the
     (uid, application) pairs `mosaic lookup` takes, with runs, the heaviest run's bytes,
@@ -273,6 +279,10 @@ def apps(
     listed = source.applications(filters)
     if as_json:
         sys.stdout.write(json.dumps(listed) + "\n")
+    elif pairs:
+        sys.stdout.write(
+            "".join(f"{item['uid']}\t{item['application']}\n" for item in listed["applications"])
+        )
     else:
         from mosaic.service.lookup_view import render_list
 

@@ -143,6 +143,8 @@ def test_the_command_prints_a_table_and_exits_1_when_nothing_matches(results):
     ]
     last = CliRunner().invoke(apps, [str(results), "--offset", "2"])
     assert last.output.splitlines()[-1] == "applications 3-3 of 3 (by runs)"
+    pairs = CliRunner().invoke(apps, [str(results), "--pairs", "--sort", "uid"])
+    assert pairs.output == f"7\t{HOME_GMX}\n42\t{LMP}\n42\t{GMX}\n"
     none = CliRunner().invoke(apps, [str(results), "--uid", "9"])
     assert (none.exit_code, none.output) == (1, "no application matches\n")
 
