@@ -35,17 +35,19 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         2: "bad usage",
     },
     "serve": {
-        1: "the server could not start (port in use, store not usable)",
+        1: "an error stopped the server (message on stderr)",
         2: "bad usage or configuration (a non-loopback address without --token-file, a bad token file)",
+        3: "the server could not start (address in use, store not usable)",
     },
     "lookup": {
-        1: "the application is unknown (a bare name lists the matching paths), "
-        "or the server is unreachable or answered an error",
+        1: "the application is unknown (a bare name lists the matching paths)",
         2: "bad usage or configuration",
+        3: "the server is unreachable or answered an error",
     },
     "apps": {
-        1: "no application matches the filters, or the server is unreachable or answered an error",
+        1: "no application matches the filters",
         2: "bad usage or configuration",
+        3: "the server is unreachable or answered an error",
     },
 }
 

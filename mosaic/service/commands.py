@@ -31,6 +31,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_PORT = 8420
 
 
+class ServerError(click.ClickException):
+    """The server could not be reached or answered an error: status 3, so a script tells
+    it from an unknown application (status 1)."""
+
+    exit_code = 3
+
+
 def token_from(path: str | None, option: str) -> str | None:
     """The token of ``path``; a bad token file stops the command with a usage error."""
     try:
@@ -184,7 +191,7 @@ def lookup(
         found = response.status_code == 200 and answer is not None
         unknown = response.status_code == 404 and (answer or {}).get("error") == ApiError.UNKNOWN_APPLICATION
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
-            raise click.ClickException(f"{server} answered {response.status_code}: {response.text}")
+            raise ServerError(f"{server} answered {response.status_code}: {response.text}")
     if as_json:
         sys.stdout.write(json.dumps(answer) + "\n")
     elif found:
@@ -325,7 +332,7 @@ class Source:
         try:
             return httpx.request(method, f"{self.server}{path}", headers=headers, **request)
         except httpx.HTTPError as error:
-            raise click.ClickException(f"cannot reach {self.server}: {error}") from error
+            raise ServerError(f"cannot reach {self.server}: {error}") from error
 
     def applications(self, filters: Filters) -> ApplicationList:
         """One page of the applications, from the store or the server."""
@@ -338,7 +345,7 @@ class Source:
         response = self.ask("GET", "/v1/applications", params=params)
         answer = _json_object(response)
         if response.status_code != 200 or answer is None or "applications" not in answer:
-            raise click.ClickException(f"{self.server} answered {response.status_code}: {response.text}")
+            raise ServerError(f"{self.server} answered {response.status_code}: {response.text}")
         return answer  # type: ignore[return-value]  # the API's ApplicationList
 
 

@@ -159,7 +159,9 @@ def test_the_command_refuses_bad_usage(results, listing_server, tmp_path):
     bad_sort = CliRunner().invoke(apps, [str(results), "--sort", "size"])
     assert bad_sort.exit_code == 2 and "sort by 'size': choose from runs, bytes" in bad_sort.output
     unauthorized = CliRunner().invoke(apps, ["--server", listing_server.url])
-    assert unauthorized.exit_code == 1 and "answered 401" in unauthorized.output
+    assert unauthorized.exit_code == 3 and "answered 401" in unauthorized.output
+    down = CliRunner().invoke(apps, ["--server", "http://127.0.0.1:9"])
+    assert down.exit_code == 3 and "cannot reach http://127.0.0.1:9" in down.output
 
 
 @pytest.mark.parametrize("source", ["store", "server"])
