@@ -125,6 +125,10 @@ def test_the_minimum_periodic_share_edges(store):
     at = store.applications(Filters(uid=7, match="lmp"), min_periodic_share=0.5)["applications"]
     past = store.applications(Filters(uid=7, match="lmp"), min_periodic_share=0.5000001)["applications"]
     assert (at[0]["period_class"], past[0]["period_class"]) == (2, None)
+    # the filter draws the same line: shares 1.0, 0.6, 0.5 periodic, 0 not
+    assert store.applications(Filters(periodic=True), min_periodic_share=0.5)["total"] == 3
+    assert store.applications(Filters(periodic=True), min_periodic_share=0.5000001)["total"] == 2
+    assert store.applications(Filters(periodic=False), min_periodic_share=0.5000001)["total"] == 2
     assert store.applications(Filters(periodic=True), min_periodic_share=0.61)["total"] == 1  # gmx: 2 of 2
 
 
