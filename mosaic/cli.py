@@ -104,6 +104,7 @@ def main() -> None:
     Per year:     mosaic run ARCHIVE_DIR --out results/
     Figures:      mosaic figures results/   |   mosaic plot LOG -o trace.png
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
+    Applications: mosaic apps results/   |   mosaic lookup --uid U --app EXE --store results/store.sqlite
     Schedulers:   mosaic serve --store results/store.sqlite
     """
     from mosaic.limits import keep_heap

@@ -269,11 +269,12 @@ def apps(
     as_json: bool,
     pairs: bool,
 ) -> None:
-    """List the applications of OUT (a `mosaic run` folder), a --store or a --server: the
-    (uid, application) pairs `mosaic lookup` takes, with runs, the heaviest run's bytes,
-    the period class and label shares.
+    """List the stored (uid, application) pairs that `mosaic lookup` takes.
 
-    Exits with status 1 when no application matches.
+    From OUT (a `mosaic run` folder), a --store or a --server: each with its
+    runs, its heaviest run's bytes, its period class and, for --label or a
+    label as --sort, that label's share of its runs. Exits with status 1
+    when no application matches.
     """
     from mosaic.analysis.labels import ALL_LABELS
     from mosaic.corpus.listing import Filters
@@ -325,7 +326,7 @@ class Source:
         return cls(store_path, server.rstrip("/") if server else None, token)
 
     def ask(self, method: str, path: str, **request: Any) -> httpx.Response:
-        """The server's answer; an unreachable server stops the command (status 1)."""
+        """The server's answer; an unreachable server stops the command (status 3)."""
         import httpx
 
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
