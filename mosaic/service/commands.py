@@ -269,12 +269,12 @@ def apps(
     as_json: bool,
     pairs: bool,
 ) -> None:
-    """List the stored (uid, application) pairs that `mosaic lookup` takes.
+    """List the stored applications, the pairs `mosaic lookup` takes.
 
-    From OUT (a `mosaic run` folder), a --store or a --server: each with its
-    runs, its heaviest run's bytes, its period class and, for --label or a
-    label as --sort, that label's share of its runs. Exits with status 1
-    when no application matches.
+    From OUT (a `mosaic run` folder), a --store or a --server: each (uid,
+    application) with its runs, its heaviest run's bytes, its period class
+    and, for --label or a label as --sort, that label's share of its runs.
+    Exits with status 1 when no application matches.
     """
     from mosaic.analysis.labels import ALL_LABELS
     from mosaic.corpus.listing import Filters
