@@ -15,6 +15,58 @@ import click
 
 from mosaic.options import config_option, load_config, mount_option, strict_option
 
+# What each command's non-zero exit statuses mean, shown at the end of its --help so a
+# script can trust them; a command not listed has the usual three.
+USUAL_STATUSES = {1: "an error stopped the command (message on stderr)", 2: "bad usage or configuration"}
+EXIT_STATUSES: dict[str, dict[int, str]] = {
+    "categorize": {
+        1: "some log was evicted or unreadable (every log's object is still printed)",
+        2: "bad usage or configuration",
+    },
+    "run": {
+        1: "the run stopped (engine error, no room in OUT): rerun the same command to resume",
+        2: "bad usage or configuration",
+        130: "interrupted (Ctrl-C, SIGTERM): rerun the same command to resume",
+    },
+    "figures": {1: "OUT holds no summary.json (run `mosaic run` first)", 2: "bad usage or configuration"},
+    "plot": {1: "the log is evicted (its reason is printed)", 2: "bad usage or configuration"},
+    "eval": {
+        1: "RESULTS holds no traces.jsonl nor evicted.jsonl, or the truth file no line",
+        2: "bad usage",
+    },
+    "serve": {
+        1: "an error stopped the server (message on stderr)",
+        2: "bad usage or configuration (a non-loopback address without --token-file, a bad token file)",
+        3: "the server could not start (address in use, store not usable)",
+    },
+    "lookup": {
+        1: "the application is unknown (a bare name lists the matching paths)",
+        2: "bad usage or configuration",
+        3: "the server is unreachable or answered an error",
+    },
+    "apps": {
+        1: "no application matches the filters",
+        2: "bad usage or configuration",
+        3: "the server is unreachable or answered an error",
+    },
+}
+
+
+def exit_status_epilog(name: str) -> str:
+    """The "Exit status" paragraph of a command's --help (click keeps \\b blocks as written)."""
+    lines = [f"  {code:<3} {meaning}" for code, meaning in EXIT_STATUSES.get(name, USUAL_STATUSES).items()]
+    return "\b\nExit status:\n  0   done\n" + "\n".join(lines)
+
+
+def with_exit_statuses(name: str, command: click.Command) -> click.Command:
+    """``command`` with its exit statuses in its --help (and its subcommands', for a group)."""
+    if command.epilog is None:
+        command.epilog = exit_status_epilog(name)
+    if isinstance(command, click.Group):
+        for sub_name, sub in command.commands.items():
+            with_exit_statuses(f"{name} {sub_name}", sub)
+    return command
+
 
 class LazyGroup(click.Group):
     """Subcommands living in other modules, imported only when invoked."""
@@ -27,6 +79,7 @@ class LazyGroup(click.Group):
         "plot": "mosaic.report.commands:plot",
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
+        "apps": "mosaic.service.commands:apps",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -36,8 +89,9 @@ class LazyGroup(click.Group):
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
             command: click.Command = getattr(importlib.import_module(module), attr)
-            return command
-        return super().get_command(ctx, name)
+            return with_exit_statuses(name, command)
+        found = super().get_command(ctx, name)
+        return None if found is None else with_exit_statuses(name, found)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -50,6 +104,7 @@ def main() -> None:
     Per year:     mosaic run ARCHIVE_DIR --out results/
     Figures:      mosaic figures results/   |   mosaic plot LOG -o trace.png
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
+    Applications: mosaic apps results/   |   mosaic lookup --uid U --app EXE --store results/store.sqlite
     Schedulers:   mosaic serve --store results/store.sqlite
     """
     from mosaic.limits import keep_heap
@@ -79,8 +134,9 @@ def categorize(
     """Categorize each log FILE; print one JSON object per line.
 
     An unusable log prints {"file", "status": "evicted", "reason", "detail"}
-    instead; the command never stops on a bad log. A log needing more than
-    worker_memory_bytes is too_large, as in `mosaic run` and `mosaic serve`.
+    instead; the command never stops on a bad log, and exits with status 1
+    once every log is printed. A log needing more than worker_memory_bytes
+    is too_large, as in `mosaic run` and `mosaic serve`.
     --explain adds "reasons" to each object; --text prints, per log, its
     labels and one line per reason ("+" given, "-" close but not given).
     """
@@ -93,9 +149,12 @@ def categorize(
     # with a 6e7-bin HEATMAP took 4.4 GB here). Logs are read one after another, so
     # one bound on this process bounds each of them.
     limit_memory(cfg.worker_memory_bytes)
+    evicted = 0
     for path in files:
         found = categorize_file(path, cfg, explain or text)
+        evicted += found["status"] != "ok"
         sys.stdout.write((as_text(found) if text else json.dumps(found)) + "\n")
+    sys.exit(1 if evicted else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

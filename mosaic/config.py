@@ -19,6 +19,7 @@ key, the value and what is allowed; so do two keys out of order
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import hashlib
 import json
@@ -310,14 +311,23 @@ class Config:
 
     @classmethod
     def from_toml(cls, path: str | Path, base: Config | None = None) -> Config:
-        """Load overrides from TOML; unknown keys are an error, not a silent typo."""
+        """Load overrides from TOML; unknown keys are an error, not a silent typo.
+
+        Every error names the file: tomllib's own says only the line and column.
+        """
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            try:
+                data = tomllib.load(fh)
+            except tomllib.TOMLDecodeError as error:
+                raise ValueError(f"{path}: not valid TOML: {error}") from None
         flat: dict[str, Any] = {}
         for key, value in data.items():
             if isinstance(value, dict):
                 if key not in SECTIONS:
-                    raise ValueError(f"{path}: unknown table [{key}]; tables are {', '.join(SECTIONS)}")
+                    raise ValueError(
+                        f"{path}: unknown table [{key}]{_nearest(key, SECTIONS)}; "
+                        f"tables are {', '.join(SECTIONS)}"
+                    )
                 misplaced = sorted(k for k in value if SECTION_OF.get(k, key) != key)
                 if misplaced:
                     raise ValueError(
@@ -329,8 +339,15 @@ class Config:
                 flat[key] = value
         unknown = sorted(set(flat) - set(SECTION_OF))
         if unknown:
-            raise ValueError(f"unknown configuration keys in {path}: {', '.join(unknown)}")
+            named = ", ".join(key + _nearest(key, SECTION_OF) for key in unknown)
+            raise ValueError(f"unknown configuration keys in {path}: {named}")
         return (base or cls()).replace(**flat)
+
+
+def _nearest(word: str, known: typing.Iterable[str]) -> str:
+    """ " (did you mean X?)" for the known name closest to a typo, as click says of a flag."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 @functools.cache

@@ -117,6 +117,33 @@ class Trace:
         """SPEC 3.2 dedup key: "uid:application" or "uid:whole command line"."""
         return group_key(self.job, group_by)
 
+    def __repr__(self) -> str:
+        """A summary, not the arrays: printed whole, thousands of rows bury the facts."""
+        reads = int(np.count_nonzero(self.ops["direction"] == READ))
+        parts = [
+            f"uid {self.job['uid']}",
+            repr(self.job["application"]),
+            _counted(self.job["nprocs"], "rank"),
+            f"{self.run_time:g} s",
+            f"{_counted(len(self.ops), 'operation')} ({reads:,} read, {len(self.ops) - reads:,} write, "
+            f"{self.total_bytes:,.0f} bytes)",
+            _counted(len(self.meta), "file record"),
+        ]
+        if self.heatmap is not None:
+            parts.append(
+                f"heatmap of {_counted(len(self.heatmap.read), 'bin')} of {self.heatmap.bin_seconds:g} s"
+            )
+        if self.has_dxt:
+            parts.append("DXT")
+        if self.partial:
+            parts.append(f"partial ({_counted(self.dropped_records, 'record')} dropped)")
+        return f"Trace({self.file!r}: {', '.join(parts)})"
+
+
+def _counted(count: int, noun: str) -> str:
+    """ "1 rank", "8 ranks"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
 
 def group_key(job: Job, group_by: str = "app") -> str:
     what = job["exe"] if group_by == "cmdline" else job["application"]

@@ -1,4 +1,5 @@
-"""`mosaic categorize` runs under the memory bound of batch and service workers (issue 25 item 10).
+"""`mosaic categorize` runs under the memory bound of batch and service workers (issue 25 item 10),
+and its exit status says whether every log was categorized.
 
 A real process each time: the bound (RLIMIT_AS) is set on the command's own
 process, which must never be the test process.
@@ -30,9 +31,30 @@ def test_a_log_past_the_memory_bound_is_too_large(tmp_path):
         [str(MOSAIC), "categorize", str(heavy), str(light), "--config", str(config)],
         capture_output=True,
         text=True,
-        check=True,
         timeout=120,
-    ).stdout
-    heavy_result, light_result = map(json.loads, out.splitlines())
+    )
+    assert out.returncode == 1, out.stderr  # the evicted log
+    heavy_result, light_result = map(json.loads, out.stdout.splitlines())
     assert (heavy_result["status"], heavy_result["reason"]) == ("evicted", "too_large")
     assert light_result["status"] == "ok" and light_result["write"]["bytes"] == 1 << 20
+
+
+def categorize(*paths: Path) -> tuple[int, list[dict]]:
+    done = subprocess.run(
+        [str(MOSAIC), "categorize", *map(str, paths)], capture_output=True, text=True, timeout=120
+    )
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_the_exit_status_is_1_when_any_log_is_evicted_and_every_log_is_printed(tmp_path):
+    good, truncated = tmp_path / "good.darshan", tmp_path / "truncated.darshan"
+    good.write_bytes(heatmap_log(4))
+    truncated.write_bytes(heatmap_log(4)[:100])
+    status, results = categorize(good)
+    assert status == 0 and [r["status"] for r in results] == ["ok"]
+    status, results = categorize(good, truncated, tmp_path / "missing.darshan", good)
+    assert status == 1
+    assert [r["status"] for r in results] == ["ok", "evicted", "evicted", "ok"]
+    assert results[2]["reason"] == "unreadable"
+    status, results = categorize(tmp_path / "missing.darshan")
+    assert status == 1 and len(results) == 1

@@ -202,3 +202,40 @@ def test_the_error_vocabulary_is_public():
     assert mosaic.LogError is LogError and mosaic.Reason is Reason
     error = mosaic.LogError("too_large", "1 GiB")
     assert error.reason is Reason.TOO_LARGE and str(error) == "too_large: 1 GiB"
+
+
+def test_malformed_toml_names_the_file(tmp_path):
+    path = tmp_path / "thresholds.toml"
+    path.write_text("significant_bytes 1e8\n")  # no '='
+    with pytest.raises(
+        ValueError, match=rf"^{tmp_path}/thresholds.toml: not valid TOML: Expected '=' .*line 1"
+    ):
+        Config.from_toml(path)
+    done = subprocess.run(
+        [MOSAIC, "categorize", str(path), "--config", str(path)], capture_output=True, text=True
+    )
+    assert (
+        done.returncode == 2 and f"{path}: not valid TOML" in done.stderr and "Traceback" not in done.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("signifcant_bytes = 1\n", "signifcant_bytes (did you mean significant_bytes?)"),
+        ("[metod]\nsignificant_bytes = 1\n", "unknown table [metod] (did you mean method?); tables are"),
+        # nothing close: no guess
+        ("zzz = 1\n", "unknown configuration keys in {path}: zzz\n"),
+        ("[zzz]\nstrict = true\n", "unknown table [zzz]; tables are"),
+        (
+            "[execution]\nbatch_sise = 1\nworkres = 2\n",
+            "{path}: batch_sise (did you mean batch_size?), workres\n",
+        ),
+    ],
+)
+def test_an_unknown_key_or_table_suggests_the_nearest(tmp_path, text, message):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as raised:
+        Config.from_toml(path)
+    assert message.format(path=path) in str(raised.value) + "\n"

@@ -875,3 +875,25 @@ def test_canonical_columns_are_views_made_on_demand():
     assert np.shares_memory(columns["opens"], counts)
     with pytest.raises(KeyError):
         columns["no_such_field"]
+
+
+def test_a_trace_prints_as_a_summary_not_its_arrays():
+    from mosaic.trace import trace_from_bytes
+    from mosaic_testing.written import dxt_log, heatmap_log
+
+    trace = trace_from_bytes(heatmap_log(4), "h.darshan", Config())
+    assert (
+        repr(trace)
+        == str(trace)
+        == (
+            "Trace('h.darshan': uid 1, '/bin/app', 8 ranks, 10 s, 1 operation (0 read, 1 write, "
+            "1,048,576 bytes), 1 file record, heatmap of 4 bins of 2.5 s)"
+        )
+    )
+    traced = trace_from_bytes(dxt_log(3), "d.darshan", Config())
+    assert repr(traced).endswith(", DXT)") and "heatmap" not in repr(traced)
+    assert repr(replace(trace, partial=True, dropped_records=1234)).endswith(
+        "heatmap of 4 bins of 2.5 s, partial (1,234 records dropped))"
+    )
+    one = replace(trace, partial=True, dropped_records=1, job={**trace.job, "nprocs": 1})
+    assert ", 1 rank, " in repr(one) and repr(one).endswith("partial (1 record dropped))")

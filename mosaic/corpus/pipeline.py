@@ -258,9 +258,11 @@ def run(
             timings["scan_validate"] = _lap(clock, timings)
             store.save_groups(dedup.groups(store.runs_by_group()))
             timings["dedup"] = _lap(clock, timings)
-            _categorize(store, engine, config, ship_bytes, quiet)
-            while store.promote_stand_ins() and _categorize(store, engine, config, ship_bytes, quiet):
-                pass  # stand-ins for representatives evicted during categorization
+            categorized = _categorize(store, engine, config, ship_bytes, quiet)
+            while store.promote_stand_ins() and (
+                more := _categorize(store, engine, config, ship_bytes, quiet)
+            ):
+                categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
             with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
                 # The lookup tables fill inside SQLite (C, the GIL released) while this
@@ -271,9 +273,12 @@ def run(
             timings["write"] = _lap(clock, timings)
         timings["engine_started"] = engine.started
         timings["validated_before"] = counts.validated_before  # logs this run did not validate again
+        # The rates count the work this run did: a resumed run skips what an earlier one did.
+        timings["validated_now"] = counts.logs - counts.validated_before
+        timings["categorized_now"] = categorized
         timings["total"] = time.perf_counter() - clock
-        timings["logs_per_second"] = counts.logs / max(timings["total"], 1e-9)
-        timings["validate_logs_per_second"] = counts.logs / max(timings["scan_validate"], 1e-9)
+        timings["logs_per_second"] = timings["validated_now"] / max(timings["total"], 1e-9)
+        timings["validate_logs_per_second"] = timings["validated_now"] / max(timings["scan_validate"], 1e-9)
         outputs.open("summary.json").write(json.dumps(summary, indent=1) + "\n")
         outputs.commit()  # all three replace the previous ones only now
     return summary
@@ -567,5 +572,11 @@ def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:
     )
     if summary["stability"]:
         lines.append(f"runs like their representative: mean {summary['stability']['mean']:.0%}")
-    lines.append(f"{timings['total']:.1f} s, {timings['logs_per_second']:.0f} logs/s  ->  {out}")
+    speed = f"{timings['logs_per_second']:.0f} logs/s"
+    if timings.get("validated_before"):  # a resumed run: its rate is of the logs it read
+        speed = (
+            f"resumed: {timings['validated_now']:,.0f} new logs ({speed}), {timings['categorized_now']:,.0f} "
+            f"categorized, {timings['validated_before']:,.0f} done by an earlier run"
+        )
+    lines.append(f"{timings['total']:.1f} s, {speed}  ->  {out}")
     return "\n".join(lines) + "\n"

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
-from mosaic.corpus import profiles
+from mosaic.corpus import listing, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.errors import DamagedStore
 from mosaic.trace import group_key as job_group_key
@@ -501,6 +501,13 @@ class Store:
                 return None
             found = profiles.profile(self._db, key, row["runs"], min_periodic_share)
         return {**_application(row), "profile": found}
+
+    def applications(
+        self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share
+    ) -> listing.ApplicationList:
+        """One page of the stored groups, filtered and sorted (:mod:`mosaic.corpus.listing`)."""
+        with self._lock:
+            return listing.list_applications(self._db, filters, min_periodic_share)
 
     def job(self, job_id: str) -> list[dict[str, Any]]:
         """Every stored run of a job id (one per log), with its group's categories."""

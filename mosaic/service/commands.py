@@ -6,11 +6,14 @@ command runs, so that `mosaic --help` stays fast.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -21,7 +24,18 @@ from mosaic.service.security import is_loopback, read_token
 if TYPE_CHECKING:
     import httpx
 
+    from mosaic.corpus.listing import ApplicationList, Filters
+
+F = TypeVar("F", bound=Callable[..., Any])
+
 DEFAULT_PORT = 8420
+
+
+class ServerError(click.ClickException):
+    """The server could not be reached or answered an error: status 3, so a script tells
+    it from an unknown application (status 1)."""
+
+    exit_code = 3
 
 
 def token_from(path: str | None, option: str) -> str | None:
@@ -32,10 +46,18 @@ def token_from(path: str | None, option: str) -> str | None:
         raise click.BadParameter(str(error), param_hint=option) from None
 
 
-token_file_option = click.option(
-    "--token-file",
+def token_file_option(help: str) -> Callable[[F], F]:
+    """--token-file, told as the server takes it or as a client sends it."""
+    return click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help=help)
+
+
+client_token_option = token_file_option("With --server: file holding the bearer token the server asks for.")
+server_option = click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
+store_option = click.option(
+    "--store",
+    "store_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="File holding the bearer token (required to bind a non-loopback address).",
+    help="Read this SQLite store directly.",
 )
 
 
@@ -55,7 +77,7 @@ token_file_option = click.option(
     default=None,
     help="Categorization processes [default: number of CPUs].",
 )
-@token_file_option
+@token_file_option("File holding the bearer token (required to bind a non-loopback address).")
 @click.option(
     "--write-token-file",
     type=click.Path(exists=True, dir_okay=False),
@@ -80,10 +102,15 @@ def serve(
     """Serve categories to schedulers over HTTP (FastAPI + uvicorn).
 
     \b
-    POST /v1/categorize[?store=true]    body: one Darshan log (gzip allowed)
-    GET  /v1/applications?uid=U&app=EXE
-    GET  /v1/jobs/JOB_ID
-    GET  /healthz, /metrics, /docs (OpenAPI)
+    POST     /v1/categorize[?store=true]   body: one Darshan log (gzip allowed)
+    GET      /v1/applications?uid=U&app=EXE   one application: categories, profile
+    POST     /v1/applications/query        the same, body {"uid": U, "app": EXE}
+    GET      /v1/applications[?uid=U&match=TEXT&label=L&periodic=true|false
+             &sort=KEY&reverse=true&offset=N&limit=N]   the applications, paged
+    GET      /v1/jobs/JOB_ID               a job's stored runs
+    GET|HEAD /healthz                      liveness (no token); 503 when the store is not usable
+    GET      /metrics                      Prometheus counters and latency
+    GET      /docs, /openapi.json          the OpenAPI description of all of them
     """
     token = token_from(token_file, "--token-file")
     write_token = token_from(write_token_file, "--write-token-file") or token
@@ -128,14 +155,9 @@ def raise_open_files_limit() -> None:
     help="User id (int64, as logs claim it).",
 )
 @click.option("--app", "application", required=True, help="Executable path (first token).")
-@click.option(
-    "--store",
-    "store_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Read this SQLite store directly.",
-)
-@click.option("--server", metavar="URL", help="Ask a running `mosaic serve` instead.")
-@token_file_option
+@store_option
+@server_option
+@client_token_option
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
 def lookup(
     uid: int,
@@ -148,37 +170,28 @@ def lookup(
     """Print what the store knows of one (user, application): its heaviest run's
     categories and the profile of its stored runs, as a table (or JSON).
 
-    Exits with status 1 when the application is unknown.
+    Exits with status 1 when the application is unknown, after listing the
+    uid's applications whose path holds the name asked for (`--app gmx_mpi`
+    finds /opt/gromacs/bin/gmx_mpi).
     """
-    if (store_path is None) == (server is None):
-        raise click.UsageError("give exactly one of --store and --server")
+    source = Source.of(None, store_path, server, token_file, takes_out=False)
     answer: dict[str, Any] | None
-    if store_path is not None:
+    if source.store is not None:
         from mosaic.corpus.store import Store
 
-        with Store(store_path) as store:
+        with Store(source.store) as store:
             stored = store.application(uid, application)
         found = stored is not None
         none = {"status": "error", "error": ApiError.UNKNOWN_APPLICATION}
         answer = dict(stored) if stored is not None else none
     else:
-        import httpx
-
-        token = token_from(token_file, "--token-file")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        try:
-            response = httpx.post(  # the body carries an application of any length
-                f"{str(server).rstrip('/')}/v1/applications/query",
-                json={"uid": uid, "app": application},
-                headers=headers,
-            )
-        except httpx.HTTPError as error:
-            raise click.ClickException(f"cannot reach {server}: {error}") from error
+        # POST: the body carries an application of any length
+        response = source.ask("POST", "/v1/applications/query", json={"uid": uid, "app": application})
         answer = _json_object(response)
         found = response.status_code == 200 and answer is not None
         unknown = response.status_code == 404 and (answer or {}).get("error") == ApiError.UNKNOWN_APPLICATION
         if not (found or unknown):  # an error, or not a MOSAIC service at that URL
-            raise click.ClickException(f"{server} answered {response.status_code}: {response.text}")
+            raise ServerError(f"{server} answered {response.status_code}: {response.text}")
     if as_json:
         sys.stdout.write(json.dumps(answer) + "\n")
     elif found:
@@ -187,7 +200,154 @@ def lookup(
         sys.stdout.write(render(answer))  # type: ignore[arg-type]  # an ApplicationAnswer
     else:
         sys.stdout.write(f"no application {application!r} for uid {uid} in the store\n")
+        sys.stdout.write(_suggestions(source, uid, application))
     sys.exit(0 if found else 1)
+
+
+def _suggestions(source: Source, uid: int, application: str) -> str:
+    """The uid's applications whose path holds the last part of ``application``, as lines."""
+    from mosaic.corpus.listing import Filters
+
+    name = application.rstrip("/").rsplit("/", 1)[-1]
+    if not name:
+        return ""
+    near = source.applications(Filters(uid=uid, match=name, sort="app"))
+    paths = [item["application"] for item in near["applications"]]
+    if not paths:
+        return ""
+    more = near["total"] - len(paths)
+    return (
+        "did you mean:\n"
+        + "".join(f"  --app {path}\n" for path in paths)
+        + (f"  ({more:,} more)\n" if more else "")
+    )
+
+
+@click.command()
+@click.argument("out", required=False, type=click.Path(exists=True, file_okay=False))
+@store_option
+@server_option
+@client_token_option
+@click.option("--uid", type=click.IntRange(-(1 << 63), (1 << 63) - 1), help="Only this user's applications.")
+@click.option("--match", metavar="TEXT", help="Only applications whose path holds TEXT.")
+@click.option("--label", metavar="LABEL", help="Only applications with a run carrying LABEL.")
+@click.option(
+    "--periodic/--not-periodic",
+    default=None,
+    help="Only applications with (without) a period class, as their lookup gives it.",
+)
+@click.option(
+    "--sort",
+    default="runs",
+    show_default=True,
+    metavar="KEY",
+    help="runs, bytes (the heaviest run's), period_class, last_seen, app, uid, or a label (its "
+    "share of runs); largest first but for app and uid.",
+)
+@click.option("--reverse", is_flag=True, help="Flip the order.")
+@click.option("--offset", default=0, show_default=True, type=click.IntRange(min=0), help="Skip this many.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="Show this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
+@click.option(
+    "--pairs",
+    is_flag=True,
+    help="Print only UID<TAB>APPLICATION lines, what `mosaic lookup --uid --app` takes (for scripts).",
+)
+def apps(
+    out: str | None,
+    store_path: str | None,
+    server: str | None,
+    token_file: str | None,
+    uid: int | None,
+    match: str | None,
+    label: str | None,
+    periodic: bool | None,
+    sort: str,
+    reverse: bool,
+    offset: int,
+    limit: int,
+    as_json: bool,
+    pairs: bool,
+) -> None:
+    """List the stored applications, the pairs `mosaic lookup` takes.
+
+    From OUT (a `mosaic run` folder), a --store or a --server: each (uid,
+    application) with its runs, its heaviest run's bytes, its period class
+    and, for --label or a label as --sort, that label's share of its runs.
+    Exits with status 1 when no application matches.
+    """
+    from mosaic.analysis.labels import ALL_LABELS
+    from mosaic.corpus.listing import Filters
+
+    source = Source.of(out, store_path, server, token_file)
+    try:
+        filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    listed = source.applications(filters)
+    if as_json:
+        sys.stdout.write(json.dumps(listed) + "\n")
+    elif pairs:
+        sys.stdout.write(
+            "".join(f"{item['uid']}\t{item['application']}\n" for item in listed["applications"])
+        )
+    else:
+        from mosaic.service.lookup_view import render_list
+
+        sys.stdout.write(render_list(listed, label or (sort if sort in ALL_LABELS else None)))
+    sys.exit(0 if listed["total"] else 1)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the commands read: a store file, or a server (with its token)."""
+
+    store: str | None
+    server: str | None
+    token: str | None
+
+    @classmethod
+    def of(
+        cls,
+        out: str | None,
+        store_path: str | None,
+        server: str | None,
+        token_file: str | None,
+        takes_out: bool = True,
+    ) -> Source:
+        """The one source given (OUT is a `mosaic run` folder holding store.sqlite)."""
+        if sum(value is not None for value in (out, store_path, server)) != 1:
+            raise click.UsageError(f"give exactly one of {'OUT, ' if takes_out else ''}--store and --server")
+        if out is not None:
+            store_path = os.path.join(out, "store.sqlite")
+            if not os.path.isfile(store_path):
+                raise click.UsageError(f"{store_path} not found: is {out} the --out of a `mosaic run`?")
+        token = token_from(token_file, "--token-file") if server else None
+        return cls(store_path, server.rstrip("/") if server else None, token)
+
+    def ask(self, method: str, path: str, **request: Any) -> httpx.Response:
+        """The server's answer; an unreachable server stops the command (status 3)."""
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        try:
+            return httpx.request(method, f"{self.server}{path}", headers=headers, **request)
+        except httpx.HTTPError as error:
+            raise ServerError(f"cannot reach {self.server}: {error}") from error
+
+    def applications(self, filters: Filters) -> ApplicationList:
+        """One page of the applications, from the store or the server."""
+        if self.store is not None:
+            from mosaic.corpus.store import Store
+
+            with Store(self.store) as store:
+                return store.applications(filters)
+        params = {k: v for k, v in dataclasses.asdict(filters).items() if v is not None}
+        response = self.ask("GET", "/v1/applications", params=params)
+        answer = _json_object(response)
+        if response.status_code != 200 or answer is None or "applications" not in answer:
+            raise ServerError(f"{self.server} answered {response.status_code}: {response.text}")
+        return answer  # type: ignore[return-value]  # the API's ApplicationList
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""The readable table `mosaic lookup` prints (``--json`` prints the API's object instead).
+"""The readable tables `mosaic lookup` and `mosaic apps` print (``--json`` prints the API's
+object instead).
 
 What a person at a terminal asks first: how many runs the answer rests on,
 whether they behave alike, then the numbers (median and p10-p90 spread), then
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from tabulate import tabulate
 
 from mosaic.analysis.labels import DIRECTIONS
+from mosaic.corpus.listing import ApplicationList
 from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
 
 BASIS = {
@@ -54,10 +56,17 @@ def _head(profile: ApplicationProfile) -> list[str]:
     return [
         f"profile of {profile['runs']} run{'s' if profile['runs'] != 1 else ''}: {BASIS[profile['basis']]}",
         f"seen {profile['first_seen'] or 'unknown'} .. {profile['last_seen'] or 'unknown'}",
-        f"stability {profile['stability']:.0%}: runs with the usual categories "
-        f"({' '.join(profile['usual_categories'])})",
+        _stability(profile),
         f"period class {period}",
     ]
+
+
+def _stability(profile: ApplicationProfile) -> str:
+    """The share of runs alike; one run is alike with itself, which says nothing."""
+    usual = " ".join(profile["usual_categories"])
+    if profile["runs"] == 1:
+        return f"stability unknown: one run, nothing to compare it with (its categories: {usual})"
+    return f"stability {profile['stability']:.0%}: runs with the usual categories ({usual})"
 
 
 def _numbers(profile: ApplicationProfile) -> str:
@@ -88,3 +97,31 @@ def _row(name: str, spread: Spread | None, show: Callable[[float], str]) -> list
 def _labels(profile: ApplicationProfile) -> str:
     ranked = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
     return tabulate([(label, f"{share:.0%}") for label, share in ranked], headers=["label", "share of runs"])
+
+
+def render_list(listed: ApplicationList, label: str | None) -> str:
+    """One line per application, the column ``label``'s share of runs when asked for, and
+    how many more there are past this page."""
+    rows = [
+        [
+            item["uid"],
+            item["runs"],
+            human_bytes(item["heaviest_bytes"]),
+            "" if item["period_class"] is None else f"{item['period_class']} {item['period_direction']}",
+            *([f"{item['label_shares'].get(label, 0.0):.0%}"] if label else []),
+            item["application"],
+        ]
+        for item in listed["applications"]
+    ]
+    headers = ["uid", "runs", "heaviest run", "period class", *([label] if label else []), "application"]
+    shown = len(rows)
+    first = listed["offset"] + 1
+    tail = f"applications {first}-{first + shown - 1} of {listed['total']:,} (by {listed['sort']})"
+    if not listed["total"]:
+        tail = "no application matches"
+    elif not shown:
+        tail = f"no application on this page: {listed['total']:,} match"
+    elif first + shown - 1 < listed["total"]:
+        tail += f"; --offset {first + shown - 1} for the next"
+    table = tabulate(rows, headers=headers, colalign=("right", "right", "right", "left")) if rows else ""
+    return (table + "\n" if table else "") + tail + "\n"

@@ -5,7 +5,8 @@
   ``?explain=true`` adds ``reasons`` (:mod:`mosaic.analysis.reasons`).
 - ``GET /v1/applications?uid=U&app=EXE``: the stored categories of a (user,
   application) group and the profile of its stored runs
-  (:mod:`mosaic.corpus.profiles`); 404 when unknown. ``POST
+  (:mod:`mosaic.corpus.profiles`); 404 when unknown. Without ``app``: the
+  groups listed, filtered, sorted and paged (:mod:`mosaic.corpus.listing`). ``POST
   /v1/applications/query`` with ``{"uid": U, "app": EXE}`` answers the same
   for an application too long for a request head (a crafted log may claim one).
 - ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown. The store
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from mosaic.corpus.listing import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ApplicationList, Filters
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import ApiError, Reason
@@ -249,16 +251,38 @@ class ApplicationQuery(BaseModel):
     app: str = Field(strict=True, description=APP_DOC)
 
 
-@router.get("/v1/applications", response_model=ApplicationAnswer, responses=APPLICATION_ERRORS)
+@router.get(
+    "/v1/applications", response_model=ApplicationAnswer | ApplicationList, responses=APPLICATION_ERRORS
+)
 def application(
     request: Request,
-    uid: int = Query(ge=MIN_UID, le=MAX_UID, description=UID_DOC),
-    app: str = Query(description=APP_DOC + "; as long as a request head allows"),
+    uid: int | None = Query(None, ge=MIN_UID, le=MAX_UID, description=UID_DOC + "; required with app"),
+    app: str | None = Query(
+        None, description=APP_DOC + "; as long as a request head allows. Without it: the list"
+    ),
+    match: str | None = Query(None, description="List: applications containing this text"),
+    label: str | None = Query(None, description="List: groups with a run carrying this label"),
+    periodic: bool | None = Query(None, description="List: groups with (true) or without a period class"),
+    sort: str = Query("runs", description=f"List: {', '.join(SORT_KEYS)} or a label (its share)"),
+    reverse: bool = Query(False, description="List: the order flipped"),
+    offset: int = Query(0, ge=0),
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
     results: Store = Depends(get_store),
-) -> ApplicationAnswer | JSONResponse:
-    """A (user, application) group: its heaviest run's categories, run count, last seen, and
-    the profile of its stored runs (label shares, stability, bytes, periods, period class)."""
-    return look_up(request, results, uid, app)
+) -> ApplicationAnswer | ApplicationList | JSONResponse:
+    """With uid and app, one (user, application) group: its heaviest run's categories, run
+    count, last seen, and the profile of its stored runs (label shares, stability, bytes,
+    periods, period class). Without app, the stored groups (optionally of uid), filtered,
+    sorted (largest first) and paged, each with its runs, heaviest run's bytes, label
+    shares and period class."""
+    if app is not None:
+        if uid is None:
+            return error_response(422, ApiError.INVALID_REQUEST, "app needs uid")
+        return look_up(request, results, uid, app)
+    try:
+        filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit)
+    except ValueError as error:
+        return error_response(422, ApiError.INVALID_REQUEST, str(error))
+    return results.applications(filters, request.app.state.config.profile_min_periodic_share)
 
 
 @router.post(

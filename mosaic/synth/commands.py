@@ -119,5 +119,8 @@ def evaluate(results: str, truth_path: str, as_json: bool) -> None:
     from mosaic.synth.evaluate import evaluate as score
     from mosaic.synth.evaluate import format_table
 
-    scores = score(results, truth_path)
+    try:
+        scores = score(results, truth_path)
+    except ValueError as error:  # no outputs to score, or no truth to score them against
+        raise click.ClickException(str(error)) from None
     click.echo(json.dumps(scores, indent=2) if as_json else format_table(scores))

@@ -94,6 +94,12 @@ class _Shared:
 def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
     """Scores of ``results_dir`` (traces.jsonl, evicted.jsonl) against ``truth_path``."""
     results_dir = Path(results_dir)
+    if not any((results_dir / name).is_file() for name in ("traces.jsonl", "evicted.jsonl")):
+        # scoring nothing would print accuracies of an empty run as if measured
+        raise ValueError(
+            f"no traces.jsonl nor evicted.jsonl in {results_dir}: "
+            f"run `mosaic run ... --out {results_dir}` first"
+        )
     shared = _Shared()
     truth = {t["file"]: shared.truth(t) for t in _jsonl(Path(truth_path))}
     if not truth:

@@ -1,6 +1,7 @@
 """The numpy mean shift gives scikit-learn's labels (the reference), ties and edges included."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -107,12 +108,26 @@ def test_a_point_is_at_distance_zero_from_itself_as_blas_rounds_it():
     assert mean_shift_labels(points, points, 2.0).tolist() == expected == reference(points, points, 2.0)
 
 
+def fused(first: float, second: float) -> float:
+    """first^2 + second^2 with only second^2 rounded before the sum: one fused multiply-add,
+    computed exactly (Fractions never round), so the same on every machine."""
+    return float(Fraction(first) ** 2 + Fraction(second * second))
+
+
 def test_squared_norms_round_as_blas_dot():
-    rows = np.random.default_rng(2).integers(-400, 400, size=(20_000, 2)) / np.arange(1, 20_001)[:, None]
+    """The norms equal this machine's BLAS dot, whichever rounding its kernel uses: the
+    plain sum (two products rounded, then their sum), or a fused multiply-add in either
+    order. The rows tell the three apart by exact arithmetic, not by this machine's kernel
+    (a kernel without FMA made the earlier self-check fail), so an implementation rounding
+    one way fails on every machine whose BLAS rounds another."""
+    rows = np.random.default_rng(2).integers(-400, 400, size=(1000, 2)) / np.arange(1, 1001)[:, None]
     blas = np.array([np.dot(row, row) for row in rows])
     assert _squared_norms(rows).tolist() == blas.tolist()
-    # the plain sum rounds differently on some of these rows: the test can tell them apart
-    assert (rows[:, 0] * rows[:, 0] + rows[:, 1] * rows[:, 1] != blas).any()
+    plain = (rows[:, 0] * rows[:, 0] + rows[:, 1] * rows[:, 1]).tolist()
+    first_fused = [fused(x, y) for x, y in rows.tolist()]
+    second_fused = [fused(y, x) for x, y in rows.tolist()]
+    # each pair of roundings differs on some row (on this seed: 168, 160 and 226 rows of 1,000)
+    assert plain != first_fused and plain != second_fused and first_fused != second_fused
 
 
 def test_two_equal_modes_are_ordered_by_coordinates():

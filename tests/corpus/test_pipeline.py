@@ -7,7 +7,7 @@ import pytest
 
 from mosaic.corpus import pipeline
 from mosaic.corpus.engine import Task
-from mosaic.corpus.pipeline import run, stability_shares
+from mosaic.corpus.pipeline import one_screen, run, stability_shares
 from mosaic.corpus.scan import scan
 from mosaic_testing.outputs import comparable, lines, truth
 
@@ -146,6 +146,16 @@ def test_rerun_redoes_nothing_and_a_changed_config_redoes_everything(
     # what the progress bar counts as done: every log (archive members included), then none
     assert fresh["timings"]["validated_before"] == 0
     assert again["timings"]["validated_before"] == again["funnel"]["logs"] == fresh["funnel"]["logs"]
+    # the rate counts the work done: all of it at first, none on the rerun (not every log skipped)
+    assert fresh["timings"]["validated_now"] == fresh["funnel"]["logs"] > 0
+    assert fresh["timings"]["categorized_now"] == first["CATEGORIZE"] > 0
+    assert again["timings"]["validated_now"] == again["timings"]["categorized_now"] == 0
+    assert again["timings"]["logs_per_second"] == 0.0 and fresh["timings"]["logs_per_second"] > 0
+    assert "logs/s  ->" in one_screen(fresh, tmp_path) and "resumed" not in one_screen(fresh, tmp_path)
+    assert (
+        f"resumed: 0 new logs (0 logs/s), 0 categorized, {again['funnel']['logs']:,} done by an earlier run"
+        in (one_screen(again, tmp_path))
+    )
     assert comparable(tmp_path)["traces"] == comparable(reference_run)["traces"]
     changed = small_config.replace(significant_bytes=2e8)
     assert changed.hash() != small_config.hash()

@@ -80,7 +80,7 @@ def test_lookup_through_a_server(server, log_bytes, tmp_path, write_secret):
     assert found.exit_code == 0, found.output
     assert json.loads(found.output)["application"] == APP
     unauthorized = CliRunner().invoke(lookup, args)
-    assert unauthorized.exit_code == 1 and "401" in unauthorized.output
+    assert unauthorized.exit_code == 3 and "401" in unauthorized.output
     unknown = CliRunner().invoke(
         lookup,
         [
@@ -98,7 +98,7 @@ def test_lookup_through_a_server(server, log_bytes, tmp_path, write_secret):
     assert unknown.exit_code == 1
     assert json.loads(unknown.output)["error"] == "unknown_application"
     down = CliRunner().invoke(lookup, ["--uid", "1", "--app", APP, "--server", "http://127.0.0.1:9"])
-    assert down.exit_code == 1 and "cannot reach" in down.output
+    assert down.exit_code == 3 and "cannot reach" in down.output
     not_the_api = CliRunner().invoke(
         lookup,
         [
@@ -112,7 +112,7 @@ def test_lookup_through_a_server(server, log_bytes, tmp_path, write_secret):
             str(tmp_path / "token"),
         ],
     )
-    assert not_the_api.exit_code == 1 and "answered 404" in not_the_api.output
+    assert not_the_api.exit_code == 3 and "answered 404" in not_the_api.output
 
 
 def test_lookup_needs_exactly_one_source(store_file):

@@ -210,3 +210,29 @@ def test_truth_lines_keep_only_what_is_scored_and_share_repeated_values():
     assert (
         a["representative"] and not shared.trace(trace("z", labels, representative=False))["representative"]
     )
+
+
+def test_a_folder_without_outputs_is_an_error_not_a_score(tmp_path):
+    """`mosaic eval` on a folder `mosaic run` never wrote into exits 1 and says so; one of
+    the two outputs alone is enough to score (a run where every log was evicted)."""
+    write_results(tmp_path, PERFECT_TRACES, PERFECT_EVICTED)
+    truth_file = str(tmp_path / "truth.jsonl")
+    (tmp_path / "traces.jsonl").unlink()
+    (tmp_path / "evicted.jsonl").unlink()
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", truth_file])
+    assert result.exit_code == 1
+    assert f"no traces.jsonl nor evicted.jsonl in {tmp_path}" in result.output
+    assert "accuracy" not in result.output
+    (tmp_path / "evicted.jsonl").write_text(json.dumps(PERFECT_EVICTED[0]) + "\n")
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", truth_file, "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["evicted"] == 1
+    (tmp_path / "evicted.jsonl").unlink()
+    (tmp_path / "traces.jsonl").write_text(json.dumps(PERFECT_TRACES[0]) + "\n")
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", truth_file, "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["categorized"] == 1
+
+
+def test_an_empty_truth_file_exits_1(tmp_path):
+    write_results(tmp_path, PERFECT_TRACES, PERFECT_EVICTED, truth=[])
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", str(tmp_path / "truth.jsonl")])
+    assert result.exit_code == 1 and "no truth lines" in result.output

@@ -1,0 +1,79 @@
+"""docs/tour.sh, the README's five-minute tour, runs as written: every line, in a folder set
+up as `make run` leaves the repository (a sample year in data/sample, the venv in .venv,
+the test logs under tests/), the sample small and the server on a free port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TOUR = REPO / "docs" / "tour.sh"
+MOSAIC = Path(sys.executable).with_name("mosaic")
+SAMPLE_LOGS = 100  # enough for a periodic application (the 3,000 of `make run` take minutes)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def commands(script: str) -> list[str]:
+    """The tour's command lines (comments and blank lines are not run)."""
+    return [line for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+@pytest.mark.slow
+def test_every_line_of_the_tour_runs_as_written(tmp_path):
+    (tmp_path / ".venv").symlink_to(sys.prefix)  # the venv `make run` makes, this one
+    (tmp_path / "tests").symlink_to(REPO / "tests")
+    subprocess.run(
+        [MOSAIC, "synth", "year", "data/sample", "--count", str(SAMPLE_LOGS), "--seed", "2019"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    script = TOUR.read_text()
+    assert "8420" in script and "set -euo pipefail" in script  # a failing line stops the tour
+    tour = subprocess.Popen(
+        ["bash", "-x", "-c", script.replace("8420", str(port))],  # -x: each command on stderr as run
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its server goes with it, whatever happens
+    )
+    try:
+        out, err = tour.communicate(timeout=600)
+    finally:
+        try:
+            os.killpg(tour.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    assert tour.returncode == 0, err[-4000:]
+    ran = [line[2:] for line in err.splitlines() if line.startswith("+ mosaic ")]
+    for command in ("categorize", "plot", "run", "figures", "eval", "apps", "serve", "lookup"):
+        assert any(line.startswith(f"mosaic {command} ") for line in ran), (command, ran)
+    assert (tmp_path / "trace.png").stat().st_size > 0 and (tmp_path / "results" / "report.md").is_file()
+    lines = out.splitlines()
+    assert (
+        lines[0].startswith('{"file": "tests/data/darshan-logs/release_logs/')
+        and '"status": "ok"' in lines[0]
+    )
+    assert any(line.startswith("trace accuracy") for line in lines)
+    assert any(line.startswith("period class ") and "write period" in line for line in lines)  # the lookup
+
+
+def test_the_tour_leaves_out_nothing_a_newcomer_needs():
+    """The lines the test runs are the tour's lines: none is hidden behind a comment."""
+    lines = commands(TOUR.read_text())
+    assert lines[:2] == ["set -euo pipefail", "source .venv/bin/activate"]
+    assert all(line.startswith(("mosaic ", "IFS=", "until ", "kill ")) for line in lines[2:]), lines
