@@ -15,18 +15,18 @@ MOSAIC = Path(sys.executable).with_name("mosaic")
 LOG = TEST_DATA / "darshan-logs-runtime" / "darshan-main" / "pub_dxt_cadence.darshan"
 
 
-def categorize(*args: str) -> list[str]:
-    command = [str(MOSAIC), "categorize", *args]
-    return subprocess.run(
-        command, capture_output=True, text=True, check=True, timeout=120
-    ).stdout.splitlines()
+def categorize(*args: str, status: int = 0) -> list[str]:
+    """The command's output lines; exit status 1 when any log was evicted."""
+    done = subprocess.run([str(MOSAIC), "categorize", *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == status, done.stderr
+    return done.stdout.splitlines()
 
 
 def test_explain_adds_reasons_to_each_json_line(tmp_path):
     bad = tmp_path / "bad.darshan"
     bad.write_bytes(b"not a log")
-    plain, plain_bad = categorize(str(LOG), str(bad))
-    explained, explained_bad = map(json.loads, categorize("--explain", str(LOG), str(bad)))
+    plain, plain_bad = categorize(str(LOG), str(bad), status=1)
+    explained, explained_bad = map(json.loads, categorize("--explain", str(LOG), str(bad), status=1))
     assert json.loads(plain) == categorize_file(LOG, Config())  # the default output is unchanged
     assert "reasons" not in json.loads(plain)
     assert {k: v for k, v in explained.items() if k != "reasons"} == json.loads(plain)
