@@ -240,7 +240,13 @@ class Config:
     )  # head, then body, must arrive within this
     service_max_connections: int = service(
         1000, lo=1
-    )  # past it the connection waiting longest for a head or body is dropped (never the newcomer)
+    )  # past it the connection without progress longest (owing a head or body, not reading, pipelining) is dropped, never the newcomer
+    service_write_timeout_seconds: float = service(
+        5.0, **POSITIVE
+    )  # a response none of whose bytes drain this long (a client not reading) closes the connection
+    service_max_pipelined_requests: int = service(
+        32, lo=0
+    )  # requests queued on a connection behind the one answered; one more: 429 and the connection closes
     service_spool_bytes: int = service(1 << 20, lo=0)  # bodies above this stream to a temp file, not memory
     profile_min_periodic_share: float = service(
         0.5, **SHARE

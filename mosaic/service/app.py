@@ -42,7 +42,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the store and start (and warm) the workers before answering."""
     settings: ServiceSettings = app.state.settings
     app.state.store = Store(settings.store)
-    app.state.store_file = StoreFile.opened(settings.store)
+    try:
+        app.state.store_file = StoreFile.opened(settings.store)
+    except BaseException:
+        app.state.store.close()
+        raise
     app.state.pool = WorkerPool(settings.workers, settings.config)
     app.state.spool = tempfile.mkdtemp(prefix="mosaic-serve-")  # mode 700
     app.state.store_writes = asyncio.Lock()
@@ -52,6 +56,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         app.state.pool.close()
         app.state.store.close()
+        app.state.store_file.close()  # after SQLite's connections: its locks held till then
         shutil.rmtree(app.state.spool, ignore_errors=True)
 
 

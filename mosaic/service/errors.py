@@ -9,6 +9,7 @@ from typing import Any
 from mosaic.errors import ApiError
 
 JSON = "application/json"
+EXCERPT_CHARS = 120  # of a client's value echoed in an error
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -28,6 +29,14 @@ EVICTED_SCHEMA: dict[str, Any] = {
 def error_body(error: ApiError, detail: Any = "") -> dict[str, Any]:
     """Every 4xx of the API: ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
+
+
+def excerpt(text: str) -> str:
+    """``repr(text)``, cut to its first EXCERPT_CHARS characters: an error names what it was
+    asked without sending megabytes of it back."""
+    if len(text) <= EXCERPT_CHARS:
+        return repr(text)
+    return f"{text[:EXCERPT_CHARS]!r}... ({len(text)} characters)"
 
 
 def error_doc(description: str, schema: dict[str, Any] = ERROR_SCHEMA) -> dict[str, Any]:

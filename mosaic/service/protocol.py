@@ -18,12 +18,26 @@ Neither parser bounds time, so this protocol adds, per connection:
   its first byte (or of the connection), then the body within as much again;
   a late request is answered 408 and the connection closed (slowloris,
   short ``Content-Length``, never-ending chunked bodies);
-* a cap on open connections: past ``max_connections``, the connection that
-  has been owing bytes longest (a head: idle keep-alive or slow; or the rest
-  of a body) is dropped with a 503, never the newcomer, so slow clients
+* a write deadline: the transport buffers nothing past what the socket takes
+  (its high-water mark is 0), so ``pause_writing`` means "the client is not
+  reading"; when none of the unsent bytes drain for ``write_timeout``, the
+  connection is aborted (a client that pipelines requests and never reads
+  its answers held its connection forever: a response stuck behind TCP
+  back-pressure counted as being answered, and a close waited for the
+  unsent bytes to leave);
+* a bound on pipelined requests: past ``max_pipelined`` requests already
+  received behind the one answered, the next gets 429 and the connection
+  closes (the work one write of a client can queue is bounded);
+* a cap on open connections: past ``max_connections``, the connection whose
+  client has made no progress for longest (idle keep-alive or a slow head,
+  the rest of a body, or answers it does not read; counted from its last
+  byte received, or from when its answers stopped draining) is dropped with
+  a 503 (aborted if it does not read), never the newcomer, so slow clients
   cannot hold every file descriptor and a healthy client, which sends its
-  request at once, always gets in. Only when every other connection holds a
-  complete request being answered is the newcomer itself refused.
+  request at once, always gets in; an upload still arriving is never dropped
+  before a connection that has sent nothing since. Only when every other
+  connection holds a complete request being answered (and reads) is the
+  newcomer itself refused.
 """
 
 from __future__ import annotations
@@ -117,19 +131,26 @@ class StrictHeadBuffer(ReceiveBuffer):
 
 
 class GuardedH11Protocol(H11Protocol):
-    """Set by :func:`protocol_class`: limits, and the connections owing bytes (longest first)."""
+    """Set by :func:`protocol_class`: limits, and the connections that may be dropped, the
+    one without progress for longest first."""
 
     request_timeout: float
+    write_timeout: float
     max_connections: int
     max_header_bytes: int
-    waiting: dict[GuardedH11Protocol, None]  # in order of their wait's start (an ordered set)
+    max_pipelined: int
+    waiting: dict[GuardedH11Protocol, None]  # in order of their last progress (an ordered set)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]  # uvicorn: a Transport
+        self.transport.set_write_buffer_limits(high=0)  # pause_writing: the socket took not all
         self.head = StrictHeadBuffer(self.max_header_bytes)
         self.conn._receive_buffer = self.head
         self.deadline: asyncio.TimerHandle | None = None
+        self.write_deadline: asyncio.TimerHandle | None = None
+        self.unsent = 0  # bytes not yet taken by the socket when the write deadline was armed
         self.owes: type[h11.IDLE] | type[h11.SEND_BODY] | None = None
+        self.pipelined = 0  # requests in a row that were received before the previous answer ended
         if len(self.connections) > self.max_connections:
             self._make_room()  # before this connection waits: it is never the one dropped
         self._track()
@@ -139,32 +160,64 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state is h11.IDLE and self.deadline is None:
             self._arm()  # first bytes after an idle keep-alive
         super().data_received(data)
-        self._track()
+        self._track(progress=True)
 
     def on_response_complete(self) -> None:
+        if self.conn.their_state is h11.DONE and len(self.head) and not self.transport.is_closing():
+            self.pipelined += 1  # the next request is already here
+            if self.pipelined > self.max_pipelined:
+                self.drop(
+                    Refusal(
+                        429,
+                        "Too Many Requests",
+                        ApiError.TOO_MANY_REQUESTS,
+                        f"more than {self.max_pipelined} requests pipelined; wait for the answers",
+                    )
+                )
+        else:
+            self.pipelined = 0
         super().on_response_complete()  # may read a pipelined request
-        self._track()
+        self._track(progress=self.pipelined > 0)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.unsent = self.transport.get_write_buffer_size()
+        self.write_deadline = self.loop.call_later(self.write_timeout, self._undrained)
+        self._place(progress=True)  # its wait for the client starts now
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._cancel_write_deadline()
+        self._place(progress=True)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.waiting.pop(self, None)
-        if self.deadline is not None:
-            self._disarm()
+        self._disarm()
+        self._cancel_write_deadline()
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
         self.drop(self.head.refusal or MALFORMED)
 
     def drop(self, refusal: Refusal) -> None:
-        """Answer (unless a response is under way) and close the connection."""
-        if not self.transport.is_closing():
-            cycle = self.cycle  # the last request's: its response may be long complete
+        """Answer (unless a response is under way) and close the connection; abort it when
+        its client does not read (an answer would never reach it, and a close would wait
+        for the unsent bytes)."""
+        cycle = self.cycle
+        if self.flow.write_paused or (
+            cycle is not None and not cycle.response_complete and self.conn.their_state is h11.DONE
+        ):  # not reading, or its request whole and being answered: no answer of ours can follow
+            self.transport.abort()
+        elif not self.transport.is_closing():
+            # the last request's cycle: its response may be long complete
             if cycle is None or not cycle.response_started or cycle.response_complete:
                 self.transport.write(raw_response(refusal))
             self.transport.close()
         self.waiting.pop(self, None)
 
     def _make_room(self) -> None:
-        """Drop the connection waiting longest; this one only when no other waits."""
+        """Drop the connection without progress for longest; this one only when no other
+        may be dropped."""
         oldest = next(iter(self.waiting), self)
         why = "every other one is being answered" if oldest is self else "this one waited longest"
         oldest.drop(
@@ -176,26 +229,36 @@ class GuardedH11Protocol(H11Protocol):
             )
         )
 
-    def _track(self) -> None:
-        """Keep this connection's place among the waiting, and its deadline, in step with
-        what the client owes: a head (idle), the rest of a body, or nothing (its request is
-        being answered). A new wait goes last: the longest waiting is dropped first."""
+    def _track(self, progress: bool = False) -> None:
+        """Keep this connection's deadline and place among the waiting in step with what the
+        client owes: a head (idle), the rest of a body, or nothing (its request is being
+        answered). A new wait, or bytes received (``progress``), put it last: the connection
+        without progress for longest is dropped first."""
         state = self.conn.their_state
         owes = state if state in OWING and not self.transport.is_closing() else None
-        if owes is self.owes:
-            return
-        self.owes = owes
-        self.waiting.pop(self, None)
-        if owes is not None:
+        if owes is not self.owes:
+            self.owes = owes
+            progress = True
+            if owes is h11.SEND_BODY:
+                self._arm()  # head complete: the body gets its own deadline
+            elif owes is h11.IDLE and len(self.head):  # a pipelined head already begun
+                self._unset_keepalive_if_required()
+                self._arm()
+            elif owes is None:
+                self._disarm()
+            # owes IDLE, nothing received: uvicorn's keep-alive timer runs; the first bytes arm ours
+        self._place(progress)
+
+    def _place(self, progress: bool) -> None:
+        """Among the waiting while the client owes bytes, does not read its answers, or is
+        answered a request it sent before reading the previous answer; moved last on
+        ``progress``."""
+        queued = self.pipelined and not self.transport.is_closing()
+        if self.owes is None and not queued and not self.flow.write_paused:  # (a close waits
+            self.waiting.pop(self, None)  # for the unsent bytes: paused, it stays droppable)
+        elif progress or self not in self.waiting:
+            self.waiting.pop(self, None)
             self.waiting[self] = None
-        if owes is h11.SEND_BODY:
-            self._arm()  # head complete: the body gets its own deadline
-        elif owes is h11.IDLE and len(self.head):  # a pipelined head already begun
-            self._unset_keepalive_if_required()
-            self._arm()
-        elif owes is None:
-            self._disarm()
-        # owes IDLE, nothing received: uvicorn's keep-alive timer runs; the first bytes arm ours
 
     def _arm(self) -> None:
         if self.deadline is not None:
@@ -206,6 +269,22 @@ class GuardedH11Protocol(H11Protocol):
         if self.deadline is not None:
             self.deadline.cancel()
         self.deadline = None
+
+    def _cancel_write_deadline(self) -> None:
+        if self.write_deadline is not None:
+            self.write_deadline.cancel()
+        self.write_deadline = None
+
+    def _undrained(self) -> None:
+        """The write deadline: a client that took some bytes gets as long again for the
+        rest; one that took none is cut off."""
+        unsent = self.transport.get_write_buffer_size()
+        self.write_deadline = None
+        if unsent >= self.unsent:
+            self.transport.abort()
+        elif unsent:
+            self.unsent = unsent
+            self.write_deadline = self.loop.call_later(self.write_timeout, self._undrained)
 
     def _late(self) -> None:
         self.deadline = None
@@ -227,8 +306,10 @@ def protocol_class(config: Config) -> type[GuardedH11Protocol]:
         (GuardedH11Protocol,),
         {
             "request_timeout": config.service_request_timeout_seconds,
+            "write_timeout": config.service_write_timeout_seconds,
             "max_connections": config.service_max_connections,
             "max_header_bytes": config.service_max_header_bytes,
+            "max_pipelined": config.service_max_pipelined_requests,
             "waiting": {},
         },
     )

@@ -39,7 +39,7 @@ from mosaic.corpus.listing import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, Applicati
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import ApiError, Reason
-from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc
+from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc, excerpt
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
@@ -59,6 +59,9 @@ NO_STORED_REASONS = (
     "the store keeps a run's categories, not the analysis its reasons quote: "
     "POST the log to /v1/categorize?explain=true for them"
 )
+# A query body holds an application of at most max_job_bytes (no longer one can be stored),
+# JSON spending at most 6 bytes on each of its bytes (\u00XX), and the rest of the object.
+JSON_BYTES_PER_BYTE, QUERY_OVERHEAD_BYTES = 6, 64
 
 router = APIRouter()
 
@@ -288,7 +291,10 @@ def application(
 @router.post(
     "/v1/applications/query",
     response_model=ApplicationAnswer,
-    responses={**APPLICATION_ERRORS, 413: error_doc("Body above the size limit")},
+    responses={
+        **APPLICATION_ERRORS,
+        413: error_doc("Body above the size limit, or an application longer than max_job_bytes"),
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -299,23 +305,37 @@ def application(
 async def application_query(request: Request) -> ApplicationAnswer | Response:
     """``GET /v1/applications`` for an application of any length (a log may claim one past
     what a request head carries): the body is ``{"uid": U, "app": EXE}``."""
-    limit = request.app.state.config.service_max_request_bytes
+    config = request.app.state.config
+    longest = config.max_job_bytes
+    limit = min(config.service_max_request_bytes, JSON_BYTES_PER_BYTE * longest + QUERY_OVERHEAD_BYTES)
     body = await receive_body(request, limit, limit, request.app.state.spool)
     if isinstance(body, Response):
         return body
     assert isinstance(body, bytes)  # never spooled: the spool size is the limit
-    try:
-        query = ApplicationQuery.model_validate_json(body)
-    except ValidationError as error:  # answered as FastAPI's own (handlers.invalid_request)
-        raise RequestValidationError(error.errors(include_url=False, include_input=False)) from None
+    query = await run_in_threadpool(parse_query, body)  # a megabyte of JSON: off the event loop
+    if len(query.app) > longest:  # each character is a byte or more of the command line
+        return error_response(
+            413,
+            ApiError.TOO_LARGE,
+            f"application of {len(query.app)} characters: never stored (max_job_bytes = {longest})",
+        )
     results = await run_in_threadpool(get_store, request)
     return await run_in_threadpool(look_up, request, results, query.uid, query.app)
+
+
+def parse_query(body: bytes) -> ApplicationQuery:
+    try:
+        return ApplicationQuery.model_validate_json(body)
+    except ValidationError as error:  # answered as FastAPI's own (handlers.invalid_request)
+        raise RequestValidationError(error.errors(include_url=False, include_input=False)) from None
 
 
 def look_up(request: Request, results: Store, uid: int, app: str) -> ApplicationAnswer | JSONResponse:
     found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
     if found is None:
-        return error_response(404, ApiError.UNKNOWN_APPLICATION, f"no application {app!r} for uid {uid}")
+        return error_response(
+            404, ApiError.UNKNOWN_APPLICATION, f"no application {excerpt(app)} for uid {uid}"
+        )
     return found
 
 

@@ -26,6 +26,8 @@ MAX_BODY = 200_000
 TIMEOUT_SECONDS = 2.0
 REQUEST_TIMEOUT = 1.5  # slow heads and bodies are dropped after this
 MAX_CONNECTIONS = 300
+WRITE_TIMEOUT = 1.0  # a client that reads none of its answers this long is cut off
+MAX_PIPELINED = 40  # requests received behind the one answered; one more: 429
 SPOOL_BYTES = 50_000  # bodies above this go through a temp file
 MAX_INFLATED = 20 << 20
 STARTUP_SECONDS = 60.0
@@ -75,6 +77,9 @@ def launch(
     max_body: int = MAX_BODY,
     request_timeout: float = REQUEST_TIMEOUT,
     store: Path | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    write_timeout: float = WRITE_TIMEOUT,
+    max_pipelined: int = MAX_PIPELINED,
 ) -> Server:
     """Start `mosaic serve` (not yet waiting for it: servers start side by side) on
     ``store`` (default: a new one in ``tmp``)."""
@@ -85,7 +90,9 @@ def launch(
         f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
         f"service_max_request_bytes = {max_body}\n"
         f"service_request_timeout_seconds = {request_timeout}\n"
-        f"service_max_connections = {MAX_CONNECTIONS}\n"
+        f"service_max_connections = {max_connections}\n"
+        f"service_write_timeout_seconds = {write_timeout}\n"
+        f"service_max_pipelined_requests = {max_pipelined}\n"
         f"service_spool_bytes = {SPOOL_BYTES}\n"
         f"max_inflated_bytes = {MAX_INFLATED}\n"
     )
@@ -111,7 +118,14 @@ def launch(
     with open(tmp / "server.log", "wb") as log:
         process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
     return Server(
-        f"http://127.0.0.1:{port}", store, process, token, max_body, request_timeout, log=tmp / "server.log"
+        f"http://127.0.0.1:{port}",
+        store,
+        process,
+        token,
+        max_body,
+        request_timeout,
+        max_connections,
+        log=tmp / "server.log",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import socket
 import threading
 from urllib.parse import quote
 
@@ -315,3 +316,49 @@ def test_a_uid_outside_int64_is_invalid(server, uid):
             client.get("/v1/applications", params={"uid": uid, "app": APP}), 422, "invalid_request"
         )
     assert invalid["detail"][0]["loc"] == ["query", "uid"]
+
+
+# ----- issue 36 item 5: a query never holds, nor sends back, more than a storable application -----
+
+MAX_JOB = Config().max_job_bytes  # big_server's: no longer an application is ever stored
+QUERY_LIMIT = 6 * MAX_JOB + 64  # every byte as \u00XX, plus the object around it
+ANSWER_BYTES = 1024  # an error answer names the application by an excerpt
+
+
+@pytest.mark.parametrize(
+    "length, status, error",
+    [(MAX_JOB, 404, "unknown_application"), (MAX_JOB + 1, 413, "too_large")],
+    ids=["max_job_bytes", "one more"],
+)
+def test_a_query_for_an_application_too_long_to_be_stored_is_413(big_server, length, status, error):
+    """Before the fix: 404 for both, the answer holding the whole application (~1 MB)."""
+    with big_server.client() as client:
+        response = client.post("/v1/applications/query", json={"uid": 1, "app": "a" * length})
+    assert_error(response, status, error)
+    assert len(response.content) < ANSWER_BYTES
+
+
+@pytest.mark.parametrize(
+    "size, status", [(QUERY_LIMIT, 404), (QUERY_LIMIT + 1, 413)], ids=["limit", "one more byte"]
+)
+def test_a_query_body_is_read_up_to_what_a_storable_application_takes(big_server, size, status):
+    """The longest JSON of a storable application: each of its bytes escaped; spaces after
+    the object fill the body to ``size``. One byte more is refused unread (64 MB before)."""
+    body = b'{"uid":1,"app":"' + b"\\u0001" * MAX_JOB + b'"}'
+    body += b" " * (size - len(body))
+    with big_server.client() as client:
+        response = client.post("/v1/applications/query", content=body)
+    assert (response.status_code, len(response.content) < ANSWER_BYTES) == (status, True), response.text[:300]
+
+
+def test_a_query_announcing_too_long_a_body_is_refused_before_it_is_sent(big_server):
+    """A Content-Length past the limit: 413 at once (before the fix the server waited for
+    the 60 MB, here until its 10 s deadline: 408)."""
+    host, port = big_server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(
+            b"POST /v1/applications/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 60000000\r\n\r\n{"
+        )
+        answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]

@@ -8,8 +8,10 @@ answered lookups, recorded posts into a file nobody would see again (200) and
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mosaic.corpus.store import Store
@@ -82,3 +84,23 @@ def test_a_store_cut_in_the_middle_answers_json(fresh_server, log_factory):
             if response.status_code == 503:
                 assert response.json()["error"] == ApiError.STORE_UNAVAILABLE
     assert 503 in statuses and statuses <= {200, 503}
+
+
+def test_a_store_replaced_by_a_fifo_is_unavailable_and_the_server_still_stops(fresh_server, log_factory):
+    """Issue 36 item 6: the old check opened the path, and opening a FIFO for reading waits
+    for a writer: /healthz, /metrics and every lookup hung with the event loop, and SIGTERM
+    was never acted on. Now the path is only stat'ed: a 503 at once, the rest answers."""
+    store = fresh_server.store
+    with fresh_server.client() as client:
+        assert (
+            client.post("/v1/categorize", params={"store": "true"}, content=log_factory()).status_code == 200
+        )
+        os.replace(store, store.with_name("aside.sqlite"))
+        os.mkfifo(store)
+        client.timeout = httpx.Timeout(5.0)
+        assert_unavailable(client.get("/healthz"), "not a regular file")
+        assert_unavailable(client.get("/v1/jobs/6001"), "not a regular file")
+        assert client.get("/metrics").status_code == 200
+    fresh_server.process.terminate()
+    assert fresh_server.process.wait(timeout=15) == -signal.SIGTERM  # uvicorn re-raises it once stopped
+    assert "Finished server process" in fresh_server.log.read_text()  # a clean stop, not a kill
