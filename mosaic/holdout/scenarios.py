@@ -38,8 +38,10 @@ from mosaic.holdout.design import (
 )
 from mosaic.holdout.truth import heatmap_series
 
+Rng = np.random.Generator
 
-def loguniform(rng: np.random.Generator, low: float, high: float) -> float:
+
+def loguniform(rng: Rng, low: float, high: float) -> float:
     return float(np.exp(rng.uniform(np.log(low), np.log(high))))
 
 
@@ -47,7 +49,7 @@ class Draw(ABC):
     """A parameter drawn per log from the scenario's random stream."""
 
     @abstractmethod
-    def __call__(self, rng: np.random.Generator) -> Any: ...
+    def __call__(self, rng: Rng) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class Uniform(Draw):
     low: float
     high: float
 
-    def __call__(self, rng: np.random.Generator) -> float:
+    def __call__(self, rng: Rng) -> float:
         return rng.uniform(self.low, self.high)
 
 
@@ -67,7 +69,7 @@ class LogUniform(Draw):
     high: float
     whole: bool = False
 
-    def __call__(self, rng: np.random.Generator) -> float:
+    def __call__(self, rng: Rng) -> float:
         value = loguniform(rng, self.low, self.high)
         return int(value) if self.whole else value
 
@@ -79,7 +81,7 @@ class Integers(Draw):
     low: int
     high: int
 
-    def __call__(self, rng: np.random.Generator) -> int:
+    def __call__(self, rng: Rng) -> int:
         return int(rng.integers(self.low, self.high))
 
 
@@ -87,7 +89,7 @@ class Integers(Draw):
 class Choice(Draw):
     options: tuple[str, ...]
 
-    def __call__(self, rng: np.random.Generator) -> str:
+    def __call__(self, rng: Rng) -> str:
         return str(rng.choice(self.options))
 
 
@@ -98,7 +100,7 @@ class Coin(Draw):
     heads: float
     tails: float
 
-    def __call__(self, rng: np.random.Generator) -> float:
+    def __call__(self, rng: Rng) -> float:
         return self.heads if rng.random() < 0.5 else self.tails
 
 
@@ -108,7 +110,7 @@ class UniformIn(Draw):
 
     ranges: tuple[tuple[float, float], ...]
 
-    def __call__(self, rng: np.random.Generator) -> float:
+    def __call__(self, rng: Rng) -> float:
         return rng.uniform(*self.ranges[rng.integers(len(self.ranges))])
 
 
@@ -120,7 +122,7 @@ class Scenario:
     params: dict[str, Any] = field(default_factory=dict)
     spec_limit: bool = False  # truth says what an analyst expects where SPEC 3.4's rule disagrees
 
-    def __call__(self, rng: np.random.Generator, config: Config) -> Design:
+    def __call__(self, rng: Rng, config: Config) -> Design:
         drawn = {name: v(rng) if isinstance(v, Draw) else v for name, v in self.params.items()}
         return self.shape(rng, config, **drawn)
 
@@ -130,7 +132,7 @@ class Scenario:
 
 def phase(
     records: Records,
-    rng: np.random.Generator,
+    rng: Rng,
     direction: str,
     start: float,
     total: float,
@@ -172,7 +174,7 @@ def phase(
 
 def series(
     records: Records,
-    rng: np.random.Generator,
+    rng: Rng,
     direction: str,
     times: np.ndarray,
     sizes: np.ndarray | list[float],
@@ -219,14 +221,12 @@ def end_of_run(records: Records, planned: float) -> float:
     return max(planned, latest_timestamp(records) + 10 * TIMESTAMP_EPSILON)
 
 
-def regular_times(
-    rng: np.random.Generator, first: float, period: float, count: int, jitter: float = 0.0
-) -> np.ndarray:
+def regular_times(rng: Rng, first: float, period: float, count: int, jitter: float = 0.0) -> np.ndarray:
     steps = period * (1 + rng.uniform(-jitter, jitter, count - 1))
     return first + np.concatenate([[0.0], np.cumsum(steps)])
 
 
-def small_input(records: Records, rng: np.random.Generator, ranks: int) -> None:
+def small_input(records: Records, rng: Rng, ranks: int) -> None:
     """An input deck every rank reads at start: real, but far below 100 MB."""
     phase(
         records, rng, "read", 0.01, loguniform(rng, 1e4, 2e7), 0.5, ranks, "shared", "/home/user/input.deck"
@@ -246,7 +246,7 @@ CHECKPOINT_DRAWS: dict[str, Draw] = dict(
 
 
 def checkpoints(
-    rng: np.random.Generator, config: Config, jitter: float = 0.0, size_spread: float = 0.0, **given: Any
+    rng: Rng, config: Config, jitter: float = 0.0, size_spread: float = 0.0, **given: Any
 ) -> Design:
     """A small input read, then ``count`` checkpoints of ``size`` (± ``size_spread``) bytes
     every ``period`` (± ``jitter``).
@@ -266,7 +266,7 @@ def checkpoints(
     return Design(run_time, ranks, records, p, write=claimed(config, write))
 
 
-def log_plus_ckpt(rng: np.random.Generator, config: Config) -> Design:
+def log_plus_ckpt(rng: Rng, config: Config) -> Design:
     """Rank 0 writes a log all run long next to periodic checkpoints (SPEC 3.3's minor op)."""
     design = checkpoints(rng, config)
     table = design.records.table()
@@ -287,7 +287,7 @@ def log_plus_ckpt(rng: np.random.Generator, config: Config) -> Design:
     return design
 
 
-def restart_ckpt_final(rng: np.random.Generator, config: Config, **given: Any) -> Design:
+def restart_ckpt_final(rng: Rng, config: Config, **given: Any) -> Design:
     """Read a restart file at start, checkpoint periodically, write a final state."""
     design = checkpoints(rng, config, **given)
     size, period, ranks = design.params["size"], design.params["period"], design.nprocs
@@ -318,14 +318,14 @@ def restart_ckpt_final(rng: np.random.Generator, config: Config, **given: Any) -
     return design
 
 
-def legacy_fpp_periodic(rng: np.random.Generator, config: Config, **given: Any) -> Design:
+def legacy_fpp_periodic(rng: Rng, config: Config, **given: Any) -> Design:
     """File-per-process checkpoints, for a Darshan 2.x log (open..close intervals)."""
     design = checkpoints(rng, config, **given)
     design.params["force_legacy"] = True
     return design
 
 
-def periodic_near_100mb(rng: np.random.Generator, config: Config, count: int, total: float) -> Design:
+def periodic_near_100mb(rng: Rng, config: Config, count: int, total: float) -> Design:
     """Periodic checkpoints whose whole volume is 80 MB (insignificant) or 130 MB."""
     design = checkpoints(rng, config, count=count, size=total / count)
     design.params["total"] = total
@@ -336,7 +336,7 @@ def periodic_near_100mb(rng: np.random.Generator, config: Config, count: int, to
 
 
 def many_small_files(
-    rng: np.random.Generator,
+    rng: Rng,
     config: Config,
     ranks: int,
     files: int,
@@ -365,9 +365,7 @@ def many_small_files(
     return Design(run_time, ranks, records, params, write=claimed(config, write))
 
 
-def two_series_interleaved(
-    rng: np.random.Generator, config: Config, ranks: int, every: int, n_big: int
-) -> Design:
+def two_series_interleaved(rng: Rng, config: Config, ranks: int, every: int, n_big: int) -> Design:
     """Every step a small dump; every ``every``-th step also a big checkpoint, in between."""
     count = every * n_big + int(rng.integers(1, every))
     period = rng.uniform(100, 300)
@@ -394,15 +392,7 @@ def two_series_interleaved(
 
 
 def two_phase_series(
-    rng: np.random.Generator,
-    config: Config,
-    ranks: int,
-    n1: int,
-    n2: int,
-    t1: float,
-    t2: float,
-    s1: float,
-    heavier: float,
+    rng: Rng, config: Config, ranks: int, n1: int, n2: int, t1: float, t2: float, s1: float, heavier: float
 ) -> Design:
     """Frequent small outputs for a while, then rarer checkpoints ``heavier`` times the bytes."""
     s2 = s1 * n1 / n2 * heavier
@@ -423,7 +413,7 @@ def two_phase_series(
 
 
 def periodic_input_reads(
-    rng: np.random.Generator, config: Config, ranks: int, count: int, period: float, busy: float
+    rng: Rng, config: Config, ranks: int, count: int, period: float, busy: float
 ) -> Design:
     """Input chunks read at a fixed period; one output written at the end."""
     records = Records()
@@ -435,25 +425,13 @@ def periodic_input_reads(
         records, rng, "read", times, np.full(count, chunk), duration, ranks, layout, "/scratch/data/chunk"
     )
     run_time = end_of_run(records, times[-1] + period * 1.5)
-    output = loguniform(rng, 1e9, 1e10)
-    phase(
-        records,
-        rng,
-        "write",
-        times[-1] + period * 1.1,
-        output,
-        0.3 * period,
-        ranks,
-        "shared",
-        "/scratch/out/result.h5",
-    )
+    start, output = times[-1] + period * 1.1, loguniform(rng, 1e9, 1e10)
+    phase(records, rng, "write", start, output, 0.3 * period, ranks, "shared", "/scratch/out/result.h5")
     params = dict(ranks=ranks, count=count, period=period, busy=busy, layout=layout, chunk=chunk)
     return Design(run_time, ranks, records, params, read=claimed(config, read))
 
 
-def stdio_only(
-    rng: np.random.Generator, config: Config, count: int, period: float, busy: float, size: float
-) -> Design:
+def stdio_only(rng: Rng, config: Config, count: int, period: float, busy: float, size: float) -> Design:
     """A serial script writing CSV tables with fwrite, and chatty stdout."""
     records = Records()
     records.add("/home/user/params.csv", 0, read=(0.01, 0.02, 5e4), stdio=True)
@@ -471,7 +449,7 @@ def stdio_only(
 
 
 def dxt_traced(
-    rng: np.random.Generator,
+    rng: Rng,
     config: Config,
     ranks: int,
     count: int,
@@ -518,7 +496,7 @@ def dxt_traced(
 # --------------------------------------------------------------------------- no period, phases
 
 
-def bytes_near_100mb(rng: np.random.Generator, config: Config) -> Design:
+def bytes_near_100mb(rng: Rng, config: Config) -> Design:
     """Directions just under / over 100 MB (80 vs 130 MB): significance must flip."""
     under, over = 0.8e8 * rng.uniform(0.9, 1.0), 1.3e8 * rng.uniform(1.0, 1.2)
     read_total, write_total = (under, over) if rng.random() < 0.5 else (over, under)
@@ -546,7 +524,7 @@ def bytes_near_100mb(rng: np.random.Generator, config: Config) -> Design:
     return Design(run_time, ranks, records, dict(read_total=read_total, write_total=write_total, ranks=ranks))
 
 
-def op_spans_chunks(rng: np.random.Generator, config: Config, run_time: float) -> Design:
+def op_spans_chunks(rng: Rng, config: Config, run_time: float) -> Design:
     """A few long operations each spanning several quarters (bytes spread uniformly)."""
     records = Records()
     for direction, path in (("read", "/scratch/in/stream.dat"), ("write", "/scratch/out/o.dat")):
@@ -555,9 +533,7 @@ def op_spans_chunks(rng: np.random.Generator, config: Config, run_time: float) -
     return Design(run_time, 64, records, dict(run_time=run_time))
 
 
-def reads_after_first_quarter(
-    rng: np.random.Generator, config: Config, run_time: float, count: int
-) -> Design:
+def reads_after_first_quarter(rng: Rng, config: Config, run_time: float, count: int) -> Design:
     """Regular reads from the end of the first quarter on; random writes throughout."""
     period = 0.74 * run_time / count
     records = Records()
@@ -571,7 +547,7 @@ def reads_after_first_quarter(
     return Design(run_time, ranks, records, params, read=claimed(config, read))
 
 
-def poisson_writes(records: Records, rng: np.random.Generator, run_time: float, equal_bytes: bool) -> int:
+def poisson_writes(records: Records, rng: Rng, run_time: float, equal_bytes: bool) -> int:
     """Writes at random (Poisson) times, sizes log-uniform unless ``equal_bytes``."""
     count = int(rng.integers(20, 200))
     starts = np.sort(rng.uniform(0.0, 0.97, count)) * run_time + 0.01
@@ -591,16 +567,14 @@ def poisson_writes(records: Records, rng: np.random.Generator, run_time: float, 
     return count
 
 
-def poisson(rng: np.random.Generator, config: Config, run_time: float, equal_bytes: bool) -> Design:
+def poisson(rng: Rng, config: Config, run_time: float, equal_bytes: bool) -> Design:
     """Writes at random times only: no period."""
     records = Records()
     count = poisson_writes(records, rng, run_time, equal_bytes)
     return Design(run_time, 1, records, dict(run_time=run_time, count=count, equal_bytes=equal_bytes))
 
 
-def one_off_phases(
-    rng: np.random.Generator, config: Config, run_time: float, ranks: int, layout: str
-) -> Design:
+def one_off_phases(rng: Rng, config: Config, run_time: float, ranks: int, layout: str) -> Design:
     """Read input at start (and maybe a reference at the end); two equal snapshots: no period."""
     records = Records()
     mesh, duration = loguniform(rng, 2e8, 5e10), rng.uniform(0.01, 0.08) * run_time
@@ -626,7 +600,7 @@ def one_off_phases(
 
 
 def metadata_storm_start(
-    rng: np.random.Generator, config: Config, ranks: int, files: int, window: float, run_time: float
+    rng: Rng, config: Config, ranks: int, files: int, window: float, run_time: float
 ) -> Design:
     """Thousands of ranks open their files within the first seconds, then compute."""
     records = Records()
@@ -655,9 +629,7 @@ def metadata_storm_start(
     return Design(run_time, ranks, records, params)
 
 
-def metadata_bursts(
-    rng: np.random.Generator, config: Config, count: int, period: float, files: int, window: float
-) -> Design:
+def metadata_bursts(rng: Rng, config: Config, count: int, period: float, files: int, window: float) -> Design:
     """A few hundred tiny files opened and closed in a burst every period."""
     records = Records()
     times = regular_times(rng, period * 0.5, period, count)
@@ -677,7 +649,7 @@ def metadata_bursts(
 # --------------------------------------------------------------------------- long and short runs
 
 
-def long_run_days(rng: np.random.Generator, config: Config, days: int, ranks: int) -> Design:
+def long_run_days(rng: Rng, config: Config, days: int, ranks: int) -> Design:
     """Days-long run: hourly checkpoints, and a day's input read every day."""
     records = Records()
     hours = days * 24 - 1
@@ -694,13 +666,7 @@ def long_run_days(rng: np.random.Generator, config: Config, days: int, ranks: in
 
 
 def short_run_subsecond(
-    rng: np.random.Generator,
-    config: Config,
-    period: float,
-    busy: float,
-    planned_run: float,
-    ranks: int,
-    frame_bytes: float,
+    rng: Rng, config: Config, period: float, busy: float, planned_run: float, ranks: int, frame_bytes: float
 ) -> Design:
     """Seconds-long run writing every fraction of a second (gaps kept above SPEC's merge gap).
 
@@ -728,7 +694,7 @@ def short_run_subsecond(
     return Design(run_time, ranks, records, params, write=claimed(config, write))
 
 
-def month_run(rng: np.random.Generator, config: Config, days: int, ranks: int) -> Design:
+def month_run(rng: Rng, config: Config, days: int, ranks: int) -> Design:
     """A run of 30+ days with a daily checkpoint."""
     records = Records()
     times = regular_times(rng, DAY * rng.uniform(0.3, 1.0), DAY, days - 1)
@@ -740,9 +706,7 @@ def month_run(rng: np.random.Generator, config: Config, days: int, ranks: int) -
     )
 
 
-def zero_length_ops(
-    rng: np.random.Generator, config: Config, count: int, period: float, ranks: int, size: float
-) -> Design:
+def zero_length_ops(rng: Rng, config: Config, count: int, period: float, ranks: int, size: float) -> Design:
     """Checkpoints whose recorded start equals their end, and stat-like zero-byte opens."""
     records = Records()
     times = regular_times(rng, period * 0.5, period, count)
@@ -768,9 +732,7 @@ def zero_length_ops(
 # --------------------------------------------------------------------------- where SPEC 3.4 is tested
 
 
-def overlap_many_ranks(
-    rng: np.random.Generator, config: Config, ranks: int, count: int, period: float
-) -> Design:
+def overlap_many_ranks(rng: Rng, config: Config, ranks: int, count: int, period: float) -> Design:
     """Each period, hundreds of ranks write with widely scattered starts and lengths."""
     records = Records()
     small_input(records, rng, ranks)
@@ -794,9 +756,7 @@ def overlap_many_ranks(
     return Design(run_time, ranks, records, params, write=claimed(config, write))
 
 
-def serialized_rank_writes(
-    rng: np.random.Generator, config: Config, ranks: int, count: int, period: float
-) -> Design:
+def serialized_rank_writes(rng: Rng, config: Config, ranks: int, count: int, period: float) -> Design:
     """Token-ring checkpoints: ranks write one after another, with a pause between ranks.
 
     SPEC 3.4's segments then mostly measure the spacing between ranks; an
@@ -828,9 +788,7 @@ def serialized_rank_writes(
     return Design(run_time, ranks, records, params, write=Periodicity(True, [write]))
 
 
-def ckpt_two_files(
-    rng: np.random.Generator, config: Config, ranks: int, count: int, period: float, busy: float
-) -> Design:
+def ckpt_two_files(rng: Rng, config: Config, ranks: int, count: int, period: float, busy: float) -> Design:
     """Each checkpoint: a big data file, then after a pause a small index file (HDF5 + XDMF).
 
     The data file's segment ends at the index file, so SPEC 3.4 measures the
@@ -870,7 +828,7 @@ def ckpt_two_files(
     return Design(run_time, ranks, records, params, write=Periodicity(True, [data]))
 
 
-def hourly_daily_one_direction(rng: np.random.Generator, config: Config, days: int, ranks: int) -> Design:
+def hourly_daily_one_direction(rng: Rng, config: Config, days: int, ranks: int) -> Design:
     """Hourly checkpoints and a much larger daily archive, both written, for days."""
     records = Records()
     hours = days * 24 - 1
@@ -888,7 +846,7 @@ def hourly_daily_one_direction(rng: np.random.Generator, config: Config, days: i
     return Design(float(days * DAY), ranks, records, params, write=Periodicity(True, [hourly, daily]))
 
 
-def metadata_dense(rng: np.random.Generator, config: Config, run_time: float, rate: float) -> Design:
+def metadata_dense(rng: Rng, config: Config, run_time: float, rate: float) -> Design:
     """Small files opened all run long at tens to hundreds per second."""
     count = int(rate * run_time)
     opened = np.sort(rng.uniform(0, run_time - 1, count))
@@ -903,14 +861,7 @@ def metadata_dense(rng: np.random.Generator, config: Config, run_time: float, ra
 
 
 def paused_series(
-    rng: np.random.Generator,
-    config: Config,
-    ranks: int,
-    period: float,
-    n1: int,
-    n2: int,
-    busy: float,
-    size: float,
+    rng: Rng, config: Config, ranks: int, period: float, n1: int, n2: int, busy: float, size: float
 ) -> Design:
     """Checkpoints at one period, a long pause (queue wait, rebalancing), then more of them."""
     records = Records()
@@ -932,9 +883,7 @@ def paused_series(
 # --------------------------------------------------------------------------- requests, seeks, partial logs
 
 
-def dxt_random_small_requests(
-    rng: np.random.Generator, config: Config, ranks: int, run_time: float
-) -> Design:
+def dxt_random_small_requests(rng: Rng, config: Config, ranks: int, run_time: float) -> Design:
     """Thousands of DXT-traced requests of random sizes at random times from a few ranks."""
     records = Records()
     for r in range(ranks):
@@ -946,7 +895,7 @@ def dxt_random_small_requests(
     return Design(run_time, ranks, records, dict(ranks=ranks, run_time=run_time), posix_only=False)
 
 
-def seek_heavy_reader(rng: np.random.Generator, config: Config, run_time: float, seeks: int) -> Design:
+def seek_heavy_reader(rng: Rng, config: Config, run_time: float, seeks: int) -> Design:
     """One rank opens a big file once and seeks thousands of times (SPEC 3.7: with the open)."""
     records = Records()
     start = rng.uniform(0.05, 0.5) * run_time
@@ -961,13 +910,7 @@ def seek_heavy_reader(rng: np.random.Generator, config: Config, run_time: float,
 
 
 def dxt_request_cadence(
-    rng: np.random.Generator,
-    config: Config,
-    ranks: int,
-    run_time: float,
-    cadence: float,
-    requests: int,
-    size: float,
+    rng: Rng, config: Config, ranks: int, run_time: float, cadence: float, requests: int, size: float
 ) -> Design:
     """One traced input phase of requests every 0.1-0.6 s (SPEC 3.4: < 1 s is no period)."""
     records = Records()
@@ -986,7 +929,7 @@ def dxt_request_cadence(
     return Design(run_time, ranks, records, params, posix_only=False)
 
 
-def partial_lost_files(rng: np.random.Generator, config: Config, run_time: float, ranks: int) -> Design:
+def partial_lost_files(rng: Rng, config: Config, run_time: float, ranks: int) -> Design:
     """A partial POSIX module lost the big output files' records: only MPI-IO keeps them.
 
     SPEC 2 lets those MPI-IO records stand in, so the output counts (here
@@ -1009,9 +952,7 @@ def partial_lost_files(rng: np.random.Generator, config: Config, run_time: float
     return Design(run_time, ranks, records, params, posix_only=False)
 
 
-def sample_shards_seek_reader(
-    rng: np.random.Generator, config: Config, ranks: int, files: int, run_time: float
-) -> Design:
+def sample_shards_seek_reader(rng: Rng, config: Config, ranks: int, files: int, run_time: float) -> Design:
     """Training ranks read their shards of sample files one after another, a seek before
     each of 100-1000 requests per file (SPEC 3.7: seeks reach no metadata server)."""
     shard = loguniform(rng, 2e8, 2e10) / ranks / files
@@ -1030,7 +971,7 @@ def sample_shards_seek_reader(
 
 
 def open_storm_seek_aggregators(
-    rng: np.random.Generator, config: Config, ranks: int, aggregators: int, count: int, period: float
+    rng: Rng, config: Config, ranks: int, aggregators: int, count: int, period: float
 ) -> Design:
     """Hundreds of ranks open the input within one second (the spike), and a few
     aggregators write each step's output with a seek before every request."""
@@ -1064,9 +1005,7 @@ def open_storm_seek_aggregators(
     return Design(run_time, ranks, records, params, write=claimed(config, write))
 
 
-def two_series_unrelated_periods(
-    rng: np.random.Generator, config: Config, ranks: int, small_period: float
-) -> Design:
+def two_series_unrelated_periods(rng: Rng, config: Config, ranks: int, small_period: float) -> Design:
     """Small diagnostics every 3.5-12 s and checkpoints 10.3-15.7 times rarer (no whole
     ratio): the checkpoints cut the diagnostics' segments at lengths that keep changing.
     The heavier checkpoint series is the dominant one (SPEC 3.4), also when 5-20
@@ -1147,7 +1086,7 @@ def appended_file(
 
 
 def appended_checkpoints(
-    rng: np.random.Generator, config: Config, ranks: int, count: int, period: float, busy: float, size: float
+    rng: Rng, config: Config, ranks: int, count: int, period: float, busy: float, size: float
 ) -> Design:
     """Every checkpoint appended to one file: one POSIX record per rank spans them all.
 
@@ -1175,14 +1114,7 @@ def appended_checkpoints(
 
 
 def appended_few_bursts(
-    rng: np.random.Generator,
-    config: Config,
-    direction: str,
-    ranks: int,
-    count: int,
-    period: float,
-    busy: float,
-    size: float,
+    rng: Rng, config: Config, direction: str, ranks: int, count: int, period: float, busy: float, size: float
 ) -> Design:
     """Three to eight checkpoints written to, or training epochs read from, one file.
 
@@ -1220,7 +1152,7 @@ def appended_few_bursts(
 
 
 def appended_design(
-    rng: np.random.Generator,
+    rng: Rng,
     direction: str,
     starts: np.ndarray,
     ends: np.ndarray,
@@ -1238,7 +1170,7 @@ def appended_design(
     return Design(end_of_run(records, run_time), ranks, records, params, posix_only=False, heatmap=heatmap)
 
 
-def appended_steady_stream(rng: np.random.Generator, config: Config, run_time: float, pieces: int) -> Design:
+def appended_steady_stream(rng: Rng, config: Config, run_time: float, pieces: int) -> Design:
     """Writes appended without a pause, at a rate that changes at random: no empty bin."""
     cuts = np.sort(rng.uniform(0.03, 0.97, pieces - 1)) * run_time
     starts = np.concatenate([[0.02 * run_time], cuts])
@@ -1248,7 +1180,7 @@ def appended_steady_stream(rng: np.random.Generator, config: Config, run_time: f
     return appended_design(rng, "write", starts, ends, sizes, run_time, pieces=pieces)
 
 
-def appended_two_snapshots(rng: np.random.Generator, config: Config, run_time: float) -> Design:
+def appended_two_snapshots(rng: Rng, config: Config, run_time: float) -> Design:
     """An early and a late checkpoint appended to one file: two bursts are no period."""
     starts = np.array([rng.uniform(0.05, 0.25), rng.uniform(0.7, 0.85)]) * run_time
     length = rng.uniform(0.01, 0.1) * run_time
@@ -1256,7 +1188,7 @@ def appended_two_snapshots(rng: np.random.Generator, config: Config, run_time: f
     return appended_design(rng, "write", starts, starts + length, sizes, run_time)
 
 
-def appended_on_off(rng: np.random.Generator, config: Config, run_time: float) -> Design:
+def appended_on_off(rng: Rng, config: Config, run_time: float) -> Design:
     """On/off traffic to one file: exponential on and off times, random rates."""
     on, off = run_time / rng.uniform(20, 120), run_time / rng.uniform(10, 60)
     durations = np.column_stack([rng.exponential(off, 200), rng.exponential(on, 200)]).ravel()
@@ -1267,7 +1199,7 @@ def appended_on_off(rng: np.random.Generator, config: Config, run_time: float) -
     return appended_design(rng, "write", starts[keep], ends[keep], sizes, run_time, on=on, off=off)
 
 
-def appended_subsecond_bursts(rng: np.random.Generator, config: Config, run_time: float) -> Design:
+def appended_subsecond_bursts(rng: Rng, config: Config, run_time: float) -> Design:
     """Bursts 0.3-0.8 s apart (a whole number of 0.1 s bins) in a 12-25 s run: the cadence
     of requests inside one I/O phase, under SPEC 3.4's ``min_period_seconds``."""
     period = 0.1 * int(rng.integers(3, 9))
