@@ -22,7 +22,8 @@ are claimed from the heatmap bins written (3 or more, clearly one cluster).
 
 Modules: :mod:`~mosaic.holdout.design` (records being designed, the
 design's periodicity claim), :mod:`~mosaic.holdout.truth` (SPEC's rules),
-:mod:`~mosaic.holdout.scenarios` (the shapes), :mod:`~mosaic.holdout.writing`
+:mod:`~mosaic.holdout.scenarios` (the table of scenarios: each row a shape
+and its parameters, fixed or drawn per log), :mod:`~mosaic.holdout.writing`
 (formats, extras, :func:`~mosaic.holdout.writing.generate`) and
 :mod:`~mosaic.holdout.command`. Run: ``python -m mosaic.holdout OUT
 [--seeds N]`` (or ``python -m benchmarks.holdout``) writes the logs and

@@ -126,14 +126,15 @@ class Records:
 
 @dataclass
 class Series:
-    """One designed periodic operation: its period, busy fraction and total bytes."""
+    """One designed periodic operation: its period, busy fraction, total bytes and occurrences."""
 
     period: float
     busy: float | None  # None: not asserted (several series cut each other's segments)
     total_bytes: float
+    count: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class Periodicity:
     """What the design says about one direction's periodicity."""
 
@@ -147,14 +148,21 @@ UNKNOWN = Periodicity(None)
 
 @dataclass
 class Design:
+    """One log's records and what its design claims; ``params`` go to the truth line as they are."""
+
     run_time: float
     nprocs: int
     records: Records
-    read: Periodicity
-    write: Periodicity
     params: dict[str, Any]
+    read: Periodicity = NOT_PERIODIC
+    write: Periodicity = NOT_PERIODIC
     posix_only: bool = True  # representable as a Darshan 2.x log
     heatmap: F.HeatmapRecords | None = None  # HEATMAP module (formats 3.21 / 3.41 only)
+
+
+def claimed(config: Config, *series: Series, other_ops: int = 0) -> Periodicity:
+    """The claim for a direction whose ``series`` run one after another (:func:`periodic_claim`)."""
+    return Periodicity(periodic_claim([s.count for s in series], other_ops, config), list(series))
 
 
 def periodic_claim(series_counts: list[int], other_ops: int, config: Config) -> bool | None:

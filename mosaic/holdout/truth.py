@@ -166,7 +166,8 @@ def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config
     if spread >= config.meanshift_bandwidth * (1 - config.truth_margin):
         return UNKNOWN
     return Periodicity(
-        True, [Series(float(np.median(gaps)), float(np.mean(lengths / segments)), float(bins.sum()))]
+        True,
+        [Series(float(np.median(gaps)), float(np.mean(lengths / segments)), float(bins.sum()), designed)],
     )
 
 

@@ -169,18 +169,25 @@ def params(scenario: Scenario) -> dict[str, Any]:
     return dataclasses.asdict(scenario)
 
 
-# Design rows: one logical operation (a phase, a burst, the noise) per row.
+@dataclass(frozen=True)
+class DesignRow:
+    """One logical operation (a phase, a burst, the noise); the defaults are a one-off's."""
+
+    direction: str
+    start: float
+    end: float
+    bytes: float
+    component: int
+    period: float = 0.0
+    jitter: float = 0.0
+    count: int = 1  # bursts of the component
+    heatmap_only: bool = False  # appended to one file: only the HEATMAP shows it
+
+
 DESIGN_DTYPE = np.dtype(
     [
-        ("direction", "U5"),
-        ("start", "f8"),
-        ("end", "f8"),
-        ("bytes", "f8"),
-        ("component", "i8"),
-        ("period", "f8"),
-        ("jitter", "f8"),
-        ("count", "i8"),
-        ("heatmap_only", "?"),
+        (f.name, {"str": "U5", "float": "f8", "int": "i8", "bool": "?"}[str(f.type)])
+        for f in dataclasses.fields(DesignRow)
     ]
 )
 NOISE_COMPONENT = -1
@@ -228,73 +235,52 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         run_time = float(round(drawn(s.run_time)))
     starts = [burst_times(p, rng, run_time) if t is None else t for t, p in zip(first_starts, s.periodic)]
     table = FileTable()
-    design: list[tuple[Any, ...]] = []  # DESIGN_DTYPE rows; heatmap_only may be left out
+    design: list[DesignRow] = []
     appended = Appended(ranks, run_time)
     for i, ph in enumerate(s.phases):
         t0, t1 = drawn(ph.start) * run_time, min(drawn(ph.start) + drawn(ph.duration), 1.0) * run_time
         volume = drawn(ph.volume) * drawn(s.volume)
         if ph.append:
             appended.add(table, f"{root}/{ph.direction}_phase{i}.log", ph.direction, [t0], [t1], [volume])
-            design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1, True))
+            design.append(DesignRow(ph.direction, t0, t1, volume, i, heatmap_only=True))
             continue
+        row = DesignRow(ph.direction, t0, t1, volume, i)
         _data_files(
             table,
             rng,
             f"{root}/{ph.direction}_phase{i}",
-            ph.direction,
-            t0,
-            t1,
-            volume,
-            ranks,
-            drawn(ph.shared),
-            drawn(ph.requests),
-            run_time,
-            drawn(ph.writers),
-            F.MPIIO if ph.lost else F.POSIX,
-            ph.seeks,
+            row,
+            ranks=ranks,
+            run_time=run_time,
+            shared=drawn(ph.shared),
+            requests=drawn(ph.requests),
+            writers=drawn(ph.writers),
+            module=F.MPIIO if ph.lost else F.POSIX,
+            seeks=ph.seeks,
         )
-        design.append((ph.direction, t0, t1, volume, i, 0.0, 0.0, 1))
+        design.append(row)
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
         component = len(s.phases) + j
+        ends = np.minimum(times + drawn(p.busy) * drawn(p.period), run_time)
         if p.append:
-            ends = np.minimum(times + drawn(p.busy) * drawn(p.period), run_time)
             sizes = np.full(len(times), drawn(p.burst_bytes))
             appended.add(table, f"{root}/{p.direction}_series{j}.log", p.direction, times, ends, sizes)
-            design += [
-                (
-                    p.direction,
-                    t0,
-                    t1,
-                    drawn(p.burst_bytes),
-                    component,
-                    drawn(p.period),
-                    p.jitter,
-                    len(times),
-                    True,
-                )
-                for t0, t1 in zip(times, ends)
-            ]
+            design += _series_rows(p, component, times, ends, heatmap_only=True)
             continue
-        for k, t0 in enumerate(times):
-            t1 = min(t0 + drawn(p.busy) * drawn(p.period), run_time)
+        for k, row in enumerate(_series_rows(p, component, times, ends)):
             _data_files(
                 table,
                 rng,
                 f"{root}/{p.direction}_series{j}/step{k:05d}",
-                p.direction,
-                t0,
-                t1,
-                drawn(p.burst_bytes),
-                ranks,
-                drawn(p.shared),
-                drawn(p.requests),
-                run_time,
-                drawn(p.writers),
+                row,
+                ranks=ranks,
+                run_time=run_time,
+                shared=drawn(p.shared),
+                requests=drawn(p.requests),
+                writers=drawn(p.writers),
                 seeks=p.seeks,
             )
-            design.append(
-                (p.direction, t0, t1, drawn(p.burst_bytes), component, drawn(p.period), p.jitter, len(times))
-            )
+            design.append(row)
     for j, irr in enumerate(s.irregular):
         component = len(s.phases) + len(s.periodic) + j
         count = int(drawn(irr.count))
@@ -303,35 +289,41 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         for k, t0 in enumerate(times):
             ends[k] = min(t0 + Range(*irr.busy).draw(rng), run_time)
             volumes[k] = Range(*irr.burst_bytes).draw(rng)
+            row = DesignRow(
+                irr.direction, t0, ends[k], volumes[k], component, count=count, heatmap_only=irr.append
+            )
             if not irr.append:
                 _data_files(
-                    table,
-                    rng,
-                    f"{root}/{irr.direction}_irregular{j}/burst{k:05d}",
-                    irr.direction,
-                    t0,
-                    ends[k],
-                    volumes[k],
-                    ranks,
-                    True,
-                    BURST_REQUESTS,
-                    run_time,
+                    table, rng, f"{root}/{irr.direction}_irregular{j}/burst{k:05d}", row, ranks, run_time
                 )
+            design.append(row)
         if irr.append:
             appended.add(
                 table, f"{root}/{irr.direction}_irregular{j}.log", irr.direction, times, ends, volumes
             )
-        design += [
-            (irr.direction, t0, t1, v, component, 0.0, 0.0, count, irr.append)
-            for t0, t1, v in zip(times, ends, volumes)
-        ]
     for b, load in enumerate(s.metadata):
         _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
     if s.noise:
         lib_bytes = _noise_files(table, rng, root)
-        design.append((READ, NOISE_WINDOW[0], NOISE_WINDOW[1], lib_bytes, NOISE_COMPONENT, 0.0, 0.0, 1))
-    rows = [row + (False,) * (len(DESIGN_DTYPE.names or ()) - len(row)) for row in design]
-    return Built(table, run_time, ranks, np.array(rows, DESIGN_DTYPE), appended.heatmap())
+        design.append(DesignRow(READ, *NOISE_WINDOW, lib_bytes, NOISE_COMPONENT))
+    return Built(
+        table,
+        run_time,
+        ranks,
+        np.array([dataclasses.astuple(row) for row in design], DESIGN_DTYPE),
+        appended.heatmap(),
+    )
+
+
+def _series_rows(
+    p: Periodic, component: int, times: np.ndarray, ends: np.ndarray, heatmap_only: bool = False
+) -> list[DesignRow]:
+    """The design rows of a periodic component's bursts."""
+    period, size = drawn(p.period), drawn(p.burst_bytes)
+    return [
+        DesignRow(p.direction, t0, t1, size, component, period, p.jitter, len(times), heatmap_only)
+        for t0, t1 in zip(times, ends)
+    ]
 
 
 HEATMAP_BIN, HEATMAP_MAX_BINS = 0.1, 512  # Darshan's first bin width, doubled until it fits
@@ -413,25 +405,24 @@ def _data_files(
     table: FileTable,
     rng: np.random.Generator,
     stem: str,
-    direction: str,
-    t0: float,
-    t1: float,
-    volume: float,
+    op: DesignRow,
     ranks: int,
-    shared: float,  # non-zero: one shared file
-    requests: float,
     run_time: float,
+    *,
+    shared: float = True,  # non-zero: one shared file
+    requests: float = BURST_REQUESTS,
     writers: float = 0,
     module: int = F.POSIX,
     seeks: bool = False,
 ) -> None:
-    """Records of one phase or burst, staggered a little inside [t0, t1].
+    """Records of the phase or burst ``op``, staggered a little inside its [start, end].
 
     A shared file is one rank -1 record, or (``writers`` > 0) one record per
     writing rank, as Darshan keeps a shared file that is not reduced at
     exit (aggregators spread over the ranks); else one file per rank.
     ``seeks``: a seek before every request (as many seeks as requests).
     """
+    direction, t0, t1, volume = op.direction, op.start, op.end, op.bytes
     per_rank = shared and writers > 0
     n = (min(int(writers), ranks) if per_rank else 1) if shared else ranks
     if shared:

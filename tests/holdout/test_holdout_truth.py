@@ -12,7 +12,7 @@ from mosaic.analysis.labels import PERIODICITY
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import read_log
-from mosaic.holdout.design import NOT_PERIODIC, Design, Periodicity, Records, Series, periodic_claim
+from mosaic.holdout.design import Design, Periodicity, Records, Series, periodic_claim
 from mosaic.holdout.scenarios import SCENARIOS, appended_file, series_truth
 from mosaic.holdout.truth import (
     chunk_bytes,
@@ -146,7 +146,7 @@ def test_filtered_files_leave_the_truth():
     records.add("<STDOUT>", 0, write=(1.0, 2.0, 5e8), stdio=True)
     records.add("/proc/self/status", 0, read=(1.0, 2.0, 5e8))
     records.add("/scratch/a", 0, write=(1.0, 2.0, 2e8))
-    design = Design(10.0, 1, records, NOT_PERIODIC, NOT_PERIODIC, {})
+    design = Design(10.0, 1, records, {})
     families = truth_families(design, CONFIG)
     assert families["read_temporality"]["must"] == ["read_insignificant"]
     assert "write_on_start" in families["write_temporality"]["must"]
@@ -202,7 +202,7 @@ def test_appended_checkpoints_keep_their_bursts_in_the_heatmap_only(tmp_path):
     ],
 )
 def test_periods_under_min_period_seconds_are_not_periodic(period, expected):
-    assert periodicity_family(Periodicity(True, [Series(period, None, 1e9)]), CONFIG) == expected
+    assert periodicity_family(Periodicity(True, [Series(period, None, 1e9, 5)]), CONFIG) == expected
 
 
 # --------------------------------------------------------------------------- heatmap bursts
