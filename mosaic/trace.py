@@ -170,6 +170,7 @@ class _CleanRecords:
 
     ids: np.ndarray  # record ids (POSIX, STDIO, MPI-IO stand-ins)
     ranks: np.ndarray
+    stands_for: np.ndarray  # ranks each record stands for (SPEC 3.3 step 1)
     fields: F.CanonicalColumns  # canonical counters and fcounters
     kept: np.ndarray  # filtered and valid
     from_records: np.ndarray  # kept, and not replaced by DXT segments
@@ -204,8 +205,8 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     kept_files = _KeptFiles(log, config)
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, kept_files, lo, hi)
     stand_ins = _mpiio_stand_ins(log)
-    ids, ranks, fields, times, stdio_rows = _file_records(log, stand_ins)
-    kept = kept_files(ids)
+    ids, ranks, stands_for, fields, times, stdio_rows = _file_records(log, stand_ins)
+    kept = kept_files(ids) & (stands_for > 0)  # a stand-in for no rank is no record
     valid = _valid_records(fields, times, lo, hi)
     filtered_in = np.count_nonzero(kept)
     kept &= valid
@@ -218,6 +219,7 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     return _CleanRecords(
         ids,
         ranks,
+        stands_for,
         fields,
         kept,
         from_records,
@@ -225,7 +227,7 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         dxt_ops,
         dxt_files,
         dropped_segments,
-        0 if stand_ins is None else len(stand_ins.ids),
+        0 if stand_ins is None else int(np.count_nonzero(stands_for[len(ids) - len(stand_ins.ids) :])),
     )
 
 
@@ -234,7 +236,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     (:func:`_clean`); DXT_POSIX segments replace the POSIX operations of their files."""
     clean = _clean(log, config)
     job = log.job
-    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.ranks, clean.from_records, job.nprocs)
+    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.stands_for, clean.from_records)
     has_dxt = len(clean.dxt_files) > 0
     return Trace(
         file=file,
@@ -281,13 +283,15 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
 
 def _file_records(
     log: DarshanLog, stand_ins: F.ModuleRecords | None
-) -> tuple[np.ndarray, np.ndarray, F.CanonicalColumns, np.ndarray, slice]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, F.CanonicalColumns, np.ndarray, slice]:
     """POSIX, STDIO and MPI-IO stand-in records as one table.
 
-    Returns ids, ranks, the canonical fields (columns of two tables, whose
-    timestamps table SPEC 3.1's checks use whole), the timestamps table, and
-    the rows of STDIO records (a slice: every other row is of the POSIX
-    layer, POSIX records and their stand-ins, which DXT_POSIX segments replace).
+    Returns ids, ranks, the ranks each record stands for, the canonical fields
+    (columns of two tables, whose timestamps table SPEC 3.1's checks use whole),
+    the timestamps table, and the rows of STDIO records (a slice: every other
+    row is of the POSIX layer, POSIX records and their stand-ins, which
+    DXT_POSIX segments replace). A shared stand-in counts only what the POSIX
+    layer's records of its file do not (:func:`_shared_stand_ins`).
     """
     mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
     if stand_ins is not None:
@@ -297,6 +301,7 @@ def _file_records(
         times = np.zeros((0, len(F.CANONICAL_FCOUNTERS)))
         return (
             np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
             np.zeros(0, np.int64),
             F.CanonicalColumns(counts, times),
             times,
@@ -315,7 +320,43 @@ def _file_records(
     stdio = log.modules.get(F.STDIO)
     first_stdio = 0 if posix is None else len(posix.ids)
     stdio_rows = slice(first_stdio, first_stdio + (0 if stdio is None else len(stdio.ids)))
-    return ids, ranks, F.CanonicalColumns(counts, times), times, stdio_rows
+    stands_for = np.where(ranks == -1, log.job.nprocs, 1)
+    if stand_ins is not None and (stand_ins.ranks == -1).any():
+        layer = np.r_[np.arange(stdio_rows.start), np.arange(stdio_rows.stop, len(ids))]
+        _shared_stand_ins(ids, ranks, counts, stands_for, layer, len(ids) - len(stand_ins.ids))
+    return ids, ranks, stands_for, F.CanonicalColumns(counts, times), times, stdio_rows
+
+
+def _shared_stand_ins(
+    ids: np.ndarray,
+    ranks: np.ndarray,
+    counts: np.ndarray,
+    stands_for: np.ndarray,
+    layer: np.ndarray,
+    first_stand_in: int,
+) -> None:
+    """A shared MPI-IO stand-in stands in only for the ranks of its file without a record.
+
+    Its counters are every rank's; the POSIX layer's records of the same file
+    and a rank (``layer``: POSIX records and per-rank stand-ins) already count
+    theirs, so the stand-in keeps the rest (never below 0) and stands for the
+    ranks left (``counts`` and ``stands_for`` change in place; 0 ranks: it
+    stands for none and is no record). Real log ``imbalanced_io/``: ranks
+    1-495 have their POSIX records of two collectively written files and
+    rank 0 lost its: 496 opens each (992 requests counted twice) become 1,
+    and 25,098,793,816 bytes less ranks 1-495's 78,480 are rank 0's.
+    """
+    shared = first_stand_in + (ranks[first_stand_in:] == -1).nonzero()[0]
+    order = np.argsort(ids[shared], kind="stable")
+    sorted_ids = ids[shared][order]
+    ranked = layer[ranks[layer] >= 0]
+    at = np.minimum(np.searchsorted(sorted_ids, ids[ranked]), len(sorted_ids) - 1)
+    hit = sorted_ids[at] == ids[ranked]
+    owner = order[at[hit]]  # index into shared of each hit's stand-in
+    covered = np.zeros((len(shared), counts.shape[1]), np.int64)
+    np.add.at(covered, owner, counts[ranked[hit]])
+    counts[shared] = np.maximum(counts[shared] - covered, 0)
+    stands_for[shared] = np.maximum(stands_for[shared] - np.bincount(owner, minlength=len(shared)), 0)
 
 
 def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
@@ -324,7 +365,9 @@ def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
     An MPI-IO record stands in when no POSIX record has its (file, rank) and
     no POSIX record of rank -1 (which covers every rank) has its file. Its
     canonical fields carry bytes, read/write start and end, opens and
-    open/close times; MPI-IO has no seeks (0).
+    open/close times; MPI-IO has no seeks (0). A stand-in of rank -1 stands
+    in only for the ranks without a record of its file
+    (:func:`_shared_stand_ins`).
     """
     mpiio = log.modules.get(F.MPIIO)
     if F.POSIX not in log.partial_modules or mpiio is None:
@@ -604,11 +647,9 @@ def _assemble(parts: list[OpColumns]) -> np.ndarray:
     return ops
 
 
-def _record_operations(
-    fields: F.CanonicalColumns, record_ranks: np.ndarray, kept: np.ndarray, nprocs: int
-) -> list[OpColumns]:
-    """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
-    ranks = np.where(record_ranks == -1, nprocs, 1)
+def _record_operations(fields: F.CanonicalColumns, ranks: np.ndarray, kept: np.ndarray) -> list[OpColumns]:
+    """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1);
+    ``ranks``: the ranks each record stands for."""
     out: list[OpColumns] = []
     for direction, name in enumerate(DIRECTIONS):
         nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]

@@ -735,7 +735,9 @@ POSIX_KEPT = [(1, 0, 1, 5, 0, 10, W), (6, -1, 1, 5, 0, 20, W)]
 MPIIO_ROWS = [
     (1, 0, 1, 0, 0, 1000, W),  # (file 1, rank 0) has its POSIX record
     (1, 3, 0, 2, 0, 3000, dict(W, write_start=10.0, write_end=20.0)),  # rank 3 lost
-    (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),  # no POSIX -1
+    # no POSIX -1: stands in for the 6 ranks of 8 without a record of file 1 (0 and 3 have
+    # one), less what those records count (opens 8 - 1 - 2, bytes 4000 - 10 - 3000)
+    (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),
     (6, 2, 1, 0, 0, 5000, W),  # file 6's rank -1 POSIX record covers rank 2
     (6, -1, 0, 8, 0, 6000, W),  # ... and rank -1
     (2, 5, 1, 1, 700, 0, dict(W, read_start=50.0, read_end=60.0)),
@@ -756,11 +758,20 @@ def test_mpiio_stands_in_for_records_a_partial_posix_module_lost():
         (WRITE, 2.0, 3.0, 10.0, 1),
         (WRITE, 2.0, 3.0, 20.0, 8),
         (WRITE, 10.0, 20.0, 3000.0, 1),
-        (WRITE, 30.0, 40.0, 4000.0, 8),
+        (WRITE, 30.0, 40.0, 990.0, 6),
     ]
     # Metadata: opens are independent + collective opens, seeks 0 (MPI-IO has none).
     rows = sorted(zip(trace.meta["opens"].tolist(), trace.meta["seeks"].tolist()))
-    assert rows == [(1.0, 5.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (8.0, 0.0)]
+    assert rows == [(1.0, 5.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (5.0, 0.0)]
+
+
+def test_a_shared_stand_in_whose_ranks_all_have_records_stands_for_none():
+    """Every rank of the file has its POSIX record: the shared MPI-IO record adds nothing."""
+    log = make_log([(1, rank, 1, 0, 0, 10, W) for rank in range(8)], partial_modules=(F.POSIX,))
+    log.modules[F.MPIIO] = mpiio([(1, -1, 0, 8, 0, 80, W)])
+    trace = build_trace(log, "f", Config())
+    assert trace.info["mpiio_stand_ins"] == 0
+    assert trace.ops["bytes"].sum() == 80.0 and trace.meta["opens"].sum() == 8.0
 
 
 @pytest.mark.parametrize("partial", [(), (F.STDIO,), (F.DXT_POSIX,)])
@@ -796,23 +807,27 @@ def test_stand_ins_through_a_written_log(version):
     log.job = job(version=version, partial=True)
     trace = trace_from_bytes(write_log(log, version, partial=True), "f", Config())
     assert trace.partial and trace.info["mpiio_stand_ins"] == 3
-    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 20.0, 700.0, 3000.0, 4000.0]
+    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 20.0, 700.0, 990.0, 3000.0]
     unmarked = trace_from_bytes(write_log(log, version, partial=False), "f", Config())
     assert sorted(unmarked.ops["bytes"].tolist()) == [10.0, 20.0]
 
 
 def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     """imbalanced-io: rank 0's POSIX records of two shared files were lost; their
-    MPI-IO records hold 26.6 GB written between 277 s and 948 s."""
+    MPI-IO records hold 26.6 GB written between 277 s and 948 s. Ranks 1-495 have
+    their POSIX records of both files (495 opens and 6,128 / 78,480 bytes each file):
+    the stand-ins count rank 0 alone, one open and the rest of the bytes."""
     path = next(p for p in shared_logs if p.name == "imbalanced-io.darshan")
     trace = read_trace(path, Config())
     assert trace.partial and trace.info["mpiio_stand_ins"] == 2
     writes = trace.direction(WRITE)
-    lost = writes[writes["ranks"] == trace.job["nprocs"]][:2]
-    assert lost["bytes"].tolist() == [1_486_659_348.0, 25_098_793_816.0]
+    lost = writes[writes["bytes"] > 1e9][:2]
+    assert lost["bytes"].tolist() == [1_486_659_348.0 - 6_128, 25_098_793_816.0 - 78_480]
+    assert lost["ranks"].tolist() == [1, 1]
     assert lost["start"][0] == pytest.approx(276.78, abs=0.01)
     assert lost["end"][1] == pytest.approx(947.81, abs=0.01)
-    assert writes["bytes"].sum() == 79_525_075_654.0
+    assert writes["bytes"].sum() == 79_525_075_654.0 - 6_128 - 78_480
+    assert trace.meta["opens"].sum() == 16_757 + 2  # POSIX and STDIO, and rank 0 once per file (not 2 x 496)
 
 
 @pytest.mark.parametrize(

@@ -120,3 +120,14 @@ def test_nonmpi_dxt_keeps_only_multiple_spikes():
     path = shared("nonmpi_dxt_anonymized.darshan")
     assert metadata_labels(categorize_file(path, Config())) == ["metadata_multiple_spikes"]
     assert metadata_labels(categorize_file(path, PAPER)) == THREE
+
+
+def test_imbalanced_io_stand_ins_count_rank_0_alone():
+    """Two shared MPI-IO records (496 collective opens each) stand in for rank 0's lost POSIX
+    records; ranks 1-495 have theirs. Counting all 496 ranks again added 2 x 990 requests:
+    20,747 (peak 1983.8/s, mean 14.03/s) where 18,767 were made (peak 993.8/s, mean 12.69/s)."""
+    result = categorize_file(shared("imbalanced-io.darshan"), Config())
+    assert result["metadata"]["requests"] == 20_747 - 2 * 990
+    assert result["metadata"]["peak_per_second"] == pytest.approx(993.83, abs=0.01)
+    assert result["metadata"]["mean_per_second"] == pytest.approx(18_767 / 1479)
+    assert metadata_labels(result) == ["metadata_high_spike", "metadata_multiple_spikes"]
