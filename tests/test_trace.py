@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mosaic.analysis.metadata import requests_per_second
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
@@ -762,7 +763,8 @@ def test_mpiio_stands_in_for_records_a_partial_posix_module_lost():
     ]
     # Metadata: opens are independent + collective opens, seeks 0 (MPI-IO has none).
     rows = sorted(zip(trace.meta["opens"].tolist(), trace.meta["seeks"].tolist()))
-    assert rows == [(1.0, 5.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (5.0, 0.0)]
+    # ... and file 6's one open is collective (SPEC 3.7): a row of its own, the seeks stay.
+    assert rows == [(0.0, 5.0), (1.0, 0.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (5.0, 0.0)]
 
 
 def test_a_shared_stand_in_whose_ranks_all_have_records_stands_for_none():
@@ -778,7 +780,8 @@ def test_a_shared_stand_in_whose_ranks_all_have_records_stands_for_none():
 def test_mpiio_is_ignored_unless_posix_is_partial(partial):
     trace = build_trace(partial_log(partial), "f", Config())
     assert ops_list(trace) == [(WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8)]
-    assert trace.info["mpiio_stand_ins"] == 0 and len(trace.meta) == 2
+    assert trace.info["mpiio_stand_ins"] == 0 and trace.meta["opens"].tolist() == [1.0, 0.0, 1.0]
+    assert len(trace.meta) == 3  # file 6's open is collective (SPEC 3.7): in a row of its own
 
 
 def test_stand_ins_are_filtered_and_cleaned_like_posix_records():
@@ -890,3 +893,65 @@ def test_canonical_columns_are_views_made_on_demand():
     assert np.shares_memory(columns["opens"], counts)
     with pytest.raises(KeyError):
         columns["no_such_field"]
+
+
+# --------------------------------------------------------------------------- collective opens
+
+# POSIX record of file 1 shared by the 8 ranks: 10 opens spread over 0-4 s, closes over 5-9 s.
+TIMES = dict(open_start=0.0, open_end=4.0, write_start=4.0, write_end=5.0, close_start=5.0, close_end=9.0)
+SHARED = (1, -1, 10, 3, 0, 80, TIMES)
+COLLECTIVE = dict(open_start=3.5, open_end=3.75, close_start=8.25, close_end=8.5)
+
+
+def collective_log(posix_rows, mpiio_rows):
+    log = make_log(posix_rows)
+    log.modules[F.MPIIO] = mpiio(mpiio_rows)
+    return log
+
+
+def meta_rows(trace):
+    return sorted(trace.meta.tolist())
+
+
+def test_collective_opens_of_a_shared_record_happen_in_the_mpiio_windows():
+    """SPEC 3.7: 8 of the 10 POSIX opens (MPI-IO: 2 independent + 6 collective) happen in the
+    MPI-IO open window, their 8 closes in its close window; 2 opens and closes (and the
+    seeks) stay spread over the POSIX windows."""
+    trace = build_trace(collective_log([SHARED], [(1, -1, 2, 6, 0, 80, COLLECTIVE)]), "f", Config())
+    assert meta_rows(trace) == [(2.0, 3.0, 0.0, 4.0, 5.0, 9.0), (8.0, 0.0, 3.5, 3.75, 8.25, 8.5)]
+    per_second = requests_per_second(trace.meta, RUN_TIME)
+    assert per_second[:10].tolist() == pytest.approx([0.5, 0.5, 0.5, 8.5, 0, 0.5, 0.5, 0.5, 8.5, 0])
+    assert per_second.sum() == 20.0
+
+
+@pytest.mark.parametrize(
+    "posix_rank, mpiio_rank", [(0, -1), (-1, 0), (0, 0)], ids=["per-rank posix", "per-rank mpiio", "both"]
+)
+def test_only_a_shared_record_with_a_shared_mpiio_record_moves(posix_rank, mpiio_rank):
+    trace = build_trace(
+        collective_log([(1, posix_rank, *SHARED[2:])], [(1, mpiio_rank, 0, 8, 0, 80, COLLECTIVE)]),
+        "f",
+        Config(),
+    )
+    assert meta_rows(trace) == [(10.0, 3.0, 0.0, 4.0, 5.0, 9.0)]
+
+
+def test_more_collective_opens_than_posix_opens_move_them_all():
+    """16 MPI-IO opens against 10 POSIX opens: all 10 move, the POSIX row keeps its seeks."""
+    trace = build_trace(collective_log([SHARED], [(1, -1, 0, 16, 0, 80, COLLECTIVE)]), "f", Config())
+    assert meta_rows(trace) == [(0.0, 3.0, 0.0, 4.0, 5.0, 9.0), (10.0, 0.0, 3.5, 3.75, 8.25, 8.5)]
+
+
+def test_an_unrecorded_mpiio_close_keeps_the_posix_close_window():
+    """MPI-IO never recorded its close (0, 0): the moved closes stay in the POSIX window."""
+    never_closed = dict(COLLECTIVE, close_start=0.0, close_end=0.0)
+    trace = build_trace(collective_log([SHARED], [(1, -1, 0, 8, 0, 80, never_closed)]), "f", Config())
+    assert meta_rows(trace) == [(2.0, 3.0, 0.0, 4.0, 5.0, 9.0), (8.0, 0.0, 3.5, 3.75, 5.0, 9.0)]
+
+
+def test_an_invalid_or_filtered_mpiio_record_moves_nothing():
+    """An MPI-IO window outside the run (SPEC 3.1) is no evidence; nor is another file's."""
+    late = dict(COLLECTIVE, close_end=RUN_TIME + 1e6)
+    for rows in ([(1, -1, 0, 8, 0, 80, late)], [(6, -1, 0, 8, 0, 80, COLLECTIVE)]):
+        trace = build_trace(collective_log([SHARED], rows), "f", Config())
+        assert meta_rows(trace) == [(10.0, 3.0, 0.0, 4.0, 5.0, 9.0)]
