@@ -152,3 +152,17 @@ def test_imbalanced_io_stand_ins_count_rank_0_alone():
     assert result["metadata"]["peak_per_second"] == pytest.approx(993.93, abs=0.01)
     assert result["metadata"]["mean_per_second"] == pytest.approx(18_767 / 1479)
     assert metadata_labels(result) == ["metadata_high_spike", "metadata_multiple_spikes"]
+
+
+def test_dlio_2110720_two_reads_per_epoch_recur_every_8_s():
+    """Two heatmap bursts per 8 s epoch (4.0 s and 1.6 s long, 0.91 and 0.89 GB): each cluster's
+    median interval between consecutive occurrences is 8.0 s; mixing both clusters into one
+    series of their volume said 4.0 s (SPEC 3.4)."""
+    result = categorize_file(dlio("2110720"), Config())
+    assert periodic_labels(result, "read")[:2] == ["read_periodic", "read_periodic_second"]
+    operations = result["read"]["periodicity"]["meanshift"]["operations"]
+    assert [(op["occurrences"], op["period"]) for op in operations] == [
+        (6, pytest.approx(8.0)),
+        (4, pytest.approx(8.0)),
+    ]
+    assert result["read"]["periodicity"]["verdict"]["period"] == pytest.approx(8.0)
