@@ -18,10 +18,10 @@ from mosaic_testing.logs import REAL_LOGS
 DLIO = REAL_LOGS / "dlio_logs"
 DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")
 # The other large DLIO readers: one burst per epoch (periodic), two equal bursts per epoch
-# (2110720: periodic, the pace of its bursts), or a first epoch in two bursts (4 of 6 segments
-# periodic, under the 75 % share).
-DLIO_A_PERIODIC = ("2110483", "2110487", "2110488", "2110531", "2110720")
-DLIO_A_NOT_PERIODIC = ("2110489", "2110532", "2110533")
+# (2110720: periodic, each burst's own 8 s pace), or a first epoch split in two bursts by one
+# empty bin (periodic once joined: five epochs).
+DLIO_A_SPLIT = ("2110489", "2110532", "2110533")
+DLIO_A_PERIODIC = ("2110483", "2110487", "2110488", "2110531", "2110720") + DLIO_A_SPLIT
 PAPER = Config(metadata_seeks=True)
 THREE = ["metadata_high_spike", "metadata_multiple_spikes", "metadata_high_density"]
 
@@ -48,7 +48,7 @@ def periodic_labels(result: dict, direction: str) -> list[str]:
     return [c for c in result["categories"] if c.startswith(f"{direction}_periodic")]
 
 
-@pytest.mark.parametrize("job", DLIO_B + DLIO_A_PERIODIC + DLIO_A_NOT_PERIODIC)
+@pytest.mark.parametrize("job", DLIO_B + DLIO_A_PERIODIC)
 def test_dlio_seeks_are_no_metadata_load(job):
     """18k-46k seeks against 60-95 opens: three metadata labels with seeks, none without."""
     path = dlio(job)
@@ -91,12 +91,30 @@ def test_dlio_a_periodic_epochs(job):
     assert result["read"]["periodicity"]["meanshift"]["source"] == "heatmap"
 
 
-@pytest.mark.parametrize("job", DLIO_A_NOT_PERIODIC)
-def test_dlio_a_first_epoch_in_two_bursts_is_not_periodic(job):
-    """4 of 6 burst segments in the periodic cluster: 67 % < 75 %, and the FFT stays under its gate."""
-    result = categorize_file(dlio(job), Config())
-    assert periodic_labels(result, "read") == []
-    assert result["read"]["periodicity"]["meanshift"]["source"] == "operations"
+@pytest.mark.parametrize(
+    "job, epochs",
+    [
+        ("2110489", [75.2, 84.0, 91.2, 99.2, 106.4]),
+        ("2110532", [56.0, 64.8, 72.8, 80.0, 88.0]),
+        ("2110533", [56.8, 64.8, 72.8, 80.0, 88.0]),
+    ],
+)
+def test_dlio_a_first_epoch_split_by_one_empty_bin_is_one_occurrence(job, epochs):
+    """One empty 0.8 s bin splits the first epoch in two bursts (1.00 + 1.16, 1.19 + 0.93,
+    1.02 + 1.00 GB against ~2.1 GB epochs): 4 of 6 bursts alike, 67 % < 75 %. Joined, they are
+    the first of five epochs ~8 s apart (SPEC 3.5); the FFT alone stays under its gate."""
+    config = Config()
+    read = analyze(read_trace(dlio(job), config), config).read
+    assert read.bursts.joined.tolist() == [True, False, False, False, False]
+    assert read.meanshift["source"] == "heatmap" and read.meanshift["share"] == 1.0
+    (where,) = read.meanshift["occurrences"]
+    assert where["starts"].tolist() == pytest.approx(epochs)
+    assert 7.6 - 1e-9 <= read.verdict["period"] <= 8.0 + 1e-9
+    assert [label for label in read.labels if label.startswith("read_periodic")][:2] == [
+        "read_periodic",
+        "read_periodic_second",
+    ]
+    assert not read.fft["periodic"]
 
 
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
