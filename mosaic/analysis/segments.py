@@ -338,14 +338,16 @@ def _operations(
     two occurrences (a second series, a data file followed by its small
     index file, hourly checkpoints between daily archives), they cut the
     segments short, and mean shift may even split one series into several
-    clusters by where the other series falls: a cluster any of whose
-    segments ends at an operation of another volume takes the median
-    interval between consecutive operations of its volume (bytes within one
+    clusters by where the other series falls (a cluster of every third
+    occurrence recurs at three periods): when an operation of another
+    volume follows any operation of the cluster's volume (bytes within one
     bandwidth of the cluster's, in the clustering's log scale), the period
-    an analyst means. A cluster whose segments all end at operations of its
-    own volume is not cut: when its volume holds two clusters (DLIO 2110720
-    reads 0.91 and 0.89 GB 4.8 s apart in each 8 s epoch), each recurs at
-    its own 8 s, not at the 4 s between operations of the volume. Measured on the
+    is the median interval between consecutive operations of that volume,
+    the period an analyst means. When none does, no other series cuts the
+    segments: when the volume holds two clusters (DLIO 2110720 reads 0.91
+    and 0.89 GB 4.8 s apart in each 8 s epoch), they are two operations of
+    one cycle, and each recurs at its own 8 s, not at the 4 s between
+    operations of the volume. Measured on the
     held-out corpus (benchmarks/holdout.py) and the scenario corpus: see
     benchmarks/README.md, "Categorization". The busy fraction keeps SPEC's
     definition (operation / segment duration).
@@ -359,7 +361,7 @@ def _operations(
     for cluster_id in cluster_ids:
         members = ids == cluster_id
         same_volume = np.abs(log_bytes - small.mean(log_bytes[members])) <= config.meanshift_bandwidth
-        cut = bool((~same_volume[1:] & members[:-1]).any())  # a member's next operation: another volume
+        cut = bool((same_volume[:-1] & ~same_volume[1:]).any())  # another volume follows one of it
         operations.append(
             {
                 "cluster": int(cluster_id),
