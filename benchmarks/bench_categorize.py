@@ -130,9 +130,7 @@ def _transforms_floor(analysis, config: Config) -> float:
 
 
 def _burst_periodicity(bins, bin_seconds: float, config: Config) -> dict:
-    found = bursts.heatmap_bursts(bins, bin_seconds, config)
-    kept = ~found.minor
-    return segments.meanshift_periodicity(found.starts[kept], found.ends[kept], found.bytes[kept], config)
+    return dict(bursts.burst_periodicity(bins, bin_seconds, config)[1])
 
 
 def measure(locations: list[str], config: Config) -> dict[str, np.ndarray]:

@@ -197,6 +197,7 @@ class _CleanRecords:
 
     ids: np.ndarray  # record ids (POSIX, STDIO, MPI-IO stand-ins)
     ranks: np.ndarray
+    stands_for: np.ndarray  # ranks each record stands for (SPEC 3.3 step 1)
     fields: F.CanonicalColumns  # canonical counters and fcounters
     kept: np.ndarray  # filtered and valid
     from_records: np.ndarray  # kept, and not replaced by DXT segments
@@ -205,6 +206,8 @@ class _CleanRecords:
     dxt_files: np.ndarray  # file ids DXT segments cover
     dropped_segments: int
     stand_ins: int  # MPI-IO records standing in for lost POSIX records
+    posix_rows: int  # rows 0 .. posix_rows - 1 are the POSIX module's records
+    bounds: tuple[float, float]  # SPEC 3.1's valid times: the run and its clock slack
 
     @property
     def dropped_rows(self) -> int:
@@ -226,13 +229,12 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         )
     if job.partial and config.strict:
         raise LogError(Reason.PARTIAL, "a module ran out of record memory (--strict)")
-    slack = max(config.clock_slack_seconds, config.clock_slack_fraction * job.run_time)
-    lo, hi = -slack, job.run_time + slack
+    lo, hi = _bounds(job.run_time, config)
     kept_files = _KeptFiles(log, config)
     dxt_ops, dxt_files, dropped_segments = _dxt_operations(log, kept_files, lo, hi)
     stand_ins = _mpiio_stand_ins(log)
-    ids, ranks, fields, times, stdio_rows = _file_records(log, stand_ins)
-    kept = kept_files(ids)
+    ids, ranks, stands_for, fields, times, stdio_rows = _file_records(log, stand_ins)
+    kept = kept_files(ids) & (stands_for > 0)  # a stand-in for no rank is no record
     valid = _valid_records(fields, times, lo, hi)
     filtered_in = np.count_nonzero(kept)
     kept &= valid
@@ -245,6 +247,7 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
     return _CleanRecords(
         ids,
         ranks,
+        stands_for,
         fields,
         kept,
         from_records,
@@ -252,8 +255,16 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         dxt_ops,
         dxt_files,
         dropped_segments,
-        0 if stand_ins is None else len(stand_ins.ids),
+        0 if stand_ins is None else int(np.count_nonzero(stands_for[len(ids) - len(stand_ins.ids) :])),
+        stdio_rows.start,
+        (lo, hi),
     )
+
+
+def _bounds(run_time: float, config: Config) -> tuple[float, float]:
+    """SPEC 3.1: times outside the run, beyond the clock slack, are corrupt."""
+    slack = max(config.clock_slack_seconds, config.clock_slack_fraction * run_time)
+    return -slack, run_time + slack
 
 
 def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
@@ -261,13 +272,13 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     (:func:`_clean`); DXT_POSIX segments replace the POSIX operations of their files."""
     clean = _clean(log, config)
     job = log.job
-    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.ranks, clean.from_records, job.nprocs)
+    ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.stands_for, clean.from_records)
     has_dxt = len(clean.dxt_files) > 0
     return Trace(
         file=file,
         job=_job_dict(log),
         ops=_assemble(ops),
-        meta=_meta_rows(clean.fields, clean.kept, job.version in F.LEGACY_VERSIONS),
+        meta=_meta_rows(clean, log),
         partial=job.partial,
         dropped_records=clean.dropped_rows,
         has_dxt=has_dxt,
@@ -308,13 +319,15 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
 
 def _file_records(
     log: DarshanLog, stand_ins: F.ModuleRecords | None
-) -> tuple[np.ndarray, np.ndarray, F.CanonicalColumns, np.ndarray, slice]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, F.CanonicalColumns, np.ndarray, slice]:
     """POSIX, STDIO and MPI-IO stand-in records as one table.
 
-    Returns ids, ranks, the canonical fields (columns of two tables, whose
-    timestamps table SPEC 3.1's checks use whole), the timestamps table, and
-    the rows of STDIO records (a slice: every other row is of the POSIX
-    layer, POSIX records and their stand-ins, which DXT_POSIX segments replace).
+    Returns ids, ranks, the ranks each record stands for, the canonical fields
+    (columns of two tables, whose timestamps table SPEC 3.1's checks use whole),
+    the timestamps table, and the rows of STDIO records (a slice: every other
+    row is of the POSIX layer, POSIX records and their stand-ins, which
+    DXT_POSIX segments replace). A shared stand-in counts only what the POSIX
+    layer's records of its file do not (:func:`_shared_stand_ins`).
     """
     mods = [log.modules[m] for m in TRACE_MODULES if m in log.modules]
     if stand_ins is not None:
@@ -324,6 +337,7 @@ def _file_records(
         times = np.zeros((0, len(F.CANONICAL_FCOUNTERS)))
         return (
             np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
             np.zeros(0, np.int64),
             F.CanonicalColumns(counts, times),
             times,
@@ -342,7 +356,43 @@ def _file_records(
     stdio = log.modules.get(F.STDIO)
     first_stdio = 0 if posix is None else len(posix.ids)
     stdio_rows = slice(first_stdio, first_stdio + (0 if stdio is None else len(stdio.ids)))
-    return ids, ranks, F.CanonicalColumns(counts, times), times, stdio_rows
+    stands_for = np.where(ranks == -1, log.job.nprocs, 1)
+    if stand_ins is not None and (stand_ins.ranks == -1).any():
+        layer = np.r_[np.arange(stdio_rows.start), np.arange(stdio_rows.stop, len(ids))]
+        _shared_stand_ins(ids, ranks, counts, stands_for, layer, len(ids) - len(stand_ins.ids))
+    return ids, ranks, stands_for, F.CanonicalColumns(counts, times), times, stdio_rows
+
+
+def _shared_stand_ins(
+    ids: np.ndarray,
+    ranks: np.ndarray,
+    counts: np.ndarray,
+    stands_for: np.ndarray,
+    layer: np.ndarray,
+    first_stand_in: int,
+) -> None:
+    """A shared MPI-IO stand-in stands in only for the ranks of its file without a record.
+
+    Its counters are every rank's; the POSIX layer's records of the same file
+    and a rank (``layer``: POSIX records and per-rank stand-ins) already count
+    theirs, so the stand-in keeps the rest (never below 0) and stands for the
+    ranks left (``counts`` and ``stands_for`` change in place; 0 ranks: it
+    stands for none and is no record). Real log ``imbalanced_io/``: ranks
+    1-495 have their POSIX records of two collectively written files and
+    rank 0 lost its: 496 opens each (992 requests counted twice) become 1,
+    and 25,098,793,816 bytes less ranks 1-495's 78,480 are rank 0's.
+    """
+    shared = first_stand_in + (ranks[first_stand_in:] == -1).nonzero()[0]
+    order = np.argsort(ids[shared], kind="stable")
+    sorted_ids = ids[shared][order]
+    ranked = layer[ranks[layer] >= 0]
+    at = np.minimum(np.searchsorted(sorted_ids, ids[ranked]), len(sorted_ids) - 1)
+    hit = sorted_ids[at] == ids[ranked]
+    owner = order[at[hit]]  # index into shared of each hit's stand-in
+    covered = np.zeros((len(shared), counts.shape[1]), np.int64)
+    np.add.at(covered, owner, counts[ranked[hit]])
+    counts[shared] = np.maximum(counts[shared] - covered, 0)
+    stands_for[shared] = np.maximum(stands_for[shared] - np.bincount(owner, minlength=len(shared)), 0)
 
 
 def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
@@ -351,7 +401,9 @@ def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
     An MPI-IO record stands in when no POSIX record has its (file, rank) and
     no POSIX record of rank -1 (which covers every rank) has its file. Its
     canonical fields carry bytes, read/write start and end, opens and
-    open/close times; MPI-IO has no seeks (0).
+    open/close times; MPI-IO has no seeks (0). A stand-in of rank -1 stands
+    in only for the ranks without a record of its file
+    (:func:`_shared_stand_ins`).
     """
     mpiio = log.modules.get(F.MPIIO)
     if F.POSIX not in log.partial_modules or mpiio is None:
@@ -597,14 +649,89 @@ def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return inside if math.isfinite(lo) and math.isfinite(hi) else inside & np.isfinite(t)
 
 
-def _meta_rows(fields: F.CanonicalColumns, kept: np.ndarray, legacy: bool) -> np.ndarray:
-    """SPEC 3.7's metadata rows of the kept records (``legacy``: a Darshan 2.x log)."""
+def _meta_rows(clean: _CleanRecords, log: DarshanLog) -> np.ndarray:
+    """SPEC 3.7's metadata rows of the kept records: one per record, and a second one
+    for a shared POSIX record's opens and closes made by collective MPI-IO calls
+    (:func:`_collective_opens`)."""
+    kept = clean.kept
     rows = np.zeros(int(kept.sum()), META_DTYPE)
     for name in META_DTYPE.names or ():
-        rows[name] = fields[name][kept]
-    if legacy:
+        rows[name] = clean.fields[name][kept]
+    if log.job.version in F.LEGACY_VERSIONS:
         _spread_reopened(rows)
-    return rows
+        return rows
+    collective = _shared_mpiio_windows(log, clean.bounds)
+    if collective is None:
+        return rows
+    shared = kept & (clean.ranks == -1)
+    shared[clean.posix_rows :] = False  # POSIX records (not STDIO, not stand-ins)
+    return _collective_opens(rows, (np.cumsum(kept) - 1)[shared], clean.ids[shared], collective)
+
+
+def _shared_mpiio_windows(log: DarshanLog, bounds: tuple[float, float]) -> np.ndarray | None:
+    """The MPI-IO records of rank -1 passing SPEC 3.1's checks, sorted by id, as rows of
+    ``_COLLECTIVE_DTYPE``; None when there are none."""
+    mpiio = log.modules.get(F.MPIIO)
+    if mpiio is None or F.POSIX not in log.modules:
+        return None
+    sel = (mpiio.ranks == -1).nonzero()[0]
+    if not len(sel):
+        return None
+    records = F.ModuleRecords(
+        F.MPIIO, mpiio.version, mpiio.ids[sel], mpiio.ranks[sel], mpiio.counters[sel], mpiio.fcounters[sel]
+    )
+    counts, times = records.canonical_tables()
+    fields = F.CanonicalColumns(counts, times)
+    valid = _valid_records(fields, times, *bounds)
+    windows = np.zeros(int(valid.sum()), _COLLECTIVE_DTYPE)
+    windows["id"] = records.ids[valid]
+    for name in META_DTYPE.names or ():
+        if name != "seeks":
+            windows[name] = fields[name][valid]
+    windows.sort(order="id", kind="stable")
+    return windows if len(windows) else None
+
+
+# A shared MPI-IO record's opens and windows (SPEC 3.7's collective opens).
+_COLLECTIVE_DTYPE = np.dtype(
+    [("id", "u8")] + [(name, "f8") for name in META_DTYPE.names or () if name != "seeks"]
+)
+
+
+def _collective_opens(
+    rows: np.ndarray, at: np.ndarray, ids: np.ndarray, collective: np.ndarray
+) -> np.ndarray:
+    """Split each shared POSIX record's row whose file has a shared MPI-IO record (SPEC 3.7).
+
+    MPI-IO opens and closes are collective: the POSIX opens and closes they
+    cause happen inside the MPI-IO record's open and close windows. So as
+    many of the POSIX record's opens as the MPI-IO record has (at most all
+    of them) move to a new row with the MPI-IO windows; the rest, and the
+    seeks, keep the POSIX windows. An MPI-IO record that never recorded its
+    close (0, 0) leaves the moved closes in the POSIX close window. Real
+    logs: e3sm's 514 POSIX opens of its input spread over 0.03-5.42 s made
+    five false spikes of 95/s where its 512 collective opens took
+    5.376-5.420 s; skew-app's 65,537 closes spread over 754 s (87/s) where
+    the collective close took 0.3 s.
+
+    ``at``: the rows of the shared POSIX records; ``ids``: their file ids;
+    ``collective``: :func:`_shared_mpiio_windows`.
+    """
+    place = np.minimum(np.searchsorted(collective["id"], ids), len(collective) - 1)
+    match = collective[place]
+    moved = np.where(match["id"] == ids, np.minimum(match["opens"], rows["opens"][at]), 0.0)
+    has = moved > 0
+    if not has.any():
+        return rows
+    at, match = at[has], match[has]
+    extra = np.zeros(len(at), META_DTYPE)
+    extra["opens"] = moved[has]
+    extra["open_start"], extra["open_end"] = match["open_start"], match["open_end"]
+    closed = (match["close_start"] != 0) | (match["close_end"] != 0)
+    for name in ("close_start", "close_end"):
+        extra[name] = np.where(closed, match[name], rows[name][at])
+    rows["opens"][at] -= extra["opens"]
+    return np.concatenate([rows, extra])
 
 
 def _spread_reopened(rows: np.ndarray) -> None:
@@ -631,11 +758,9 @@ def _assemble(parts: list[OpColumns]) -> np.ndarray:
     return ops
 
 
-def _record_operations(
-    fields: F.CanonicalColumns, record_ranks: np.ndarray, kept: np.ndarray, nprocs: int
-) -> list[OpColumns]:
-    """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1)."""
-    ranks = np.where(record_ranks == -1, nprocs, 1)
+def _record_operations(fields: F.CanonicalColumns, ranks: np.ndarray, kept: np.ndarray) -> list[OpColumns]:
+    """One operation per record and direction with bytes > 0 (SPEC 3.3 step 1);
+    ``ranks``: the ranks each record stands for."""
     out: list[OpColumns] = []
     for direction, name in enumerate(DIRECTIONS):
         nbytes = fields[f"bytes_{'read' if direction == READ else 'written'}"]

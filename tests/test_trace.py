@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mosaic.analysis.metadata import requests_per_second
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
@@ -735,7 +736,9 @@ POSIX_KEPT = [(1, 0, 1, 5, 0, 10, W), (6, -1, 1, 5, 0, 20, W)]
 MPIIO_ROWS = [
     (1, 0, 1, 0, 0, 1000, W),  # (file 1, rank 0) has its POSIX record
     (1, 3, 0, 2, 0, 3000, dict(W, write_start=10.0, write_end=20.0)),  # rank 3 lost
-    (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),  # no POSIX -1
+    # no POSIX -1: stands in for the 6 ranks of 8 without a record of file 1 (0 and 3 have
+    # one), less what those records count (opens 8 - 1 - 2, bytes 4000 - 10 - 3000)
+    (1, -1, 0, 8, 0, 4000, dict(W, write_start=30.0, write_end=40.0)),
     (6, 2, 1, 0, 0, 5000, W),  # file 6's rank -1 POSIX record covers rank 2
     (6, -1, 0, 8, 0, 6000, W),  # ... and rank -1
     (2, 5, 1, 1, 700, 0, dict(W, read_start=50.0, read_end=60.0)),
@@ -756,18 +759,29 @@ def test_mpiio_stands_in_for_records_a_partial_posix_module_lost():
         (WRITE, 2.0, 3.0, 10.0, 1),
         (WRITE, 2.0, 3.0, 20.0, 8),
         (WRITE, 10.0, 20.0, 3000.0, 1),
-        (WRITE, 30.0, 40.0, 4000.0, 8),
+        (WRITE, 30.0, 40.0, 990.0, 6),
     ]
     # Metadata: opens are independent + collective opens, seeks 0 (MPI-IO has none).
     rows = sorted(zip(trace.meta["opens"].tolist(), trace.meta["seeks"].tolist()))
-    assert rows == [(1.0, 5.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (8.0, 0.0)]
+    # ... and file 6's one open is collective (SPEC 3.7): a row of its own, the seeks stay.
+    assert rows == [(0.0, 5.0), (1.0, 0.0), (1.0, 5.0), (2.0, 0.0), (2.0, 0.0), (5.0, 0.0)]
+
+
+def test_a_shared_stand_in_whose_ranks_all_have_records_stands_for_none():
+    """Every rank of the file has its POSIX record: the shared MPI-IO record adds nothing."""
+    log = make_log([(1, rank, 1, 0, 0, 10, W) for rank in range(8)], partial_modules=(F.POSIX,))
+    log.modules[F.MPIIO] = mpiio([(1, -1, 0, 8, 0, 80, W)])
+    trace = build_trace(log, "f", Config())
+    assert trace.info["mpiio_stand_ins"] == 0
+    assert trace.ops["bytes"].sum() == 80.0 and trace.meta["opens"].sum() == 8.0
 
 
 @pytest.mark.parametrize("partial", [(), (F.STDIO,), (F.DXT_POSIX,)])
 def test_mpiio_is_ignored_unless_posix_is_partial(partial):
     trace = build_trace(partial_log(partial), "f", Config())
     assert ops_list(trace) == [(WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8)]
-    assert trace.info["mpiio_stand_ins"] == 0 and len(trace.meta) == 2
+    assert trace.info["mpiio_stand_ins"] == 0 and trace.meta["opens"].tolist() == [1.0, 0.0, 1.0]
+    assert len(trace.meta) == 3  # file 6's open is collective (SPEC 3.7): in a row of its own
 
 
 def test_stand_ins_are_filtered_and_cleaned_like_posix_records():
@@ -796,23 +810,27 @@ def test_stand_ins_through_a_written_log(version):
     log.job = job(version=version, partial=True)
     trace = trace_from_bytes(write_log(log, version, partial=True), "f", Config())
     assert trace.partial and trace.info["mpiio_stand_ins"] == 3
-    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 20.0, 700.0, 3000.0, 4000.0]
+    assert sorted(trace.ops["bytes"].tolist()) == [10.0, 20.0, 700.0, 990.0, 3000.0]
     unmarked = trace_from_bytes(write_log(log, version, partial=False), "f", Config())
     assert sorted(unmarked.ops["bytes"].tolist()) == [10.0, 20.0]
 
 
 def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     """imbalanced-io: rank 0's POSIX records of two shared files were lost; their
-    MPI-IO records hold 26.6 GB written between 277 s and 948 s."""
+    MPI-IO records hold 26.6 GB written between 277 s and 948 s. Ranks 1-495 have
+    their POSIX records of both files (495 opens and 6,128 / 78,480 bytes each file):
+    the stand-ins count rank 0 alone, one open and the rest of the bytes."""
     path = next(p for p in shared_logs if p.name == "imbalanced-io.darshan")
     trace = read_trace(path, Config())
     assert trace.partial and trace.info["mpiio_stand_ins"] == 2
     writes = trace.direction(WRITE)
-    lost = writes[writes["ranks"] == trace.job["nprocs"]][:2]
-    assert lost["bytes"].tolist() == [1_486_659_348.0, 25_098_793_816.0]
+    lost = writes[writes["bytes"] > 1e9][:2]
+    assert lost["bytes"].tolist() == [1_486_659_348.0 - 6_128, 25_098_793_816.0 - 78_480]
+    assert lost["ranks"].tolist() == [1, 1]
     assert lost["start"][0] == pytest.approx(276.78, abs=0.01)
     assert lost["end"][1] == pytest.approx(947.81, abs=0.01)
-    assert writes["bytes"].sum() == 79_525_075_654.0
+    assert writes["bytes"].sum() == 79_525_075_654.0 - 6_128 - 78_480
+    assert trace.meta["opens"].sum() == 16_757 + 2  # POSIX and STDIO, and rank 0 once per file (not 2 x 496)
 
 
 @pytest.mark.parametrize(
@@ -897,3 +915,65 @@ def test_a_trace_prints_as_a_summary_not_its_arrays():
     )
     one = replace(trace, partial=True, dropped_records=1, job={**trace.job, "nprocs": 1})
     assert ", 1 rank, " in repr(one) and repr(one).endswith("partial (1 record dropped))")
+
+
+# --------------------------------------------------------------------------- collective opens
+
+# POSIX record of file 1 shared by the 8 ranks: 10 opens spread over 0-4 s, closes over 5-9 s.
+TIMES = dict(open_start=0.0, open_end=4.0, write_start=4.0, write_end=5.0, close_start=5.0, close_end=9.0)
+SHARED = (1, -1, 10, 3, 0, 80, TIMES)
+COLLECTIVE = dict(open_start=3.5, open_end=3.75, close_start=8.25, close_end=8.5)
+
+
+def collective_log(posix_rows, mpiio_rows):
+    log = make_log(posix_rows)
+    log.modules[F.MPIIO] = mpiio(mpiio_rows)
+    return log
+
+
+def meta_rows(trace):
+    return sorted(trace.meta.tolist())
+
+
+def test_collective_opens_of_a_shared_record_happen_in_the_mpiio_windows():
+    """SPEC 3.7: 8 of the 10 POSIX opens (MPI-IO: 2 independent + 6 collective) happen in the
+    MPI-IO open window, their 8 closes in its close window; 2 opens and closes (and the
+    seeks) stay spread over the POSIX windows."""
+    trace = build_trace(collective_log([SHARED], [(1, -1, 2, 6, 0, 80, COLLECTIVE)]), "f", Config())
+    assert meta_rows(trace) == [(2.0, 3.0, 0.0, 4.0, 5.0, 9.0), (8.0, 0.0, 3.5, 3.75, 8.25, 8.5)]
+    per_second = requests_per_second(trace.meta, RUN_TIME)
+    assert per_second[:10].tolist() == pytest.approx([0.5, 0.5, 0.5, 8.5, 0, 0.5, 0.5, 0.5, 8.5, 0])
+    assert per_second.sum() == 20.0
+
+
+@pytest.mark.parametrize(
+    "posix_rank, mpiio_rank", [(0, -1), (-1, 0), (0, 0)], ids=["per-rank posix", "per-rank mpiio", "both"]
+)
+def test_only_a_shared_record_with_a_shared_mpiio_record_moves(posix_rank, mpiio_rank):
+    trace = build_trace(
+        collective_log([(1, posix_rank, *SHARED[2:])], [(1, mpiio_rank, 0, 8, 0, 80, COLLECTIVE)]),
+        "f",
+        Config(),
+    )
+    assert meta_rows(trace) == [(10.0, 3.0, 0.0, 4.0, 5.0, 9.0)]
+
+
+def test_more_collective_opens_than_posix_opens_move_them_all():
+    """16 MPI-IO opens against 10 POSIX opens: all 10 move, the POSIX row keeps its seeks."""
+    trace = build_trace(collective_log([SHARED], [(1, -1, 0, 16, 0, 80, COLLECTIVE)]), "f", Config())
+    assert meta_rows(trace) == [(0.0, 3.0, 0.0, 4.0, 5.0, 9.0), (10.0, 0.0, 3.5, 3.75, 8.25, 8.5)]
+
+
+def test_an_unrecorded_mpiio_close_keeps_the_posix_close_window():
+    """MPI-IO never recorded its close (0, 0): the moved closes stay in the POSIX window."""
+    never_closed = dict(COLLECTIVE, close_start=0.0, close_end=0.0)
+    trace = build_trace(collective_log([SHARED], [(1, -1, 0, 8, 0, 80, never_closed)]), "f", Config())
+    assert meta_rows(trace) == [(2.0, 3.0, 0.0, 4.0, 5.0, 9.0), (8.0, 0.0, 3.5, 3.75, 5.0, 9.0)]
+
+
+def test_an_invalid_or_filtered_mpiio_record_moves_nothing():
+    """An MPI-IO window outside the run (SPEC 3.1) is no evidence; nor is another file's."""
+    late = dict(COLLECTIVE, close_end=RUN_TIME + 1e6)
+    for rows in ([(1, -1, 0, 8, 0, 80, late)], [(6, -1, 0, 8, 0, 80, COLLECTIVE)]):
+        trace = build_trace(collective_log([SHARED], rows), "f", Config())
+        assert meta_rows(trace) == [(10.0, 3.0, 0.0, 4.0, 5.0, 9.0)]

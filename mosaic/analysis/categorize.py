@@ -110,7 +110,9 @@ class DirectionAnalysis:
     fft: FFTPeriodicity | None  # spectrum.fft_periodicity(); None when insignificant
     verdict: Verdict | None  # verdict.combine(); None when insignificant
     labels: list[str]  # prefixed with the direction's name
-    bursts: heatmap_bursts.Bursts | None = None  # the heatmap's, when mean shift looked at them
+    # the heatmap's, when mean shift looked at them: those it ran on last (split occurrences
+    # joined when that made them periodic: Bursts.joined)
+    bursts: heatmap_bursts.Bursts | None = None
 
     @property
     def bytes(self) -> float:
@@ -165,12 +167,8 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
             "source": OPERATIONS,
         }
         if not meanshift["periodic"] and trace.heatmap is not None:
-            bursts = heatmap_bursts.heatmap_bursts(
+            bursts, seen = heatmap_bursts.burst_periodicity(
                 getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
-            )
-            kept = ~bursts.minor
-            seen = segments.meanshift_periodicity(
-                bursts.starts[kept], bursts.ends[kept], bursts.bytes[kept], config
             )
             if seen["periodic"]:
                 meanshift = {**seen, "source": HEATMAP}

@@ -179,6 +179,9 @@ LEGACY_INDEX = dict(
     counters=dict(opens=13, seeks=14, reads=11, writes=12, bytes_read=47, bytes_written=48, device=138),
     fcounters=dict(open=0, read_start=1, write_start=2, close=3, read_end=4, write_end=5),
 )
+# 2.x counts stream calls apart (CP_POSIX_FOPENS, _FREADS, _FWRITES, _FSEEKS); in 3.x the
+# STDIO record counts them as its opens, reads, writes and seeks, so they add to those.
+LEGACY_STREAM_COUNTERS = dict(opens=19, seeks=20, reads=17, writes=18)
 
 
 @cache

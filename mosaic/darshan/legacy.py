@@ -80,12 +80,16 @@ def legacy_records(raw: bytes | bytearray) -> LegacyRecords:
     if not len(rec):
         raise LogError(Reason.NO_IO_MODULES, "no file records")
     src_c, src_f = F.LEGACY_INDEX["counters"], F.LEGACY_INDEX["fcounters"]
+    counters = rec["counters"][:, [src_c[name] for name in COPIED_COUNTERS]].astype(np.int64)
+    for column, name in enumerate(COPIED_COUNTERS):  # stream calls are calls (a 3.x STDIO record's)
+        if name in F.LEGACY_STREAM_COUNTERS:
+            counters[:, column] += rec["counters"][:, F.LEGACY_STREAM_COUNTERS[name]]
     return LegacyRecords(  # copies only: nothing here keeps the log's bytes
         job=job,
         devices=devices,
         ids=rec["id"].astype(np.uint64),
         ranks=rec["rank"].astype(np.int64),
-        counters=rec["counters"][:, [src_c[name] for name in COPIED_COUNTERS]].astype(np.int64),
+        counters=counters,
         times=rec["fcounters"][:, list(src_f.values())].astype(np.float64),
         suffixes=rec["name_suffix"].copy(),
         device=rec["counters"][:, src_c["device"]].astype(np.int64),

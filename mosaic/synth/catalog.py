@@ -19,6 +19,8 @@ SMALL = Range(1e5, 5e7)  # bytes of an insignificant direction
 RANKS = Range(4, 128, integer=True)
 FEW_RANKS = Range(2, 16, integer=True)  # keeps data opens well below metadata thresholds
 RUN = Range(900, 43200)
+MANY_RANKS = Range(600, 1500, integer=True)  # a collective open: one high spike
+EARLY_OPEN = Range(8, 10, log=False)  # seconds rank 0 opens a shared file before the others
 DXT_BROKEN_REQUESTS = 4  # DXT_POSIX requests per record of the truncated / corrupt-stream logs
 
 # Temporality: phases (start, duration as shares of the run; volume share).
@@ -376,6 +378,48 @@ SCENARIOS: tuple[Scenario, ...] = tuple(
             dxt=Range(48, 120, integer=True),
             dxt_busy=0.5,
             phases=(Phase("read", 0.0, 0.2, BIG, shared=True),),
+        ),
+        # Collective opens (SPEC 3.7): 600-1,500 ranks open a shared output file together
+        # (one MPI-IO record), rank 0 also 8-10 s before them, so the POSIX record's open
+        # window spans 8-10 s (60-190 opens/s spread: five or more spikes) where the opens
+        # took a fraction of one second: one high spike (opens and closes), no more.
+        Scenario(
+            "metadata_collective_open",
+            ranks=MANY_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.5, 0.3, BIG, shared=True, early_open=EARLY_OPEN, collective=True),),
+        ),
+        # Its negative: the same record without an MPI-IO one (independent opens at any time
+        # of the window): spread, they are 60-190 opens/s for 8-10 s, multiple spikes.
+        Scenario(
+            "metadata_independent_open_window",
+            ranks=MANY_RANKS,
+            run_time=RUN,
+            phases=(Phase("write", 0.5, 0.3, BIG, shared=True, early_open=EARLY_OPEN),),
+        ),
+        # DLIO "A"-like epochs (SPEC 3.5): the first epoch read in two parts (35-65 % of it,
+        # then the rest) one empty heatmap bin apart; 4-6 epochs, so without joining them
+        # fewer than 75 % of the bursts are alike.
+        _appended(
+            "read_appended_epochs_split",
+            "read",
+            Range(6, 25),
+            Range(0.35, 0.65, log=False),
+            Range(4, 6, integer=True),
+            jitter=0.06,
+            split=Range(0.35, 0.65, log=False),
+        ),
+        # Its negative: 6-30 bursts at random times, sizes and lengths (40-400 s), each in two
+        # halves one empty bin apart: joined or not, no period.
+        Scenario(
+            "write_appended_random_split_bursts",
+            ranks=FEW_RANKS,
+            run_time=Range(1800, 7200),  # bins of 6.4-25.6 s: each half holds whole bins
+            irregular=(
+                Irregular(
+                    "write", Range(6, 30, integer=True), (1e8, 1e10), (40, 400), append=True, split=True
+                ),
+            ),
         ),
         # Partial POSIX module (SPEC 2): the big files' POSIX records were lost, only MPI-IO
         # records keep them; without the stand-ins the writes look insignificant.

@@ -68,6 +68,12 @@ class Phase:
     lost: bool = False  # records dropped from a partial POSIX module: only MPI-IO keeps them
     seeks: bool = False  # one seek before every request (SPEC 3.7: no metadata request by default)
     append: bool = False  # one file, one record per rank, at one steady rate: the HEATMAP has no gap
+    # Shared file (one rank -1 record): rank 0 opens (and closes) it this many seconds before
+    # the ranks open it together, so the POSIX open and close windows start that much earlier.
+    early_open: float | Range = 0.0
+    # Shared file: the ranks' opens are collective, an MPI-IO record of rank -1 holds them in
+    # their own open and close windows (SPEC 3.7); each window falls within one second.
+    collective: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,7 @@ class Irregular:
     burst_bytes: tuple[float, float]
     busy: tuple[float, float]
     append: bool = False  # every burst appends to one file: only the HEATMAP shows the bursts
+    split: bool = False  # append: each burst in two halves one empty heatmap bin apart
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,9 @@ class Periodic:
     append: bool = False  # every burst appends to one file: only the HEATMAP shows the bursts
     requests: float | Range = BURST_REQUESTS  # read / write calls per record of one burst
     seeks: bool = False  # one seek before every request (SPEC 3.7: no metadata request by default)
+    # append: the first burst moves this share of its bytes, then one empty heatmap bin, then
+    # the rest (a DLIO epoch split in two bursts, SPEC 3.5); 0: no burst is split
+    split: float | Range = 0.0
 
 
 @dataclass(frozen=True)
@@ -257,6 +267,8 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
             writers=drawn(ph.writers),
             module=F.MPIIO if ph.lost else F.POSIX,
             seeks=ph.seeks,
+            early_open=drawn(ph.early_open),
+            collective=ph.collective,
         )
         design.append(row)
     for j, (p, times) in enumerate(zip(s.periodic, starts)):
@@ -264,7 +276,11 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         ends = np.minimum(times + drawn(p.busy) * drawn(p.period), run_time)
         if p.append:
             sizes = np.full(len(times), drawn(p.burst_bytes))
-            appended.add(table, f"{root}/{p.direction}_series{j}.log", p.direction, times, ends, sizes)
+            split = np.zeros(len(times))
+            split[0] = drawn(p.split)
+            ends = appended.add(
+                table, f"{root}/{p.direction}_series{j}.log", p.direction, times, ends, sizes, split
+            )
             design += _series_rows(p, component, times, ends, heatmap_only=True)
             continue
         for k, row in enumerate(_series_rows(p, component, times, ends)):
@@ -289,18 +305,20 @@ def build(s: Scenario, rng: np.random.Generator, root: str) -> Built:
         for k, t0 in enumerate(times):
             ends[k] = min(t0 + Range(*irr.busy).draw(rng), run_time)
             volumes[k] = Range(*irr.burst_bytes).draw(rng)
-            row = DesignRow(
-                irr.direction, t0, ends[k], volumes[k], component, count=count, heatmap_only=irr.append
-            )
             if not irr.append:
+                row = DesignRow(irr.direction, t0, ends[k], volumes[k], component, count=count)
                 _data_files(
                     table, rng, f"{root}/{irr.direction}_irregular{j}/burst{k:05d}", row, ranks, run_time
                 )
-            design.append(row)
-        if irr.append:
-            appended.add(
-                table, f"{root}/{irr.direction}_irregular{j}.log", irr.direction, times, ends, volumes
+        if irr.append:  # a split burst ends one bin later: the rows take the ends appended gives
+            halves = np.full(count, 0.5 if irr.split else 0.0)
+            ends = appended.add(
+                table, f"{root}/{irr.direction}_irregular{j}.log", irr.direction, times, ends, volumes, halves
             )
+        design += [
+            DesignRow(irr.direction, t0, t1, v, component, count=count, heatmap_only=irr.append)
+            for t0, t1, v in zip(times, ends, volumes)
+        ]
     for b, load in enumerate(s.metadata):
         _metadata_files(table, f"{root}/meta{b}", load, ranks, run_time)
     if s.noise:
@@ -355,14 +373,23 @@ class Appended:
         starts: ArrayLike,
         ends: ArrayLike,
         nbytes: ArrayLike,
-    ) -> None:
-        """One record per rank of ``path`` moving ``nbytes`` over each [start, end].
+        split: ArrayLike = 0.0,
+    ) -> np.ndarray:
+        """One record per rank of ``path`` moving ``nbytes`` over each [start, end]; returns
+        the bursts' ends (a split burst ends one bin later).
 
         Each burst's bytes spread uniformly over its interval into bins from job
-        start; per rank the bins sum to its record's bytes.
+        start; per rank the bins sum to its record's bytes. A burst with a
+        ``split`` share s > 0 moves s of its bytes up to a bin edge, leaves the
+        next bin empty and moves the rest over as long again as it had left.
         """
         begin, finish = np.asarray(starts, float), np.asarray(ends, float)
         volumes = np.floor(np.asarray(nbytes, float))
+        shares = np.broadcast_to(np.asarray(split, float), begin.shape)
+        if shares.any():
+            begin, finish, volumes, whole_ends = self._split(begin, finish, volumes, shares)
+        else:
+            whole_ends = finish
         total = int(volumes.sum())
         per_rank = np.full(self.ranks, total // self.ranks, np.int64)
         per_rank[0] += total - per_rank.sum()
@@ -385,6 +412,23 @@ class Appended:
         bins = np.floor(share[None, :] * per_rank[:, None]).astype(np.int64)
         bins[:, np.argmax(share)] += per_rank - bins.sum(axis=1)
         self.bins[direction] += bins
+        return whole_ends
+
+    def _split(
+        self, begin: np.ndarray, finish: np.ndarray, volumes: np.ndarray, shares: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Bursts with a split share cut in two parts one empty bin apart (see :meth:`add`);
+        returns the parts' starts, ends and bytes, and each whole burst's end."""
+        cut = shares > 0
+        k = np.ceil((begin + shares * (finish - begin)) / self.width)
+        k = np.where(k * self.width <= begin, k + 1, k)  # the first part covers some bin
+        edge, resume = k * self.width, (k + 1) * self.width  # bin k (from edge to resume) stays empty
+        second_end = np.minimum(resume + (finish - edge).clip(min=self.width), self.run_time)
+        first = np.floor(volumes * shares)
+        parts_begin = np.concatenate([begin, resume[cut]])
+        parts_end = np.concatenate([np.where(cut, edge, finish), second_end[cut]])
+        parts_bytes = np.concatenate([np.where(cut, first, volumes), (volumes - first)[cut]])
+        return parts_begin, parts_end, parts_bytes, np.where(cut, second_end, finish)
 
     def heatmap(self) -> F.HeatmapRecords | None:
         """The POSIX heatmap records (one per rank), or None when nothing was appended."""
@@ -414,6 +458,8 @@ def _data_files(
     writers: float = 0,
     module: int = F.POSIX,
     seeks: bool = False,
+    early_open: float = 0.0,
+    collective: bool = False,
 ) -> None:
     """Records of the phase or burst ``op``, staggered a little inside its [start, end].
 
@@ -421,8 +467,13 @@ def _data_files(
     writing rank, as Darshan keeps a shared file that is not reduced at
     exit (aggregators spread over the ranks); else one file per rank.
     ``seeks``: a seek before every request (as many seeks as requests).
+    ``early_open`` and ``collective`` (a shared file's rank -1 record):
+    :func:`_collective_file`.
     """
     direction, t0, t1, volume = op.direction, op.start, op.end, op.bytes
+    if early_open or collective:
+        _collective_file(table, f"{stem}.h5", direction, t0, t1, volume, ranks, early_open, collective)
+        return
     per_rank = shared and writers > 0
     n = (min(int(writers), ranks) if per_rank else 1) if shared else ranks
     if shared:
@@ -452,6 +503,62 @@ def _data_files(
     }
     writer_ranks = np.linspace(0, ranks - 1, n).astype(np.int64) if per_rank else -1
     table.add(names, writer_ranks if shared else np.arange(ranks), module, **columns)
+
+
+def _collective_file(
+    table: FileTable,
+    path: str,
+    direction: str,
+    t0: float,
+    t1: float,
+    volume: float,
+    ranks: int,
+    early_open: float,
+    collective: bool,
+) -> None:
+    """A shared file every rank opens at once, rank 0 also ``early_open`` seconds before.
+
+    The POSIX record (rank -1) holds ranks + 1 opens over [first open, the
+    ranks' open] and as many closes over [rank 0's early close, the ranks'
+    close]; with ``collective``, an MPI-IO record (rank -1) holds the ranks'
+    collective opens in their own windows (SPEC 3.7 places the POSIX opens
+    they cause there). The ranks open a quarter into a second and close half
+    into one, so each of their windows falls within one second whatever the
+    MPI-IO format keeps of it (one timestamp per window before MPI-IO v3).
+    """
+    opened, closed = float(np.floor(t0)) + 0.25, float(np.floor(t1)) + 0.5
+    prefix, moved = ("read", "bytes_read") if direction == READ else ("write", "bytes_written")
+    data: dict[str, ArrayLike] = {
+        moved: int(volume),
+        f"{prefix}s": BURST_REQUESTS * ranks,
+        f"{prefix}_start": opened,
+        f"{prefix}_end": closed,
+    }
+    first = max(opened - early_open, 0.0)
+    name = np.array([table.name(path)])
+    table.add(
+        name,
+        -1,
+        F.POSIX,
+        opens=ranks + (1 if early_open else 0),
+        open_start=first,
+        open_end=opened + OPEN_DURATION / 2,
+        close_start=first + OPEN_DURATION if early_open else closed,
+        close_end=closed + OPEN_DURATION,
+        **data,
+    )
+    if collective:
+        table.add(
+            name,
+            -1,
+            F.MPIIO,
+            opens=ranks,
+            open_start=opened,
+            open_end=opened + OPEN_DURATION / 2,
+            close_start=closed,
+            close_end=closed + OPEN_DURATION,
+            **data,
+        )
 
 
 def _metadata_files(table: FileTable, stem: str, load: MetadataLoad, ranks: int, run_time: float) -> None:

@@ -65,6 +65,31 @@ def legacy_view(rows: np.ndarray) -> np.ndarray:
     return view
 
 
+def collective_view(rows: np.ndarray) -> np.ndarray:
+    """SPEC 3.7: a shared POSIX row whose file has a shared MPI-IO row makes that row's opens
+    (at most its own) and their closes in the MPI-IO row's windows; the rest, and the seeks,
+    stay in its own. Added as rows of no bytes (an MPI-IO close window never recorded, 0 and
+    0, leaves the closes in the POSIX one)."""
+    posix = (rows["module"] == F.POSIX) & (rows["rank"] == -1)
+    mpiio = rows[(rows["module"] == F.MPIIO) & (rows["rank"] == -1)]
+    windows = {int(name): row for name, row in zip(mpiio["name"], mpiio)}
+    out, extra = rows.copy(), []
+    for i in np.flatnonzero(posix):
+        other = windows.get(int(rows["name"][i]))
+        if other is None or min(other["opens"], rows["opens"][i]) <= 0:
+            continue
+        moved = min(int(other["opens"]), int(rows["opens"][i]))
+        out["opens"][i] -= moved
+        row = np.zeros(1, rows.dtype)
+        row["name"], row["rank"], row["module"], row["opens"] = rows["name"][i], -1, F.POSIX, moved
+        row["open_start"], row["open_end"] = other["open_start"], other["open_end"]
+        recorded = other["close_start"] != 0 or other["close_end"] != 0
+        source = other if recorded else rows[i]
+        row["close_start"], row["close_end"] = source["close_start"], source["close_end"]
+        extra.append(row)
+    return np.concatenate([out, *extra]) if extra else rows
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -171,9 +196,9 @@ def requests_per_second(rows: np.ndarray, run_time: float, seeks: bool = False) 
     count = np.concatenate([opening, np.where(recorded, rows["opens"], 0)]).astype(float)
     hi = np.maximum(lo, hi)
     point = np.floor(lo) == np.floor(hi)  # the whole window falls in one bin
-    per_bin = np.bincount(
+    per_bin = np.bincount(  # float even when empty (bincount's int64 then)
         np.minimum(np.floor(lo[point]), bins - 1).astype(int), weights=count[point], minlength=bins
-    )
+    ).astype(float)
     wide = ~point
     if wide.any():
         slope = count[wide] / (hi[wide] - lo[wide])
@@ -381,10 +406,14 @@ def burst_outcomes(bins: np.ndarray, width: float, design: np.ndarray, config: C
         return {}
     edges = np.diff((bins > 0).astype(np.int8), prepend=0, append=0)
     first, after = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    cumulative = np.concatenate([[0], np.cumsum(bins)])
+    joined = _split_occurrences(first, after, cumulative, float(periodic["bytes"][0]), config)
+    if joined is None:
+        return {}
+    first, after = joined
     if len(first) != len(periodic):
         return {}
     starts, lengths = first * width, (after - first) * width
-    cumulative = np.concatenate([[0], np.cumsum(bins)])
     features = (np.log(_segments(starts, lengths)), np.log(cumulative[after] - cumulative[first]))
     if np.hypot(*(np.ptp(f) for f in features)) >= config.meanshift_bandwidth * (1 - m):
         return {}  # (the bounding box's diagonal: at least the largest distance)
@@ -393,6 +422,33 @@ def burst_outcomes(bins: np.ndarray, width: float, design: np.ndarray, config: C
     return {"periodic": True, **magnitude} | _busy_labels(
         [float(_busy_fractions(starts, lengths).mean())], config
     )
+
+
+def _split_occurrences(
+    first: np.ndarray, after: np.ndarray, cumulative: np.ndarray, volume: float, config: Config
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Runs of non-empty bins (``first`` .. ``after``) with each occurrence one empty bin split
+    in two joined again (SPEC 3.5): two runs one bin apart, each clearly under the designed
+    burst ``volume`` / e^bandwidth, together clearly within a bandwidth of it. None when a
+    pair is too close to call either way."""
+    m, reach = config.truth_margin, float(np.exp(config.meanshift_bandwidth))
+    nbytes = cumulative[after] - cumulative[first]
+    starts, ends = list(first), list(after)
+    i = 0
+    while i + 1 < len(starts):
+        if starts[i + 1] - ends[i] == 1:
+            a, b = nbytes[i], nbytes[i + 1]
+            parts = _all(_less(a, volume / reach, m), _less(b, volume / reach, m))
+            whole = _all(_less(a + b, volume * reach, m), _greater(a + b, volume / reach, m))
+            if parts is True and whole is True:
+                ends[i] = ends[i + 1]
+                del starts[i + 1], ends[i + 1]
+                nbytes = np.delete(nbytes, i + 1)
+                nbytes[i] = a + b
+            elif not (parts is False or whole is False):
+                return None
+        i += 1
+    return np.array(starts, np.int64), np.array(ends, np.int64)
 
 
 # --------------------------------------------------------------------------- one log
@@ -425,6 +481,8 @@ def facts(
     writes MPI-IO rows only for such files). ``heatmap``: the log's HEATMAP
     records, where appended files' bursts are (:func:`burst_outcomes`).
     """
+    if not legacy:
+        rows = collective_view(rows)
     if not partial:
         rows = rows[rows["module"] != F.MPIIO]
     rows = kept_rows(legacy_view(rows) if legacy else rows, paths, config)

@@ -18,10 +18,10 @@ from mosaic_testing.logs import REAL_LOGS
 DLIO = REAL_LOGS / "dlio_logs"
 DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")
 # The other large DLIO readers: one burst per epoch (periodic), two equal bursts per epoch
-# (2110720: periodic, the pace of its bursts), or a first epoch in two bursts (4 of 6 segments
-# periodic, under the 75 % share).
-DLIO_A_PERIODIC = ("2110483", "2110487", "2110488", "2110531", "2110720")
-DLIO_A_NOT_PERIODIC = ("2110489", "2110532", "2110533")
+# (2110720: periodic, each burst's own 8 s pace), or a first epoch split in two bursts by one
+# empty bin (periodic once joined: five epochs).
+DLIO_A_SPLIT = ("2110489", "2110532", "2110533")
+DLIO_A_PERIODIC = ("2110483", "2110487", "2110488", "2110531", "2110720") + DLIO_A_SPLIT
 PAPER = Config(metadata_seeks=True)
 THREE = ["metadata_high_spike", "metadata_multiple_spikes", "metadata_high_density"]
 
@@ -48,7 +48,7 @@ def periodic_labels(result: dict, direction: str) -> list[str]:
     return [c for c in result["categories"] if c.startswith(f"{direction}_periodic")]
 
 
-@pytest.mark.parametrize("job", DLIO_B + DLIO_A_PERIODIC + DLIO_A_NOT_PERIODIC)
+@pytest.mark.parametrize("job", DLIO_B + DLIO_A_PERIODIC)
 def test_dlio_seeks_are_no_metadata_load(job):
     """18k-46k seeks against 60-95 opens: three metadata labels with seeks, none without."""
     path = dlio(job)
@@ -91,21 +91,59 @@ def test_dlio_a_periodic_epochs(job):
     assert result["read"]["periodicity"]["meanshift"]["source"] == "heatmap"
 
 
-@pytest.mark.parametrize("job", DLIO_A_NOT_PERIODIC)
-def test_dlio_a_first_epoch_in_two_bursts_is_not_periodic(job):
-    """4 of 6 burst segments in the periodic cluster: 67 % < 75 %, and the FFT stays under its gate."""
-    result = categorize_file(dlio(job), Config())
-    assert periodic_labels(result, "read") == []
-    assert result["read"]["periodicity"]["meanshift"]["source"] == "operations"
+@pytest.mark.parametrize(
+    "job, epochs",
+    [
+        ("2110489", [75.2, 84.0, 91.2, 99.2, 106.4]),
+        ("2110532", [56.0, 64.8, 72.8, 80.0, 88.0]),
+        ("2110533", [56.8, 64.8, 72.8, 80.0, 88.0]),
+    ],
+)
+def test_dlio_a_first_epoch_split_by_one_empty_bin_is_one_occurrence(job, epochs):
+    """One empty 0.8 s bin splits the first epoch in two bursts (1.00 + 1.16, 1.19 + 0.93,
+    1.02 + 1.00 GB against ~2.1 GB epochs): 4 of 6 bursts alike, 67 % < 75 %. Joined, they are
+    the first of five epochs ~8 s apart (SPEC 3.5); the FFT alone stays under its gate."""
+    config = Config()
+    read = analyze(read_trace(dlio(job), config), config).read
+    assert read.bursts.joined.tolist() == [True, False, False, False, False]
+    assert read.meanshift["source"] == "heatmap" and read.meanshift["share"] == 1.0
+    (where,) = read.meanshift["occurrences"]
+    assert where["starts"].tolist() == pytest.approx(epochs)
+    assert 7.6 - 1e-9 <= read.verdict["period"] <= 8.0 + 1e-9
+    assert [label for label in read.labels if label.startswith("read_periodic")][:2] == [
+        "read_periodic",
+        "read_periodic_second",
+    ]
+    assert not read.fft["periodic"]
 
 
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
-    """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s."""
+    """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s.
+    The input's shared POSIX record has 514 opens over 0.030-5.419 s, but 512 of them are
+    the MPI-IO record's collective opens in 5.376-5.420 s (closes 6.287-6.354 s): spread
+    over the POSIX window they made seconds 0-4 spikes of 95.4/s (SPEC 3.7)."""
     path = shared("e3sm_io_heatmap_only.darshan")
-    result = categorize_file(path, Config())
-    assert metadata_labels(result) == ["metadata_high_spike", "metadata_multiple_spikes"]
+    config = Config()
+    analysis = analyze(read_trace(path, config), config)
+    per_second = analysis.requests_per_second
+    assert (per_second >= 50).nonzero()[0].tolist() == [5, 6, 697, 710]
+    assert per_second[697] == pytest.approx(55.0, abs=0.05)
+    assert per_second[710] == pytest.approx(57.5, abs=0.05)
+    assert per_second[:5].max() < 1
+    assert analysis.metadata_labels == ["metadata_high_spike"]
     assert metadata_labels(categorize_file(path, PAPER)) == THREE
-    assert periodic_labels(result, "write") == [] and periodic_labels(result, "read") == []
+    assert periodic_labels(categorize_file(path, config), "write") == []
+    assert periodic_labels(categorize_file(path, config), "read") == []
+
+
+def test_skew_app_closes_in_the_collective_close():
+    """65,537 POSIX closes over 9681.7-10435.2 s made 752 seconds of 87 closes; 65,536 of them
+    are the MPI-IO record's collective close, 10434.948-10435.237 s: 4 spikes, opens and
+    closes, so no multiple_spikes (SPEC 3.7)."""
+    result = categorize_file(shared("skew-app.darshan"), Config())
+    assert metadata_labels(result) == ["metadata_high_spike"]
+    assert result["metadata"]["spikes"] == 4
+    assert result["metadata"]["requests"] == 2 * 65_537
 
 
 def test_ior_one_seek_per_mib_read():
@@ -120,3 +158,29 @@ def test_nonmpi_dxt_keeps_only_multiple_spikes():
     path = shared("nonmpi_dxt_anonymized.darshan")
     assert metadata_labels(categorize_file(path, Config())) == ["metadata_multiple_spikes"]
     assert metadata_labels(categorize_file(path, PAPER)) == THREE
+
+
+def test_imbalanced_io_stand_ins_count_rank_0_alone():
+    """Two shared MPI-IO records (496 collective opens each) stand in for rank 0's lost POSIX
+    records; ranks 1-495 have theirs. Counting all 496 ranks again added 2 x 990 requests:
+    20,747 (peak 1983.8/s, mean 14.03/s) where 18,767 were made (mean 12.69/s; peak 993.9/s,
+    with the collective opens of the third shared file in their MPI-IO window, SPEC 3.7)."""
+    result = categorize_file(shared("imbalanced-io.darshan"), Config())
+    assert result["metadata"]["requests"] == 20_747 - 2 * 990
+    assert result["metadata"]["peak_per_second"] == pytest.approx(993.93, abs=0.01)
+    assert result["metadata"]["mean_per_second"] == pytest.approx(18_767 / 1479)
+    assert metadata_labels(result) == ["metadata_high_spike", "metadata_multiple_spikes"]
+
+
+def test_dlio_2110720_two_reads_per_epoch_recur_every_8_s():
+    """Two heatmap bursts per 8 s epoch (4.0 s and 1.6 s long, 0.91 and 0.89 GB): each cluster's
+    median interval between consecutive occurrences is 8.0 s; mixing both clusters into one
+    series of their volume said 4.0 s (SPEC 3.4)."""
+    result = categorize_file(dlio("2110720"), Config())
+    assert periodic_labels(result, "read")[:2] == ["read_periodic", "read_periodic_second"]
+    operations = result["read"]["periodicity"]["meanshift"]["operations"]
+    assert [(op["occurrences"], op["period"]) for op in operations] == [
+        (6, pytest.approx(8.0)),
+        (4, pytest.approx(8.0)),
+    ]
+    assert result["read"]["periodicity"]["verdict"]["period"] == pytest.approx(8.0)

@@ -108,3 +108,78 @@ def test_random_on_off_traffic_gains_no_false_period():
         analysis = analyze(appended(np.array(bins[:200]), 1.0), CFG).write
         false += bool(analysis.verdict["periodic"])
     assert false == 0
+
+
+# --- one occurrence split by one empty bin (SPEC 3.5) ---
+
+
+def split_epochs(gap: int = 1, first: float = 1e9, second: float = 1e9, epochs: int = 5) -> np.ndarray:
+    """``epochs`` reads of 2 GB (four 0.5 GB bins) every 10 bins; the first one instead reads
+    ``first`` in two bins, then ``second`` in two bins after ``gap`` empty bins."""
+    bins = np.zeros(3 + 10 * epochs + 3)
+    bins[3:5], bins[5 + gap : 7 + gap] = first / 2, second / 2
+    for k in range(1, epochs):
+        bins[3 + 10 * k : 7 + 10 * k] = 0.5e9
+    return bins
+
+
+def test_two_bursts_one_empty_bin_apart_adding_up_to_the_volume_join():
+    found = heatmap_bursts.join_split(bursts(split_epochs()), 1.0, CFG)
+    assert found.starts.tolist() == [3.0, 13.0, 23.0, 33.0, 43.0]
+    assert found.ends.tolist() == [8.0, 17.0, 27.0, 37.0, 47.0]
+    assert found.bytes.tolist() == [2e9] * 5
+    assert found.joined.tolist() == [True, False, False, False, False]
+
+
+@pytest.mark.parametrize(
+    "gap, first, second",
+    [
+        (2, 1e9, 1e9),  # two empty bins apart
+        (1, 1.7e9, 0.3e9),  # the first part alone is comparable (1.7 / 2 > 1 / 1.25)
+        (1, 1.26e9, 1.26e9),  # 2.52 GB together: over 1.25 x the 2 GB volume
+    ],
+)
+def test_no_join_beyond_one_bin_or_volume(gap, first, second):
+    assert heatmap_bursts.join_split(bursts(split_epochs(gap, first, second)), 1.0, CFG) is None
+
+
+def test_the_volume_edges_of_a_join():
+    """Parts that add up to just within one bandwidth (x 1.25) of the median join; a part just
+    under the volume / 1.25 (1.6 GB) is a part, one just over it an occurrence of its own."""
+    inside = split_epochs(first=1.24e9, second=1.24e9)  # 2.48 GB < 2.5 GB
+    assert heatmap_bursts.join_split(bursts(inside), 1.0, CFG).joined[0]
+    part = split_epochs(first=1.59e9, second=0.4e9)  # 1.59 < 1.6 = 2 / 1.25
+    assert heatmap_bursts.join_split(bursts(part), 1.0, CFG).joined[0]
+    whole = split_epochs(first=1.61e9, second=0.4e9)
+    assert heatmap_bursts.join_split(bursts(whole), 1.0, CFG) is None
+
+
+def test_a_burst_joins_one_neighbour_at_most():
+    """Three 1 GB bursts one empty bin apart before 2 GB epochs: the first two join."""
+    bins = split_epochs()
+    bins[9:11] = 0.5e9  # a third part, one empty bin after the second
+    found = heatmap_bursts.join_split(bursts(bins), 1.0, CFG)
+    assert found.bytes.tolist()[:2] == [2e9, 1e9] and found.joined.tolist()[:2] == [True, False]
+
+
+def test_an_epoch_split_by_one_empty_bin_is_periodic():
+    """Five 2 GB epochs every 10 s, the first split 1 + 1 GB: 4 of 6 bursts alike (67 %) without
+    the join, five occurrences with it; two empty bins keep the split (not periodic)."""
+    joined = analyze(appended(split_epochs(), 1.0), CFG).write
+    assert joined.meanshift["source"] == HEATMAP and joined.bursts.joined[0]
+    (operation,) = joined.meanshift["operations"]
+    assert (operation["occurrences"], operation["period"]) == (5, 10.0)
+    apart = analyze(appended(split_epochs(gap=2), 1.0), CFG).write
+    assert apart.meanshift["source"] == OPERATIONS and not apart.verdict["periodic"]
+    assert not apart.bursts.joined.any()
+
+
+def test_a_join_that_makes_no_occurrence_is_dropped():
+    """Two 1 GB bursts one empty bin apart among single 2 GB bursts at random times: the
+    joined burst has the volume, but nothing recurs; the bursts stay as the bins give them."""
+    bins = np.zeros(120)
+    bins[[3, 4, 6, 7]] = 0.5e9
+    for at in (20, 31, 57, 62, 90, 113):
+        bins[at] = 2e9
+    analysis = analyze(appended(bins, 1.0), CFG).write
+    assert not analysis.verdict["periodic"] and not analysis.bursts.joined.any()

@@ -199,14 +199,16 @@ def test_token_ring_checkpoints_take_the_checkpoint_period():
 
 
 def test_trains_end_at_gaps_over_train_gap_factor_times_the_median():
-    # gaps 20 (x5) and 1100 between trains: 1100 / 20 = 55 times the median
+    # The dominant cluster is ranks 0-4 of each train (20 s segments; rank 5's 1,100 s
+    # segments are the other cluster), cut by no other volume: its own occurrences are
+    # 20 s apart (x4) and 1,120 s between trains, 56 times the median.
     case = token_ring()
 
     def period(factor):
         return meanshift_periodicity(*case, CFG.replace(train_gap_factor=factor))["operations"][0]["period"]
 
-    assert period(54.9) == 1200.0
-    assert period(55.0) == 20.0
+    assert period(55.9) == 1200.0
+    assert period(56.0) == 20.0
 
 
 def test_too_few_trains_or_single_occurrences_keep_the_median_interval():
@@ -242,3 +244,15 @@ def test_a_series_weighs_every_operation_of_its_volume():
         (pytest.approx(3.16e9), 3.16e9),
         (pytest.approx(1.064e10), 1.8e9),
     ]
+
+
+def test_two_operations_of_one_volume_each_recur_at_their_own_period():
+    """DLIO 2110720: two reads of ~0.9 GB per 8 s epoch, 4.8 s apart (segments 4.8 s and 3.2 s,
+    two clusters). Nothing of another volume cuts their segments, so each cluster's period is
+    its own recurrence, 8 s, not the 4 s between operations of the volume (SPEC 3.4)."""
+    first = series(6, period=8.0, duration=4.0, nbytes=0.91e9)
+    second = series(6, period=8.0, duration=1.6, nbytes=0.89e9, start=4.8)
+    order = np.argsort(np.concatenate([first[0], second[0]]))
+    result = meanshift_periodicity(*[col[order] for col in joined(first, second)], CFG)
+    assert result["periodic"] is True
+    assert sorted((op["occurrences"], op["period"]) for op in result["operations"]) == [(5, 8.0), (7, 8.0)]

@@ -132,3 +132,36 @@ def test_reads_the_writer_helpers_legacy_logs():
         c, want = again.modules[F.POSIX].canonical(), log.modules[F.POSIX].canonical()
         for name in ("opens", "bytes_read", "bytes_written", "open_start", "close_end"):
             assert np.array_equal(c[name], want[name]), name
+
+
+FREADS, FWRITES, FOPENS, FSEEKS = 17, 18, 19, 20  # CP_POSIX_F* of darshan-log-format.h 2.x
+
+
+def test_stream_calls_count_as_the_records_calls():
+    """2.x counts fopen / fread / fwrite / fseek apart (CP_POSIX_F*); in 3.x the STDIO record
+    counts them as its opens, reads, writes and seeks: a stream opened 4 times is 4 opens."""
+    records = (
+        (0xCCCC, -1, "in.txt", {FOPENS: 4, FREADS: 12, FSEEKS: 2, BYTES_READ: 400}, {OPEN: 1.0, CLOSE: 2.0}),
+        (0xDDDD, 0, "both.dat", {OPENS: 1, FOPENS: 1, WRITES: 2, FWRITES: 3, BYTES_WRITTEN: 9}, {OPEN: 3.0}),
+    )
+    c = read_log(legacy_log(records=records)).modules[F.POSIX].canonical()
+    assert c["opens"].tolist() == [4, 2]
+    assert c["reads"].tolist() == [12, 0] and c["writes"].tolist() == [0, 5]
+    assert c["seeks"].tolist() == [2, 0]
+
+
+def test_runtime_2x_logs_count_the_requests_of_their_3x_twins():
+    """Each 2.3.1 runtime log's program fopens its 4-rank input once per rank: 96 requests
+    without those 4 opens and their 4 closes, 104 like the same program under darshan 3.x."""
+    from mosaic.logfile import categorize_file
+    from mosaic_testing.parser_text import RUNTIME_LOGS
+
+    old = sorted((RUNTIME_LOGS / "darshan-2.3.1").glob("*.darshan.gz"))
+    if not old:
+        pytest.skip("tests/data/darshan-logs-runtime not present")
+    for path in old:
+        twin = RUNTIME_LOGS / "darshan-main" / path.name.removesuffix(".gz")
+        requests = [categorize_file(p, Config())["metadata"]["requests"] for p in (path, twin)]
+        assert requests[0] == requests[1], path.name
+    ckpt = categorize_file(RUNTIME_LOGS / "darshan-2.3.1" / "pub_ckpt_newfile_7s.darshan.gz", Config())
+    assert ckpt["metadata"]["requests"] == 104
