@@ -39,7 +39,7 @@ import psutil
 
 from mosaic.config import Config
 from mosaic.limits import keep_heap
-from mosaic.service.pool import WORKER_FAILURES, categorize_bytes
+from mosaic.service.pool import WORKER_FAILURES, categorize_posted
 from mosaic.synth.heavy import generate_heavy
 from mosaic.synth.year import generate_year
 
@@ -65,11 +65,11 @@ def serial_rate(logs: list[bytes]) -> tuple[float, float, float]:
     same share."""
     config = Config()
     for data in logs:
-        categorize_bytes(data, "warm-up", config)
+        categorize_posted(data, config)
     seconds, ok = [], 0
     for data in logs * max(1, 200 // len(logs)):
         began = time.perf_counter()
-        ok += categorize_bytes(data, "bench", config)["status"] == "ok"
+        ok += categorize_posted(data, config).status == "ok"
         seconds.append(time.perf_counter() - began)
     return len(seconds) / sum(seconds), float(np.percentile(seconds, 99)), ok / len(seconds)
 

@@ -13,13 +13,9 @@ most (RLIMIT_AS, set as it starts, the bound ``mosaic run`` uses too): a log
 that would need more is evicted ``too_large`` at the allocation that crosses
 it, instead of pinning gigabytes until its timeout.
 
-Test-only hook: when the environment variable ``MOSAIC_SERVICE_TEST_HOOKS``
-is set in the server's environment, a posted body containing ``CRASH_MARKER``
-makes its worker abort (as a segfault would), one containing
-``HANG_MARKER`` makes it hang, and one containing ``MEMORY_MARKER`` makes it
-allocate past its memory limit outside the categorization's guard (as encoding
-a huge result would). Production servers never set it; it exists so
-the tests can prove the server survives each.
+The tests inject crashes, hangs and defects from outside this module
+(``mosaic_testing.faulty_service`` replaces :func:`categorize_posted`): the
+server carries no test hook.
 """
 
 from __future__ import annotations
@@ -29,9 +25,7 @@ import hashlib
 import json
 import logging
 import multiprocessing
-import os
 import signal
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,15 +40,11 @@ from mosaic.config import Config
 from mosaic.darshan.reader import unwrap
 from mosaic.errors import MEMORY_BOUND, Reason
 from mosaic.limits import limit_memory
-from mosaic.logfile import EvictedResult, evicted_result, guarded
+from mosaic.logfile import evicted_result, guarded
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
 WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say nothing about the log
-TEST_HOOKS_ENV = "MOSAIC_SERVICE_TEST_HOOKS"
-CRASH_MARKER = b"MOSAIC-TEST-CRASH"
-HANG_MARKER = b"MOSAIC-TEST-HANG"
-MEMORY_MARKER = b"MOSAIC-TEST-MEMORY"
 UPLOAD_PREFIX = "posted/sha256-"  # file name of a posted log: its content hash, never a path
 UPLOAD_HASH_CHARS = 32
 # Imported once in the fork server, so a (replacement) worker starts in milliseconds
@@ -100,27 +90,11 @@ def categorize_posted(source: bytes | str, config: Config, explain: bool = False
             file = posted_name(log)
         return categorize(trace_from_bytes(log, file, config, inflated), config)
 
-    if os.environ.get(TEST_HOOKS_ENV):
-        _test_hooks(data, config)
     return encode(guarded(file, work))
 
 
 def posted_name(log: bytes | bytearray) -> str:
     return UPLOAD_PREFIX + hashlib.sha256(log).hexdigest()[:UPLOAD_HASH_CHARS]
-
-
-def categorize_bytes(data: bytes, file: str, config: Config) -> TraceResult | EvictedResult:
-    """The SPEC 4 object of a log's bytes, or an evicted one; never raises on a bad log."""
-    return guarded(file, lambda: categorize_trace(trace_from_bytes(data, file, config), config))
-
-
-def _test_hooks(data: bytes, config: Config) -> None:
-    if CRASH_MARKER in data:
-        os.abort()
-    if HANG_MARKER in data:
-        threading.Event().wait()
-    if MEMORY_MARKER in data:
-        bytearray(2 * config.worker_memory_bytes)  # past RLIMIT_AS: MemoryError
 
 
 def _worker_init(memory_bytes: int) -> None:

@@ -17,7 +17,7 @@ import pytest
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, write_log
-from mosaic.service.pool import TEST_HOOKS_ENV
+from mosaic_testing.faults import node_path
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
 TOKEN = "s3cret-token-for-tests"
@@ -73,7 +73,7 @@ class Server:
 def launch(
     tmp: Path,
     token: str | None,
-    hooks: bool = False,
+    faults: bool = False,
     max_body: int = MAX_BODY,
     request_timeout: float = REQUEST_TIMEOUT,
     store: Path | None = None,
@@ -96,8 +96,11 @@ def launch(
         f"service_spool_bytes = {SPOOL_BYTES}\n"
         f"max_inflated_bytes = {MAX_INFLATED}\n"
     )
+    # With faults, the same command through mosaic_testing.faulty_service (markers in a body
+    # crash, hang, exhaust or break its worker); the server's own code has no test hook.
+    runner = [sys.executable, "-m", "mosaic_testing.faulty_service"] if faults else [str(MOSAIC)]
     args = [
-        str(MOSAIC),
+        *runner,
         "serve",
         "--store",
         str(store),
@@ -111,10 +114,7 @@ def launch(
     if token:
         write_secret(tmp / "token", token + "\n")
         args += ["--token-file", str(tmp / "token")]
-    env = dict(os.environ)
-    env.pop(TEST_HOOKS_ENV, None)
-    if hooks:
-        env[TEST_HOOKS_ENV] = "1"
+    env = dict(os.environ, PYTHONPATH=node_path()) if faults else dict(os.environ)
     with open(tmp / "server.log", "wb") as log:
         process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
     return Server(
@@ -153,9 +153,9 @@ def stop_server(server: Server) -> None:
 
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory):
-    """Two servers started side by side: (token required + test hooks on, open loopback)."""
+    """Two servers started side by side: (token required + injected faults, open loopback)."""
     started = (
-        launch(tmp_path_factory.mktemp("served"), TOKEN, hooks=True),
+        launch(tmp_path_factory.mktemp("served"), TOKEN, faults=True),
         launch(tmp_path_factory.mktemp("open"), None),
     )
     try:
@@ -204,7 +204,8 @@ def fresh_server(tmp_path):
 
 @pytest.fixture(scope="session")
 def server(servers):
-    """The server most tests use: token required, test hooks on."""
+    """The server most tests use: token required, faults injected by markers
+    (mosaic_testing.faulty_service)."""
     return servers[0]
 
 
@@ -229,7 +230,7 @@ def make_log(
     reads, 4 opens: categories read_insignificant, write_on_start,
     metadata_insignificant_load. ``extra_path`` adds a small file record whose
     name carries arbitrary bytes (with ``compression="none"`` they show in the
-    log's bytes: the test hooks' markers).
+    log's bytes: mosaic_testing.faulty_service's markers).
     """
     paths = ["/scratch/out.dat"] + ([extra_path] if extra_path else [])
     ids = darshan_hash(paths)

@@ -14,8 +14,8 @@ from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
 from mosaic.darshan import writer
 from mosaic.logfile import categorize_file
-from mosaic.service.pool import CRASH_MARKER, HANG_MARKER
 from mosaic.trace import trace_from_bytes
+from mosaic_testing.faulty_service import CRASH_MARKER, DEFECT_MARKER, HANG_MARKER
 
 # make_log()'s defaults, by hand: 200 MB (>= 1e8) written in [1, 5] s of a
 # 100 s run, all in q0 (0 > 2 x 0 ... q0 > 2 (q1+q2+q3)); no reads; 4 opens
@@ -212,10 +212,22 @@ def test_crash_and_hang_are_evicted_and_the_server_goes_on(server, log_factory, 
     assert "worker_crash (worker process died" in log and "timeout (no result within 2 s)" in log
 
 
-def test_test_hooks_are_off_without_their_variable(open_server, log_factory):
+def test_the_server_itself_has_no_fault_hook(open_server, log_factory):
     marked = log_factory(extra_path="/scratch/" + CRASH_MARKER.decode(), compression="none")
     with open_server.client() as client:
         assert post(client, marked).status_code == 200
+
+
+def test_a_defect_met_on_a_log_is_a_500_internal_error_not_the_logs_fault(server, log_factory, log_bytes):
+    broken = log_factory(extra_path="/scratch/" + DEFECT_MARKER.decode(), compression="none")
+    with server.client() as client:
+        response = post(client, broken)
+        assert response.status_code == 500, response.text
+        answer = response.json()
+        assert (answer["status"], answer["reason"]) == ("evicted", "internal_error")
+        assert answer["detail"].startswith("ZeroDivisionError: an injected defect [at faulty_service.py:")
+        assert post(client, log_bytes).status_code == 200  # the worker goes on
+        assert 'mosaic_evictions_total{reason="internal_error"}' in client.get("/metrics").text
 
 
 def test_openapi_schema_lists_every_endpoint(open_server):

@@ -26,8 +26,9 @@ from click.testing import CliRunner
 from mosaic.config import Config
 from mosaic.errors import Reason
 from mosaic.service.commands import serve
-from mosaic.service.pool import MEMORY_MARKER, _worker_init, categorize_posted
+from mosaic.service.pool import _worker_init, categorize_posted
 from mosaic.service.security import Tokens
+from mosaic_testing.faulty_service import MEMORY_MARKER
 
 HEADER_LIMIT = Config().service_max_header_bytes  # 64 KB
 SLOW_CONNECTIONS = 2000

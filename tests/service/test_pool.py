@@ -10,7 +10,7 @@ import pytest
 from mosaic.config import Config
 from mosaic.logfile import evicted_result
 from mosaic.service import pool as service_pool
-from mosaic.service.pool import WorkerPool, categorize_bytes, categorize_posted, encode
+from mosaic.service.pool import WorkerPool, categorize_posted, encode
 
 
 def test_encode_keeps_a_finite_result():
@@ -37,17 +37,19 @@ def test_a_good_log_is_categorized(log_bytes):
 
 
 def test_log_errors_keep_their_reason(log_bytes):
-    assert categorize_bytes(log_bytes[:100], "f", Config())["reason"] == "truncated"
-    assert categorize_bytes(b"3.41", "f", Config())["status"] == "evicted"
+    assert categorize_posted(log_bytes[:100], Config()).reason == "truncated"
+    assert categorize_posted(b"3.41", Config()).status == "evicted"
 
 
-def test_an_unexpected_exception_becomes_unreadable(log_bytes, monkeypatch):
+def test_an_unexpected_exception_is_an_internal_error(log_bytes, monkeypatch):
     def broken(*_):
         raise RuntimeError("reader bug")
 
     monkeypatch.setattr(service_pool, "trace_from_bytes", broken)
-    result = categorize_bytes(log_bytes, "f", Config())
-    assert (result["file"], result["status"], result["reason"]) == ("f", "evicted", "internal_error")
+    answer = categorize_posted(log_bytes, Config())
+    result = json.loads(answer.body)
+    assert (answer.status, answer.reason) == ("evicted", "internal_error")
+    assert result["file"] == service_pool.posted_name(log_bytes)
     assert result["detail"].startswith("RuntimeError: reader bug [at ")
 
 
