@@ -34,7 +34,7 @@ import sys
 
 from mosaic.config import DEFAULT
 from mosaic.errors import EngineError
-from mosaic.service.security import read_token
+from mosaic.secretfile import read_secret_file
 
 SECRET_BYTES = 32  # 64 hexadecimal characters, as `openssl rand -hex 32`
 SECRET_FILE_ENV = "MOSAIC_NODE_SECRET_FILE"  # also read by `mosaic run --node-secret-file`
@@ -42,10 +42,11 @@ SECRET_FILE_ENV = "MOSAIC_NODE_SECRET_FILE"  # also read by `mosaic run --node-s
 
 def read_secret(path: str) -> str:
     """The node secret in `path` (``~`` expanded), checked as the service's token files are:
-    readable by its owner alone, at least 16 characters. EngineError naming the file and the fix."""
+    a file of the caller's, readable by them alone, at least 16 characters. EngineError naming
+    the file and the fix."""
     path = os.path.expanduser(path)
     try:
-        secret = read_token(path)
+        return read_secret_file(path)
     except FileNotFoundError:
         raise EngineError(
             f"no node secret file {path}: dispy nodes must not run without a secret; create it with: "
@@ -53,8 +54,6 @@ def read_secret(path: str) -> str:
         ) from None
     except (OSError, ValueError) as error:
         raise EngineError(f"node secret file: {error}") from None
-    assert secret is not None  # read_token returns None only without a path
-    return secret
 
 
 def write_secret(path: str) -> str:
