@@ -23,6 +23,7 @@ GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
 # What a log may start with (docs/darshan-format.md): a gzip or bzip2 wrapper, a 2.x or a 3.x log.
 LEADING_BYTES = (GZIP_MAGIC, BZIP2_MAGIC, b"2.", b"3.")
 SNIFF_BYTES = max(map(len, LEADING_BYTES))
+NOT_A_LOG = "not a Darshan log (unknown leading bytes)"
 REPEAT_MARK = "#"  # the k-th member of one name in an archive (k >= 2) is named NAME#k
 # What tarfile and the decompressors raise on a damaged archive.
 _ARCHIVE_ERRORS = (tarfile.TarError, EOFError, OSError, ValueError)
@@ -42,7 +43,7 @@ def check_leading_bytes(head: bytes | bytearray) -> None:
     if not head:
         raise LogError(Reason.UNREADABLE, "empty file")
     if not head.startswith(LEADING_BYTES):
-        raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
+        raise LogError(Reason.UNREADABLE, NOT_A_LOG)
 
 
 def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: int) -> bytearray:
