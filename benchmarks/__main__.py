@@ -24,6 +24,7 @@ NOT_BENCHMARKS = {"__init__", "__main__"}
 # Arguments of the quick run; "{tmp}" becomes a fresh temporary folder.
 QUICK: dict[str, list[str]] = {
     "bench_reader": ["--min-time", "0.05"],
+    "bench_bombs": ["{tmp}", "--zeros-mb", "100", "--sparse-gib", "10"],
     "bench_categorize": ["--light", "1", "500", "--heavy", "5"],
     "bench_fft": ["--cases", "5"],
     "bench_heap": ["--heavy", "2", "--calls", "20"],

@@ -181,8 +181,8 @@ def summarize(cases, results) -> dict:
 def corpus_cost(folder: Path) -> None:
     """FFT CPU time per significant direction of the logs under ``folder``."""
     from mosaic.analysis import spectrum
-    from mosaic.analysis.labels import DIRECTIONS
     from mosaic.config import Config
+    from mosaic.directions import DIRECTIONS
     from mosaic.errors import LogError
     from mosaic.trace import read_trace
 

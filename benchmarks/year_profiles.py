@@ -42,9 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.year import PAPER_YEAR_LOGS, corpus, default_dir, run_mosaic
-from mosaic.analysis.labels import DIRECTIONS
 from mosaic.corpus import profiles
 from mosaic.corpus.store import Store
+from mosaic.directions import DIRECTIONS
 
 PERIOD_TOLERANCE = 0.10  # the "within 10 %"
 

@@ -25,12 +25,12 @@ from numpy.typing import NDArray
 from mosaic.analysis import bursts as heatmap_bursts
 from mosaic.analysis import labels as vocabulary
 from mosaic.analysis import merging, metadata, segments, spectrum, temporality, verdict
-from mosaic.analysis.labels import DIRECTIONS
 from mosaic.analysis.metadata import MetadataStatistics
 from mosaic.analysis.segments import MeanShiftPeriodicity, PeriodicOperation
 from mosaic.analysis.spectrum import FFTPeriodicity
 from mosaic.analysis.verdict import Verdict
 from mosaic.config import Config
+from mosaic.directions import DIRECTIONS
 from mosaic.trace import READ, WRITE, Job, Trace
 
 _LABEL_ORDER = {label: i for i, label in enumerate(vocabulary.ALL_LABELS)}

@@ -1,7 +1,5 @@
 """The category vocabulary of SPEC 3.4-3.7, in a stable display order."""
 
-from typing import Literal
-
 TEMPORALITY = (
     "on_start",
     "on_end",
@@ -28,8 +26,6 @@ METADATA = (
     "metadata_high_density",
     "metadata_insignificant_load",
 )
-Direction = Literal["read", "write"]
-DIRECTIONS: tuple[Direction, ...] = ("read", "write")  # trace.READ, trace.WRITE index it
 
 # Families scored by `mosaic eval` and shown in figures.
 FAMILIES = {

@@ -29,8 +29,9 @@ from typing import Any, Literal
 import numpy as np
 from typing_extensions import TypedDict
 
-from mosaic.analysis.labels import ALL_LABELS, DIRECTIONS
+from mosaic.analysis.labels import ALL_LABELS
 from mosaic.corpus import profiles
+from mosaic.directions import DIRECTIONS
 
 PROFILED = "coalesce(g.runs, 0)"  # runs behind a group's profile
 # Sort keys besides a label's name (its share of runs); every key but app and uid

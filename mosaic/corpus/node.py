@@ -1,6 +1,6 @@
-"""Start a dispynode that takes a secret, without showing the secret to anyone.
+"""Start a dispynode that takes a secret, in a folder of its own, without showing the secret to anyone.
 
-    python -m mosaic.corpus.node [--secret-file PATH] -- DISPYNODE_SCRIPT [DISPYNODE OPTIONS...]
+    python -m mosaic.corpus.node [--secret-file PATH] --node-dir DIR -- DISPYNODE_SCRIPT [OPTIONS...]
     python -m mosaic.corpus.node [--secret-file PATH] --check
 
 PATH defaults to $MOSAIC_NODE_SECRET_FILE, else ``node_secret_file`` of
@@ -22,19 +22,32 @@ the secret file instead, adds ``--secret`` to ``sys.argv`` in memory and runs
 DISPYNODE_SCRIPT in this process: the secret is in no command line and no
 environment. The script's path stays in the command line, where dispynode's
 ``--clean`` looks for a stale node of the same folder to stop.
+
+dispynode unpickles ``DIR/dispy/node/config.pkl`` when it starts and runs the
+files its clients leave under DIR: whoever can write there runs code as the
+node's user. DIR becomes dispynode's ``--dest_path_prefix`` (after OPTIONS,
+so that it is the one dispynode keeps); it is created with mode 700 when
+missing, and otherwise refused (status 2) unless it is a folder, not a link,
+of the caller's uid, that no one else may enter, on a path that no one else
+may change (every folder above it is the caller's or root's, and writable by
+others only with the sticky bit, as /tmp). The cluster scripts give each node
+start a fresh ``mktemp -d`` folder: a fixed name in a shared /tmp could be
+created first by anyone.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import secrets
+import stat
 import sys
 
 from mosaic.config import DEFAULT
 from mosaic.errors import EngineError
-from mosaic.service.security import read_token
+from mosaic.secretfile import read_secret_file
 
 SECRET_BYTES = 32  # 64 hexadecimal characters, as `openssl rand -hex 32`
 SECRET_FILE_ENV = "MOSAIC_NODE_SECRET_FILE"  # also read by `mosaic run --node-secret-file`
@@ -42,10 +55,11 @@ SECRET_FILE_ENV = "MOSAIC_NODE_SECRET_FILE"  # also read by `mosaic run --node-s
 
 def read_secret(path: str) -> str:
     """The node secret in `path` (``~`` expanded), checked as the service's token files are:
-    readable by its owner alone, at least 16 characters. EngineError naming the file and the fix."""
+    a file of the caller's, readable by them alone, at least 16 characters. EngineError naming
+    the file and the fix."""
     path = os.path.expanduser(path)
     try:
-        secret = read_token(path)
+        return read_secret_file(path)
     except FileNotFoundError:
         raise EngineError(
             f"no node secret file {path}: dispy nodes must not run without a secret; create it with: "
@@ -53,8 +67,40 @@ def read_secret(path: str) -> str:
         ) from None
     except (OSError, ValueError) as error:
         raise EngineError(f"node secret file: {error}") from None
-    assert secret is not None  # read_token returns None only without a path
-    return secret
+
+
+def private_folder(path: str) -> str:
+    """The real path of the node folder `path`, created (mode 700) if missing; EngineError
+    naming the problem when someone else could plant files in it (module docstring)."""
+    path = os.path.abspath(os.path.expanduser(path))
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    status = os.lstat(path)
+    if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
+        raise EngineError(f"node folder {path} is not a folder (a link is refused)")
+    if status.st_uid != os.geteuid():
+        raise EngineError(
+            f"node folder {path} is owned by uid {status.st_uid}, not by you (uid {os.geteuid()}): "
+            "its files would run as you; leave MOSAIC_NODE_DIR unset for a fresh private folder"
+        )
+    mode = stat.S_IMODE(status.st_mode)
+    if mode & 0o077:
+        raise EngineError(
+            f"node folder {path} may be entered by group or others (mode {mode:03o}); run: chmod 700 {path}"
+        )
+    real = os.path.realpath(path)
+    above = os.path.dirname(real)
+    while True:
+        status = os.stat(above)
+        shared = status.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not status.st_mode & stat.S_ISVTX
+        if status.st_uid not in (0, os.geteuid()) or shared:
+            raise EngineError(
+                f"node folder {path}: {above} (uid {status.st_uid}, mode {stat.S_IMODE(status.st_mode):o}) "
+                "lets others replace what it holds: choose a folder under one of your own"
+            )
+        if above == os.path.dirname(above):
+            return real
+        above = os.path.dirname(above)
 
 
 def write_secret(path: str) -> str:
@@ -79,6 +125,8 @@ def dispynode_command(cpus: int, host: str, port: int, workdir: str, secret_file
         "mosaic.corpus.node",
         "--secret-file",
         secret_file,
+        "--node-dir",
+        workdir,
         "--",
         dispynode_script(),
         "--cpus",
@@ -89,8 +137,6 @@ def dispynode_command(cpus: int, host: str, port: int, workdir: str, secret_file
         str(port),
         "--daemon",
         "--clean",
-        "--dest_path_prefix",
-        workdir,
     ]
 
 
@@ -99,20 +145,23 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m mosaic.corpus.node")
     parser.add_argument("--secret-file", default=os.environ.get(SECRET_FILE_ENV) or DEFAULT.node_secret_file)
     parser.add_argument("--check", action="store_true", help="check the secret file and exit")
+    parser.add_argument("--node-dir", help="the node's private folder (dispynode's --dest_path_prefix)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- DISPYNODE_SCRIPT [OPTIONS...]")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not (args.check or command):
-        parser.error("give the dispynode script to run after --")
+    if not (args.check or (command and args.node_dir)):
+        parser.error("give --node-dir DIR, then the dispynode script to run after --")
     try:
         secret = read_secret(args.secret_file)
-    except EngineError as error:
+        if args.check:
+            return 0
+        folder = private_folder(args.node_dir)
+    except (EngineError, OSError) as error:
         sys.stderr.write(f"refusing to start dispynode: {error}\n")
         return 2
-    if args.check:
-        return 0
     script, options = command[0], command[1:]
-    sys.argv = [script, *options, f"--secret={secret}"]  # one word: a secret may start with "-"
+    # Last, so that argparse keeps these over any in `options`; one word each: a secret may start with "-"
+    sys.argv = [script, *options, f"--dest_path_prefix={folder}", f"--secret={secret}"]
     runpy.run_path(script, run_name="__main__")
     return 0
 

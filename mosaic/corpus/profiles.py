@@ -46,7 +46,7 @@ from typing import Any, Literal
 import numpy as np
 from typing_extensions import TypedDict
 
-from mosaic.analysis.labels import DIRECTIONS
+from mosaic.directions import DIRECTIONS
 
 PERIODIC_NUMBERS = ("period", "busy_fraction", "bytes_per_occurrence")
 # The numbers of one run, in this order, packed as little-endian float64 (NaN: not measured)

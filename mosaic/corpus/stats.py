@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from mosaic.analysis.labels import ALL_LABELS, DIRECTIONS, PERIODICITY
+from mosaic.analysis.labels import ALL_LABELS, PERIODICITY
 from mosaic.config import DEFAULT
+from mosaic.directions import DIRECTIONS
 
 VIEWS = ("single_run", "all_runs")
 

@@ -16,7 +16,7 @@ import os
 import re
 import struct
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import cast
 
 import numpy as np
@@ -24,7 +24,15 @@ from zlib_ng import zlib_ng
 
 from mosaic.config import DEFAULT
 from mosaic.darshan import formats as F
-from mosaic.darshan.archive import BZIP2_MAGIC, GZIP_MAGIC, check_leading_bytes, read_bytes
+from mosaic.darshan.archive import (
+    BZIP2_MAGIC,
+    GZIP_MAGIC,
+    LEADING_BYTES,
+    NOT_A_LOG,
+    SNIFF_BYTES,
+    check_leading_bytes,
+    read_bytes,
+)
 from mosaic.darshan.formats import DarshanLog, DxtSegments, Job, ModuleRecords
 from mosaic.darshan.job import parse_exe_and_mounts, parse_metadata, validate_job
 from mosaic.darshan.legacy import legacy_log, legacy_records
@@ -104,7 +112,7 @@ def unwrap(data: Raw, cap: int) -> tuple[Raw, int]:
         comp = _wrapper(data)
         if comp is None:
             break
-        data = inflate(data, comp, cap - inflated, gzip=True)
+        data = inflate(data, comp, cap - inflated, gzip=True, check_head=_check_unwrapped)
         inflated += len(data)
     else:
         if _wrapper(data) is not None:
@@ -121,6 +129,13 @@ def _wrapper(data: bytes | bytearray) -> int | None:
     return None
 
 
+def _check_unwrapped(head: bytes) -> None:
+    """LogError(unreadable) unless what a wrapper holds starts like a log or another
+    wrapper: a layer of anything else (a bomb of zeros) is inflated no further."""
+    if not head.startswith(LEADING_BYTES):
+        raise LogError(Reason.UNREADABLE, NOT_A_LOG)
+
+
 def _read_bytes(data: Raw, budget: _Budget) -> DarshanLog:
     check_leading_bytes(data)
     data, inflated = unwrap(data, budget.left)
@@ -133,10 +148,16 @@ def _read_bytes(data: Raw, budget: _Budget) -> DarshanLog:
         return legacy_log(records)
     if data.startswith(b"3."):
         return _read_v3(data, budget)
-    raise LogError(Reason.UNREADABLE, "not a Darshan log (unknown leading bytes)")
+    raise LogError(Reason.UNREADABLE, NOT_A_LOG)
 
 
-def inflate(region: Raw | memoryview, comp: int, cap: int, gzip: bool = False) -> Raw:
+def inflate(
+    region: Raw | memoryview,
+    comp: int,
+    cap: int,
+    gzip: bool = False,
+    check_head: Callable[[bytes], None] | None = None,
+) -> Raw:
     """Decompress a region made of one or more concatenated streams.
 
     Darshan writes one stream per rank into a region; ``zlib.decompress``
@@ -145,7 +166,8 @@ def inflate(region: Raw | memoryview, comp: int, cap: int, gzip: bool = False) -
     streams about 3x faster than the standard zlib (heavy logs: a third of
     reading was inflating). A region past ``INFLATE_PIECE_BYTES`` is inflated
     a piece at a time into one bytearray, so that it is held about once, not
-    twice.
+    twice. ``check_head``, if given, sees the first ``SNIFF_BYTES`` of the output
+    (all of it when shorter) before more is inflated, and may stop it by raising.
     """
     if comp == F.COMP_NONE:
         if len(region) > cap:
@@ -154,7 +176,7 @@ def inflate(region: Raw | memoryview, comp: int, cap: int, gzip: bool = False) -
     if comp not in (F.COMP_ZLIB, F.COMP_BZIP2):
         raise LogError(Reason.UNREADABLE, f"unknown compression type {comp}")
     view, pos, end = memoryview(region), 0, len(region)
-    out = _Inflated(cap)
+    out = _Inflated(cap, check_head)
     wbits = 16 + zlib_ng.MAX_WBITS if gzip else zlib_ng.MAX_WBITS
     new = (lambda: zlib_ng.decompressobj(wbits)) if comp == F.COMP_ZLIB else bz2.BZ2Decompressor
     while pos < end:
@@ -188,21 +210,28 @@ def inflate(region: Raw | memoryview, comp: int, cap: int, gzip: bool = False) -
 
 class _Inflated:
     """A region's output so far: a list of parts while small (joined once, with no copy
-    when there is one), one growing bytearray past ``INFLATE_PIECE_BYTES``."""
+    when there is one), one growing bytearray past ``INFLATE_PIECE_BYTES``; its head
+    checked once ``SNIFF_BYTES`` are out (``check_head``), before more is asked."""
 
-    def __init__(self, cap: int):
+    def __init__(self, cap: int, check_head: Callable[[bytes], None] | None = None):
         self.cap, self.total = cap, 0
         self.parts: list[bytes] = []
         self.buffer: bytearray | None = None
+        self.check_head = check_head
 
     def asked(self) -> int:
-        """Output to ask for next: a piece, or one byte past the cap (then too_large)."""
+        """Output to ask for next: the head, a piece, or one byte past the cap (then too_large)."""
+        if self.check_head is not None:
+            return min(SNIFF_BYTES - self.total, self.cap - self.total + 1)
         return min(INFLATE_PIECE_BYTES, self.cap - self.total + 1)
 
     def add(self, piece: bytes) -> None:
         self.total += len(piece)
         if self.total > self.cap:
             raise LogError(Reason.TOO_LARGE, f"decompresses past the limit of {self.cap} bytes")
+        if self.check_head is not None and self.total >= SNIFF_BYTES:  # parts: a few bytes
+            check, self.check_head = self.check_head, None
+            check(b"".join([*self.parts, piece])[:SNIFF_BYTES])
         if self.buffer is not None:
             self.buffer += piece
             return
@@ -214,6 +243,8 @@ class _Inflated:
             self.parts = []
 
     def joined(self) -> Raw:
+        if self.check_head is not None:  # all of it is shorter than a head
+            self.check_head(b"".join(self.parts))
         return self.buffer if self.buffer is not None else b"".join(self.parts)
 
 

@@ -13,8 +13,9 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from mosaic.analysis.labels import DIRECTIONS, METADATA, TEMPORALITY
+from mosaic.analysis.labels import METADATA, TEMPORALITY
 from mosaic.corpus.stats import VIEWS
+from mosaic.directions import DIRECTIONS
 
 VIEW_NAMES = {"single_run": "single run", "all_runs": "all runs"}
 MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")

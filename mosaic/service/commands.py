@@ -19,7 +19,8 @@ import click
 
 from mosaic.errors import ApiError
 from mosaic.options import load_config
-from mosaic.service.security import is_loopback, read_token
+from mosaic.secretfile import read_secret_file
+from mosaic.service.security import is_loopback
 
 if TYPE_CHECKING:
     import httpx
@@ -39,10 +40,12 @@ class ServerError(click.ClickException):
 
 
 def token_from(path: str | None, option: str) -> str | None:
-    """The token of ``path``; a bad token file stops the command with a usage error."""
+    """The token of ``path`` (None without one); a bad token file stops the command with a usage error."""
+    if path is None:
+        return None
     try:
-        return read_token(path)
-    except ValueError as error:
+        return read_secret_file(path)
+    except (OSError, ValueError) as error:
         raise click.BadParameter(str(error), param_hint=option) from None
 
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from tabulate import tabulate
 
-from mosaic.analysis.labels import DIRECTIONS
 from mosaic.corpus.listing import ApplicationList
 from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
+from mosaic.directions import DIRECTIONS
 
 BASIS = {
     "every_run": "every stored run",

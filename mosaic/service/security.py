@@ -1,7 +1,7 @@
 """Who may use the API: the loopback rule, token files and the bearer check.
 
 The server binds to loopback by default; any other address requires a token
-file, because the API categorizes whatever bytes it is sent. Tokens are
+file (read by mosaic/secretfile.py), because the API categorizes whatever bytes it is sent. Tokens are
 compared in constant time; the ``Bearer`` scheme name is case-insensitive
 (RFC 7235).
 """
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
-import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,46 +28,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-MIN_TOKEN_CHARS = 16
-
-
-def read_token(path: str | None) -> str | None:
-    """The bearer token in ``path`` (surrounding whitespace ignored), or None without a path.
-
-    Refused with a ValueError that says why: not a regular file (a FIFO would
-    block the start until some process writes to it, a device could be read
-    forever), a file others may read (the token would not be secret), a file
-    that is not UTF-8 text, an empty or short token. The file is opened
-    without blocking and checked through that descriptor, so nothing can swap
-    it between the check and the read.
-    """
-    if path is None:
-        return None
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once too
-    with open(fd, "rb") as fh:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise ValueError(f"{path} is not a regular file")
-        mode = stat.S_IMODE(status.st_mode)
-        if mode & 0o077:
-            raise ValueError(
-                f"{path} may be read by group or others (mode {mode:03o}); run: chmod 600 {path}"
-            )
-        raw = fh.read()
-    try:
-        token = raw.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not UTF-8 text") from None
-    if not token:
-        raise ValueError(f"{path} holds no token")
-    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
-        raise ValueError(
-            f"the token in {path} must be at least {MIN_TOKEN_CHARS} characters "
-            "without spaces (e.g. from `openssl rand -hex 32`)"
-        )
-    return token
 
 
 @dataclass(frozen=True)

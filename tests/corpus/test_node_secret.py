@@ -1,14 +1,20 @@
-"""Every dispynode mosaic starts or documents takes a secret (issue 25, item 1).
+"""Every dispynode mosaic starts or documents takes a secret, and a folder no one else can plant in.
 
 Real dispynode processes: the local node of `mosaic run --workers N` and a
 cluster node started by cluster/start-node.sh. A plain dispy client unrelated to
 mosaic (tests/support/mosaic_testing/foreign_client.py), with no secret or a wrong one, runs
-nothing on them; mosaic, with the right secret, works.
+nothing on them; mosaic, with the right secret, works. A folder planted by
+another uid (simulated with chown to 65534: the tests run as root) with a
+config.pkl that would leave a marker when unpickled is never used.
 """
 
 import operator
 import os
+import pickle
+import re
+import shutil
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -19,7 +25,7 @@ import pytest
 
 from mosaic.config import Config
 from mosaic.corpus.engine import DispyEngine, Task, local_node
-from mosaic.corpus.node import read_secret, write_secret
+from mosaic.corpus.node import private_folder, read_secret, write_secret
 from mosaic.corpus.pipeline import engine_settings, given_up
 from mosaic.errors import EngineError
 from mosaic_testing.faults import node_path
@@ -29,6 +35,28 @@ START_NODE = REPO / "cluster" / "start-node.sh"
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 VENV = str(Path(sys.executable).parent.parent)
 WRONG = "not-the-secret-0123456789abcdef"
+NOBODY = 65534  # "another user"
+
+
+class Planted:
+    """What another user leaves as dispynode's config.pkl: unpickling it creates `marker`
+    (as ``os.system(...)`` would run a command)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return open, (self.marker, "w")
+
+
+def plant(folder: Path, marker: Path, mode: int = 0o755) -> None:
+    """A node folder as another user would prepare it, config.pkl included, all theirs."""
+    node = folder / "dispy" / "node"
+    node.mkdir(parents=True)
+    (node / "config.pkl").write_bytes(pickle.dumps(Planted(marker)))
+    for path in (folder, folder / "dispy", node, node / "config.pkl"):
+        os.chown(path, NOBODY, NOBODY)
+    folder.chmod(mode)
 
 
 def free_port() -> int:
@@ -107,9 +135,11 @@ def test_mosaic_works_with_its_local_node_s_secret_and_each_run_has_a_fresh_one(
 
 
 def start_node(tmp_path: Path, port: int, env: dict) -> subprocess.Popen:
+    """cluster/start-node.sh in its own session; `env` adds to the environment (None: unset)."""
+    env = {**os.environ, "MOSAIC_VENV": VENV, "MOSAIC_NODE_DIR": str(tmp_path / "node"), **env}
     return subprocess.Popen(
         ["bash", str(START_NODE), "127.0.0.6", "1", str(port)],
-        env={**os.environ, "MOSAIC_VENV": VENV, "MOSAIC_NODE_DIR": str(tmp_path / "node"), **env},
+        env={name: value for name, value in env.items() if value is not None},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=(tmp_path / "node.log").open("w"),
@@ -154,6 +184,120 @@ def test_a_cluster_node_runs_only_what_holders_of_the_secret_send(tmp_path, shar
     finally:
         os.killpg(node.pid, 15)
         node.wait(30)
+
+
+def test_start_node_never_runs_what_another_user_planted_in_tmp(tmp_path):
+    shared = tmp_path / "tmp"  # the shared temporary folder, as /tmp: anyone may create in it
+    shared.mkdir()
+    shared.chmod(0o1777)
+    marker = tmp_path / "planted-code-ran"
+    plant(shared / "mosaic-dispynode-u", marker)  # the fixed folder of the earlier start-node.sh
+    secret_file = tmp_path / "node-secret"
+    write_secret(str(secret_file))
+    port = 20000 + (os.getpid() + 23) % 20000
+    env = {"MOSAIC_NODE_SECRET_FILE": str(secret_file), "MOSAIC_NODE_DIR": None, "TMPDIR": str(shared)}
+    node = start_node(tmp_path, port, {**env, "USER": "u"})
+    try:
+        deadline = time.monotonic() + 120
+        while node.poll() is None and time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.6", port + 1)) == 0:
+                    break
+            time.sleep(0.1)
+        assert not marker.exists()
+        wait_for_listen(port + 1, node, tmp_path / "node.log")  # and it serves
+        folder = Path(psutil.Process(node.pid).cwd()).parents[1]  # dispynode works in FOLDER/dispy/node
+        assert folder.parent == shared and folder.name.startswith("mosaic-dispynode-u.")
+        status = folder.stat()
+        assert (status.st_uid, stat.S_IMODE(status.st_mode)) == (os.geteuid(), 0o700)
+    finally:
+        os.killpg(node.pid, 15)
+        node.wait(30)
+
+
+def test_start_node_refuses_a_node_dir_of_another_user(tmp_path):
+    marker = tmp_path / "planted-code-ran"
+    planted = tmp_path / "planted"
+    plant(planted, marker, mode=0o700)
+    write_secret(str(tmp_path / "node-secret"))
+    env = {"MOSAIC_NODE_SECRET_FILE": str(tmp_path / "node-secret"), "MOSAIC_NODE_DIR": str(planted)}
+    node = start_node(tmp_path, free_port(), env)
+    assert node.wait(60) == 2
+    said = (tmp_path / "node.log").read_text()
+    assert f"refusing to start dispynode: node folder {planted} is owned by uid {NOBODY}, not by you" in said
+    assert "Traceback" not in said and not marker.exists()
+
+
+def private(path: Path, mode: int = 0o700, owner: int | None = None) -> Path:
+    path.mkdir()
+    path.chmod(mode)
+    if owner is not None:
+        os.chown(path, owner, owner)
+    return path
+
+
+@pytest.mark.parametrize("mode", [0o701, 0o710, 0o702, 0o720, 0o704, 0o740])
+def test_a_node_folder_others_may_enter_is_refused(tmp_path, mode):
+    folder = private(tmp_path / "node", mode)
+    with pytest.raises(
+        EngineError, match=rf"may be entered by group or others \(mode {mode:o}\); run: chmod 700"
+    ):
+        private_folder(str(folder))
+
+
+def test_a_node_folder_is_created_private_or_taken_when_private_and_one_s_own(tmp_path):
+    made = private_folder(str(tmp_path / "new"))
+    assert made == str(tmp_path / "new")
+    status = os.stat(made)
+    assert (status.st_uid, stat.S_IMODE(status.st_mode)) == (os.geteuid(), 0o700)
+    assert private_folder(made) == made  # the same folder again: accepted as it stands
+    private(tmp_path / "link-target")
+    (tmp_path / "via-link").symlink_to(tmp_path / "link-target")  # a link above the folder is resolved
+    private(tmp_path / "link-target" / "node")
+    assert private_folder(str(tmp_path / "via-link" / "node")) == str(tmp_path / "link-target" / "node")
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda t: private(t / "node", owner=NOBODY), f"is owned by uid {NOBODY}, not by you"),
+        (lambda t: (t / "node").symlink_to(private(t / "mine")), "is not a folder (a link is refused)"),
+        (lambda t: (t / "node").write_text(""), "is not a folder"),
+    ],
+    ids=["another user's", "a link to a private folder", "a file"],
+)
+def test_a_node_folder_that_is_not_one_s_own_folder_is_refused(tmp_path, make, message):
+    make(tmp_path)
+    with pytest.raises(EngineError, match=re.escape(f"node folder {tmp_path / 'node'} {message}")):
+        private_folder(str(tmp_path / "node"))
+
+
+@pytest.mark.parametrize(
+    "mode, owner, refused",
+    [
+        (0o755, None, False),
+        (0o1777, None, False),  # as /tmp: others create, but may not rename or remove what is not theirs
+        (0o1777, NOBODY, True),  # its owner may
+        (0o775, None, True),
+        (0o757, None, True),
+        (0o777, None, True),
+        (0o755, NOBODY, True),
+    ],
+)
+def test_a_node_folder_is_refused_under_a_folder_others_may_change(tmp_path, mode, owner, refused):
+    above = private(tmp_path / "above", mode, owner)
+    folder = above / "node"
+    folder.mkdir(mode=0o700)
+    if not refused:
+        assert private_folder(str(folder)) == str(folder)
+        return
+    with pytest.raises(
+        EngineError,
+        match=re.escape(
+            f"node folder {folder}: {above} (uid {os.geteuid() if owner is None else owner}, mode {mode:o})"
+        ),
+    ):
+        private_folder(str(folder))
 
 
 @pytest.mark.parametrize(
@@ -222,7 +366,7 @@ def fake_command(folder: Path, name: str, body: str) -> None:
 
 def test_ssh_nodes_and_the_slurm_job_refuse_before_starting_any_node(tmp_path):
     bin_dir = tmp_path / "bin"  # ssh runs its command here; srun and scontrol leave a mark
-    fake_command(bin_dir, "ssh", 'shift; exec bash -c "$1"')
+    fake_command(bin_dir, "ssh", 'shift; exec bash -c "$*"')  # as ssh: the words, joined
     fake_command(bin_dir, "srun", f"touch {tmp_path}/srun-ran")
     fake_command(bin_dir, "scontrol", "echo node01")
     env = {k: v for k, v in os.environ.items() if k != "MOSAIC_NODE_SECRET_FILE"}
@@ -237,7 +381,7 @@ def test_ssh_nodes_and_the_slurm_job_refuse_before_starting_any_node(tmp_path):
         timeout=60,
     )
     assert ssh.returncode == 2 and f"no node secret file {missing}" in ssh.stderr
-    assert "started dispynode" not in ssh.stdout and not (tmp_path / "mosaic-dispynode-u").exists()
+    assert "started dispynode" not in ssh.stdout and not list(tmp_path.glob("mosaic-dispynode-u*"))
     job = subprocess.run(
         ["bash", str(REPO / "cluster" / "mosaic-run.sbatch"), "in", "out"],
         env={**env, "SLURM_SUBMIT_DIR": str(REPO), "SLURM_JOB_NODELIST": "node01"},
@@ -249,9 +393,38 @@ def test_ssh_nodes_and_the_slurm_job_refuse_before_starting_any_node(tmp_path):
     assert not (tmp_path / "srun-ran").exists()
 
 
+def test_the_slurm_job_lets_each_node_make_a_fresh_folder_not_one_named_by_the_job_s_ids(tmp_path):
+    repo = tmp_path / "repo"  # the submission folder: the job script, a start-node.sh that tells
+    (repo / "cluster").mkdir(parents=True)  # which folder it was given, a mosaic that waits for it
+    shutil.copy(REPO / "cluster" / "mosaic-run.sbatch", repo / "cluster")
+    told = tmp_path / "node-dir"
+    fake_command(repo / "cluster", "start-node.sh", f'echo "${{MOSAIC_NODE_DIR-unset}}" > {told}')
+    (repo / ".venv").mkdir()
+    fake_command(repo / ".venv" / "bin", "python", f'exec {sys.executable} "$@"')
+    fake_command(
+        repo / ".venv" / "bin", "mosaic", f"for _ in $(seq 300); do [ -s {told} ] && exit; sleep 0.1; done"
+    )
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "srun", 'while [[ $1 == --* ]]; do shift; done; exec "$@"')  # on "each node": here
+    fake_command(bin_dir, "scontrol", "echo node01")
+    write_secret(str(tmp_path / "node-secret"))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
+    env.update(MOSAIC_NODE_SECRET_FILE=str(tmp_path / "node-secret"), MOSAIC_NODE_DIR=str(tmp_path / "mine"))
+    env.update(SLURM_SUBMIT_DIR=str(repo), SLURM_JOB_NODELIST="node01", SLURM_JOB_ID="42", SLURM_NODEID="0")
+    job = subprocess.run(
+        ["bash", str(repo / "cluster" / "mosaic-run.sbatch"), "in", "out"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert job.returncode == 0, job.stderr
+    assert told.read_text() == "unset\n"  # not even the submitter's own: nodes would share it
+
+
 def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
     bin_dir = tmp_path / "bin"
-    fake_command(bin_dir, "ssh", 'shift; exec bash -c "$1"')
+    fake_command(bin_dir, "ssh", 'shift; exec bash -c "$*"')  # as ssh: the words, joined
     secret_file = tmp_path / "my secrets" / "node secret"  # spaces survive the ssh command line
     secret_file.parent.mkdir()
     write_secret(str(secret_file))
@@ -259,12 +432,19 @@ def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path), "USER": "u"}
     env.update(MOSAIC_VENV=VENV, MOSAIC_NODE_SECRET_FILE=str(secret_file), PORT=str(port), CPUS="1")
     script = str(REPO / "cluster" / "ssh-nodes.sh")
-    started = subprocess.run(["bash", script, "start", "node01"], env=env, capture_output=True, text=True)
-    assert started.returncode == 0, started.stderr
-    folder = tmp_path / "mosaic-dispynode-u"
-    pid = int((folder / "dispynode.pid").read_text())
-    node = psutil.Process(pid)
+    marker = tmp_path / "planted-code-ran"
+    plant(tmp_path / "mosaic-dispynode-u", marker)  # the fixed folder of the earlier ssh-nodes.sh
+    decoy = subprocess.Popen(["sleep", "600"])  # a process of ours that another user's PID file names
+    plant(tmp_path / "mosaic-dispynode-u.planted", marker, mode=0o700)
+    (tmp_path / "mosaic-dispynode-u.planted" / "dispynode.pid").write_text(str(decoy.pid))
+    node = None
     try:
+        started = subprocess.run(["bash", script, "start", "node01"], env=env, capture_output=True, text=True)
+        assert started.returncode == 0, started.stderr
+        [folder] = set(tmp_path.glob("mosaic-dispynode-u.*")) - {tmp_path / "mosaic-dispynode-u.planted"}
+        status = folder.stat()
+        assert (status.st_uid, stat.S_IMODE(status.st_mode)) == (os.geteuid(), 0o700)
+        node = psutil.Process(int((folder / "dispynode.pid").read_text()))
         deadline = time.monotonic() + 120
         while not any(c.status == psutil.CONN_LISTEN for c in node.net_connections(kind="tcp")):
             assert node.is_running() and time.monotonic() < deadline, (folder / "dispynode.log").read_text()
@@ -272,8 +452,13 @@ def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
         [address] = {c.laddr.ip for c in node.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
         answer, log = foreign(address, port + 1, tmp_path / "ran", secret_file.read_text())
         assert answer == "ran", log  # the node took the secret of the file it was given
+        assert not marker.exists()
         stopped = subprocess.run(["bash", script, "stop", "node01"], env=env, capture_output=True, text=True)
-        assert stopped.returncode == 0 and not (folder / "dispynode.pid").exists(), stopped.stderr
-    finally:  # dispynode may take its time to act on the SIGTERM that `stop` sends (it served a client)
-        for process in [node, *node.children(recursive=True)]:
-            process.kill()
+        assert stopped.returncode == 0 and not folder.exists(), stopped.stderr
+        assert not node.is_running() and decoy.poll() is None  # another user's PID file: not read
+    finally:
+        decoy.kill()
+        decoy.wait()
+        if node is not None and node.is_running():
+            for process in [node, *node.children(recursive=True)]:
+                process.kill()

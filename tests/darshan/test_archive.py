@@ -1,6 +1,7 @@
 """Logs inside tar archives, read in place."""
 
 import io
+import sys
 import tarfile
 from pathlib import Path
 
@@ -132,3 +133,84 @@ def test_every_copy_of_a_repeated_member_is_counted_and_categorized(tmp_path, al
     by_file = {trace["file"]: trace["read"]["bytes"] for trace in traces}
     expected = {"day.tar/day/a.darshan#2": 7000}
     assert by_file == ({"day.tar/day/a.darshan": 5} | expected if all_runs else expected)
+
+
+class Zeros(io.RawIOBase):
+    """`size` zero bytes, made as they are read (a member's content for tarfile.addfile)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = min(len(buffer), self.left)
+        buffer[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+def skipped_member_tar(path: Path, size: int, mode: str) -> Path:
+    """A tar whose first member, `size` zero bytes and no log, stands before a log."""
+    with tarfile.open(path, mode) as tar:
+        info = tarfile.TarInfo("day/zeros.bin")
+        info.size = size
+        tar.addfile(info, io.BufferedReader(Zeros(size)))
+        info = tarfile.TarInfo("day/u_app_id1.darshan")
+        info.size = len(GOOD)
+        tar.addfile(info, io.BytesIO(GOOD))
+    return path
+
+
+def bytes_read_by_this_process() -> int:
+    """``rchar`` of /proc/self/io: what read calls returned so far, page cache included."""
+    with open("/proc/self/io") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("rchar:"))
+
+
+def test_a_plain_tar_is_not_read_through_the_members_it_skips(tmp_path):
+    path = tmp_path / "day.tar"
+    size = 1 << 30
+    with open(path, "wb") as fh:  # the member's 1 GiB is a hole: nothing on disk
+        info = tarfile.TarInfo("day/holes.bin")
+        info.size = size
+        fh.write(info.tobuf())
+        fh.seek(fh.tell() + size)
+        info = tarfile.TarInfo("day/u_app_id1.darshan")
+        info.size = len(GOOD)
+        fh.write(info.tobuf() + GOOD + bytes(-len(GOOD) % 512) + bytes(1024))
+    before = bytes_read_by_this_process()
+    assert [(name, data) for name, data, _ in iter_archive(path)] == [("day/u_app_id1.darshan", GOOD)]
+    assert bytes_read_by_this_process() - before < 1 << 20  # the headers and the log: it seeked
+
+
+@pytest.mark.parametrize("mode", ["w:gz", "w:bz2", "w:xz"])
+def test_a_compressed_tar_skips_a_member_in_large_steps(tmp_path, mode):
+    """16 MiB skipped: 4 steps of 4 MiB (tarfile's stream mode took 1,639 of 10 KiB and
+    copied the rest of its buffer on each: a 1 GiB member, 72 s). The calls are counted,
+    a measure of the steps that does not depend on the machine's speed."""
+    path = skipped_member_tar(tmp_path / "day.tar.x", 16 << 20, mode)
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(count)
+    try:
+        got = [(name, data) for name, data, _ in iter_archive(path)]
+    finally:
+        sys.setprofile(None)
+    assert got == [("day/u_app_id1.darshan", GOOD)]
+    assert calls < 1000, calls
+
+
+@pytest.mark.parametrize("mode", ["w:gz", "w:bz2", "w:xz"])
+def test_a_compressed_tar_cut_inside_a_skipped_member_is_unreadable(tmp_path, mode):
+    whole = skipped_member_tar(tmp_path / "day.tar.x", 1 << 20, mode).read_bytes()
+    cut = tmp_path / "cut.tar.x"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(LogError) as err:
+        list(iter_archive(cut))
+    assert err.value.reason == "unreadable"

@@ -1,6 +1,7 @@
 """Reader edge cases on hand-built logs: formats, byte orders, compressions, bad input."""
 
 import bz2
+import gzip
 import struct
 import tracemalloc
 import zlib
@@ -434,11 +435,48 @@ def test_a_large_region_is_held_about_once_while_inflated():
 
 
 def test_gzip_wrapping_garbage_and_a_3x_log():
-    import gzip
-
     raises(gzip.compress(b"hello world"), "unreadable")
-    raises(gzip.compress(b"x" * 100)[:-5], "corrupt_stream")
+    raises(gzip.compress(b"3." + b"x" * 100)[:-5], "corrupt_stream")  # starts like a log, cut short
     assert read_log(gzip.compress(simple())).job.version == "3.41"
+
+
+ZEROS = bytes(1 << 20)
+CAP = 64 << 10  # far below the zeros
+
+
+@pytest.mark.parametrize(
+    "body",
+    [gzip.compress(bz2.compress(ZEROS)), bz2.compress(ZEROS), gzip.compress(gzip.compress(ZEROS))],
+    ids=["gzip of bzip2", "bzip2", "gzip of gzip"],
+)
+def test_a_wrapper_of_anything_but_a_log_is_inflated_no_further_than_its_first_bytes(body):
+    """Inflated whole, the zeros would pass the cap (too_large, after the CPU it takes:
+    3.3 s for 1 GB under bzip2); their first bytes say unreadable at once."""
+    with pytest.raises(LogError) as err:
+        read_log(body, max_inflated_bytes=CAP)
+    assert (err.value.reason, err.value.detail) == ("unreadable", "not a Darshan log (unknown leading bytes)")
+    with mock.patch.object(reader, "SNIFF_BYTES", 1 << 30):  # the head never checked: the cap stops it
+        with pytest.raises(LogError, match="too_large"):
+            read_log(body, max_inflated_bytes=CAP)
+
+
+@pytest.mark.parametrize(
+    "inside, reason",
+    [
+        (b"", "unreadable"),  # shorter than a head: all of it is checked
+        (b"3", "unreadable"),
+        (b"4." + ZEROS, "unreadable"),
+        (b"x3." + ZEROS, "unreadable"),
+        (b"3." + ZEROS, "too_large"),  # starts like a log: inflated on, up to the cap
+        (b"2." + ZEROS, "too_large"),
+        (b"BZh" + ZEROS, "too_large"),  # like a second wrapper
+        (b"\x1f\x8b" + ZEROS, "too_large"),
+    ],
+)
+def test_the_first_bytes_of_a_wrapper_s_content_decide_whether_it_is_inflated_on(inside, reason):
+    with pytest.raises(LogError) as err:
+        read_log(gzip.compress(inside), max_inflated_bytes=CAP)
+    assert err.value.reason == reason, err.value.detail
 
 
 def test_paths_and_missing_files(tmp_path):
