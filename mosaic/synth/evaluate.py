@@ -28,11 +28,25 @@ from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 TRUTH_KEYS = ("valid", "reason", "partial", "families", "group", "heaviest", "scenario")
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def _jsonl(path: Path, keys: tuple[str, ...] = ("file",)) -> Iterator[dict[str, Any]]:
+    """The JSON objects of ``path``, one a line, each holding ``keys``; a malformed file
+    is a ValueError naming the file, the line and what is wrong (never a traceback)."""
     if not path.exists():
         return
-    with open(path) as fh:
-        yield from (json.loads(line) for line in fh if line.strip())
+    if not path.is_file():  # a FIFO would block the command, a device never end
+        raise ValueError(f"{path} is not a regular file")
+    with open(path, errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
+            missing = [key for key in keys if key not in obj] if isinstance(obj, dict) else ["an object"]
+            if missing:
+                raise ValueError(f"{path}, line {number}: no {', '.join(map(repr, missing))}")
+            yield obj
 
 
 def _ratio(right: int, total: int) -> float | None:
@@ -101,27 +115,33 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
             f"run `mosaic run ... --out {results_dir}` first"
         )
     shared = _Shared()
-    truth = {t["file"]: shared.truth(t) for t in _jsonl(Path(truth_path))}
+    try:
+        truth = {t["file"]: shared.truth(t) for t in _jsonl(Path(truth_path), ("file", *TRUTH_KEYS))}
+    except (TypeError, AttributeError, KeyError) as error:  # a value of the wrong kind
+        raise ValueError(f"{truth_path}: not a truth file of `mosaic synth` ({error!r})") from None
     if not truth:
         raise ValueError(f"no truth lines in {truth_path}")
     match = _Names(truth)
     traces: dict[str, dict[str, Any]] = {}
     evicted: dict[str, str | None] = {}  # name: eviction reason
     unknown = 0
-    for obj in _jsonl(results_dir / "traces.jsonl"):
-        name = match(obj["file"])
-        if name is None:
-            unknown += 1
-        elif obj.get("status", "ok") == "ok":
-            traces[name] = shared.trace(obj)
-        else:
-            evicted[name] = shared("text", obj.get("reason"))
-    for obj in _jsonl(results_dir / "evicted.jsonl"):
-        name = match(obj["file"])
-        if name is None:
-            unknown += 1
-        else:
-            evicted[name] = shared("text", obj.get("reason"))
+    try:
+        for obj in _jsonl(results_dir / "traces.jsonl"):
+            name = match(obj["file"])
+            if name is None:
+                unknown += 1
+            elif obj.get("status", "ok") == "ok":
+                traces[name] = shared.trace(obj)
+            else:
+                evicted[name] = shared("text", obj.get("reason"))
+        for obj in _jsonl(results_dir / "evicted.jsonl"):
+            name = match(obj["file"])
+            if name is None:
+                unknown += 1
+            else:
+                evicted[name] = shared("text", obj.get("reason"))
+    except (TypeError, AttributeError) as error:  # a value of the wrong kind
+        raise ValueError(f"{results_dir}: not the outputs of `mosaic run` ({error!r})") from None
     return {
         "logs": len(truth),
         "categorized": len(traces),

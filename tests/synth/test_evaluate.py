@@ -1,6 +1,7 @@
 """Scoring crafted results: perfect gives 100 %, each mistake costs exactly its share."""
 
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -236,3 +237,50 @@ def test_an_empty_truth_file_exits_1(tmp_path):
     write_results(tmp_path, PERFECT_TRACES, PERFECT_EVICTED, truth=[])
     result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", str(tmp_path / "truth.jsonl")])
     assert result.exit_code == 1 and "no truth lines" in result.output
+
+
+@pytest.mark.parametrize(
+    "truth_text, message",
+    [
+        ("not json\n", "truth.jsonl, line 1: not JSON (Expecting value)"),
+        ('{"file": "x"}\n', "truth.jsonl, line 1: no 'valid', 'reason', 'partial', 'families'"),
+        ("[1, 2]\n", "truth.jsonl, line 1: no 'an object'"),
+        (
+            '\n{"file": "x", "valid": 1, "reason": null, "partial": false, "families": [], '
+            '"group": "g", "heaviest": true, "scenario": "s"}\n',
+            "truth.jsonl: not a truth file of `mosaic synth`",
+        ),
+    ],
+    ids=["not json", "missing keys", "not an object", "families not a mapping"],
+)
+def test_a_malformed_truth_file_is_one_clear_error(tmp_path, truth_text, message):
+    write_results(tmp_path, PERFECT_TRACES, PERFECT_EVICTED)
+    (tmp_path / "truth.jsonl").write_text(truth_text)
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", str(tmp_path / "truth.jsonl")])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # no traceback
+    assert message in result.output
+
+
+@pytest.mark.parametrize(
+    "traces_text, message",
+    [
+        ('{"file": "a", "status": "ok"}\n{"status": "ok"}\n', "traces.jsonl, line 2: no 'file'"),
+        ("{]\n", "traces.jsonl, line 1: not JSON"),
+        ('{"file": 7}\n', "not the outputs of `mosaic run`"),
+    ],
+    ids=["a line without file", "not json", "file not a string"],
+)
+def test_malformed_results_are_one_clear_error(tmp_path, traces_text, message):
+    write_results(tmp_path, PERFECT_TRACES, PERFECT_EVICTED)
+    (tmp_path / "traces.jsonl").write_text(traces_text)
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", str(tmp_path / "truth.jsonl")])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert message in result.output
+
+
+def test_a_truth_fifo_is_refused_not_waited_on(tmp_path):
+    write_results(tmp_path, PERFECT_TRACES, PERFECT_EVICTED)
+    fifo = tmp_path / "truth.fifo"
+    os.mkfifo(fifo)
+    result = CliRunner().invoke(main, ["eval", str(tmp_path), "--truth", str(fifo)])
+    assert result.exit_code == 1 and f"{fifo} is not a regular file" in result.output
