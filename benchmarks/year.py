@@ -41,7 +41,7 @@ from mosaic.synth.year import generate_year
 PAPER_YEAR_LOGS = 462_502
 GENERATED_MARK = ".generated.json"  # written once generation finished: what a reuse checks
 BYTES_PER_LOG = 7_000  # ~2.9 GB for the year; /dev/shm is used when it has twice that free
-# Issue 13: single run (default) within 3 min, --all-runs (every valid run) within 10 min.
+# Targets: single run (default) within 3 min, --all-runs (every valid run) within 10 min.
 TARGETS = {"processing_seconds": 180.0, "peak_rss_mb": 2048.0, "accuracy": 1.0}
 ALL_RUNS_SECONDS = 600.0
 ALL_RUNS_RATIO = 2.0  # target: --all-runs at most twice the single run

@@ -1,4 +1,4 @@
-"""`mosaic categorize` runs under the memory bound of batch and service workers (issue 25 item 10),
+"""`mosaic categorize` runs under the memory bound of batch and service workers,
 and its exit status says whether every log was categorized.
 
 A real process each time: the bound (RLIMIT_AS) is set on the command's own

@@ -138,7 +138,7 @@ def test_the_issue_example_is_refused():
 def test_dispy_timings_stop_at_construction_where_dispy_would_fail(
     key, below, lowest, highest, above, dispy_name
 ):
-    # 1e-300 passed validation, then dispy failed with a raw traceback (issue 25, item 15)
+    # 1e-300 passed validation, then dispy failed with a raw traceback
     for value in (1e-300, below, above):
         with pytest.raises(
             ValueError, match=rf"{key} = {value}: must be a finite number in \[{lowest}, {highest}\]"

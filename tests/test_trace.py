@@ -62,7 +62,7 @@ LAYOUTS = {F.POSIX: (4, 69, 17, [0, 5, 14, 15], POSIX_TIMES), F.STDIO: (2, 14, 1
 
 
 def records(module, rows):
-    """rows: (id, rank, opens, seeks, bytes_read, bytes_written, {fcounter: t})."""
+    """Rows: (id, rank, opens, seeks, bytes_read, bytes_written, {fcounter: t})."""
     version, n_c, n_f, cidx, fidx = LAYOUTS[module]
     c = np.zeros((len(rows), n_c), np.int64)
     f = np.zeros((len(rows), n_f))
@@ -482,7 +482,7 @@ def test_mpiio_records_never_make_operations():
 
 
 def dxt(rows, partial=False):
-    """rows: (id, rank, is_write, length, start, end)."""
+    """Rows: (id, rank, is_write, length, start, end)."""
     a = np.array(rows, dtype=object)
     return DxtSegments(
         ids=a[:, 0].astype(np.uint64),
@@ -521,7 +521,7 @@ def test_dxt_segments_replace_posix_operations_of_traced_files():
 
 
 def test_a_file_without_a_valid_dxt_segment_keeps_its_posix_totals():
-    """Issue 25 item 8: segments that are all invalid replaced the file's POSIX totals
+    """Segments that are all invalid replaced the file's POSIX totals
     with nothing (0 bytes, dropped_records 0). Through a log written by the writer."""
     rows = [
         (1, -1, 1, 0, 0, 300, dict(write_start=1.0, write_end=9.0)),

@@ -1,4 +1,4 @@
-"""Labels an HPC I/O analyst checked against the raw records of real logs (issue 24, SPEC 3.5, 3.7).
+"""Labels an HPC I/O analyst checked against the raw records of real logs (SPEC 3.5, 3.7).
 
 Seeks move a file offset in the client and reach no metadata server: they
 count as metadata requests only with ``metadata_seeks`` (the paper's rule).

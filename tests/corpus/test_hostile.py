@@ -1,4 +1,4 @@
-"""`mosaic run` against a hostile or careless file system (issue 15, batch items).
+"""`mosaic run` against a hostile or careless file system.
 
 Real files, real FIFOs, real symlinks, real locks; each test reproduces one attack.
 """

@@ -1,4 +1,4 @@
-"""Reruns of `mosaic run` after a failure or a change (issue 25, items 4, 7 and 12).
+"""Reruns of `mosaic run` after a failure or a change.
 
 A rerun that fails (full disk, kill -9) leaves the previous outputs as they
 were and no temporaries; one on a damaged store says how to recover; one
@@ -124,7 +124,7 @@ def grown_reference(
     return folder / "out"
 
 
-# ----- item 4: a full disk -----
+# ----- A full disk -----
 
 
 def test_outputs_replace_the_previous_ones_only_once_all_are_complete(small_disk: Path) -> None:
@@ -274,7 +274,7 @@ def test_a_run_killed_while_writing_its_outputs_leaves_them_and_the_next_run_no_
     assert comparable(out) == comparable(grown_reference)
 
 
-# ----- item 7: a damaged store -----
+# ----- A damaged store -----
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
@@ -307,7 +307,7 @@ def test_a_rerun_on_a_damaged_store_says_how_to_recover(
     assert comparable(out) == comparable(reference_run)
 
 
-# ----- item 12: a log rewritten in place -----
+# ----- A log rewritten in place -----
 
 
 def test_a_log_rewritten_with_its_size_and_mtime_put_back_is_validated_again(

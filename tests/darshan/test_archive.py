@@ -106,7 +106,7 @@ def repeated_names_tar(tmp_path: Path) -> Path:
 
 
 def test_repeated_member_names_are_told_apart(tmp_path):
-    """Issue 25 item 13: the first copy vanished (5 logs counted, 4 in the outputs)."""
+    """The first copy vanished (5 logs counted, 4 in the outputs)."""
     path = repeated_names_tar(tmp_path)
     names = [name for name, _, _ in iter_archive(path)]
     assert names == ["day/a.darshan", "day/a.darshan#2"]  # the second is the second copy

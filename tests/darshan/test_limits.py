@@ -176,8 +176,8 @@ def test_bombs_are_evicted_with_bounded_memory(tmp_path):
 
 
 def test_a_file_or_member_that_is_no_log_is_read_no_further_than_its_first_bytes(tmp_path):
-    """64 MB of zeros within the size limit: the first bytes say "no log" (issue 25 item 5:
-    a 1 GiB member was read whole first, 2.2 GB at the peak)."""
+    """64 MB of zeros within the size limit: the first bytes say "no log"
+    (a 1 GiB member was read whole first, 2.2 GB at the peak)."""
     bomb = gzip_bomb_tar(tmp_path / "day.tar.gz", 64 * MB)
     zeros = tmp_path / "zeros.darshan"
     zeros.write_bytes(bytes(64 * MB))

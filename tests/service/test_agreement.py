@@ -1,4 +1,4 @@
-"""Batch (`mosaic run`) and service decide a log alike (issue 25, items 3, 11 and 16).
+"""Batch (`mosaic run`) and service decide a log alike.
 
 Logs are built with the project's writer, or by hand (tests/darshan/handmade.py)
 where the writer cannot go: it keeps the job region within darshan-util's
@@ -50,7 +50,7 @@ def batch_outcomes(tmp: Path, logs: dict[str, bytes], config: Config) -> dict[st
     return outcomes
 
 
-# ----- item 3: one limit on the job region -----
+# ----- One limit on the job region -----
 
 
 def test_the_job_region_limit_is_one_rule_for_batch_and_service(tmp_path):
@@ -77,7 +77,7 @@ def test_the_job_region_limit_holds_on_a_real_server(open_server):
     assert past.status_code == 422 and past.json()["reason"] == "too_large"
 
 
-# ----- item 11: a DXT log under the cap -----
+# ----- A DXT log under the cap -----
 
 # VmHWM, not ru_maxrss: ru_maxrss survives exec and would start at the test's own peak.
 PEAK_SCRIPT = """
@@ -131,7 +131,7 @@ def test_every_path_categorizes_a_dxt_log_within_the_same_memory(tmp_path):
     assert all_runs < single + region / 4
 
 
-# ----- item 16: a log's name is the hash of the log, whatever its wrappers -----
+# ----- A log's name is the hash of the log, whatever its wrappers -----
 
 
 def test_raw_gzip_and_double_gzip_are_one_posted_log():
@@ -181,7 +181,7 @@ def test_batch_reads_the_wrapped_logs_the_service_reads(tmp_path):
     }
 
 
-# ----- one inflation budget for a wrapped log's layers and its regions -----
+# ----- One inflation budget for a wrapped log's layers and its regions -----
 
 
 def _smallest_budget(log: bytes) -> int:

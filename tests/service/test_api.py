@@ -285,7 +285,7 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
     ],
 )
 def test_whatever_is_stored_can_be_looked_up(server, log_factory, monkeypatch, uid, app):
-    """Issue 25 item 17: a negative uid or an application over 4,096 characters was stored
+    """A negative uid or an application over 4,096 characters was stored
     but refused by the lookup's validation (422). darshan-util writes at most 4 KB of job
     region; a crafted log holds more (the writer's cap lifted here)."""
     monkeypatch.setattr(writer, "JOB_REGION_MAX", 1 << 20)
@@ -330,7 +330,7 @@ def test_a_uid_outside_int64_is_invalid(server, uid):
     assert invalid["detail"][0]["loc"] == ["query", "uid"]
 
 
-# ----- issue 36 item 5: a query never holds, nor sends back, more than a storable application -----
+# ----- A query never holds, nor sends back, more than a storable application -----
 
 MAX_JOB = Config().max_job_bytes  # big_server's: no longer an application is ever stored
 QUERY_LIMIT = 6 * MAX_JOB + 64  # every byte as \u00XX, plus the object around it

@@ -1,5 +1,5 @@
 """Clients that do not read their answers, pipeline without bound, or trickle an upload
-while others crowd in, on a real `mosaic serve` over loopback (issue 36, items 3 and 4).
+while others crowd in, on a real `mosaic serve` over loopback.
 
 Before these fixes a connection whose answers were stuck behind TCP back-pressure
 counted as "being answered": never dropped, no deadline. 25 clients with a small

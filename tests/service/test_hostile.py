@@ -1,4 +1,4 @@
-"""Issue 15's attacks on a real `mosaic serve` over loopback, each reproduced.
+"""Attacks on a real `mosaic serve` over loopback, each reproduced.
 
 Limits of the test servers (conftest): request head and body within
 ``server.request_timeout`` s, at most ``server.max_connections`` connections,
@@ -60,7 +60,7 @@ def waited_answer(sock: socket.socket) -> tuple[int, float]:
     return status_of(answer_of(sock)), time.monotonic() - began
 
 
-# ----- item 1: one huge header must not freeze the server -----
+# ----- One huge header must not freeze the server -----
 
 
 def test_a_head_over_64_kb_gets_431_before_auth(server):
@@ -106,7 +106,7 @@ def test_healthz_answers_during_a_flood_of_huge_headers(server):
     assert probes == [200] * 20
 
 
-# ----- item 3: slow clients are dropped -----
+# ----- Slow clients are dropped -----
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_the_oldest_idle_connection_gives_way(open_server):
                 sock.close()
 
 
-# ----- item 2: memory -----
+# ----- Memory -----
 
 
 def test_a_burst_of_large_bodies_leaves_the_server_at_its_size(big_server):
@@ -239,7 +239,7 @@ def test_a_worker_past_its_memory_limit_evicts_too_large():
     assert (answer.status, answer.reason) == ("evicted", "too_large")
 
 
-# ----- item 4: the store -----
+# ----- The store -----
 
 
 def test_store_writes_need_the_write_token(server, open_server, log_bytes):
@@ -299,7 +299,7 @@ def test_a_job_id_of_another_uid_is_refused(server, log_factory):
     assert [run["application"]["uid"] for run in runs] == [8900]
 
 
-# ----- item 5: small things -----
+# ----- Small things -----
 
 
 def test_head_healthz_and_any_case_bearer(server):
@@ -330,14 +330,14 @@ def test_bad_token_files_are_refused_at_start(tmp_path, content, mode, message):
     assert not (tmp_path / "s.sqlite").exists()
 
 
-# ----- issue 25: connection cap, request framing, head size, token file, worker memory -----
+# ----- Connection cap, request framing, head size, token file, worker memory -----
 
 SLOW_BODY_HEAD = b"POST /v1/categorize HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc"
 SLOW_BODIES = 400  # 100 past the test servers' cap of 300 connections
 
 
 def test_slow_bodies_past_the_cap_never_lock_a_healthy_client_out(big_server):
-    """Issue 25 item 2: connections whose head is complete but whose body stalls are eviction
+    """Connections whose head is complete but whose body stalls are eviction
     candidates, oldest first; a newcomer is never the one evicted. big_server: 10 s request
     timeout, so no slow body is dropped by its deadline while the test runs."""
     attackers = []
@@ -413,7 +413,7 @@ def padded_head(size: int) -> bytes:
     "size, status", [(HEADER_LIMIT, 200), (HEADER_LIMIT + 1, 431)], ids=["limit", "limit+1"]
 )
 def test_the_head_limit_holds_whatever_the_read_boundaries(open_server, size, status, pieces):
-    """Issue 25 item 9: a complete head in one read was accepted up to ~128 KB."""
+    """A complete head in one read was accepted up to ~128 KB."""
     head = padded_head(size)
     assert len(head) == size
     step = -(-size // pieces)
@@ -426,7 +426,7 @@ def test_the_head_limit_holds_whatever_the_read_boundaries(open_server, size, st
 
 
 def test_a_fifo_token_file_is_refused_at_once(tmp_path):
-    """Issue 25 item 14: opening a FIFO for reading waits for a writer forever."""
+    """Opening a FIFO for reading waits for a writer forever."""
     fifo = tmp_path / "token"
     os.mkfifo(fifo, 0o600)
     started = subprocess.run(
@@ -441,7 +441,7 @@ def test_a_fifo_token_file_is_refused_at_once(tmp_path):
 
 
 def test_a_memory_error_of_a_worker_is_a_json_too_large(server, log_factory):
-    """Issue 25 item 3: a MemoryError raised in the worker outside the categorization's own
+    """A MemoryError raised in the worker outside the categorization's own
     guard (encoding or returning a huge result) left pool.categorize as a plain-text 500."""
     hungry = log_factory(extra_path="/scratch/" + MEMORY_MARKER.decode(), compression="none")
     with server.client() as client:

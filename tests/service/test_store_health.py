@@ -1,4 +1,4 @@
-"""Issue 25 item 7: a store deleted, replaced or damaged under a running `mosaic serve`.
+"""A store deleted, replaced or damaged under a running `mosaic serve`.
 
 SQLite keeps using the file it opened, so before the fix a deleted store still
 answered lookups, recorded posts into a file nobody would see again (200) and
@@ -87,7 +87,7 @@ def test_a_store_cut_in_the_middle_answers_json(fresh_server, log_factory):
 
 
 def test_a_store_replaced_by_a_fifo_is_unavailable_and_the_server_still_stops(fresh_server, log_factory):
-    """Issue 36 item 6: the old check opened the path, and opening a FIFO for reading waits
+    """The old check opened the path, and opening a FIFO for reading waits
     for a writer: /healthz, /metrics and every lookup hung with the event loop, and SIGTERM
     was never acted on. Now the path is only stat'ed: a 503 at once, the rest answers."""
     store = fresh_server.store
