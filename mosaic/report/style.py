@@ -46,6 +46,7 @@ def theme_rc(style: str) -> dict[RcKeyType, Any]:
         **sns.plotting_context("notebook"),
         **sns.axes_style(style, rc={"font.family": "sans-serif"}),
         "axes.prop_cycle": cycler(color=sns.color_palette("deep")),
+        "svg.fonttype": "none",  # SVG text stays text (searchable, selectable), not glyph paths
     }
 
 
