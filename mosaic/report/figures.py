@@ -181,7 +181,7 @@ def corpus_order(summary: dict[str, Any]) -> list[str]:
 def cell_text(percent: float, threshold: float) -> str:
     """A cell's number: whole percents from 10, else one decimal, more when rounding would
     put it at or under the display threshold (1.02 % shows '1.02', never '1' under "> 1 %")."""
-    if round(percent) >= 10:
+    if round(percent, 1) >= 10:
         return f"{percent:.0f}"
     decimals = 1
     while round(percent, decimals) <= threshold and decimals < 4:

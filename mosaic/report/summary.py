@@ -175,7 +175,7 @@ def load_summary(out: Path) -> dict[str, Any]:
     if len(data) > MAX_BYTES:
         raise SummaryError(f"{path}: larger than {MAX_BYTES >> 20} MB, not a summary MOSAIC wrote")
     try:
-        parsed = json.loads(data)
+        parsed = json.loads(data.decode("utf-8"))  # bytes to json.loads would guess UTF-16 or 32
     except UnicodeDecodeError as error:
         raise SummaryError(f"{path}: not UTF-8 text (byte {error.start})") from None
     except json.JSONDecodeError as error:
