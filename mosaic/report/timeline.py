@@ -441,7 +441,8 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
     drawn = {panel for _, panels in columns.values() for panel in panels}
     rows = [row for row in PANEL_HEIGHTS if row in drawn] + ["metadata"]
     heights = [PANEL_HEIGHTS[row] for row in rows]
-    height = 3.2 * sum(heights) + 1.9
+    header = 1.9 if columns else 1.0  # inches: 3 lines of header, and the directions' 2-line titles
+    height = 3.2 * sum(heights) + header
     fig = style.new_figure(figsize=(18, height))
     grid = fig.add_gridspec(
         len(heights),
@@ -449,7 +450,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
         height_ratios=heights,
         hspace=0.5,
         wspace=0.7,
-        top=1 - 1.9 / height,  # room for the header (3 lines) and the directions' titles (2), no more
+        top=1 - header / height,
     )
     data: dict[str, Any] = {"time_unit": unit, "directions": list(columns)}
     time_axes = []
