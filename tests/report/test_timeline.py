@@ -15,6 +15,7 @@ from mosaic.report.style import new_figure
 from mosaic.report.timeline import (
     _busy,
     _bytes_axis,
+    _log_frequency_axis,
     concurrency,
     fft_signal,
     per_stretch,
@@ -364,3 +365,23 @@ def test_a_4m_bin_heatmap_is_drawn_under_the_default_memory_bound(tmp_path):
     done = plot_command(str(log), "-o", str(tmp_path / "heavy.png"))
     assert done.returncode == 0, done.stderr
     assert png_size(tmp_path / "heavy.png")[0] > 1000
+
+
+@pytest.mark.parametrize(
+    "low, high, ticks",
+    [
+        (0.0014, 0.078, ["0.002", "0.005", "0.01", "0.02", "0.05"]),  # e3sm: under two decades
+        (1e-4, 0.5, ["0.0001", "0.001", "0.01", "0.1"]),  # wider: powers of ten only
+    ],
+)
+def test_log_frequency_ticks_are_few_and_plain(low, high, ticks):
+    """e3sm's spectrum (0.0014-0.078 Hz) had minor tick labels like '2x10^-3' written over
+    each other; now only major ticks are labelled, as plain numbers."""
+    fig = new_figure()
+    ax = fig.subplots()
+    _log_frequency_axis(ax, np.array([low, high]))
+    ax.set_xlim(low, high)
+    fig.canvas.draw()
+    shown = [t for t in ax.get_xticklabels() if low <= t.get_position()[0] <= high]  # in view
+    assert [t.get_text() for t in shown] == ticks
+    assert not any(t.get_text() for t in ax.get_xticklabels(minor=True))
