@@ -107,7 +107,7 @@ def main() -> None:
     summary = {
         "funnel": {
             "files_seen": args.traces,
-            "skipped_files": 0,
+            "non_log_files": 0,
             "logs": args.traces,
             "evicted": {},
             "evicted_total": 0,

@@ -1,12 +1,13 @@
 """Every threshold of the method (docs/method.md) in one place, validated when built.
 
-All defaults live here and nowhere else. Fields are grouped in four sections:
+All defaults live here and nowhere else. Fields are grouped in five sections:
 
 * ``method``: what is computed (SPEC 2-3.8); only these enter :meth:`Config.hash`,
   the tag that invalidates stored results when a threshold changes;
 * ``execution``: how the batch is spread and bounded (SPEC 5);
 * ``service``: the scheduler API (``mosaic serve``);
-* ``truth``: the ground-truth generators (``mosaic synth``).
+* ``truth``: the ground-truth generators (``mosaic synth``);
+* ``display``: how figures show what was computed (``mosaic figures``), outside the hash.
 
 A TOML file passed with ``--config`` overrides any subset: flat keys, or keys
 inside a table named after their section (``[method]``, ``[execution]``, ...).
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-SECTIONS = ("method", "execution", "service", "truth")
+SECTIONS = ("method", "execution", "service", "truth", "display")
 # Fields whose values must keep an order, checked after each field's own range:
 # (lower key, upper key, whether they may be equal, why).
 ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
@@ -72,6 +73,10 @@ def service(default: Any, **bounds: Any) -> Any:
 
 def truth(default: Any, **bounds: Any) -> Any:
     return _field("truth", default, **bounds)
+
+
+def display(default: Any, **bounds: Any) -> Any:
+    return _field("display", default, **bounds)
 
 
 POSITIVE = {"lo": 0.0, "lo_open": True}
@@ -283,6 +288,10 @@ class Config:
         0.85, **SHARE
     )  # design share of periodic segments to assert `periodic`
     truth_min_occurrences: int = truth(5, lo=1)  # held-out truth: a series asserts `periodic` from this many
+
+    # ===== display: how figures show what was computed (mosaic figures) =====
+    # P(B | A) cells of a category A carried by fewer traces are drawn grey: 100 % of 3 is no finding.
+    figures_min_support: int = display(20, lo=1)
 
     def __post_init__(self) -> None:
         hints = _type_hints()

@@ -447,8 +447,8 @@ class Funnel(FunnelCounts):
     """summary.json's ``funnel``: what became of every file seen (SPEC 6)."""
 
     files_seen: int
-    skipped_files: int
-    skipped: dict[str, int]  # files skipped by reason
+    non_log_files: int  # files seen that are neither a log nor an archive (named "skipped_files" before)
+    paths_not_read: dict[str, int]  # by reason: FIFOs, vanished, unreadable, repeated folders ("skipped")
     logs: int
     evicted: dict[str, int]  # logs evicted at validation, by reason
     evicted_total: int
@@ -491,8 +491,8 @@ def write_outputs(
     stored = store.funnel_counts(config.all_runs)
     funnel: Funnel = {
         "files_seen": counts.files_seen,
-        "skipped_files": counts.skipped_files,
-        "skipped": dict(sorted(counts.skipped.items())),
+        "non_log_files": counts.skipped_files,
+        "paths_not_read": dict(sorted(counts.skipped.items())),
         "logs": counts.logs,
         "evicted": dict(sorted(evicted_at["validate"].items())),
         "evicted_total": sum(evicted_at["validate"].values()),
@@ -548,7 +548,7 @@ def one_screen(summary: dict[str, Any], out: str | Path, top: int = 12) -> str:
     funnel, timings = summary["funnel"], summary["timings"]
     single = summary["distributions"]["single_run"]
     lines = [
-        f"files seen {funnel['files_seen']}  (skipped {funnel['skipped_files']})   "
+        f"files seen {funnel['files_seen']}  (not logs {funnel['non_log_files']})   "
         f"logs {funnel['logs']}   evicted {funnel['evicted_total']}   valid {funnel['valid']}"
         f"  (partial {funnel['partial']})",
         f"groups {funnel['groups']}   categorized {funnel['categorized']}",

@@ -12,22 +12,42 @@ from mosaic.options import config_option, load_config
 @click.command()
 @click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @config_option
-def figures(out: Path, config_file: str | None) -> None:
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def figures(out: Path, config_file: str | None, quiet: bool) -> None:
     """Render OUT/figures/*.png|svg and OUT/report.md from OUT/summary.json.
 
     Nothing is re-processed: thresholds given with --config change only what
-    is displayed (heatmap cut-off, noteworthy-correlation thresholds).
+    is displayed (heatmap cut-off, noteworthy-correlation thresholds, the
+    support under which P(B | A) cells are grey). The figures are replaced as
+    a set: a failure leaves the previous ones. Exits 1, naming the file and
+    the key, when summary.json is missing or malformed.
     """
     if not (out / "summary.json").is_file():
         raise click.ClickException(
             f"{out / 'summary.json'} not found: run `mosaic run ... --out {out}` first"
         )
-    from mosaic.report.figures import render_figures
+    from tqdm import tqdm
+
+    from mosaic.report.figures import FIGURES, render_figures
     from mosaic.report.markdown import write_report
+    from mosaic.report.summary import SummaryError, load_summary
 
     cfg = load_config(config_file)
-    drawn = render_figures(out, cfg)
-    report = write_report(out, cfg)
+    try:
+        summary = load_summary(out)
+        # tqdm's disable=None: no bar when stderr is not a terminal (a log file, a pipe)
+        with tqdm(
+            total=len(FIGURES) + 1, desc="figures", unit="file", disable=True if quiet else None
+        ) as bar:
+            drawn = render_figures(out, cfg, summary, on_drawn=lambda name: bar.update())
+            report = write_report(out, cfg, summary)
+            bar.update()
+    except SummaryError as error:
+        raise click.ClickException(str(error)) from None
+    except OSError as error:
+        raise click.ClickException(
+            f"{out}: figures not written, the previous ones are kept: {error}"
+        ) from None
     click.echo(
         f"{sum(data is not None for data in drawn.values())} figures in {out / 'figures'}, report in {report}"
     )

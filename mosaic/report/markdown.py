@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from mosaic.config import Config
 from mosaic.corpus.outputs import write_atomically
 from mosaic.corpus.stats import VIEWS, noteworthy_correlations
 from mosaic.report import tables
+from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES, display_name
 
 
@@ -100,8 +100,8 @@ def render_report(summary: dict[str, Any], config: Config) -> str:
         f"or of runs (all runs: {traces['all_runs']:,.0f}); "
         "labels are not exclusive.",
         f"## Pre-processing funnel\n\n{funnel.get('files_seen', funnel['logs']):,} files seen, "
-        f"{funnel.get('skipped_files', 0):,} not logs, {funnel.get('partial', 0):,} partial logs kept.\n\n"
-        + _funnel(summary),
+        f"{tables.non_log_files(funnel):,} not logs, "
+        f"{tables.counted(funnel.get('partial', 0), 'partial log')} kept.\n\n" + _funnel(summary),
         "## Periodicity (paper Table II)\n\n" + _shares_by_view(tables.periodicity_table(summary)),
         "## Temporality (paper Table III)\n\n" + _shares_by_view(tables.temporality_table(summary)),
         "## Metadata load (paper Fig. 4)\n\n" + _shares_by_view(tables.metadata_table(summary)),
@@ -122,9 +122,9 @@ def render_report(summary: dict[str, Any], config: Config) -> str:
     return "\n\n".join(sections) + "\n"
 
 
-def write_report(out: Path, config: Config | None = None) -> Path:
-    """OUT/report.md from OUT/summary.json."""
-    summary = json.loads((Path(out) / "summary.json").read_text())
+def write_report(out: Path, config: Config | None = None, summary: dict[str, Any] | None = None) -> Path:
+    """OUT/report.md from OUT/summary.json (or `summary`, already read from it)."""
+    summary = summary if summary is not None else load_summary(Path(out))
     path = Path(out) / "report.md"
     text = render_report(summary, config or Config())
     write_atomically(path, lambda temp: temp.write_text(text))

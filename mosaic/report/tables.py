@@ -18,6 +18,7 @@ from mosaic.corpus.stats import VIEWS
 from mosaic.directions import DIRECTIONS
 
 VIEW_NAMES = {"single_run": "single run", "all_runs": "all runs"}
+TRACE_NOUNS = {"single_run": "representative", "all_runs": "run"}  # what a view's traces are
 MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
 NON_PERIODIC = "non_periodic"  # not a label: the traces without `periodic`
 TEMPORALITY_ORDER = ("insignificant",) + tuple(t for t in TEMPORALITY if t != "insignificant")
@@ -26,6 +27,21 @@ TEMPORALITY_ORDER = ("insignificant",) + tuple(t for t in TEMPORALITY if t != "i
 def display_name(label: str) -> str:
     """`write_on_start_and_end` -> `write on start and end`."""
     return label.replace("_", " ")
+
+
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """`1 log`, `2 logs`, `1,234 logs` (or the given plural)."""
+    return f"{n:,.0f} {noun if n == 1 else plural or noun + 's'}"
+
+
+def view_traces(summary: dict[str, Any], view: str) -> str:
+    """`n = 8 representatives`: how many traces a view's shares are of."""
+    return f"n = {counted(summary['distributions'][view]['traces'], TRACE_NOUNS[view])}"
+
+
+def non_log_files(funnel: dict[str, Any]) -> int:
+    """Files seen that were neither a log nor an archive (`skipped_files` in older summaries)."""
+    return int(funnel.get("non_log_files", funnel.get("skipped_files", 0)))
 
 
 def funnel_table(summary: dict[str, Any]) -> pd.DataFrame:
@@ -78,9 +94,7 @@ def _label_shares(summary: dict[str, Any], entries: list[tuple[str, str]]) -> pd
 
 def periodicity_table(summary: dict[str, Any]) -> pd.DataFrame:
     """Paper Table II, reads and writes: non-periodic, then periodic by period magnitude."""
-    return _label_shares(
-        summary, [(d, f"{d}_{x}") for d in ("write", "read") for x in (NON_PERIODIC,) + MAGNITUDES]
-    )
+    return _label_shares(summary, [(d, f"{d}_{x}") for d in DIRECTIONS for x in (NON_PERIODIC,) + MAGNITUDES])
 
 
 def temporality_table(summary: dict[str, Any]) -> pd.DataFrame:

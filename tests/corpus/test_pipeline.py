@@ -29,10 +29,12 @@ def test_funnel_adds_up_and_evicted_file_lists_every_eviction(reference_run, yea
     valid = sum(t["valid"] for t in truth(year_corpus))
     assert funnel["logs"] == len(truth(year_corpus))
     assert funnel["valid"] == valid and funnel["logs"] == valid + funnel["evicted_total"]
-    assert funnel["files_seen"] == funnel["skipped_files"] + funnel["logs"] - sum(
+    assert funnel["files_seen"] == funnel["non_log_files"] + funnel["logs"] - sum(
         "tar.gz/" in t["file"] for t in truth(year_corpus)
     ) + len({t["file"].split(".tar.gz/")[0] for t in truth(year_corpus) if ".tar.gz/" in t["file"]})
-    assert funnel["skipped_files"] == 1  # truth.jsonl
+    assert funnel["non_log_files"] == 1  # truth.jsonl
+    assert funnel["paths_not_read"] == {}
+    assert "skipped_files" not in funnel and "skipped" not in funnel  # names that said too little
     assert Counter(e["reason"] for e in evicted) == Counter(
         {**funnel["evicted"], **funnel["categorize_evicted"]}
     )

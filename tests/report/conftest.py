@@ -52,7 +52,7 @@ TRACES = [
 ]
 FUNNEL = {
     "files_seen": 13,
-    "skipped_files": 1,
+    "non_log_files": 1,
     "logs": 12,
     "evicted": {"truncated": 2, "bad_job": 1},
     "evicted_total": 3,

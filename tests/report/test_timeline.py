@@ -1,7 +1,9 @@
 """`mosaic plot`: one trace's timeline, drawn from analyze()'s numbers."""
 
+import copy
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -11,15 +13,18 @@ from mosaic.analysis.categorize import analyze
 from mosaic.config import Config
 from mosaic.report.style import new_figure
 from mosaic.report.timeline import (
+    _busy,
     _bytes_axis,
+    _log_frequency_axis,
     concurrency,
     fft_signal,
-    peaks_per_stretch,
+    per_stretch,
     plot_timeline,
+    spectrum_legend,
     time_unit,
 )
 from mosaic.trace import HeatmapSignal, read_trace
-from mosaic_testing.logs import REAL_LOGS
+from mosaic_testing.logs import REAL_LOGS, TEST_DATA
 from mosaic_testing.written import heatmap_log, longest_run_log
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
@@ -79,7 +84,7 @@ def test_periodic_operation_and_fft_peak(drawn):
     assert operation["busy_fraction"] == pytest.approx(0.2)
     assert data["write"]["peak_frequency"] == analysis.write.fft["frequency"]
     assert data["write"]["peak_frequency"] == pytest.approx(0.01, rel=0.05)
-    peak_bin = np.argmax(data["write"]["power"])
+    peak_bin = np.argmax(data["write"]["amplitude"])
     assert data["write"]["frequencies"][peak_bin] == pytest.approx(0.01, rel=0.05)
 
 
@@ -108,9 +113,11 @@ def test_spectrum_is_of_the_signal_the_fft_used(drawn, drawn_with_heatmap):
     analysis, data, _ = drawn_with_heatmap
     assert data["write"]["fft_signal"] == "heatmap"
     assert data["read"]["fft_signal"] == drawn[1]["write"]["fft_signal"] == "operations"
-    # 100 bins of 10 s: frequencies k / 1000 Hz; the checkpoints every 100 s peak at k = 10.
-    np.testing.assert_allclose(data["write"]["frequencies"], np.arange(1, 51) / 1000.0)
-    assert data["write"]["frequencies"][np.argmax(data["write"]["power"])] == pytest.approx(0.01)
+    # 100 bins of 10 s, zero-padded to 200 as the detector does: frequencies k / 2000 Hz;
+    # the checkpoints every 100 s peak at k = 20, the bin the detector's period came from.
+    np.testing.assert_allclose(data["write"]["frequencies"], np.arange(1, 101) / 2000.0)
+    assert data["write"]["frequencies"][np.argmax(data["write"]["amplitude"])] == pytest.approx(0.01)
+    assert data["write"]["peak_bin"] == 19
     name, bin_width, values = fft_signal(
         analysis.write, analysis.trace.heatmap, analysis.trace.run_time, Config()
     )
@@ -137,6 +144,8 @@ def test_heatmap_of_a_real_log_matches_pydarshan(tmp_path):
         np.testing.assert_array_equal(data[name]["heatmap_bytes"], expected)
         assert frames[0].columns[-1].right == pytest.approx(data[name]["heatmap_edges"][-1])
     assert len(data["read"]["heatmap_bytes"]) == 170 and data["read"]["heatmap_edges"][1] == 0.8
+    # 440 bytes of STDIO writes in the bins, no write operation: only the HEATMAP panel is drawn
+    assert data["write"]["heatmap_bytes"].sum() == 440 and "chunks" not in data["write"]
 
 
 def test_bytes_axis_headroom_and_all_zero_bins():
@@ -218,6 +227,7 @@ def test_heatmap_bursts_and_their_period_are_drawn_where_mean_shift_found_them(t
     assert read["bursts"]["starts"].tolist() == pytest.approx([0.0, 17.6, 37.6, 46.4, 54.4, 61.6, 69.6])
     assert read["bursts"]["minor"].sum() == 2
     assert "bursts" not in data["write"] and data["write"]["heatmap_periodic_operations"] == []
+    assert "frequencies" not in data["write"]  # no write operation: no spectrum
     assert data["seeks_counted"] is False
     paper = config.replace(metadata_seeks=True)
     counted = plot_timeline(analyze(read_trace(log, paper), paper), paper, tmp_path / "paper.png")
@@ -225,12 +235,13 @@ def test_heatmap_bursts_and_their_period_are_drawn_where_mean_shift_found_them(t
     assert counted["requests_per_second"].sum() > data["requests_per_second"].sum() + 18_000
 
 
-def test_peaks_per_stretch_by_hand():
+def test_per_stretch_by_hand():
     per_second = np.array([0.0, 1, 5, 0, 2, 0, 0, 3, 1, 7])
-    bars, width = peaks_per_stretch(per_second, 4)  # 10 seconds in at most 4 bars: 3 s each
+    bars, width = per_stretch(per_second, 4, np.maximum)  # 10 seconds in at most 4 bars: 3 s each
     assert (bars.tolist(), width) == ([5.0, 2.0, 3.0, 7.0], 3)
-    assert peaks_per_stretch(per_second, 10)[0] is per_second  # one bar a second: as counted
-    assert peaks_per_stretch(np.zeros(0), 4)[1] == 1
+    assert per_stretch(per_second, 4, np.add)[0].tolist() == [6.0, 2.0, 4.0, 7.0]  # every byte kept
+    assert per_stretch(per_second, 10, np.add)[0] is per_second  # one bar a bin: as counted
+    assert per_stretch(np.zeros(0), 4, np.add)[1] == 1
 
 
 def test_a_year_long_run_is_drawn_as_the_peak_of_each_stretch(tmp_path):
@@ -247,3 +258,130 @@ def test_a_year_long_run_is_drawn_as_the_peak_of_each_stretch(tmp_path):
     data = plot_timeline(analyze(read_trace(path, config), config), config, tmp_path / "again.png")
     assert data["seconds_per_bar"] == -(-399 * 86400 // 4096)  # 8,417 s: 4,096 bars
     assert data["requests_per_second"].size == 399 * 86400
+
+
+def svg_texts(path) -> list[str]:
+    ns = "{http://www.w3.org/2000/svg}"
+    return ["".join(el.itertext()) for el in ET.parse(path).getroot().iter(f"{ns}text")]
+
+
+def test_spectrum_legend_follows_the_verdict_not_the_fft_flag(drawn):
+    """e3sm: the legend said "periodic, confidence high, score 0.49" on a direction whose
+    verdict is not periodic. The FFT's flag is one input of the verdict: the legend now
+    says the peak, then the verdict, and a confidence only for a peak the FFT accepted."""
+    analysis = drawn[0]
+    direction = copy.deepcopy(analysis.write)
+    assert spectrum_legend(direction) == (
+        f"FFT peak: period {direction.fft['period']:.4g} s, score {direction.fft['score']:.2f}, "
+        f"confidence {direction.fft['confidence']:.2f}\nverdict: periodic, period 100 s from both"
+    )
+    direction.verdict = {**direction.verdict, "periodic": False}  # the FFT alone said periodic
+    assert spectrum_legend(direction).endswith("\nverdict: not periodic")
+    direction.fft = {**direction.fft, "periodic": False, "score": 0.0, "confidence": 0.9}
+    legend = spectrum_legend(direction)
+    assert "confidence" not in legend and "score 0.00, under the FFT's bar" in legend
+
+
+def test_e3sm_legend_and_spectrum(tmp_path):
+    log = REAL_LOGS / "e3sm_io_heatmaps_and_dxt" / "e3sm_io_heatmap_only.darshan"
+    config = Config()
+    analysis = analyze(read_trace(log, config), config)
+    data = plot_timeline(analysis, config, tmp_path / "e3sm.svg")
+    assert analysis.write.fft["periodic"] and not analysis.write.verdict["periodic"]
+    texts = svg_texts(tmp_path / "e3sm.svg")
+    assert "verdict: not periodic" in texts
+    assert not any("(periodic" in text for text in texts)
+    # The insignificant read: a remark, no spectrum drawn.
+    assert "insignificant: FFT not run" in texts and "frequencies" not in data["read"]
+    assert "quarters of the run (chunks)" in texts
+    assert any(text.startswith("/home/snyder/software/E3SM-IO") and "512 ranks," in text for text in texts)
+
+
+def test_the_marked_peak_is_the_highest_of_its_harmonics(tmp_path):
+    """pub_dxt_append: checkpoints every 6 s in a 74 s run. Drawn unpadded, the 6 s bin
+    lost height between two bins and sat below its harmonics; the padded spectrum the
+    detector read has the fundamental on top."""
+    log = TEST_DATA / "darshan-logs-runtime" / "darshan-main" / "pub_dxt_append_6s.darshan"
+    config = Config()
+    data = plot_timeline(analyze(read_trace(log, config), config), config, tmp_path / "append.png")
+    write = data["write"]
+    assert write["peak_frequency"] == pytest.approx(1 / 6, rel=0.01)
+    assert write["peak_bin"] == np.argmax(write["amplitude"])
+
+
+def bare_trace(trace, nprocs: int, keep_ops: np.ndarray):
+    """The checkpointing trace with `nprocs` ranks and only the operations `keep_ops` selects."""
+    trace.job = {**trace.job, "nprocs": nprocs}
+    trace.ops = trace.ops[keep_ops]
+    return trace
+
+
+def test_a_metadata_only_log_draws_its_metadata_panel_alone(tmp_path, trace_factory):
+    """It used to draw eight empty panels around it."""
+    trace = bare_trace(trace_factory(), 1, np.zeros(11, dtype=bool))
+    config = Config()
+    data = plot_timeline(analyze(trace, config), config, tmp_path / "meta.svg")
+    assert data["directions"] == [] and "read" not in data and "write" not in data
+    assert data["requests_per_second"][10] == 300
+    texts = svg_texts(tmp_path / "meta.svg")
+    assert any("/bin/ckpt \u2014 1 rank, run time 1,000 s" in t for t in texts)  # "1 ranks" before
+    assert any("no read or write operation" in t for t in texts)
+    assert "time since job start (min)" in texts and "ranks doing I/O" not in texts
+
+
+def test_a_direction_without_operations_gets_no_column(tmp_path, trace_factory):
+    trace = bare_trace(trace_factory(), 8, np.arange(11) > 0)  # writes only
+    config = Config()
+    data = plot_timeline(analyze(trace, config), config, tmp_path / "writes.svg")
+    assert data["directions"] == ["write"] and "read" not in data
+    assert "ranks doing I/O" in svg_texts(tmp_path / "writes.svg")
+
+
+@pytest.mark.parametrize(
+    "fraction, text", [(0.0, "< 1 %"), (0.0049, "< 1 %"), (0.0099, "< 1 %"), (0.01, "1 %"), (0.2, "20 %")]
+)
+def test_busy_fraction_never_reads_zero(fraction, text):
+    assert _busy(fraction) == text
+
+
+def test_a_long_heatmap_is_drawn_as_the_sum_of_each_stretch(tmp_path):
+    """400,000 bins of 1 byte (a 10 s run): 98 bins a bar, 4,082 bars, every byte kept."""
+    path = tmp_path / "long.darshan"
+    path.write_bytes(heatmap_log(400_000))
+    config = Config()
+    data = plot_timeline(analyze(read_trace(path, config), config), config, tmp_path / "long.png")
+    write = data["write"]
+    assert write["heatmap_bins_per_bar"] == 98 and len(write["heatmap_bytes"]) == 4082
+    assert write["heatmap_bytes"].sum() == 400_000 and write["heatmap_bytes"][-1] == 400_000 - 4081 * 98
+    assert write["heatmap_edges"][-1] == pytest.approx(10.0)
+    assert data["directions"] == ["write"]  # the read bins are all zero
+
+
+def test_a_4m_bin_heatmap_is_drawn_under_the_default_memory_bound(tmp_path):
+    """A 312 kB log with a 4 M-bin HEATMAP: `mosaic plot` used to draw every bin and took
+    54 s and 1.2 GB before too_large; drawn by stretches, it fits the 1 GiB bound."""
+    log = tmp_path / "heavy.darshan"
+    log.write_bytes(heatmap_log(4_000_000))
+    done = plot_command(str(log), "-o", str(tmp_path / "heavy.png"))
+    assert done.returncode == 0, done.stderr
+    assert png_size(tmp_path / "heavy.png")[0] > 1000
+
+
+@pytest.mark.parametrize(
+    "low, high, ticks",
+    [
+        (0.0014, 0.078, ["0.002", "0.005", "0.01", "0.02", "0.05"]),  # e3sm: under two decades
+        (1e-4, 0.5, ["0.0001", "0.001", "0.01", "0.1"]),  # wider: powers of ten only
+    ],
+)
+def test_log_frequency_ticks_are_few_and_plain(low, high, ticks):
+    """e3sm's spectrum (0.0014-0.078 Hz) had minor tick labels like '2x10^-3' written over
+    each other; now only major ticks are labelled, as plain numbers."""
+    fig = new_figure()
+    ax = fig.subplots()
+    _log_frequency_axis(ax, np.array([low, high]))
+    ax.set_xlim(low, high)
+    fig.canvas.draw()
+    shown = [t for t in ax.get_xticklabels() if low <= t.get_position()[0] <= high]  # in view
+    assert [t.get_text() for t in shown] == ticks
+    assert not any(t.get_text() for t in ax.get_xticklabels(minor=True))

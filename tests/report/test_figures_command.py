@@ -1,0 +1,184 @@
+"""`mosaic figures` as a command: a malformed summary.json is one clear error, the
+figures are replaced as a set, and progress shows on a terminal only."""
+
+import fcntl
+import json
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mosaic.cli import main
+from mosaic.report import figures
+from mosaic.report.summary import MAX_LABELS
+
+MOSAIC = Path(sys.executable).with_name("mosaic")
+
+
+def replaced(summary: dict, key: str, value) -> dict:
+    """`summary` with the value at dotted `key` replaced (a copy)."""
+    copy = json.loads(json.dumps(summary))
+    *parents, last = key.split(".")
+    node = copy
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    return copy
+
+
+def without(summary: dict, key: str) -> dict:
+    copy = json.loads(json.dumps(summary))
+    *parents, last = key.split(".")
+    node = copy
+    for part in parents:
+        node = node[part]
+    del node[last]
+    return copy
+
+
+def big_matrix(summary: dict) -> dict:
+    """A 3,000-label matrix: drawn, it used to need 1.7 GB before a MemoryError."""
+    labels = [f"label_{i}" for i in range(3000)]
+    counts = {**summary["distributions"]["single_run"]["counts"], **dict.fromkeys(labels, 1.0)}
+    copy = replaced(summary, "distributions.single_run.counts", counts)
+    return replaced(copy, "jaccard.single_run", {"labels": labels, "matrix": []})
+
+
+MALFORMED = {
+    "not JSON": (lambda s: "{not json", "not JSON: Expecting property name"),
+    "cut short": (lambda s: json.dumps(s)[:100], "not JSON"),
+    "nested too deep": (lambda s: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    "not UTF-8": (lambda s: b"\xff\xfe{}", "not UTF-8"),
+    "a list": (lambda s: [1, 2], "the top level: expected an object, found [1, 2]"),
+    "no distributions": (lambda s: without(s, "distributions"), "summary.distributions: missing"),
+    "a count as text": (lambda s: replaced(s, "funnel.logs", "12"), "funnel.logs: expected a count"),
+    "a negative count": (lambda s: replaced(s, "funnel.evicted.truncated", -2), "funnel.evicted.truncated"),
+    "NaN traces": (lambda s: replaced(s, "distributions.all_runs.traces", float("nan")), "all_runs.traces"),
+    "no matrix": (
+        lambda s: without(s, "conditional.all_runs.matrix"),
+        "conditional.all_runs.matrix: missing",
+    ),
+    "a short row": (
+        lambda s: replaced(s, "jaccard.single_run.matrix", [[0.5]] * 19),
+        "jaccard.single_run.matrix[0]: expected a list of 19 numbers",
+    ),
+    "a share above 1": (
+        lambda s: replaced(s, "jaccard.single_run.matrix", [[2.0] * 19] * 19),
+        "jaccard.single_run.matrix[0][0]: expected a number in [0, 1], found 2.0",
+    ),
+    "an unknown label": (
+        lambda s: replaced(s, "jaccard.all_runs.labels", ["nope"] * 19),
+        'jaccard.all_runs.labels[0]: expected a label counted in distributions.all_runs.counts, found "nope"',
+    ),
+    "3,000 labels": (big_matrix, f"jaccard.single_run.labels: expected a list of at most {MAX_LABELS}"),
+    "a histogram of other bins": (
+        lambda s: replaced(s, "stability.histogram.counts", [1, 2]),
+        "stability.histogram.counts: expected a list of 10 counts",
+    ),
+    "a period bound of 0": (lambda s: replaced(s, "config.period_second_max", 0), "config.period_second_max"),
+}
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_a_malformed_summary_is_one_error_naming_the_file_and_key(results_dir, summary, kind):
+    """Each of these ended in a traceback (JSONDecodeError, TypeError, KeyError,
+    RecursionError, MemoryError): now exit 1 with the file and the key, no figure touched."""
+    make, message = MALFORMED[kind]
+    (results_dir / "figures").mkdir()
+    (results_dir / "figures" / "funnel.png").write_bytes(b"the previous funnel")
+    before = {p.name: p.read_bytes() for p in (results_dir / "figures").iterdir()}
+    content = make(summary)
+    path = results_dir / "summary.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+    result = CliRunner().invoke(main, ["figures", str(results_dir)])
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)  # a ClickException, not a traceback
+    assert result.output.startswith(f"Error: {path}: ")
+    assert message in result.output
+    assert len(result.output) < 400  # an excerpt of the bad value, never all of it
+    assert {p.name: p.read_bytes() for p in (results_dir / "figures").iterdir()} == before
+
+
+def test_a_failure_midway_leaves_the_previous_set_whole(results_dir, summary, monkeypatch):
+    """A crash after some figures were drawn used to leave new and old PNGs mixed."""
+    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
+    folder = results_dir / "figures"
+    (folder / "mine.png").write_bytes(b"a user's own file")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    changed = replaced(summary, "funnel.logs", 13)
+    (results_dir / "summary.json").write_text(json.dumps(changed))
+
+    def crash(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(figures, "plot_conditional", crash)  # drawn after funnel, bars, jaccard
+    result = CliRunner().invoke(main, ["figures", str(results_dir)])
+    assert result.exit_code == 1 and "No space left on device" in result.output
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert sorted(p.name for p in results_dir.iterdir()) == ["figures", "report.md", "summary.json"]
+    monkeypatch.undo()
+    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
+    after = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert set(after) == set(before) and after["mine.png"] == b"a user's own file"
+    assert all(after[name] != before[name] for name in ("funnel.png", "funnel.svg"))  # 13 logs now
+    assert oct(folder.stat().st_mode & 0o777) == oct(0o777 & ~current_umask())
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_figure_no_longer_drawn_leaves_with_its_set(results_dir, summary):
+    """The stability figure of an --all-runs summary is gone once a summary without it is drawn."""
+    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
+    (results_dir / "summary.json").write_text(json.dumps({**summary, "stability": None}))
+    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
+    names = {p.stem for p in (results_dir / "figures").iterdir()}
+    assert "stability" not in names and "funnel" in names
+
+
+def on_a_terminal(*arguments: str) -> str:
+    """`mosaic ARGUMENTS` with stderr on a pseudo-terminal; what it printed there."""
+    leader, follower = pty.openpty()
+    # 30 rows of 100 columns: a new pty is 0 x 0, where a bar has no room to be drawn
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    process = subprocess.Popen([str(MOSAIC), *arguments], stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 120)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert process.wait(timeout=120) == 0
+    return seen.decode(errors="replace")
+
+
+def test_progress_shows_on_a_terminal_unless_quiet(results_dir):
+    shown = on_a_terminal("figures", str(results_dir))
+    assert "figures: 100%" in shown and f"{len(figures.FIGURES) + 1}/{len(figures.FIGURES) + 1}" in shown
+    assert "figures:" not in on_a_terminal("figures", "--quiet", str(results_dir))
+
+
+def test_no_progress_bar_into_a_pipe(results_dir):
+    done = subprocess.run([str(MOSAIC), "figures", str(results_dir)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
