@@ -211,7 +211,8 @@ def test_a_burst_of_large_bodies_leaves_the_server_at_its_size(big_server):
 
 
 def test_a_gzip_body_is_never_inflated_past_the_limit(server, write_secret):
-    bomb = gzip.compress(b"\0" * (server.max_inflated * 8), 9)  # ~160 KB inflating to 160 MB
+    # ~160 KB inflating to 160 MB; it starts like a 3.x log, so only the inflation cap stops it
+    bomb = gzip.compress(b"3.41" + b"\0" * (server.max_inflated * 8), 9)
     with server.client() as client:
         response = client.post("/v1/categorize", content=bomb, headers={"Content-Encoding": "gzip"})
     assert response.status_code == 422
@@ -229,7 +230,7 @@ def exhaust_memory(memory_bytes: int, body: bytes, queue) -> None:
 def test_a_worker_past_its_memory_limit_evicts_too_large():
     """RLIMIT_AS as the pool sets it: 128 MB more than the worker holds; the log would take
     256 MB once inflated (under max_inflated_bytes), so the allocation fails first."""
-    body = gzip.compress(bytes(256 << 20), 1)
+    body = gzip.compress(b"3.41" + bytes(256 << 20), 1)  # like a log: inflated until memory fails
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     worker = context.Process(target=exhaust_memory, args=(128 << 20, body, queue))
