@@ -77,3 +77,13 @@ def test_the_tour_leaves_out_nothing_a_newcomer_needs():
     lines = commands(TOUR.read_text())
     assert lines[:2] == ["set -euo pipefail", "source .venv/bin/activate"]
     assert all(line.startswith(("mosaic ", "IFS=", "until ", "kill ")) for line in lines[2:]), lines
+
+
+def test_the_readme_shows_the_tour_that_runs():
+    """README's tour block is docs/tour.sh's lines from `source` on, so what a newcomer
+    reads is what the test above runs."""
+    readme = (REPO / "README.md").read_text()
+    tour = TOUR.read_text().splitlines()
+    shown = tour[tour.index("source .venv/bin/activate") :]
+    block = readme.split("```sh\nsource .venv/bin/activate\n", 1)[1].split("```", 1)[0]
+    assert ["source .venv/bin/activate", *block.rstrip("\n").splitlines()] == shown
