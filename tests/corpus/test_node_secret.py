@@ -104,9 +104,13 @@ def assert_refused(host: str, node_port: int, tmp_path: Path) -> None:
 
 
 def node_of(reaper_owner: psutil.Process) -> psutil.Process:
-    """The dispynode a local_node started: the child of the reaper, `reaper_owner`'s child."""
+    """The dispynode a local_node started: the child of the reaper, `reaper_owner`'s child
+    (looked for a few seconds: on a loaded machine the reaper may not list it yet)."""
     [reaper] = [p for p in reaper_owner.children() if "mosaic.corpus.reaper" in p.cmdline()]
-    [node] = reaper.children()
+    deadline = time.monotonic() + 10
+    while not (children := reaper.children()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [node] = children
     return node
 
 

@@ -69,6 +69,14 @@ TIMESTAMP_NAMES = {
     "close_start": "F_CLOSE_START_TIMESTAMP",
     "close_end": "F_CLOSE_END_TIMESTAMP",
 }
+# Darshan 2.x stream calls (fopen, fseek, fread, fwrite) count toward the canonical
+# opens, seeks, reads and writes beside the POSIX calls, as 3.x's STDIO module does.
+LEGACY_STREAM_NAMES = {
+    "opens": "POSIX_FOPENS",
+    "seeks": "POSIX_FSEEKS",
+    "reads": "POSIX_FREADS",
+    "writes": "POSIX_FWRITES",
+}
 # Darshan 2.x counter names of the canonical fields (CP_ prefix; darshan-util 2.x).
 LEGACY_NAMES = {
     "opens": "POSIX_OPENS",
