@@ -77,6 +77,8 @@ class LazyGroup(click.Group):
         "eval": "mosaic.synth.commands:evaluate",
         "figures": "mosaic.report.commands:figures",
         "plot": "mosaic.report.commands:plot",
+        "explain": "mosaic.html.commands:explain",
+        "report": "mosaic.html.commands:report",
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
         "apps": "mosaic.service.commands:apps",

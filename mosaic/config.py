@@ -292,6 +292,16 @@ class Config:
     # ===== display: how figures show what was computed (mosaic figures) =====
     # P(B | A) cells of a category A carried by fewer traces are drawn grey: 100 % of 3 is no finding.
     figures_min_support: int = display(20, lo=1)
+    # The HTML pages (mosaic explain, mosaic report):
+    report_top_applications: int = display(
+        10, lo=0
+    )  # `mosaic report`: a page for each of this many applications by runs, and as many by bytes
+    report_jobs_per_application: int = display(
+        2, lo=0
+    )  # ... each links job pages of its heaviest categorized run and latest ones, this many in all (~1.5 s a page)
+    report_chart_points: int = display(
+        2000, lo=16
+    )  # points of an interactive chart at most: longer series show the peak of each stretch
 
     def __post_init__(self) -> None:
         hints = _type_hints()
