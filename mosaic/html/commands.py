@@ -42,3 +42,36 @@ def explain(file: Path, output: Path | None, config_file: str | None) -> None:
         click.echo(f"{output}: {file} evicted ({evicted['reason']}): {evicted['detail']}", err=True)
         sys.exit(1)
     click.echo(str(output))
+
+
+@click.command()
+@click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@config_option
+def report(out: Path, config_file: str | None) -> None:
+    """Build OUT/report/, a static site of the year: open OUT/report/index.html.
+
+    The funnel, label shares, co-occurrence, period and busy-time
+    distributions and the paper's tables; every application in a table that
+    sorts and filters in the browser; a page for each top application (by
+    runs and by bytes, report_top_applications of each) with job pages of a
+    few of its runs (report_jobs_per_application), read again from where
+    the run found them. Needs OUT/summary.json (and OUT/store.sqlite for the
+    applications) from `mosaic run`; nothing else is re-processed.
+    """
+    if not (out / "summary.json").is_file():
+        raise click.ClickException(
+            f"{out / 'summary.json'} not found: run `mosaic run ... --out {out}` first"
+        )
+    import time
+
+    from mosaic.html.site import build_site
+
+    cfg = load_config(config_file)
+    began = time.perf_counter()
+    counts = build_site(out, cfg)
+    click.echo(
+        f"{out / 'report' / 'index.html'}: {counts.applications:,} applications, "
+        f"{counts.application_pages} application pages, {counts.job_pages} job pages "
+        f"({counts.evicted_job_pages} evicted), {counts.files} files, {counts.bytes / 1e6:.1f} MB "
+        f"in {time.perf_counter() - began:.1f} s"
+    )

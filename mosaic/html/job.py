@@ -10,6 +10,7 @@ would print it.
 
 from __future__ import annotations
 
+import io
 import tempfile
 from collections.abc import Mapping, Sequence
 from os import PathLike
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, analyze
 from mosaic.analysis.labels import DIRECTIONS
@@ -42,6 +44,7 @@ from mosaic.trace import read_trace
 
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css
 QUARTERS = ("first", "second", "third", "fourth")
+PNG_COLORS = 128
 
 
 def job_page(
@@ -98,7 +101,7 @@ def analysis_page(
     with tempfile.TemporaryDirectory(prefix="mosaic-explain-") as folder:
         png = Path(folder) / "timeline.png"
         drawn = plot_timeline(analysis, config, png)
-        image = png.read_bytes()
+        image = compact_png(png)
     page.add(
         "Timeline",
         f'<figure><img alt="timeline of {esc(Path(trace.file).name)}" src="{png_data_uri(image)}">'
@@ -109,6 +112,14 @@ def analysis_page(
     )
     page.add("Interactive charts", _charts(page, analysis, drawn, config), "charts")
     return page.render()
+
+
+def compact_png(path: Path) -> bytes:
+    """The PNG at ``path`` with a palette of PNG_COLORS: a timeline's flat fills and lines lose
+    nothing visible, and the page carries a third of the bytes (~0.3 s more a page)."""
+    buffer = io.BytesIO()
+    Image.open(path).convert("RGB").quantize(colors=PNG_COLORS).save(buffer, format="png", optimize=True)
+    return buffer.getvalue()
 
 
 def _directions_table(analysis: TraceAnalysis) -> Html:
@@ -166,6 +177,8 @@ def peak_grid(times: np.ndarray, level: np.ndarray, edges: np.ndarray) -> np.nda
     x), and a short burst of ranks stays visible however long the run.
     """
     cells = len(edges) - 1
+    if not len(times):
+        return np.zeros(cells)
     before = np.searchsorted(times, edges[:-1], side="right") - 1
     peak = np.where(before >= 0, level[np.maximum(before, 0)], 0.0)  # the level entering each cell
     inside = np.searchsorted(edges, times, side="right") - 1

@@ -125,6 +125,7 @@ class Chart(TypedDict, total=False):
     series: list[Series]
     style: str  # "line", "steps" or "bars"
     logx: bool
+    time: bool  # x in Unix seconds, shown as dates
     asinhy: bool  # asinh y scale: zero and 1e5 both readable (metadata requests)
     lines: list[dict[str, Any]]  # horizontal thresholds: {"label", "value"}
 

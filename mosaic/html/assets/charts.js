@@ -22,7 +22,7 @@
     const element = document.getElementById(spec.id);
     if (!element) continue;
     const unit = spec.unit || "";
-    const series = [{ label: spec.xlabel, value: (u, v) => human(v, "") }];
+    const series = [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, value: (u, v) => human(v, "") }];
     const data = [spec.x];
     for (const one of spec.series) {
       series.push({
@@ -38,9 +38,9 @@
     }
     const opts = {
       title: spec.title, width: Math.max(element.clientWidth, 320), height: 230, series: series,
-      scales: { x: { time: false, distr: spec.logx ? 3 : 1 },
+      scales: { x: { time: !!spec.time, distr: spec.logx ? 3 : 1 },
                 y: spec.asinhy ? { distr: 4, asinh: 1 } : {} },
-      axes: [{ label: spec.xlabel, values: (u, vals) => vals.map((v) => human(v, "")) },
+      axes: [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, values: (u, vals) => vals.map((v) => human(v, "")) },
              { label: spec.ylabel, size: 70, values: (u, vals) => vals.map((v) => human(v, unit)) }],
       cursor: { drag: { x: true, y: false } },
     };
