@@ -36,8 +36,9 @@ def stored_numbers(db: sqlite3.Connection) -> np.ndarray:
 
 def column(values: np.ndarray, name: str) -> np.ndarray:
     """One quantity over the runs that have it."""
-    picked = values[:, profiles.NUMBERS.index(name)]
-    return picked[~np.isnan(picked)]
+    picked: np.ndarray = values[:, profiles.NUMBERS.index(name)]
+    measured: np.ndarray = picked[~np.isnan(picked)]
+    return measured
 
 
 @themed("white")

@@ -150,8 +150,7 @@ def _direction_row(direction: DirectionAnalysis) -> list[object]:
         found = [
             f"{len(meanshift['operations'])} periodic operations in {meanshift['source']}, "
             f"{percent(meanshift['share'])} of segments",
-            f"period {fft['period']:.4g} s, score {fft['score']:.2f}, {fft['significance']:.1f} sigma, "
-            f"{fft['confidence_label']}"
+            f"period {fft['period']:.4g} s, score {fft['score']:.2f}, {fft['significance']:.1f} sigma"
             if fft.get("period")
             else "no peak",
             f"periodic, {verdict['period']:.4g} s from {verdict['source']}, busy "

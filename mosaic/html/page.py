@@ -159,7 +159,8 @@ class Page:
     nav: Sequence[tuple[str, str]] = ()  # (href, text) links on top
     sections: list[str] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
-    scripts: list[str] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)  # assets
+    data_scripts: list[str] = field(default_factory=list)  # page-relative paths, loaded before the assets
 
     def add(self, heading: str, body: str, anchor: str = "") -> None:
         """A section: its heading (text) and body (markup)."""
@@ -179,6 +180,7 @@ class Page:
             text = json.dumps(self.charts, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
             data = f'<script type="application/json" id="mosaic-charts">{text}</script>'
             scripts = [*CHART_SCRIPTS, *scripts]
+        loaded = "".join(f'<script src="{esc(src)}"></script>' for src in self.data_scripts)
         nav = " ".join(f'<a href="{esc(href)}">{esc(text)}</a>' for href, text in self.nav)
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -187,5 +189,5 @@ class Page:
             f"<title>{esc(self.title)}</title>{self.assets.styles()}</head><body>"
             f"<header><nav>{nav}</nav><h1>{esc(self.title)}</h1></header><main>{''.join(self.sections)}"
             f"</main><footer>mosaic: HPC I/O categories from Darshan logs</footer>"
-            f"{data}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body></html>\n"
+            f"{data}{loaded}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body></html>\n"
         )

@@ -204,7 +204,8 @@ def _store_sections(
         apps_module.table_script(apps_module.table_data(every, pages)), encoding="utf-8"
     )
     table_page = Page("MOSAIC: applications", Assets(inline=False, prefix="assets/"), ROOT_NAV)
-    table_page.scripts = ["data/applications.js", "table.js"]
+    table_page.data_scripts = ["data/applications.js"]
+    table_page.scripts = ["table.js"]
     table_page.add(
         f"{len(every):,} applications",
         Html(

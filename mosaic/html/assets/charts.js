@@ -13,6 +13,9 @@
     }
     return +value.toPrecision(3) + (unit ? " " + unit : "");
   }
+  function tick(value, unit) {  // uPlot passes null for the unlabelled ticks of a log axis
+    return value == null ? "" : human(value, unit);
+  }
   function paths(style) {
     if (style === "steps") return uPlot.paths.stepped({ align: 1 });
     if (style === "bars") return uPlot.paths.bars({ size: [0.9, 60], align: 1 });
@@ -40,8 +43,8 @@
       title: spec.title, width: Math.max(element.clientWidth, 320), height: 230, series: series,
       scales: { x: { time: !!spec.time, distr: spec.logx ? 3 : 1 },
                 y: spec.asinhy ? { distr: 4, asinh: 1 } : {} },
-      axes: [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, values: (u, vals) => vals.map((v) => human(v, "")) },
-             { label: spec.ylabel, size: 70, values: (u, vals) => vals.map((v) => human(v, unit)) }],
+      axes: [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, values: (u, vals) => vals.map((v) => tick(v, "")) },
+             { label: spec.ylabel, size: 70, values: (u, vals) => vals.map((v) => tick(v, unit)) }],
       cursor: { drag: { x: true, y: false } },
     };
     new uPlot(opts, data, element);
