@@ -11,6 +11,7 @@ would print it.
 from __future__ import annotations
 
 import io
+import itertools
 import tempfile
 from collections.abc import Mapping, Sequence
 from os import PathLike
@@ -22,6 +23,7 @@ from PIL import Image
 
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, analyze
 from mosaic.analysis.labels import DIRECTIONS
+from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
 from mosaic.html.page import (
     Assets,
@@ -39,6 +41,7 @@ from mosaic.html.page import (
     thinned,
 )
 from mosaic.logfile import EvictedResult, guarded
+from mosaic.report.tables import display_name
 from mosaic.report.timeline import plot_timeline
 from mosaic.trace import read_trace
 
@@ -75,7 +78,11 @@ def analysis_page(
     trace = analysis.trace
     job = trace.job
     page = Page(Path(trace.file).name, assets, nav)
-    page.add("Labels", f"<p>{labels_html(analysis.categories)}</p>", "labels")
+    page.add(
+        "Labels and why",
+        f"<p>{labels_html(analysis.categories)}</p>{reasons_html(explain(analysis, config))}",
+        "labels",
+    )
     page.add(
         "Job",
         facts(
@@ -112,6 +119,21 @@ def analysis_page(
     )
     page.add("Interactive charts", _charts(page, analysis, drawn, config), "charts")
     return page.render()
+
+
+def reasons_html(reasons: list[Reason]) -> Html:
+    """The reasons family by family: each given label with its sentence, then the close calls
+    not given (greyed), each with the SPEC section of its rule."""
+    parts = []
+    for family, members in itertools.groupby(reasons, key=lambda reason: reason["family"]):
+        items = "".join(
+            f'<li class="{"given" if r["given"] else "not-given"}">'
+            + (labels_html([r["label"]]) if r["given"] else "")
+            + f' {esc(r["text"])} <span class="rule">(SPEC {esc(r["rule"])})</span></li>'
+            for r in members
+        )
+        parts.append(f'<h3>{esc(display_name(family))}</h3><ul class="reasons">{items}</ul>')
+    return Html("".join(parts))
 
 
 def compact_png(path: Path) -> bytes:
