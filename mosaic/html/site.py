@@ -102,7 +102,7 @@ def build_site(out: Path, config: Config, progress: Callable[[str], None] = lamb
 
 def _figure(name: str, caption: str) -> Html:
     return Html(
-        f'<figure><img src="figures/{esc(name)}.png" alt="{esc(caption)}" loading="lazy">'
+        f'<figure><img src="figures/{esc(name)}.png" alt="{esc(caption)}">'
         f"<figcaption>{esc(caption)}</figcaption></figure>"
     )
 
