@@ -105,6 +105,7 @@ def main() -> None:
     Per job:      mosaic categorize LOG...
     Per year:     mosaic run ARCHIVE_DIR --out results/
     Figures:      mosaic figures results/   |   mosaic plot LOG -o trace.png
+    In a browser: mosaic explain LOG -o job.html   |   mosaic report results/
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
     Applications: mosaic apps results/   |   mosaic lookup --uid U --app EXE --store results/store.sqlite
     Schedulers:   mosaic serve --store results/store.sqlite
