@@ -178,10 +178,6 @@ def _seconds(value: float) -> str:
     return f"{value:,.4g} s"
 
 
-def _percent_of(value: float) -> str:
-    return percent(value)
-
-
 def application_page(
     page: Page, app: Application, chart: Chart | None, jobs: list[tuple[str, str | None, str]]
 ) -> str:
@@ -229,7 +225,7 @@ def application_page(
                     _spread(profile[d]["bytes"], human_bytes),
                     f"{profile[d]['periodic']['runs']:,} runs ({percent(profile[d]['periodic']['share'])})",
                     _spread(profile[d]["periodic"]["period_seconds"], _seconds),
-                    _spread(profile[d]["periodic"]["busy_fraction"], _percent_of),
+                    _spread(profile[d]["periodic"]["busy_fraction"], percent),
                     _spread(profile[d]["periodic"]["bytes_per_occurrence"], human_bytes),
                 ]
                 for d in DIRECTIONS

@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -60,7 +59,7 @@ class SiteCounts:
     files: int
 
 
-def build_site(out: Path, config: Config, progress: Callable[[str], None] = lambda _: None) -> SiteCounts:
+def build_site(out: Path, config: Config) -> SiteCounts:
     """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite."""
     summary = json.loads((out / "summary.json").read_text())
     site = out / "report.tmp"
@@ -69,7 +68,6 @@ def build_site(out: Path, config: Config, progress: Callable[[str], None] = lamb
         (site / folder).mkdir(parents=True)
     for name in SITE_ASSETS:
         (site / "assets" / name).write_text(asset_text(name), encoding="utf-8")
-    progress("figures")
     drawn = render_figures(out, config)
     for name, data in drawn.items():
         if data is not None:
@@ -81,7 +79,7 @@ def build_site(out: Path, config: Config, progress: Callable[[str], None] = lamb
     if store_path.is_file():
         db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
         try:
-            _store_sections(index, db, site, config, counts, progress)
+            _store_sections(index, db, site, config, counts)
         finally:
             db.close()
     else:
@@ -174,7 +172,6 @@ def _store_sections(
     site: Path,
     config: Config,
     counts: SiteCounts,
-    progress: Callable[[str], None],
 ) -> None:
     values = stored_numbers(db)
     plot_distributions(values, config, site / "figures")
@@ -188,12 +185,10 @@ def _store_sections(
         + _figure("busy", "Share of each period spent in I/O, by direction"),
         "distributions",
     )
-    progress("applications")
     every = list(apps_module.applications(db, config))
     counts.applications = len(every)
     top = apps_module.top_applications(every, config.report_top_applications)
     pages = {app.key: f"apps/{slug(app.key)}" for app in top}
-    progress(f"job pages of {len(top)} applications")
     jobs = _job_pages(db, top, site, config, counts)
     for app in top:
         page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
