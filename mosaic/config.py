@@ -7,7 +7,8 @@ All defaults live here and nowhere else. Fields are grouped in five sections:
 * ``execution``: how the batch is spread and bounded (SPEC 5);
 * ``service``: the scheduler API (``mosaic serve``);
 * ``truth``: the ground-truth generators (``mosaic synth``);
-* ``display``: how figures show what was computed (``mosaic figures``), outside the hash.
+* ``display``: how figures and pages show what was computed (``mosaic figures``,
+  ``mosaic explain``, ``mosaic report``), outside the hash.
 
 A TOML file passed with ``--config`` overrides any subset: flat keys, or keys
 inside a table named after their section (``[method]``, ``[execution]``, ...).

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mosaic.analysis.labels import ALL_LABELS, DIRECTIONS
+from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
 from mosaic.corpus import profiles
+from mosaic.directions import DIRECTIONS
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

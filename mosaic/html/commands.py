@@ -56,7 +56,8 @@ def report(out: Path, config_file: str | None) -> None:
     runs and by bytes, report_top_applications of each) with job pages of a
     few of its runs (report_jobs_per_application), read again from where
     the run found them. Needs OUT/summary.json (and OUT/store.sqlite for the
-    applications) from `mosaic run`; nothing else is re-processed.
+    applications) from `mosaic run`; nothing else is re-processed. Exits 1,
+    naming the file and the key, when summary.json is missing or malformed.
     """
     if not (out / "summary.json").is_file():
         raise click.ClickException(
@@ -65,10 +66,14 @@ def report(out: Path, config_file: str | None) -> None:
     import time
 
     from mosaic.html.site import build_site
+    from mosaic.report.summary import SummaryError
 
     cfg = load_config(config_file)
     began = time.perf_counter()
-    counts = build_site(out, cfg)
+    try:
+        counts = build_site(out, cfg)
+    except SummaryError as error:
+        raise click.ClickException(str(error)) from None
     click.echo(
         f"{out / 'report' / 'index.html'}: {counts.applications:,} applications, "
         f"{counts.application_pages} application pages, {counts.job_pages} job pages "

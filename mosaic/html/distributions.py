@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import seaborn as sns
 
-from mosaic.analysis.labels import DIRECTIONS
 from mosaic.config import Config
 from mosaic.corpus import profiles
+from mosaic.directions import DIRECTIONS
 from mosaic.report.style import PALETTE, new_figure, save, themed
 
 COLORS = dict(zip(DIRECTIONS, (PALETTE[0], PALETTE[1]), strict=True))

@@ -22,9 +22,9 @@ import numpy as np
 from PIL import Image
 
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, analyze
-from mosaic.analysis.labels import DIRECTIONS
 from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
+from mosaic.directions import DIRECTIONS
 from mosaic.html.page import (
     Assets,
     Chart,
@@ -42,7 +42,7 @@ from mosaic.html.page import (
 )
 from mosaic.logfile import EvictedResult, guarded
 from mosaic.report.tables import display_name
-from mosaic.report.timeline import plot_timeline
+from mosaic.report.timeline import log_stretch_peaks, plot_timeline
 from mosaic.trace import read_trace
 
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css
@@ -212,22 +212,25 @@ def _charts(page: Page, analysis: TraceAnalysis, drawn: dict[str, Any], config: 
     most = config.report_chart_points
     run_time = max(analysis.trace.run_time, 1e-9)
     edges = np.linspace(0.0, run_time, most + 1)
-    ranks = [(d, peak_grid(drawn[d]["times"], drawn[d]["ranks"], edges)) for d in DIRECTIONS]
-    parts = [
-        page.chart(
-            _time_chart("ranks", "Ranks doing I/O (peak per step)", "ranks", "", edges[:-1], ranks, "steps")
+    # The timeline draws a direction's panels only where they have content: so do the charts.
+    panels = {d: drawn.get(d, {}) for d in DIRECTIONS}
+    ranks = [(d, peak_grid(p["times"], p["ranks"], edges)) for d, p in panels.items() if "times" in p]
+    parts = []
+    if ranks:
+        title = "Ranks doing I/O (peak per step)"
+        parts.append(page.chart(_time_chart("ranks", title, "ranks", "", edges[:-1], ranks, "steps")))
+    heat = [(d, p) for d, p in panels.items() if "heatmap_bytes" in p]
+    if heat and analysis.trace.heatmap is not None:
+        first = heat[0][1]  # every direction's bars share the bins
+        heat_x, sums, width = thinned(
+            first["heatmap_edges"][:-1], [p["heatmap_bytes"] for _, p in heat], most, np.add
         )
-    ]
-    if analysis.trace.heatmap is not None:
-        heat_x, heat = thinned(
-            drawn["read"]["heatmap_edges"][:-1], [drawn[d]["heatmap_bytes"] for d in DIRECTIONS], most
-        )
-        bins = list(zip(DIRECTIONS, heat))
-        parts.append(
-            page.chart(_time_chart("heatmap", "HEATMAP bytes per bin", "bytes", "B", heat_x, bins, "steps"))
-        )
+        bar = analysis.trace.heatmap.bin_seconds * first["heatmap_bins_per_bar"] * width
+        bins = [(d, values) for (d, _), values in zip(heat, sums, strict=True)]
+        title = f"HEATMAP bytes per {bar:g} s"
+        parts.append(page.chart(_time_chart("heatmap", title, "bytes", "B", heat_x, bins, "steps")))
     per_second = drawn["requests_per_second"]
-    seconds, (requests,) = thinned(np.arange(len(per_second), dtype=float), [per_second], most)
+    seconds, (requests,), _ = thinned(np.arange(len(per_second), dtype=float), [per_second], most)
     metadata = _time_chart(
         "metadata",
         "Metadata requests per second",
@@ -246,7 +249,7 @@ def _charts(page: Page, analysis: TraceAnalysis, drawn: dict[str, Any], config: 
         {"label": f"spike: at least {config.metadata_spike_level}/s", "value": config.metadata_spike_level},
     ]
     parts.append(page.chart(metadata))
-    spectra = [_spectrum_chart(d, drawn[d], most) for d in DIRECTIONS if "frequencies" in drawn[d]]
+    spectra = [_spectrum_chart(d, p, most) for d, p in panels.items() if "frequencies" in p]
     parts.append(Html('<div class="grid">' + "".join(page.chart(c) for c in spectra) + "</div>"))
     note = (
         '<p class="note">Drag across a chart to zoom in on that stretch of the run, double-click to '
@@ -281,16 +284,17 @@ def _time_chart(
 
 
 def _spectrum_chart(direction: str, drawn: Mapping[str, Any], most: int) -> Chart:
-    freqs, (power,) = thinned(drawn["frequencies"], [drawn["power"]], most)
-    top = max(float(power.max(initial=0.0)), float(np.finfo(float).tiny))
+    amplitude = drawn["amplitude"]
+    top = max(float(amplitude.max(initial=0.0)), float(np.finfo(float).tiny))
+    freqs, shown = log_stretch_peaks(drawn["frequencies"], amplitude / top, most)
     return {
         "id": f"spectrum-{direction}",
-        "title": f"{direction}: FFT power spectrum of the {drawn['fft_signal']} signal",
+        "title": f"{direction}: amplitude spectrum of the {drawn['fft_signal']} signal",
         "xlabel": "frequency (Hz)",
-        "ylabel": "power (share of max)",
+        "ylabel": "amplitude (share of max)",
         "unit": "",
         "x": numbers(freqs),
-        "series": [{"label": direction, "values": numbers(power / top), "color": COLORS[direction]}],
+        "series": [{"label": direction, "values": numbers(shown), "color": COLORS[direction]}],
         "style": "line",
         "logx": True,
     }

@@ -23,7 +23,7 @@ from matplotlib.ticker import EngFormatter
 from typing_extensions import TypedDict
 
 from mosaic.report.tables import display_name
-from mosaic.report.timeline import peaks_per_stretch
+from mosaic.report.timeline import per_stretch
 
 STYLESHEETS = ("uPlot.min.css", "mosaic.css")
 CHART_SCRIPTS = ("uPlot.iife.min.js", "charts.js")
@@ -138,16 +138,17 @@ def numbers(values: np.ndarray) -> list[float | None]:
     return out
 
 
-def thinned(x: np.ndarray, ys: Sequence[np.ndarray], most: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """At most ``most`` points: each series' peak over each stretch, at the stretch's first x.
-
-    A spike keeps its height, as in the timeline's metadata panel.
-    """
+def thinned(
+    x: np.ndarray, ys: Sequence[np.ndarray], most: int, reduce: np.ufunc = np.maximum
+) -> tuple[np.ndarray, list[np.ndarray], int]:
+    """At most ``most`` points: ``reduce`` over each stretch of each series (the peak keeps a
+    spike at its height, as in the timeline; the sum keeps every byte), at the stretch's first
+    x; and the stretch's width in points."""
     if len(x) <= most:
-        return x, list(ys)
-    thin = [peaks_per_stretch(np.asarray(y, dtype=float), most) for y in ys]
+        return x, list(ys), 1
+    thin = [per_stretch(np.asarray(y, dtype=float), most, reduce) for y in ys]
     width = thin[0][1]
-    return x[::width], [values for values, _ in thin]
+    return x[::width], [values for values, _ in thin], width
 
 
 @dataclass

@@ -19,7 +19,6 @@ so instead of a link.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
@@ -41,6 +40,7 @@ from mosaic.html.page import SITE_ASSETS, Assets, Html, Page, asset_text, esc, h
 from mosaic.limits import limit_memory
 from mosaic.report import tables
 from mosaic.report.figures import render_figures
+from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES, display_name
 
 ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"))
@@ -61,14 +61,14 @@ class SiteCounts:
 
 def build_site(out: Path, config: Config) -> SiteCounts:
     """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite."""
-    summary = json.loads((out / "summary.json").read_text())
+    summary = load_summary(out)
     site = out / "report.tmp"
     shutil.rmtree(site, ignore_errors=True)
     for folder in ("assets", "figures", "data", "apps", "jobs"):
         (site / folder).mkdir(parents=True)
     for name in SITE_ASSETS:
         (site / "assets" / name).write_text(asset_text(name), encoding="utf-8")
-    drawn = render_figures(out, config)
+    drawn = render_figures(out, config, summary)
     for name, data in drawn.items():
         if data is not None:
             shutil.copyfile(out / "figures" / f"{name}.png", site / "figures" / f"{name}.png")
@@ -126,7 +126,8 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any]) -
         "Pre-processing funnel",
         Html(
             f'<p class="note">{funnel.get("files_seen", funnel["logs"]):,} files seen, '
-            f"{funnel.get('skipped_files', 0):,} not logs, {funnel.get('partial', 0):,} partial logs kept. "
+            f"{tables.non_log_files(funnel):,} not logs, "
+            f"{tables.counted(funnel.get('partial', 0), 'partial log')} kept. "
             f"Shares below are of representatives (single run: {traces['single_run']:,.0f}) or of runs "
             f"(all runs: {traces['all_runs']:,.0f}); labels are not exclusive. mosaic "
             f"{esc(summary.get('mosaic_version', '?'))}, configuration "

@@ -37,11 +37,13 @@ def test_peak_grid_keeps_each_cells_peak_and_the_level_entering_it():
 def test_thinned_series_keep_the_peak_of_each_stretch():
     x = np.arange(10.0)
     y = np.array([1, 5, 2, 0, 0, 7, 3, 3, 3, 9], dtype=float)
-    kept_x, (kept_y,) = thinned(x, [y], 4)  # stretches of ceil(10 / 4) = 3 points
-    assert kept_x.tolist() == [0.0, 3.0, 6.0, 9.0]
+    kept_x, (kept_y,), width = thinned(x, [y], 4)  # stretches of ceil(10 / 4) = 3 points
+    assert kept_x.tolist() == [0.0, 3.0, 6.0, 9.0] and width == 3
     assert kept_y.tolist() == [5.0, 7.0, 3.0, 9.0]
-    same_x, (same_y,) = thinned(x, [y], 10)  # 10 points fit: unchanged
-    assert same_x.tolist() == x.tolist() and same_y.tolist() == y.tolist()
+    _, (summed,), _ = thinned(x, [y], 4, np.add)  # bytes: each stretch's sum
+    assert summed.tolist() == [8.0, 7.0, 9.0, 9.0]
+    same_x, (same_y,), width = thinned(x, [y], 10)  # 10 points fit: unchanged
+    assert same_x.tolist() == x.tolist() and same_y.tolist() == y.tolist() and width == 1
 
 
 def test_chart_numbers_round_and_turn_non_finite_values_into_gaps():
