@@ -8,7 +8,7 @@ SAMPLE_COUNT ?= 3000
 OUT ?= results
 WORKERS ?= 2
 
-.PHONY: venv run test figures bench bench-year lint clean
+.PHONY: venv chromium run test figures bench bench-year lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,6 +18,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The browser tests (tests/html) drive Debian's chromium; installed here when missing and
+# apt can (root), else they skip saying so.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "chromium not installed (needs root and apt): the browser tests will skip"
+
 $(SAMPLE)/truth.jsonl: | $(STAMP)
 	$(BIN)/mosaic synth year $(SAMPLE) --count $(SAMPLE_COUNT) --seed 2019
 
@@ -26,7 +33,7 @@ run: $(STAMP) $(SAMPLE)/truth.jsonl
 	$(BIN)/mosaic run $(SAMPLE) --out $(OUT) --workers $(WORKERS)
 	$(BIN)/mosaic eval $(OUT) --truth $(SAMPLE)/truth.jsonl
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q
 
 figures: run

@@ -77,6 +77,8 @@ class LazyGroup(click.Group):
         "eval": "mosaic.synth.commands:evaluate",
         "figures": "mosaic.report.commands:figures",
         "plot": "mosaic.report.commands:plot",
+        "explain": "mosaic.html.commands:explain",
+        "report": "mosaic.html.commands:report",
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
         "apps": "mosaic.service.commands:apps",
@@ -103,6 +105,7 @@ def main() -> None:
     Per job:      mosaic categorize LOG...
     Per year:     mosaic run ARCHIVE_DIR --out results/
     Figures:      mosaic figures results/   |   mosaic plot LOG -o trace.png
+    In a browser: mosaic explain LOG -o job.html   |   mosaic report results/
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
     Applications: mosaic apps results/   |   mosaic lookup --uid U --app EXE --store results/store.sqlite
     Schedulers:   mosaic serve --store results/store.sqlite

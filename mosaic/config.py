@@ -7,7 +7,8 @@ All defaults live here and nowhere else. Fields are grouped in five sections:
 * ``execution``: how the batch is spread and bounded (SPEC 5);
 * ``service``: the scheduler API (``mosaic serve``);
 * ``truth``: the ground-truth generators (``mosaic synth``);
-* ``display``: how figures show what was computed (``mosaic figures``), outside the hash.
+* ``display``: how figures and pages show what was computed (``mosaic figures``,
+  ``mosaic explain``, ``mosaic report``), outside the hash.
 
 A TOML file passed with ``--config`` overrides any subset: flat keys, or keys
 inside a table named after their section (``[method]``, ``[execution]``, ...).
@@ -292,6 +293,16 @@ class Config:
     # ===== display: how figures show what was computed (mosaic figures) =====
     # P(B | A) cells of a category A carried by fewer traces are drawn grey: 100 % of 3 is no finding.
     figures_min_support: int = display(20, lo=1)
+    # The HTML pages (mosaic explain, mosaic report):
+    report_top_applications: int = display(
+        10, lo=0
+    )  # `mosaic report`: a page for each of this many applications by runs, and as many by bytes
+    report_jobs_per_application: int = display(
+        2, lo=0
+    )  # ... each links job pages of its heaviest categorized run and latest ones, this many in all (~1.5 s a page)
+    report_chart_points: int = display(
+        2000, lo=16
+    )  # points of an interactive chart at most: longer series show the peak of each stretch
 
     def __post_init__(self) -> None:
         hints = _type_hints()

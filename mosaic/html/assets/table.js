@@ -1,0 +1,106 @@
+// The applications table: data from window.MOSAIC_APPLICATIONS (loaded once), sorted and
+// filtered here. Only the first PAGE matching rows become DOM rows: 25,000 rows stay fast.
+(function () {
+  "use strict";
+  const PAGE = 500;
+  const data = window.MOSAIC_APPLICATIONS;
+  const COL = {};
+  data.columns.forEach((name, i) => { COL[name] = i; });
+  const HEADERS = [["application", "application"], ["uid", "user id"], ["runs", "runs"],
+                   ["bytes", "bytes"], ["stability", "stability"], ["period_class", "period class"],
+                   ["labels", "labels (share of runs)"]];
+  const table = document.getElementById("apps");
+  const body = table.querySelector("tbody");
+  const shown = document.getElementById("shown");
+  const byName = document.getElementById("filter-name");
+  const byLabel = document.getElementById("filter-label");
+  const minShare = document.getElementById("filter-share");
+  const minRuns = document.getElementById("filter-runs");
+  let sortKey = "runs", descending = true;
+
+  data.labels.forEach((label, i) => {
+    const option = document.createElement("option");
+    option.value = String(i);
+    option.textContent = label.replace(/_/g, " ");
+    byLabel.appendChild(option);
+  });
+  const head = document.createElement("tr");
+  for (const [key, text] of HEADERS) {
+    const th = document.createElement("th");
+    th.textContent = text;
+    th.dataset.key = key;
+    if (key !== "labels") th.addEventListener("click", () => sortBy(key));
+    head.appendChild(th);
+  }
+  table.querySelector("thead").appendChild(head);
+
+  function human(value) {
+    const units = [[1e15, "PB"], [1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"]];
+    for (const [scale, unit] of units) if (value >= scale) return (value / scale).toFixed(1) + " " + unit;
+    return value.toFixed(0) + " B";
+  }
+  function share(row, label) {
+    const pairs = row[COL.labels];
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === label) return pairs[i + 1];
+    return 0;
+  }
+  function sortBy(key) {
+    descending = key === sortKey ? !descending : key !== "application";
+    sortKey = key;
+    render();
+  }
+  function compare(a, b) {
+    const x = a[COL[sortKey]], y = b[COL[sortKey]];
+    if (x === y) return 0;
+    if (x === null) return 1;  // missing values last, either way
+    if (y === null) return -1;
+    const order = x < y ? -1 : 1;
+    return descending ? -order : order;
+  }
+  function cell(tr, text, numeric) {
+    const td = document.createElement("td");
+    if (numeric) td.className = "num";
+    if (text instanceof Node) td.appendChild(text); else td.textContent = text;
+    tr.appendChild(td);
+  }
+  function render() {
+    const name = byName.value.trim().toLowerCase();
+    const label = byLabel.value === "" ? -1 : Number(byLabel.value);
+    const least = Number(minShare.value) || 0;
+    const runs = Number(minRuns.value) || 0;
+    const rows = data.rows.filter((row) =>
+      (!name || row[COL.application].toLowerCase().includes(name)) &&
+      row[COL.runs] >= runs && (label < 0 || (share(row, label) >= least && share(row, label) > 0)));
+    rows.sort(compare);
+    for (const th of head.children) {
+      th.setAttribute("aria-sort", th.dataset.key === sortKey ? (descending ? "descending" : "ascending") : "none");
+    }
+    body.replaceChildren();
+    for (const row of rows.slice(0, PAGE)) {
+      const tr = document.createElement("tr");
+      let title = document.createTextNode(row[COL.application]);
+      if (row[COL.page]) {
+        title = document.createElement("a");
+        title.href = row[COL.page];
+        title.textContent = row[COL.application];
+      }
+      cell(tr, title);
+      cell(tr, String(row[COL.uid]), true);
+      cell(tr, row[COL.runs].toLocaleString("en"), true);
+      cell(tr, human(row[COL.bytes]), true);
+      cell(tr, row[COL.stability] === null ? "-" : Math.round(100 * row[COL.stability]) + " %", true);
+      cell(tr, row[COL.period_class] === null ? "-" :
+           "10^" + row[COL.period_class] + " s (" + row[COL.period_direction] + ")", true);
+      const pairs = row[COL.labels], parts = [];
+      for (let i = 0; i < pairs.length; i += 2) {
+        parts.push(data.labels[pairs[i]].replace(/_/g, " ") + " " + pairs[i + 1] + "%");
+      }
+      cell(tr, parts.join(", "));
+      body.appendChild(tr);
+    }
+    shown.textContent = rows.length.toLocaleString("en") + " of " + data.rows.length.toLocaleString("en") +
+      " applications" + (rows.length > PAGE ? " (first " + PAGE + " shown)" : "");
+  }
+  for (const input of [byName, byLabel, minShare, minRuns]) input.addEventListener("input", render);
+  render();
+})();

@@ -1,0 +1,82 @@
+"""`mosaic explain` and `mosaic report`. Imports only click: the pages' modules load on use."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from mosaic.options import config_option, load_config
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))  # or ARCHIVE/MEMBER
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Page to write. Default: FILE's name + .html here.",
+)
+@config_option
+def explain(file: Path, output: Path | None, config_file: str | None) -> None:
+    """Write one log FILE's page: one self-contained HTML file, nothing fetched when opened.
+
+    Job facts, the labels and the numbers behind each, reads and writes per
+    quarter, the `mosaic plot` timeline, and interactive charts (ranks doing
+    I/O, HEATMAP bins, metadata requests per second, the FFT spectra: drag
+    to zoom, hover for values). An evicted log gets a page saying why, and
+    the command exits with status 1.
+    """
+    from mosaic.corpus.outputs import write_atomically
+    from mosaic.html.job import job_page  # loads matplotlib: before the memory bound
+    from mosaic.html.page import Assets
+    from mosaic.limits import limit_memory
+
+    cfg = load_config(config_file)
+    output = output or Path(f"{file.name}.html")
+    limit_memory(cfg.worker_memory_bytes)  # as `mosaic plot`: a hostile log is too_large here too
+    text, evicted = job_page(file, cfg, Assets(inline=True))
+    write_atomically(output, lambda temp: temp.write_text(text, encoding="utf-8"))
+    if evicted is not None:
+        click.echo(f"{output}: {file} evicted ({evicted['reason']}): {evicted['detail']}", err=True)
+        sys.exit(1)
+    click.echo(str(output))
+
+
+@click.command()
+@click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@config_option
+def report(out: Path, config_file: str | None) -> None:
+    """Build OUT/report/, a static site of the year: open OUT/report/index.html.
+
+    The funnel, label shares, co-occurrence, period and busy-time
+    distributions and the paper's tables; every application in a table that
+    sorts and filters in the browser; a page for each top application (by
+    runs and by bytes, report_top_applications of each) with job pages of a
+    few of its runs (report_jobs_per_application), read again from where
+    the run found them. Needs OUT/summary.json (and OUT/store.sqlite for the
+    applications) from `mosaic run`; nothing else is re-processed. Exits 1,
+    naming the file and the key, when summary.json is missing or malformed.
+    """
+    if not (out / "summary.json").is_file():
+        raise click.ClickException(
+            f"{out / 'summary.json'} not found: run `mosaic run ... --out {out}` first"
+        )
+    import time
+
+    from mosaic.html.site import build_site
+    from mosaic.report.summary import SummaryError
+
+    cfg = load_config(config_file)
+    began = time.perf_counter()
+    try:
+        counts = build_site(out, cfg)
+    except SummaryError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(
+        f"{out / 'report' / 'index.html'}: {counts.applications:,} applications, "
+        f"{counts.application_pages} application pages, {counts.job_pages} job pages "
+        f"({counts.evicted_job_pages} evicted), {counts.files} files, {counts.bytes / 1e6:.1f} MB "
+        f"in {time.perf_counter() - began:.1f} s"
+    )

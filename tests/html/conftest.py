@@ -1,0 +1,29 @@
+"""A small year, run with every run categorized, and its report site (built once per session)."""
+
+import pytest
+
+from mosaic.config import Config
+from mosaic.corpus.pipeline import run
+from mosaic.html.site import build_site
+from mosaic.synth.year import generate_year
+
+YEAR_LOGS = 160
+# Small bounds: 2 applications by runs + 2 by bytes, 1 job page each (the defaults are 10 and 2).
+SITE_CONFIG = Config(report_top_applications=2, report_jobs_per_application=1, all_runs=True)
+
+
+@pytest.fixture(scope="session")
+def year_run(tmp_path_factory):
+    """OUT of `mosaic run --all-runs` over a generated year (archives included)."""
+    logs = tmp_path_factory.mktemp("html_year")
+    generate_year(logs, YEAR_LOGS, seed=11, archive_share=0.3)
+    out = tmp_path_factory.mktemp("html_out")
+    run([logs], out, SITE_CONFIG, workers=0)
+    return out
+
+
+@pytest.fixture(scope="session")
+def site(year_run):
+    """OUT/report/ of the year, and what the build counted."""
+    counts = build_site(year_run, SITE_CONFIG)
+    return year_run / "report", counts

@@ -1,0 +1,135 @@
+"""The pages' building blocks, on hand-computed values."""
+
+import json
+import re
+import tarfile
+
+import numpy as np
+import pytest
+
+from mosaic.analysis.labels import ALL_LABELS
+from mosaic.config import Config
+from mosaic.html.applications import Application, slug, table_data, top_applications
+from mosaic.html.distributions import plot_distributions
+from mosaic.html.job import peak_grid
+from mosaic.html.page import Assets, Html, Page, esc, numbers, thinned
+from mosaic.html.site import log_present
+from mosaic.report.timeline import concurrency
+
+
+def test_text_is_escaped_and_markup_is_not():
+    assert esc('<a href="x">&') == "&lt;a href=&quot;x&quot;&gt;&amp;"
+    assert esc(Html("<b>bold</b>")) == "<b>bold</b>"
+
+
+def test_peak_grid_keeps_each_cells_peak_and_the_level_entering_it():
+    # (start, end, ranks): (0.5, 2.5, 2) and (1.0, 1.2, 3): levels 2 from 0.5, 5 from 1.0,
+    # 2 from 1.2, 0 from 2.5. Cells [0,1) [1,2) [2,3): peaks 2, 5 (at 1.0, on the edge), 2.
+    times, level = concurrency(np.array([0.5, 1.0]), np.array([2.5, 1.2]), [2, 3])
+    edges = np.array([0.0, 1.0, 2.0, 3.0])
+    assert peak_grid(times, level, edges).tolist() == [2.0, 5.0, 2.0]
+    # An operation ending on the last edge: its end is outside every cell, its level is not.
+    times, level = concurrency(np.array([2.0]), np.array([3.0]), [4])
+    assert peak_grid(times, level, edges).tolist() == [0.0, 0.0, 4.0]
+    assert peak_grid(np.array([]), np.array([]), edges).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_thinned_series_keep_the_peak_of_each_stretch():
+    x = np.arange(10.0)
+    y = np.array([1, 5, 2, 0, 0, 7, 3, 3, 3, 9], dtype=float)
+    kept_x, (kept_y,), width = thinned(x, [y], 4)  # stretches of ceil(10 / 4) = 3 points
+    assert kept_x.tolist() == [0.0, 3.0, 6.0, 9.0] and width == 3
+    assert kept_y.tolist() == [5.0, 7.0, 3.0, 9.0]
+    _, (summed,), _ = thinned(x, [y], 4, np.add)  # bytes: each stretch's sum
+    assert summed.tolist() == [8.0, 7.0, 9.0, 9.0]
+    same_x, (same_y,), width = thinned(x, [y], 10)  # 10 points fit: unchanged
+    assert same_x.tolist() == x.tolist() and same_y.tolist() == y.tolist() and width == 1
+
+
+def test_chart_numbers_round_and_turn_non_finite_values_into_gaps():
+    assert numbers(np.array([1.234567, 123456.7, np.nan, np.inf])) == [1.2346, 123460.0, None, None]
+
+
+def test_slugs_are_safe_file_names_distinct_for_names_that_read_alike():
+    first, second = slug("1:/bin/a b"), slug("1:/bin/a_b")
+    assert first != second
+    for name in (first, second, slug("\u00e9t\u00e9/../x"), slug("")):
+        assert re.fullmatch(r"[A-Za-z0-9._-]+\.html", name) and "/" not in name
+
+
+def _app(key, runs, moved, shares=None):
+    profile = (
+        None
+        if shares is None
+        else {"label_shares": shares, "stability": 0.75, "period_class": 1, "period_direction": "write"}
+    )
+    return Application(key, 1, key, runs, moved, f"{key}.darshan", profile)
+
+
+def test_top_applications_by_runs_then_by_bytes_without_repeats():
+    apps = [_app("a", 5, 1.0), _app("b", 5, 9.0), _app("c", 1, 100.0), _app("d", 2, 50.0)]
+    assert [a.key for a in top_applications(apps, 2)] == ["a", "b", "c", "d"]  # ties by key
+    assert [a.key for a in top_applications(apps, 1)] == ["a", "c"]
+    assert top_applications(apps, 0) == []
+
+
+def test_table_rows_carry_label_shares_as_index_percent_pairs():
+    apps = [_app("a", 4, 10.0, {"read_on_start": 0.5, "write_steady": 1.0}), _app("b", 1, 2.0)]
+    data = table_data(apps, {"a": "apps/a.html"})
+    a, b = data["rows"]
+    assert a == [
+        "a",
+        1,
+        4,
+        10.0,
+        0.75,
+        1,
+        "write",
+        [ALL_LABELS.index("read_on_start"), 50, ALL_LABELS.index("write_steady"), 100],
+        "apps/a.html",
+    ]
+    assert b == ["b", 1, 1, 2.0, None, None, None, [], ""]
+    assert data["columns"][-2:] == ["labels", "page"] and data["labels"] == list(ALL_LABELS)
+
+
+def test_a_log_is_present_as_a_file_or_as_a_member_of_an_archive_still_there(tmp_path):
+    log = tmp_path / "a.darshan"
+    log.write_bytes(b"x")
+    archive = tmp_path / "day.tar.gz"
+    with tarfile.open(archive, "w:gz"):
+        pass
+    assert log_present(str(log)) and log_present(f"{archive}/2019/b.darshan")
+    assert not log_present(str(tmp_path / "gone.darshan"))
+    assert not log_present(f"{tmp_path / 'gone.tar.gz'}/b.darshan")
+
+
+def test_chart_data_cannot_close_its_script_block():
+    page = Page("t", Assets(inline=False))
+    page.chart({"id": "c", "title": "</script><b>x</b>", "x": [0.0], "series": []})
+    text = page.render()
+    block = re.search(r'<script type="application/json" id="mosaic-charts">(.*?)</script>', text).group(1)
+    assert json.loads(block)[0]["title"] == "</script><b>x</b>"
+    assert "<b>x</b>" not in text
+
+
+def test_distributions_count_each_measured_period_and_busy_fraction_once(tmp_path):
+    from mosaic.corpus.profiles import NUMBERS
+
+    values = np.full((4, len(NUMBERS)), np.nan)
+    values[:, NUMBERS.index("write_period")] = [5.0, 50.0, 5000.0, np.nan]
+    values[:, NUMBERS.index("write_busy_fraction")] = [0.1, 0.1, 0.99, np.nan]
+    values[:, NUMBERS.index("read_period")] = [np.nan, np.nan, np.nan, 10.0]
+    values[:, NUMBERS.index("read_busy_fraction")] = [np.nan, np.nan, np.nan, 0.5]
+    drawn = plot_distributions(values, Config(), tmp_path)
+    assert drawn["periods"]["write"].sum() == 3 and drawn["periods"]["read"].sum() == 1
+    # 20 bins of 5 %: 0.1 in [0.10, 0.15), 0.99 in the last, 0.5 in [0.50, 0.55).
+    assert drawn["busy"]["write"][2] == 2 and drawn["busy"]["write"][19] == 1
+    assert drawn["busy"]["read"][10] == 1
+    assert (tmp_path / "periods.png").stat().st_size > 0 and (tmp_path / "busy.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_assets_inline_or_linked(inline):
+    text = Page("t", Assets(inline=inline, prefix="../assets/")).render()
+    assert ('rel="stylesheet"' in text) is not inline and ("<style>" in text) is inline
+    assert ('href="../assets/mosaic.css"' in text) is not inline

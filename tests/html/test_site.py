@@ -1,0 +1,113 @@
+"""`mosaic report` and `mosaic explain` without a browser: what the files hold."""
+
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from mosaic.corpus import profiles
+from mosaic.html.applications import slug
+from mosaic.html.site import build_site
+
+from .conftest import SITE_CONFIG
+
+DATA = Path(__file__).parents[1] / "data"
+EMPTY_LOG = DATA / "darshan-logs" / "empty_log" / "empty_log.darshan"
+RUNTIME_LOG = DATA / "darshan-logs-runtime" / "darshan-main" / "pub_two_series.darshan"
+
+
+def table_data(report: Path) -> dict:
+    text = (report / "data" / "applications.js").read_text()
+    prefix = "window.MOSAIC_APPLICATIONS = "
+    assert text.startswith(prefix) and text.endswith(";\n")
+    return json.loads(text[len(prefix) : -2])
+
+
+def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
+    report, counts = site
+    data = table_data(report)
+    column = {name: i for i, name in enumerate(data["columns"])}
+    db = sqlite3.connect(year_run / "store.sqlite")
+    groups = db.execute(
+        "SELECT group_key, uid, application, runs FROM applications ORDER BY group_key"
+    ).fetchall()
+    assert counts.applications == len(groups) == len(data["rows"]) > 10
+    for (key, uid, application, runs), row in zip(groups, data["rows"], strict=True):
+        profile = profiles.profile(db, key, runs, SITE_CONFIG.profile_min_periodic_share)
+        assert (row[column["application"]], row[column["uid"]], row[column["runs"]]) == (
+            application,
+            uid,
+            runs,
+        )
+        pairs = row[column["labels"]]
+        shares = {data["labels"][i]: percent for i, percent in zip(pairs[::2], pairs[1::2])}
+        assert shares == {label: round(100 * s) for label, s in profile["label_shares"].items()}
+        assert row[column["stability"]] == round(profile["stability"], 3)
+        assert row[column["period_class"]] == profile["period_class"]
+    # bytes: the group's valid runs of this batch run, summed
+    totals = dict(
+        db.execute("SELECT group_key, sum(total_bytes) FROM logs WHERE status = 'ok' GROUP BY group_key")
+    )
+    assert [row[column["bytes"]] for row in data["rows"]] == [totals[g[0]] for g in groups]
+
+
+def test_pages_for_the_top_applications_and_their_jobs_exist(site):
+    report, counts = site
+    data = table_data(report)
+    linked = [row[-1] for row in data["rows"] if row[-1]]
+    # 2 by runs and 2 more by bytes (SITE_CONFIG), one job page each
+    assert counts.application_pages == len(linked) == 4
+    assert counts.job_pages == 4 and counts.evicted_job_pages == 0
+    assert sorted(p.name for p in (report / "apps").iterdir()) == sorted(Path(link).name for link in linked)
+    for link in linked:
+        text = (report / link).read_text()
+        jobs = re.findall(r'href="\.\./jobs/([^"]+)"', text)
+        assert len(jobs) == 1 and (report / "jobs" / jobs[0]).is_file()
+    assert counts.files == sum(1 for p in report.rglob("*") if p.is_file())
+    assert counts.bytes == sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
+
+
+def test_a_rebuild_replaces_the_site_whole(year_run, site, tmp_path):
+    for name in ("summary.json", "store.sqlite"):
+        shutil.copyfile(year_run / name, tmp_path / name)
+    shutil.copytree(site[0], tmp_path / "report")
+    stale = tmp_path / "report" / "apps" / slug("gone")
+    stale.write_text("old")
+    build_site(tmp_path, SITE_CONFIG.replace(report_top_applications=0))
+    assert not stale.exists() and not any((tmp_path / "report" / "apps").iterdir())
+    assert (tmp_path / "report" / "index.html").is_file() and not (tmp_path / "report.tmp").exists()
+
+
+def _mosaic(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "mosaic.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_explain_writes_one_self_contained_page(tmp_path):
+    done = _mosaic("explain", RUNTIME_LOG.resolve(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "pub_two_series.darshan.html"
+    assert done.stdout.strip() == page.name
+    text = page.read_text()
+    assert not re.search(r'<(script|img|link)[^>]+(src|href)="(?!data:)', text)  # nothing fetched
+    assert "write periodic" in text and "(SPEC 3.4)" in text  # a label and its reason
+
+
+def test_explain_of_an_evicted_log_says_why_and_fails(tmp_path):
+    done = _mosaic("explain", EMPTY_LOG.resolve(), "-o", tmp_path / "empty.html", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "evicted (no_io_modules)" in done.stderr
+    assert "no_io_modules" in (tmp_path / "empty.html").read_text()
+
+
+def test_report_without_a_run_says_what_to_do(tmp_path):
+    done = _mosaic("report", tmp_path, cwd=tmp_path)
+    assert done.returncode == 1 and "run `mosaic run" in done.stderr
