@@ -18,4 +18,5 @@ mosaic serve --store results/store.sqlite --port 8420 &     # the scheduler API 
 until mosaic apps --server http://127.0.0.1:8420 --limit 1 > /dev/null 2>&1; do sleep 0.5; done   # until it answers
 mosaic lookup --uid "$uid" --app "$app" --server http://127.0.0.1:8420   # its profile, as a scheduler gets it
 kill $!                                                       # stop the server
-# mosaic report results                                       # (slot: the HTML report, then open it)
+mosaic explain tests/data/darshan-logs-runtime/darshan-main/pub_two_series.darshan -o job.html   # one job's page: every label with its reason
+mosaic report results                                         # the year as a small site: open results/report/index.html in a browser

@@ -60,9 +60,21 @@ def test_every_line_of_the_tour_runs_as_written(tmp_path):
             pass
     assert tour.returncode == 0, err[-4000:]
     ran = [line[2:] for line in err.splitlines() if line.startswith("+ mosaic ")]
-    for command in ("categorize", "plot", "run", "figures", "eval", "apps", "serve", "lookup"):
+    for command in (
+        "categorize",
+        "plot",
+        "run",
+        "figures",
+        "eval",
+        "apps",
+        "serve",
+        "lookup",
+        "report",
+        "explain",
+    ):
         assert any(line.startswith(f"mosaic {command} ") for line in ran), (command, ran)
     assert (tmp_path / "trace.png").stat().st_size > 0 and (tmp_path / "results" / "report.md").is_file()
+    assert (tmp_path / "results" / "report" / "index.html").is_file() and (tmp_path / "job.html").is_file()
     lines = out.splitlines()
     assert (
         lines[0].startswith('{"file": "tests/data/darshan-logs/release_logs/')
