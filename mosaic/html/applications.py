@@ -95,7 +95,8 @@ def table_data(apps: list[Application], pages: dict[str, str]) -> dict[str, Any]
                 app.uid,
                 app.runs,
                 app.bytes,
-                None if profile is None else round(profile["stability"], 3),
+                # one run is alike with itself: its stability says nothing, shown as "-"
+                None if profile is None or profile["runs"] < 2 else round(profile["stability"], 3),
                 None if profile is None else profile["period_class"],
                 None if profile is None else profile["period_direction"],
                 shares,
@@ -209,7 +210,12 @@ def application_page(
         facts(
             [
                 ("categorized runs", f"{profile['runs']:,} ({profile['basis'].replace('_', ' ')})"),
-                ("stability", f"{percent(profile['stability'])} of runs carry the usual categories"),
+                (
+                    "stability",
+                    f"{percent(profile['stability'])} of runs carry the usual categories"
+                    if profile["runs"] > 1
+                    else "unknown: one run, nothing to compare it with",
+                ),
                 ("usual categories", labels_html(profile["usual_categories"])),
                 ("period class", period),
                 ("run time", _spread(profile["run_time_seconds"], _seconds)),

@@ -61,7 +61,13 @@ def _app(key, runs, moved, shares=None):
     profile = (
         None
         if shares is None
-        else {"label_shares": shares, "stability": 0.75, "period_class": 1, "period_direction": "write"}
+        else {
+            "label_shares": shares,
+            "runs": runs,
+            "stability": 0.75,
+            "period_class": 1,
+            "period_direction": "write",
+        }
     )
     return Application(key, 1, key, runs, moved, f"{key}.darshan", profile)
 

@@ -45,7 +45,9 @@ def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
         pairs = row[column["labels"]]
         shares = {data["labels"][i]: percent for i, percent in zip(pairs[::2], pairs[1::2])}
         assert shares == {label: round(100 * s) for label, s in profile["label_shares"].items()}
-        assert row[column["stability"]] == round(profile["stability"], 3)
+        # one run is alike with itself: no stability to show
+        expected = round(profile["stability"], 3) if profile["runs"] > 1 else None
+        assert row[column["stability"]] == expected
         assert row[column["period_class"]] == profile["period_class"]
     # bytes: the group's valid runs of this batch run, summed
     totals = dict(
