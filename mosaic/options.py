@@ -6,7 +6,9 @@ use them without importing the CLI entry point (no import cycle).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -32,7 +34,7 @@ config_option = click.option(
     "config_file",
     type=click.Path(exists=True, dir_okay=False),
     help="TOML file overriding settings of mosaic.config.Config "
-    "(flat keys or tables [method], [execution], [service], [truth]).",
+    "(flat keys or tables [method], [execution], [service], [display], [truth]).",
 )
 mount_option = click.option(
     "--mount",
@@ -45,3 +47,19 @@ mount_option = click.option(
 strict_option = click.option(
     "--strict", is_flag=True, default=None, help="Evict partial logs instead of flagging them."
 )
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def log_and_output(output_help: str) -> Callable[[Command], Command]:
+    """FILE (a log, or ARCHIVE/MEMBER of a tar archive) and ``-o/--output``: what
+    `mosaic plot` and `mosaic explain` take, each saying what its output is."""
+
+    def decorate(command: Command) -> Command:
+        command = click.option(
+            "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help=output_help
+        )(command)
+        return click.argument("file", type=click.Path(dir_okay=False, path_type=Path))(command)
+
+    return decorate

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import click
 
-from mosaic.options import config_option, load_config
+from mosaic.options import config_option, load_config, log_and_output
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))  # or ARCHIVE/MEMBER
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Page to write. Default: FILE's name + .html here.",
-)
+@log_and_output("Page to write. Default: FILE's name + .html here.")
 @config_option
 def explain(file: Path, output: Path | None, config_file: str | None) -> None:
     """Write one log FILE's page: one self-contained HTML file, nothing fetched when opened.

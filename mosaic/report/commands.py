@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mosaic.options import config_option, load_config
+from mosaic.options import config_option, load_config, log_and_output
 
 
 @click.command()
@@ -54,13 +54,7 @@ def figures(out: Path, config_file: str | None, quiet: bool) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))  # or ARCHIVE/MEMBER
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Image to write (.png or .svg). Default: FILE's name + .timeline.png here.",
-)
+@log_and_output("Image to write (.png or .svg). Default: FILE's name + .timeline.png here.")
 @config_option
 def plot(file: Path, output: Path | None, config_file: str | None) -> None:
     """Draw one log FILE (or ARCHIVE/MEMBER of a tar archive) as a timeline (paper Fig. 2).
