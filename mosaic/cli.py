@@ -28,7 +28,15 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         2: "bad usage or configuration",
         130: "interrupted (Ctrl-C, SIGTERM): rerun the same command to resume",
     },
-    "figures": {1: "OUT holds no summary.json (run `mosaic run` first)", 2: "bad usage or configuration"},
+    "figures": {
+        1: "OUT holds no summary.json (run `mosaic run` first), or a malformed one (file and key named)",
+        2: "bad usage or configuration",
+    },
+    "explain": {1: "the log is evicted (the page says why)", 2: "bad usage or configuration"},
+    "report": {
+        1: "OUT holds no run to report (run `mosaic run` first), or the site could not be written",
+        2: "bad usage or configuration",
+    },
     "plot": {1: "the log is evicted (its reason is printed)", 2: "bad usage or configuration"},
     "eval": {
         1: "RESULTS holds no traces.jsonl nor evicted.jsonl, or the truth file no line",
