@@ -1,6 +1,8 @@
-"""The one JSON error shape of the API and its OpenAPI entries (no web imports, so the
-click commands can use it without loading FastAPI); the codes are
-:class:`mosaic.errors.ApiError`."""
+"""The API's two JSON answers for a failure and their OpenAPI entries (no web imports,
+so the click commands can use them without loading FastAPI): an error
+(``{"status": "error", "error": CODE, "detail": ...}``, CODE one of
+:class:`mosaic.errors.ApiError`) and an evicted log (``{"file", "status":
+"evicted", "reason", "detail"}``, the object `mosaic run` writes to evicted.jsonl)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ EVICTED_SCHEMA: dict[str, Any] = {
 
 
 def error_body(error: ApiError, detail: Any = "") -> dict[str, Any]:
-    """Every 4xx of the API: ``{"status": "error", "error": CODE, "detail": ...}``."""
+    """Every error answer of the API (4xx, 429, 503), but an evicted log's:
+    ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
 
 
