@@ -29,7 +29,7 @@ EVICTED_SCHEMA: dict[str, Any] = {
 
 
 def error_body(error: ApiError, detail: Any = "") -> dict[str, Any]:
-    """Every error answer of the API (4xx, 429, 503), but an evicted log's:
+    """Every error answer of the API (4xx and 503) but an evicted log's:
     ``{"status": "error", "error": CODE, "detail": ...}``."""
     return {"status": "error", "error": error, "detail": detail}
 
