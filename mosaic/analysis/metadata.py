@@ -18,7 +18,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mosaic.analysis.steps import add_running_sum
-from mosaic.config import Config
 
 # Spreading leaves float dust (1e-13) on counts that are whole in exact
 # arithmetic; the statistics behind the labels round it off, so "more than
@@ -97,28 +96,30 @@ def _spread(
     return spread
 
 
-def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:
-    """The four metadata labels of SPEC 3.7, in vocabulary order.
+def summary_labels(
+    summary: MetadataStatistics,
+    *,
+    metadata_high_spike: int,
+    metadata_min_spikes: int,
+    metadata_density_mean: float,
+) -> list[str]:
+    """The four metadata labels of SPEC 3.7, in vocabulary order, from the run's
+    :func:`statistics` (computed once per trace: the result reports them too).
 
     The density mean is total requests / run time (the run's true length,
     not the number of bins).
     """
-    return summary_labels(statistics(per_second, run_time, config), config)
-
-
-def summary_labels(summary: MetadataStatistics, config: Config) -> list[str]:
-    """:func:`labels` from the :func:`statistics` of the run (computed once per trace)."""
     found = []
-    if summary["peak_per_second"] > config.metadata_high_spike:
+    if summary["peak_per_second"] > metadata_high_spike:
         found.append("metadata_high_spike")
-    if summary["spikes"] >= config.metadata_min_spikes:
+    if summary["spikes"] >= metadata_min_spikes:
         found.append("metadata_multiple_spikes")
-        if summary["mean_per_second"] >= config.metadata_density_mean:
+        if summary["mean_per_second"] >= metadata_density_mean:
             found.append("metadata_high_density")
     return found or ["metadata_insignificant_load"]
 
 
-def statistics(per_second: np.ndarray, run_time: float, config: Config) -> MetadataStatistics:
+def statistics(per_second: np.ndarray, run_time: float, *, metadata_spike_level: int) -> MetadataStatistics:
     """Totals behind the labels, as the result object reports them (SPEC 4).
 
     Rounding moves a count by far less than one request, so only the seconds
@@ -128,9 +129,9 @@ def statistics(per_second: np.ndarray, run_time: float, config: Config) -> Metad
     requests = round(float(per_second.sum()), _COUNT_DECIMALS)
     peak = float(per_second.max(initial=0.0))
     spikes = 0
-    if peak > config.metadata_spike_level - 1:
-        near = per_second[per_second > config.metadata_spike_level - 1]
-        spikes = int(np.count_nonzero(near.round(_COUNT_DECIMALS) >= config.metadata_spike_level))
+    if peak > metadata_spike_level - 1:
+        near = per_second[per_second > metadata_spike_level - 1]
+        spikes = int(np.count_nonzero(near.round(_COUNT_DECIMALS) >= metadata_spike_level))
     return {
         "requests": requests,
         "peak_per_second": round(peak, _COUNT_DECIMALS),
