@@ -376,7 +376,9 @@ class Settings:
 
     @classmethod
     def of(cls, config: Config) -> Self:
-        return cls(*[getattr(config, f.name) for f in dataclasses.fields(cls)])
+        # __dataclass_fields__ in order (a Settings declares no ClassVar): a third
+        # cheaper than dataclasses.fields(), and a significant direction builds five
+        return cls(*[getattr(config, name) for name in cls.__dataclass_fields__])
 
 
 def _nearest(word: str, known: typing.Iterable[str]) -> str:
