@@ -138,7 +138,9 @@ def _transforms_floor(analysis, config: Config) -> float:
 
 def _metadata_labels(trace: Trace, config: Config) -> list[str]:
     """The metadata stage as analyze() runs it: requests per second, statistics, labels."""
-    per_second = metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks)
+    per_second = metadata.requests_per_second(
+        trace.meta, trace.run_time, metadata_seeks=config.metadata_seeks
+    )
     summary = metadata.statistics(
         per_second, trace.run_time, metadata_spike_level=config.metadata_spike_level
     )

@@ -15,6 +15,10 @@ An unknown key, a key under the wrong table, a value of the wrong type, a
 choice not offered or a value out of range stops at construction with the
 key, the value and what is allowed; so do two keys out of order
 (:data:`ORDERINGS`), naming both.
+
+An analysis step takes the fields it reads, never a default of its own:
+keyword arguments named like them, or past three a :class:`Settings` built
+from a Config.
 """
 
 from __future__ import annotations

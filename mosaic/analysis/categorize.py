@@ -140,7 +140,9 @@ class TraceAnalysis:
 def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
     read, write = (_analyze_direction(trace, code, config) for code in (READ, WRITE))
-    per_second = metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks)
+    per_second = metadata.requests_per_second(
+        trace.meta, trace.run_time, metadata_seeks=config.metadata_seeks
+    )
     summary = metadata.statistics(
         per_second, trace.run_time, metadata_spike_level=config.metadata_spike_level
     )
@@ -154,8 +156,8 @@ def analyze(trace: Trace, config: Config) -> TraceAnalysis:
 
 
 def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnalysis:
-    """One direction's steps, each given the settings it reads (the steps' own
-    Settings are built only for a significant direction: most are not)."""
+    """One direction's steps, each given the settings it reads (the periodicity
+    steps' Settings are built only for a significant direction: most are not)."""
     name = DIRECTIONS[code]
     ops = trace.direction(code)
     # Columns of the packed OPS_DTYPE rows are unaligned views, on which every numpy

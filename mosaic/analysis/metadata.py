@@ -35,11 +35,11 @@ class MetadataStatistics(TypedDict):
     mean_per_second: float
 
 
-def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) -> np.ndarray:
+def requests_per_second(meta: np.ndarray, run_time: float, *, metadata_seeks: bool) -> np.ndarray:
     """Requests in each 1-second bin ``[k, k+1)`` of the run (``ceil(run_time)`` bins).
 
-    ``seeks``: count each record's seeks as requests in its open window (the
-    paper's rule, ``Config.metadata_seeks``).
+    ``metadata_seeks``: count each record's seeks as requests in its open
+    window (the paper's rule).
 
     Windows are clipped to the run before spreading, so every request is
     counted once; each bin gets its exact share of a window (fractional
@@ -51,7 +51,7 @@ def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) 
     open_end = np.where(meta["open_end"] == 0, meta["open_start"], meta["open_end"])
     close_start = np.where(meta["close_start"] == 0, meta["close_end"], meta["close_start"])
     close_end = np.where(meta["close_end"] == 0, meta["close_start"], meta["close_end"])
-    opening = meta["opens"] + meta["seeks"] if seeks else meta["opens"]
+    opening = meta["opens"] + meta["seeks"] if metadata_seeks else meta["opens"]
     counts = np.concatenate([opening, np.where(never_closed, 0.0, meta["opens"])])
     firsts = np.concatenate([meta["open_start"], close_start])
     lasts = np.concatenate([open_end, close_end])

@@ -5,21 +5,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mosaic.analysis.metadata import requests_per_second, summary_labels
-from mosaic.analysis.metadata import statistics as metadata_statistics
+from mosaic.analysis import metadata
 from mosaic.config import Config
 from mosaic.trace import META_DTYPE
 
 CFG = Config()
 
 
+def requests_per_second(rows, run_time, seeks=False):
+    return metadata.requests_per_second(rows, run_time, metadata_seeks=seeks)
+
+
 def statistics(per_second, run_time):
-    return metadata_statistics(per_second, run_time, metadata_spike_level=CFG.metadata_spike_level)
+    return metadata.statistics(per_second, run_time, metadata_spike_level=CFG.metadata_spike_level)
 
 
 def labels(per_second, run_time):
     """The labels as analyze() gives them: from the run's statistics."""
-    return summary_labels(
+    return metadata.summary_labels(
         statistics(per_second, run_time),
         metadata_high_spike=CFG.metadata_high_spike,
         metadata_min_spikes=CFG.metadata_min_spikes,
