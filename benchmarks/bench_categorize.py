@@ -72,11 +72,22 @@ def _timed(work):
 def stage_times(trace: Trace, config: Config) -> dict[str, float]:
     """Seconds of each analysis stage on one trace, in the order and on the data analyze() uses."""
     spent = dict.fromkeys(STAGES[2:], 0.0)
+    clustering = segments.MeanShiftSettings.of(config)
+    sampling, detection = spectrum.SamplingSettings.of(config), spectrum.SpectrumSettings.of(config)
     for code, name in ((READ, "read"), (WRITE, "write")):
         ops = trace.direction(code)
         starts, ends, nbytes = ops["start"], ops["end"], ops["bytes"]
         merged, took = _timed(
-            lambda: merging.merge(starts, ends, nbytes, ops["ranks"], trace.run_time, config)
+            lambda: merging.merge(
+                starts,
+                ends,
+                nbytes,
+                ops["ranks"],
+                trace.run_time,
+                minor_rate_fraction=config.minor_rate_fraction,
+                neighbor_gap_runtime_fraction=config.neighbor_gap_runtime_fraction,
+                neighbor_gap_duration_fraction=config.neighbor_gap_duration_fraction,
+            )
         )
         spent["merging"] += took
         spent["temporality"] += _timed(lambda: temporality.chunk_bytes(starts, ends, nbytes, trace.run_time))[
@@ -85,29 +96,25 @@ def stage_times(trace: Trace, config: Config) -> dict[str, float]:
         if nbytes.sum() < config.significant_bytes:
             continue
         found, took = _timed(
-            lambda: segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config)
+            lambda: segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, clustering)
         )
         spent["mean shift"] += took
         heatmap = trace.heatmap
         if heatmap is not None:
             bins = getattr(heatmap, name)
             if not found["periodic"]:
-                spent["mean shift"] += _timed(lambda: _burst_periodicity(bins, heatmap.bin_seconds, config))[
-                    1
-                ]
+                spent["mean shift"] += _timed(
+                    lambda: bursts.burst_periodicity(
+                        bins, heatmap.bin_seconds, clustering, minor_rate_fraction=config.minor_rate_fraction
+                    )
+                )[1]
             spent["FFT heatmap"] += _timed(
-                lambda: spectrum.heatmap_periodicity(bins, heatmap.bin_seconds, config)
+                lambda: spectrum.heatmap_periodicity(bins, heatmap.bin_seconds, detection)
             )[1]
         spent["FFT operations"] += _timed(
-            lambda: spectrum.fft_periodicity(starts, ends, nbytes, trace.run_time, config)
+            lambda: spectrum.fft_periodicity(starts, ends, nbytes, trace.run_time, sampling, detection)
         )[1]
-    spent["metadata"] = _timed(
-        lambda: metadata.labels(
-            metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks),
-            trace.run_time,
-            config,
-        )
-    )[1]
+    spent["metadata"] = _timed(lambda: _metadata_labels(trace, config))[1]
     analysis = analyze(trace, config)
     spent["result"] = _timed(lambda: result(analysis, config))[1]
     spent["categorize_trace"] = _timed(lambda: categorize_trace(trace, config))[1]
@@ -129,8 +136,20 @@ def _transforms_floor(analysis, config: Config) -> float:
     return _timed(lambda: [scipy.fft.rfft(buffer) for buffer in buffers])[1]
 
 
-def _burst_periodicity(bins, bin_seconds: float, config: Config) -> dict:
-    return dict(bursts.burst_periodicity(bins, bin_seconds, config)[1])
+def _metadata_labels(trace: Trace, config: Config) -> list[str]:
+    """The metadata stage as analyze() runs it: requests per second, statistics, labels."""
+    per_second = metadata.requests_per_second(
+        trace.meta, trace.run_time, metadata_seeks=config.metadata_seeks
+    )
+    summary = metadata.statistics(
+        per_second, trace.run_time, metadata_spike_level=config.metadata_spike_level
+    )
+    return metadata.summary_labels(
+        summary,
+        metadata_high_spike=config.metadata_high_spike,
+        metadata_min_spikes=config.metadata_min_spikes,
+        metadata_density_mean=config.metadata_density_mean,
+    )
 
 
 def measure(locations: list[str], config: Config) -> dict[str, np.ndarray]:

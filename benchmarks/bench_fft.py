@@ -110,14 +110,15 @@ def step_function(starts, ends, nbytes):
 
 
 def run_ours(cases) -> list[dict]:
-    from mosaic.analysis.spectrum import fft_periodicity
+    from mosaic.analysis.spectrum import SamplingSettings, SpectrumSettings, fft_periodicity
     from mosaic.config import Config
 
     config = Config()
+    sampling, detection = SamplingSettings.of(config), SpectrumSettings.of(config)
     out = []
     for starts, ends, nbytes, run_time, _ in cases:
         tick = time.process_time()
-        result = fft_periodicity(starts, ends, nbytes, run_time, config)
+        result = fft_periodicity(starts, ends, nbytes, run_time, sampling, detection)
         out.append(
             {
                 "periodic": result["periodic"],
@@ -187,6 +188,7 @@ def corpus_cost(folder: Path) -> None:
     from mosaic.trace import read_trace
 
     config = Config()
+    sampling, detection = spectrum.SamplingSettings.of(config), spectrum.SpectrumSettings.of(config)
     cost, samples = [], []
     for path in sorted(p for p in folder.rglob("*.darshan*") if p.is_file()):
         try:
@@ -201,11 +203,11 @@ def corpus_cost(folder: Path) -> None:
             for _ in range(3):
                 tick = time.process_time()
                 result = spectrum.fft_periodicity(
-                    ops["start"], ops["end"], ops["bytes"], trace.run_time, config
+                    ops["start"], ops["end"], ops["bytes"], trace.run_time, sampling, detection
                 )
                 if trace.heatmap is not None:
                     spectrum.heatmap_periodicity(
-                        getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
+                        getattr(trace.heatmap, name), trace.heatmap.bin_seconds, detection
                     )
                 best = min(best, time.process_time() - tick)
             cost.append(1e3 * best)

@@ -23,7 +23,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from mosaic.analysis.verdict import RULES
+from mosaic.analysis.verdict import RULES, VerdictSettings
 from mosaic.config import Config
 
 SHARED = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -51,7 +51,7 @@ def verdict_sources(results: Path, config: Config) -> Counter:
 
 def _fft_alone(fft: dict, config: Config) -> bool:
     """Periodic by the FFT alone under the configured verdict rule (mean shift saying no)."""
-    return RULES[config.verdict_rule](False, fft, config)
+    return RULES[config.verdict_rule](False, fft, VerdictSettings.of(config))
 
 
 def _source(periodicity: dict, config: Config) -> str | None:

@@ -1,3 +1,4 @@
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -239,3 +240,14 @@ def test_an_unknown_key_or_table_suggests_the_nearest(tmp_path, text, message):
     with pytest.raises(ValueError) as raised:
         Config.from_toml(path)
     assert message.format(path=path) in str(raised.value) + "\n"
+
+
+def test_a_list_default_is_refused_not_shared_between_instances():
+    """A field's list default would be one list every Config shares: defaults are tuples."""
+    from mosaic.config import method
+
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @dataclasses.dataclass(frozen=True)
+        class Listed:
+            prefixes: list[str] = method([])

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mosaic.analysis import merging, segments, small
-from mosaic.analysis.segments import MeanShiftPeriodicity
-from mosaic.config import Config
+from mosaic.analysis.segments import MeanShiftPeriodicity, MeanShiftSettings
 
 
 @dataclass
@@ -36,7 +35,7 @@ class Bursts:
         return len(self.starts)
 
 
-def heatmap_bursts(bin_bytes: np.ndarray, bin_seconds: float, config: Config) -> Bursts:
+def heatmap_bursts(bin_bytes: np.ndarray, bin_seconds: float, *, minor_rate_fraction: float) -> Bursts:
     """Each maximal run of consecutive non-empty bins of ``bin_bytes`` as one burst.
 
     The minor-operation rule of SPEC 3.3 applies (a few kB of interpreter
@@ -49,11 +48,11 @@ def heatmap_bursts(bin_bytes: np.ndarray, bin_seconds: float, config: Config) ->
     cumulative = np.concatenate([[0.0], np.cumsum(np.asarray(bin_bytes, dtype=float))])
     starts, ends = first * bin_seconds, after * bin_seconds
     nbytes = cumulative[after] - cumulative[first]
-    minor = merging.minor_mask(starts, ends, nbytes, config)
+    minor = merging.minor_mask(starts, ends, nbytes, minor_rate_fraction=minor_rate_fraction)
     return Bursts(starts, ends, nbytes, minor, np.zeros(len(starts), bool))
 
 
-def join_split(bursts: Bursts, bin_seconds: float, config: Config) -> Bursts | None:
+def join_split(bursts: Bursts, bin_seconds: float, *, meanshift_bandwidth: float) -> Bursts | None:
     """The bursts with each occurrence that one empty bin split in two joined again.
 
     A DLIO reader's epoch reads ~2.1 GB in ~6 s; in three real logs
@@ -76,7 +75,7 @@ def join_split(bursts: Bursts, bin_seconds: float, config: Config) -> Bursts | N
     apart = np.round((starts[1:] - ends[:-1]) / bin_seconds) == 1
 
     def comparable(values: np.ndarray) -> np.ndarray:
-        alike: np.ndarray = np.abs(np.log(values) - log_volume) <= config.meanshift_bandwidth
+        alike: np.ndarray = np.abs(np.log(values) - log_volume) <= meanshift_bandwidth
         return alike
 
     part = ~comparable(nbytes)
@@ -98,7 +97,7 @@ def join_split(bursts: Bursts, bin_seconds: float, config: Config) -> Bursts | N
 
 
 def burst_periodicity(
-    bin_bytes: np.ndarray, bin_seconds: float, config: Config
+    bin_bytes: np.ndarray, bin_seconds: float, settings: MeanShiftSettings, *, minor_rate_fraction: float
 ) -> tuple[Bursts, MeanShiftPeriodicity]:
     """Mean shift (SPEC 3.4) on a direction's heatmap bursts, and the bursts it ran on.
 
@@ -108,15 +107,15 @@ def burst_periodicity(
     periodic operation (its bytes, within one bandwidth of a cluster's, make
     it one); else the first result stands.
     """
-    found = heatmap_bursts(bin_bytes, bin_seconds, config)
+    found = heatmap_bursts(bin_bytes, bin_seconds, minor_rate_fraction=minor_rate_fraction)
     kept = ~found.minor
-    seen = segments.meanshift_periodicity(found.starts[kept], found.ends[kept], found.bytes[kept], config)
+    seen = segments.meanshift_periodicity(found.starts[kept], found.ends[kept], found.bytes[kept], settings)
     if seen["periodic"]:
         return found, seen
-    joined = join_split(found, bin_seconds, config)
+    joined = join_split(found, bin_seconds, meanshift_bandwidth=settings.meanshift_bandwidth)
     if joined is None:
         return found, seen
-    again = segments.meanshift_periodicity(joined.starts, joined.ends, joined.bytes, config)
+    again = segments.meanshift_periodicity(joined.starts, joined.ends, joined.bytes, settings)
     periodic_ids = [op["cluster"] for op in again["operations"] if op["segmentation"] == "all"]
     occurrences = np.isin(again["segments"]["cluster"], periodic_ids)
     if again["periodic"] and occurrences[joined.joined].all():

@@ -140,46 +140,74 @@ class TraceAnalysis:
 def analyze(trace: Trace, config: Config) -> TraceAnalysis:
     """Run SPEC 3.3-3.7 on one trace and keep every intermediate."""
     read, write = (_analyze_direction(trace, code, config) for code in (READ, WRITE))
-    per_second = metadata.requests_per_second(trace.meta, trace.run_time, config.metadata_seeks)
-    summary = metadata.statistics(per_second, trace.run_time, config)
-    return TraceAnalysis(trace, read, write, per_second, summary, metadata.summary_labels(summary, config))
+    per_second = metadata.requests_per_second(
+        trace.meta, trace.run_time, metadata_seeks=config.metadata_seeks
+    )
+    summary = metadata.statistics(
+        per_second, trace.run_time, metadata_spike_level=config.metadata_spike_level
+    )
+    found = metadata.summary_labels(
+        summary,
+        metadata_high_spike=config.metadata_high_spike,
+        metadata_min_spikes=config.metadata_min_spikes,
+        metadata_density_mean=config.metadata_density_mean,
+    )
+    return TraceAnalysis(trace, read, write, per_second, summary, found)
 
 
 def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnalysis:
+    """One direction's steps, each given the settings it reads (the periodicity
+    steps' Settings are built only for a significant direction: most are not)."""
     name = DIRECTIONS[code]
     ops = trace.direction(code)
     # Columns of the packed OPS_DTYPE rows are unaligned views, on which every numpy
     # call is slower (buffered): each stage below works on aligned copies.
     starts, ends, nbytes, ranks = (ops[column].copy() for column in ("start", "end", "bytes", "ranks"))
     run_time = trace.run_time
-    merged = merging.merge(starts, ends, nbytes, ranks, run_time, config)
+    merged = merging.merge(
+        starts,
+        ends,
+        nbytes,
+        ranks,
+        run_time,
+        minor_rate_fraction=config.minor_rate_fraction,
+        neighbor_gap_runtime_fraction=config.neighbor_gap_runtime_fraction,
+        neighbor_gap_duration_fraction=config.neighbor_gap_duration_fraction,
+    )
     chunks = temporality.chunk_bytes(starts, ends, nbytes, run_time)
     total = float(nbytes.sum())
     significant = total >= config.significant_bytes
-    found = temporality.labels(chunks, total, config)
+    found = temporality.labels(chunks, total, temporality.TemporalitySettings.of(config))
     meanshift: SourcedMeanShift | None = None
     fft: FFTPeriodicity | None = None
     final: Verdict | None = None
     bursts: heatmap_bursts.Bursts | None = None
     if significant:
+        clustering = segments.MeanShiftSettings.of(config)
         meanshift = {
-            **segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, config),
+            **segments.meanshift_periodicity(merged.starts, merged.ends, merged.bytes, clustering),
             "source": OPERATIONS,
         }
         if not meanshift["periodic"] and trace.heatmap is not None:
             bursts, seen = heatmap_bursts.burst_periodicity(
-                getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
+                getattr(trace.heatmap, name),
+                trace.heatmap.bin_seconds,
+                clustering,
+                minor_rate_fraction=config.minor_rate_fraction,
             )
             if seen["periodic"]:
                 meanshift = {**seen, "source": HEATMAP}
-        fft = spectrum.fft_periodicity(starts, ends, nbytes, run_time, config)
+        detection = spectrum.SpectrumSettings.of(config)
+        fft = spectrum.fft_periodicity(
+            starts, ends, nbytes, run_time, spectrum.SamplingSettings.of(config), detection
+        )
         if trace.heatmap is not None:
             heatmap = spectrum.heatmap_periodicity(
-                getattr(trace.heatmap, name), trace.heatmap.bin_seconds, config
+                getattr(trace.heatmap, name), trace.heatmap.bin_seconds, detection
             )
             fft = spectrum.more_significant(fft, heatmap)
-        final = verdict.combine(meanshift, fft, config)
-        found += verdict.labels(final, config)
+        final = verdict.combine(meanshift, fft, verdict.VerdictSettings.of(config))
+        found += verdict.labels(final, verdict.LabelSettings.of(config))
     labels = [f"{name}_{label}" for label in found]
     return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts)
 

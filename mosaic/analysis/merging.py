@@ -25,7 +25,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mosaic.analysis import small
-from mosaic.config import Config
 
 # Vectorized passes tried before the linear stack pass takes over: real traces
 # settle in one or two; only a cascade of gaps growing with the merged length
@@ -52,7 +51,9 @@ class MergedOperations:
         return len(self.starts)
 
 
-def minor_mask(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, config: Config) -> np.ndarray:
+def minor_mask(
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, *, minor_rate_fraction: float
+) -> np.ndarray:
     """Operations whose rate is under ``minor_rate_fraction`` x the median rate.
 
     The median is taken over operations with a positive duration; a
@@ -65,12 +66,20 @@ def minor_mask(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, config: Co
         return np.zeros(len(durations), dtype=bool)
     rates = np.asarray(nbytes, dtype=float)[timed] / durations[timed]
     minor = np.zeros(len(durations), dtype=bool)
-    minor[timed] = rates < config.minor_rate_fraction * small.median(rates)
+    minor[timed] = rates < minor_rate_fraction * small.median(rates)
     return minor
 
 
 def merge(
-    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, ranks: ArrayLike, run_time: float, config: Config
+    starts: ArrayLike,
+    ends: ArrayLike,
+    nbytes: ArrayLike,
+    ranks: ArrayLike,
+    run_time: float,
+    *,
+    minor_rate_fraction: float,
+    neighbor_gap_runtime_fraction: float,
+    neighbor_gap_duration_fraction: float,
 ) -> MergedOperations:
     """Concurrent merging of the non-minor operations, then neighbor merging until stable."""
     starts, ends, nbytes = (np.asarray(a, dtype=float) for a in (starts, ends, nbytes))
@@ -84,7 +93,7 @@ def merge(
             np.zeros(len(starts), dtype=bool),
             np.arange(len(starts), dtype=np.int64),
         )
-    minor = minor_mask(starts, ends, nbytes, config)
+    minor = minor_mask(starts, ends, nbytes, minor_rate_fraction=minor_rate_fraction)
     # ndarray methods, not np.flatnonzero / np.argsort / np.cumsum: their Python wrappers
     # cost more than the work on the few operations most directions have
     kept = (~minor).nonzero()[0]
@@ -96,7 +105,14 @@ def merge(
     member_group = opens_group.cumsum() - 1
     s, e, b, rank_seconds = _reduce(opens_group.nonzero()[0], s, e, b, rank_seconds)
     member_group, s, e, b, rank_seconds = _neighbor_merge(
-        member_group, s, e, b, rank_seconds, run_time, config
+        member_group,
+        s,
+        e,
+        b,
+        rank_seconds,
+        run_time,
+        neighbor_gap_runtime_fraction=neighbor_gap_runtime_fraction,
+        neighbor_gap_duration_fraction=neighbor_gap_duration_fraction,
     )
     group = np.full(len(starts), -1, dtype=np.int64)
     group[order] = member_group
@@ -127,13 +143,34 @@ def _reduce(first: np.ndarray, s: Floats, e: Floats, b: Floats, rank_seconds: Fl
 
 
 @overload
-def _joins(gap: float, merged_duration: float, run_time: float, config: Config) -> bool: ...
+def _joins(
+    gap: float,
+    merged_duration: float,
+    run_time: float,
+    *,
+    neighbor_gap_runtime_fraction: float,
+    neighbor_gap_duration_fraction: float,
+) -> bool: ...
 @overload
-def _joins(gap: Floats, merged_duration: Floats, run_time: float, config: Config) -> NDArray[np.bool_]: ...
-def _joins(gap: Any, merged_duration: Any, run_time: float, config: Config) -> Any:
+def _joins(
+    gap: Floats,
+    merged_duration: Floats,
+    run_time: float,
+    *,
+    neighbor_gap_runtime_fraction: float,
+    neighbor_gap_duration_fraction: float,
+) -> NDArray[np.bool_]: ...
+def _joins(
+    gap: Any,
+    merged_duration: Any,
+    run_time: float,
+    *,
+    neighbor_gap_runtime_fraction: float,
+    neighbor_gap_duration_fraction: float,
+) -> Any:
     """SPEC 3.3 step 3: a gap below 0.1 % of the run or 1 % of the merged duration."""
-    return (gap < config.neighbor_gap_runtime_fraction * run_time) | (
-        gap < config.neighbor_gap_duration_fraction * merged_duration
+    return (gap < neighbor_gap_runtime_fraction * run_time) | (
+        gap < neighbor_gap_duration_fraction * merged_duration
     )
 
 
@@ -144,7 +181,9 @@ def _neighbor_merge(
     b: Floats,
     rank_seconds: Floats,
     run_time: float,
-    config: Config,
+    *,
+    neighbor_gap_runtime_fraction: float,
+    neighbor_gap_duration_fraction: float,
 ) -> tuple[NDArray[np.int64], Floats, Floats, Floats, Floats]:
     """Merge neighbors until no gap qualifies; also remap the members' group ids.
 
@@ -154,7 +193,13 @@ def _neighbor_merge(
     if len(s) < 2:
         return member_group, s, e, b, rank_seconds
     for _ in range(_VECTORIZED_PASSES if len(s) > STACK_ONLY_MAX else 0):
-        joins = _joins(s[1:] - e[:-1], e[1:] - s[:-1], run_time, config)
+        joins = _joins(
+            s[1:] - e[:-1],
+            e[1:] - s[:-1],
+            run_time,
+            neighbor_gap_runtime_fraction=neighbor_gap_runtime_fraction,
+            neighbor_gap_duration_fraction=neighbor_gap_duration_fraction,
+        )
         if not joins.any():
             break
         first = np.concatenate(([True], ~joins)).nonzero()[0]
@@ -163,7 +208,13 @@ def _neighbor_merge(
         if len(s) < 2:
             break
     else:
-        first = _stack_merge(s.tolist(), e.tolist(), run_time, config)
+        first = _stack_merge(
+            s.tolist(),
+            e.tolist(),
+            run_time,
+            neighbor_gap_runtime_fraction=neighbor_gap_runtime_fraction,
+            neighbor_gap_duration_fraction=neighbor_gap_duration_fraction,
+        )
         if len(first) < len(s):
             remap = np.zeros(len(s), dtype=np.int64)
             remap[first[1:]] = 1
@@ -172,7 +223,14 @@ def _neighbor_merge(
     return member_group, s, e, b, rank_seconds
 
 
-def _stack_merge(s: list[float], e: list[float], run_time: float, config: Config) -> NDArray[np.int64]:
+def _stack_merge(
+    s: list[float],
+    e: list[float],
+    run_time: float,
+    *,
+    neighbor_gap_runtime_fraction: float,
+    neighbor_gap_duration_fraction: float,
+) -> NDArray[np.int64]:
     """Linear-time fixpoint of neighbor merging; returns each group's first index.
 
     A stack holds the first member of each group so far. A new operation may
@@ -183,7 +241,11 @@ def _stack_merge(s: list[float], e: list[float], run_time: float, config: Config
     for i in range(len(s)):
         firsts.append(i)
         while len(firsts) > 1 and _joins(
-            s[firsts[-1]] - e[firsts[-1] - 1], e[i] - s[firsts[-2]], run_time, config
+            s[firsts[-1]] - e[firsts[-1] - 1],
+            e[i] - s[firsts[-2]],
+            run_time,
+            neighbor_gap_runtime_fraction=neighbor_gap_runtime_fraction,
+            neighbor_gap_duration_fraction=neighbor_gap_duration_fraction,
         ):
             firsts.pop()
     return np.asarray(firsts, dtype=np.int64)

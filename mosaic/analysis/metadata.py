@@ -18,7 +18,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mosaic.analysis.steps import add_running_sum
-from mosaic.config import Config
 
 # Spreading leaves float dust (1e-13) on counts that are whole in exact
 # arithmetic; the statistics behind the labels round it off, so "more than
@@ -36,11 +35,11 @@ class MetadataStatistics(TypedDict):
     mean_per_second: float
 
 
-def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) -> np.ndarray:
+def requests_per_second(meta: np.ndarray, run_time: float, *, metadata_seeks: bool) -> np.ndarray:
     """Requests in each 1-second bin ``[k, k+1)`` of the run (``ceil(run_time)`` bins).
 
-    ``seeks``: count each record's seeks as requests in its open window (the
-    paper's rule, ``Config.metadata_seeks``).
+    ``metadata_seeks``: count each record's seeks as requests in its open
+    window (the paper's rule).
 
     Windows are clipped to the run before spreading, so every request is
     counted once; each bin gets its exact share of a window (fractional
@@ -52,7 +51,7 @@ def requests_per_second(meta: np.ndarray, run_time: float, seeks: bool = False) 
     open_end = np.where(meta["open_end"] == 0, meta["open_start"], meta["open_end"])
     close_start = np.where(meta["close_start"] == 0, meta["close_end"], meta["close_start"])
     close_end = np.where(meta["close_end"] == 0, meta["close_start"], meta["close_end"])
-    opening = meta["opens"] + meta["seeks"] if seeks else meta["opens"]
+    opening = meta["opens"] + meta["seeks"] if metadata_seeks else meta["opens"]
     counts = np.concatenate([opening, np.where(never_closed, 0.0, meta["opens"])])
     firsts = np.concatenate([meta["open_start"], close_start])
     lasts = np.concatenate([open_end, close_end])
@@ -97,28 +96,30 @@ def _spread(
     return spread
 
 
-def labels(per_second: np.ndarray, run_time: float, config: Config) -> list[str]:
-    """The four metadata labels of SPEC 3.7, in vocabulary order.
+def summary_labels(
+    summary: MetadataStatistics,
+    *,
+    metadata_high_spike: int,
+    metadata_min_spikes: int,
+    metadata_density_mean: float,
+) -> list[str]:
+    """The four metadata labels of SPEC 3.7, in vocabulary order, from the run's
+    :func:`statistics` (computed once per trace: the result reports them too).
 
     The density mean is total requests / run time (the run's true length,
     not the number of bins).
     """
-    return summary_labels(statistics(per_second, run_time, config), config)
-
-
-def summary_labels(summary: MetadataStatistics, config: Config) -> list[str]:
-    """:func:`labels` from the :func:`statistics` of the run (computed once per trace)."""
     found = []
-    if summary["peak_per_second"] > config.metadata_high_spike:
+    if summary["peak_per_second"] > metadata_high_spike:
         found.append("metadata_high_spike")
-    if summary["spikes"] >= config.metadata_min_spikes:
+    if summary["spikes"] >= metadata_min_spikes:
         found.append("metadata_multiple_spikes")
-        if summary["mean_per_second"] >= config.metadata_density_mean:
+        if summary["mean_per_second"] >= metadata_density_mean:
             found.append("metadata_high_density")
     return found or ["metadata_insignificant_load"]
 
 
-def statistics(per_second: np.ndarray, run_time: float, config: Config) -> MetadataStatistics:
+def statistics(per_second: np.ndarray, run_time: float, *, metadata_spike_level: int) -> MetadataStatistics:
     """Totals behind the labels, as the result object reports them (SPEC 4).
 
     Rounding moves a count by far less than one request, so only the seconds
@@ -128,9 +129,9 @@ def statistics(per_second: np.ndarray, run_time: float, config: Config) -> Metad
     requests = round(float(per_second.sum()), _COUNT_DECIMALS)
     peak = float(per_second.max(initial=0.0))
     spikes = 0
-    if peak > config.metadata_spike_level - 1:
-        near = per_second[per_second > config.metadata_spike_level - 1]
-        spikes = int(np.count_nonzero(near.round(_COUNT_DECIMALS) >= config.metadata_spike_level))
+    if peak > metadata_spike_level - 1:
+        near = per_second[per_second > metadata_spike_level - 1]
+        spikes = int(np.count_nonzero(near.round(_COUNT_DECIMALS) >= metadata_spike_level))
     return {
         "requests": requests,
         "peak_per_second": round(peak, _COUNT_DECIMALS),

@@ -480,7 +480,9 @@ def _refused_clusters(direction: DirectionAnalysis, quote: _Quote, config: Confi
         return ""
     kept = {op["cluster"] for op in found["operations"]}
     durations, nbytes = found["segments"]["durations"], found["segments"]["bytes"]
-    candidates = segments._operations(ids, merged.starts, merged.ends, durations, nbytes, config)
+    candidates = segments._operations(
+        ids, merged.starts, merged.ends, durations, nbytes, segments.MeanShiftSettings.of(config)
+    )
     refused = sorted(
         (op for op in candidates if op["cluster"] not in kept), key=lambda op: -op["occurrences"]
     )
@@ -499,7 +501,9 @@ def _refused_clusters(direction: DirectionAnalysis, quote: _Quote, config: Confi
         if every < minimum:
             clauses.append(f"{head}, faster than the {_seconds(minimum)} minimum period")
             continue
-        regular = segments.regular_share(merged.starts[ids == op["cluster"]], config)
+        regular = segments.regular_share(
+            merged.starts[ids == op["cluster"]], meanshift_bandwidth=config.meanshift_bandwidth
+        )
         if regular is None:
             clauses.append(f"{head}, at no steady pace (two start together)")
             continue

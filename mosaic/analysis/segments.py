@@ -18,16 +18,32 @@ cost ~25 ms a call).
 
 from __future__ import annotations
 
-from typing import TypedDict
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mosaic.analysis import small
 from mosaic.analysis.meanshift import mean_shift_labels, unique_rows
-from mosaic.config import Config
+from mosaic.config import Settings
 
 NO_CLUSTER = -1
+
+
+@dataclass(frozen=True)
+class MeanShiftSettings(Settings):
+    """What mean-shift periodicity reads of the Config (SPEC 3.4)."""
+
+    meanshift_bandwidth: float
+    meanshift_min_duration: float
+    meanshift_min_bytes: float
+    meanshift_implementation: Literal["numpy", "sklearn"]
+    min_periodic_segments: int
+    periodic_segment_share: float
+    periodic_regular_share: float
+    min_period_seconds: float
+    train_gap_factor: float
 
 
 class PeriodicOperation(TypedDict):
@@ -86,7 +102,7 @@ def segments(
     return durations, np.asarray(nbytes, dtype=float)
 
 
-def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.ndarray:
+def cluster(durations: np.ndarray, nbytes: np.ndarray, settings: MeanShiftSettings) -> np.ndarray:
     """Mean-shift cluster id per segment (NO_CLUSTER: in no cluster, or not clustered).
 
     Zero durations and bytes are floored (``meanshift_min_duration``,
@@ -103,19 +119,19 @@ def cluster(durations: np.ndarray, nbytes: np.ndarray, config: Config) -> np.nda
     """
     features = np.column_stack(
         [
-            np.log(np.maximum(durations, config.meanshift_min_duration)),
-            np.log(np.maximum(nbytes, config.meanshift_min_bytes)),
+            np.log(np.maximum(durations, settings.meanshift_min_duration)),
+            np.log(np.maximum(nbytes, settings.meanshift_min_bytes)),
         ]
     )
     from scipy.spatial import cKDTree  # on first use: mosaic.analysis.IMPORTED_ON_FIRST_USE
 
-    bandwidth = config.meanshift_bandwidth
+    bandwidth = settings.meanshift_bandwidth
     company = cKDTree(features).query_ball_point(features, 2 * bandwidth, return_length=True)
-    crowded = company >= config.min_periodic_segments
-    if crowded.sum() < max(config.periodic_segment_share * len(features), 1):
+    crowded = company >= settings.min_periodic_segments
+    if crowded.sum() < max(settings.periodic_segment_share * len(features), 1):
         return np.full(len(features), NO_CLUSTER, dtype=np.int64)
     seeds = unique_rows(np.round(features[crowded] / bandwidth))[0] * bandwidth
-    if config.meanshift_implementation == "numpy":
+    if settings.meanshift_implementation == "numpy":
         return mean_shift_labels(features, seeds, bandwidth)
     return _sklearn_labels(features, seeds, bandwidth)
 
@@ -134,7 +150,11 @@ def _sklearn_labels(features: np.ndarray, seeds: np.ndarray, bandwidth: float) -
 
 
 def meanshift_periodicity(
-    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, config: Config, by_volume: bool = True
+    starts: ArrayLike,
+    ends: ArrayLike,
+    nbytes: ArrayLike,
+    settings: MeanShiftSettings,
+    by_volume: bool = True,
 ) -> MeanShiftPeriodicity:
     """Periodic operations of one direction's start-sorted merged operations.
 
@@ -163,24 +183,34 @@ def meanshift_periodicity(
     durations, seg_bytes = segments(begin, finish, volumes)
     count = len(durations)
     operations: list[PeriodicOperation]
-    if count >= config.min_periodic_segments:
-        ids = cluster(durations, seg_bytes, config)
+    if count >= settings.min_periodic_segments:
+        ids = cluster(durations, seg_bytes, settings)
         operations = [
             op
-            for op in _operations(ids, begin, finish, durations, seg_bytes, config)
-            if op["period"] >= config.min_period_seconds and _recurs(begin[ids == op["cluster"]], config)
+            for op in _operations(ids, begin, finish, durations, seg_bytes, settings)
+            if op["period"] >= settings.min_period_seconds
+            and _recurs(
+                begin[ids == op["cluster"]],
+                meanshift_bandwidth=settings.meanshift_bandwidth,
+                periodic_regular_share=settings.periodic_regular_share,
+            )
         ]
     else:  # too few segments for any periodic cluster (most directions)
         ids, operations = np.full(count, NO_CLUSTER, dtype=np.int64), []
     in_periodic = sum(op["occurrences"] for op in operations)  # segments in periodic clusters
-    periodic = bool(count and in_periodic >= config.periodic_segment_share * count)
+    periodic = bool(count and in_periodic >= settings.periodic_segment_share * count)
     occurrences = [_occurrences(begin, durations, ids == op["cluster"]) for op in operations]
     if periodic and by_volume:
-        for op, where in _volume_series(begin, finish, volumes, operations, config):
+        for op, where in _volume_series(begin, finish, volumes, operations, settings):
             operations.append(op)
             occurrences.append(where)
     if len(operations) > 1:
-        weights = _series_weights(operations, volumes, config)
+        weights = _series_weights(
+            operations,
+            volumes,
+            meanshift_bandwidth=settings.meanshift_bandwidth,
+            meanshift_min_bytes=settings.meanshift_min_bytes,
+        )
         order = sorted(range(len(operations)), key=lambda i: weights[i], reverse=True)
         operations, occurrences = [operations[i] for i in order], [occurrences[i] for i in order]
     return {
@@ -198,7 +228,11 @@ def _total(op: PeriodicOperation) -> float:
 
 
 def _series_weights(
-    operations: list[PeriodicOperation], nbytes: NDArray[np.float64], config: Config
+    operations: list[PeriodicOperation],
+    nbytes: NDArray[np.float64],
+    *,
+    meanshift_bandwidth: float,
+    meanshift_min_bytes: float,
 ) -> list[tuple[float, float]]:
     """Sort key of each periodic operation: (bytes its series moves, its own bytes).
 
@@ -214,11 +248,11 @@ def _series_weights(
     dominant operation (SPEC 3.4: most bytes) is the heaviest cluster of the
     heaviest series.
     """
-    log_bytes = np.log(np.maximum(nbytes, config.meanshift_min_bytes))
+    log_bytes = np.log(np.maximum(nbytes, meanshift_min_bytes))
     weights = []
     for op in operations:
-        volume = np.log(max(op["bytes_per_occurrence"], config.meanshift_min_bytes))
-        series = float(nbytes[np.abs(log_bytes - volume) <= config.meanshift_bandwidth].sum())
+        volume = np.log(max(op["bytes_per_occurrence"], meanshift_min_bytes))
+        series = float(nbytes[np.abs(log_bytes - volume) <= meanshift_bandwidth].sum())
         weights.append((series, _total(op)))
     return weights
 
@@ -234,7 +268,7 @@ def _volume_series(
     ends: NDArray[np.float64],
     nbytes: NDArray[np.float64],
     periodic: list[PeriodicOperation],
-    config: Config,
+    settings: MeanShiftSettings,
 ) -> list[tuple[PeriodicOperation, Occurrences]]:
     """Periodic series among operations of one volume that outweigh every ``periodic`` operation.
 
@@ -249,12 +283,12 @@ def _volume_series(
     cannot outweigh the dominant cluster cost nothing (most directions:
     one series, or one volume).
     """
-    log_bytes = np.log(np.maximum(nbytes, config.meanshift_min_bytes))
-    bandwidth = config.meanshift_bandwidth
+    log_bytes = np.log(np.maximum(nbytes, settings.meanshift_min_bytes))
+    bandwidth = settings.meanshift_bandwidth
     heaviest = max(_total(op) for op in periodic)
-    known = np.log([max(op["bytes_per_occurrence"], config.meanshift_min_bytes) for op in periodic])
+    known = np.log([max(op["bytes_per_occurrence"], settings.meanshift_min_bytes) for op in periodic])
     total = float(nbytes.sum())
-    if len(nbytes) < config.min_periodic_segments or total <= heaviest:
+    if len(nbytes) < settings.min_periodic_segments or total <= heaviest:
         return []
     features = np.column_stack([log_bytes, np.zeros(len(log_bytes))])
     seeds = unique_rows(np.round(features / bandwidth))[0] * bandwidth
@@ -262,18 +296,18 @@ def _volume_series(
     found: list[tuple[PeriodicOperation, Occurrences]] = []
     for volume in np.unique(volumes[volumes >= 0]).tolist():
         members = (volumes == volume).nonzero()[0]
-        if len(members) < config.min_periodic_segments or float(nbytes[members].sum()) <= heaviest:
+        if len(members) < settings.min_periodic_segments or float(nbytes[members].sum()) <= heaviest:
             continue
         if (np.abs(small.mean(log_bytes[members]) - known) <= bandwidth).any():
             continue  # a periodic cluster of this volume already stands for the series
-        series = meanshift_periodicity(starts[members], ends[members], nbytes[members], config, False)
+        series = meanshift_periodicity(starts[members], ends[members], nbytes[members], settings, False)
         if series["periodic"]:
             for op, where in zip(series["operations"], series["occurrences"]):
                 found.append(({**op, "segmentation": "by_volume"}, where))
     return found
 
 
-def _recurs(member_starts: np.ndarray, config: Config) -> bool:
+def _recurs(member_starts: np.ndarray, *, meanshift_bandwidth: float, periodic_regular_share: float) -> bool:
     """A periodic operation comes back at a steady pace, not at random times.
 
     Mean shift also groups comparable segments that merely happen to exist:
@@ -286,20 +320,20 @@ def _recurs(member_starts: np.ndarray, config: Config) -> bool:
     log scale; a cluster recurs when at least ``periodic_regular_share`` of
     its gaps are.
     """
-    share = regular_share(member_starts, config)
-    return share is not None and share >= config.periodic_regular_share
+    share = regular_share(member_starts, meanshift_bandwidth=meanshift_bandwidth)
+    return share is not None and share >= periodic_regular_share
 
 
-def regular_share(member_starts: np.ndarray, config: Config) -> float | None:
+def regular_share(member_starts: np.ndarray, *, meanshift_bandwidth: float) -> float | None:
     """The share of a cluster's gaps alike (:func:`_recurs`); None when two members start together."""
     gaps = member_starts[1:] - member_starts[:-1]
     if not (gaps > 0).all():
         return None
-    alike = np.abs(np.log(gaps / small.median(gaps))) <= config.meanshift_bandwidth
+    alike = np.abs(np.log(gaps / small.median(gaps))) <= meanshift_bandwidth
     return small.mean(alike)
 
 
-def _period(volume_starts: np.ndarray, config: Config) -> float:
+def _period(volume_starts: np.ndarray, settings: MeanShiftSettings) -> float:
     """Median interval between occurrences, or between trains of them.
 
     Token-ring checkpoints (ranks write one after another, each pause above
@@ -315,13 +349,17 @@ def _period(volume_starts: np.ndarray, config: Config) -> float:
     """
     gaps = volume_starts[1:] - volume_starts[:-1]
     spacing = small.median(gaps) if len(gaps) else float("nan")
-    cut = (gaps > config.train_gap_factor * spacing).nonzero()[0]
-    if len(cut) + 1 < config.min_periodic_segments:
+    cut = (gaps > settings.train_gap_factor * spacing).nonzero()[0]
+    if len(cut) + 1 < settings.min_periodic_segments:
         return spacing
     first = np.concatenate([[0], cut + 1])
     lengths = np.diff(np.append(first, len(volume_starts)))
     train_starts = volume_starts[first]
-    if lengths.min() < 2 or not _recurs(train_starts, config):
+    if lengths.min() < 2 or not _recurs(
+        train_starts,
+        meanshift_bandwidth=settings.meanshift_bandwidth,
+        periodic_regular_share=settings.periodic_regular_share,
+    ):
         return spacing
     return small.median(train_starts[1:] - train_starts[:-1])
 
@@ -332,7 +370,7 @@ def _operations(
     ends: NDArray[np.float64],
     durations: NDArray[np.float64],
     seg_bytes: NDArray[np.float64],
-    config: Config,
+    settings: MeanShiftSettings,
 ) -> list[PeriodicOperation]:
     """SPEC 3.4 figures per cluster of ``min_periodic_segments`` or more, dominant (most bytes) first.
 
@@ -358,20 +396,20 @@ def _operations(
     benchmarks/README.md, "Categorization". The busy fraction keeps SPEC's
     definition (operation / segment duration).
     """
-    cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= config.min_periodic_segments).nonzero()[0]
+    cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= settings.min_periodic_segments).nonzero()[0]
     if not len(cluster_ids):
         return []
     operations: list[PeriodicOperation] = []
     busy = (ends - starts) / np.where(durations > 0, durations, np.inf)
-    log_bytes = np.log(np.maximum(seg_bytes, config.meanshift_min_bytes))
+    log_bytes = np.log(np.maximum(seg_bytes, settings.meanshift_min_bytes))
     for cluster_id in cluster_ids:
         members = ids == cluster_id
-        same_volume = np.abs(log_bytes - small.mean(log_bytes[members])) <= config.meanshift_bandwidth
+        same_volume = np.abs(log_bytes - small.mean(log_bytes[members])) <= settings.meanshift_bandwidth
         cut = bool((same_volume[:-1] & ~same_volume[1:]).any())  # another volume follows one of it
         operations.append(
             {
                 "cluster": int(cluster_id),
-                "period": _period(starts[same_volume if cut else members], config),
+                "period": _period(starts[same_volume if cut else members], settings),
                 "occurrences": int(members.sum()),
                 "bytes_per_occurrence": small.mean(seg_bytes[members]),
                 "busy_fraction": small.mean(busy[members]),

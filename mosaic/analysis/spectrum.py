@@ -3,7 +3,7 @@
 Mean shift (SPEC 3.4) sees merged operations; this detector sees the aggregate
 bandwidth of the *unmerged* operations as a sampled signal, finds the dominant
 frequency of its spectrum and says how much to trust it. Everything is
-vectorized: one trace costs a few FFTs of at most ``config.fft_max_samples``.
+vectorized: one trace costs a few FFTs of at most ``fft_max_samples``.
 
 scipy.fft is imported by the functions that transform, on first use
 (``mosaic.analysis.IMPORTED_ON_FIRST_USE``): it is ~150 ms of a one-log
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, NamedTuple, TypedDict, cast
 
@@ -21,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mosaic.analysis.steps import add_running_sum
-from mosaic.config import Config
+from mosaic.config import Settings
 
 FTIO_MAX_FUNDAMENTALS = 2  # FTIO: one fundamental is high confidence, two moderate, more none
 OPERATIONS, HEATMAP = "operations", "heatmap"  # the signal an FFT result came from
@@ -33,6 +34,31 @@ _MAX_FUNDAMENTALS = 3  # FTIO: three rival frequencies mean no periodicity
 
 Floats = NDArray[np.float64]
 Exact = Callable[[float], complex]  # a signal's exact Fourier coefficient at a frequency
+
+
+@dataclass(frozen=True)
+class SamplingSettings(Settings):
+    """What the operations' bandwidth signal reads of the Config: its sample grid."""
+
+    fft_bins_per_operation: float
+    fft_min_bin_seconds: float
+    fft_min_samples: int
+    fft_max_samples: int
+
+
+@dataclass(frozen=True)
+class SpectrumSettings(Settings):
+    """What the FFT detector reads of the Config to find and judge a period."""
+
+    fft_oversampling: int
+    fft_z_threshold: float
+    fft_peak_fraction: float
+    fft_min_periods: float
+    fft_score_smoothing: float
+    fft_min_score: float
+    fft_min_significance: float
+    fft_min_exact_share: float
+    min_period_seconds: float
 
 
 class Candidate(TypedDict):
@@ -75,7 +101,7 @@ class FFTPeriodicity(TypedDict):
 
 
 def bandwidth_signal(
-    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float, config: Config
+    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float, sampling: SamplingSettings
 ) -> tuple[float, Floats]:
     """Mean bandwidth (bytes/s) per bin on a uniform grid over the run.
 
@@ -84,7 +110,7 @@ def bandwidth_signal(
     shows (as a lower, wider bump) instead of falling between two samples.
     Returns ``(bin_width, values)``.
     """
-    bin_width, values, _ = _signal(*_operations(starts, ends, nbytes), run_time, config)
+    bin_width, values, _ = _signal(*_operations(starts, ends, nbytes), run_time, sampling)
     return bin_width, values
 
 
@@ -95,7 +121,7 @@ def _operations(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike) -> tuple[
 
 
 def _signal(
-    starts: Floats, ends: Floats, nbytes: Floats, run_time: float, config: Config
+    starts: Floats, ends: Floats, nbytes: Floats, run_time: float, sampling: SamplingSettings
 ) -> tuple[float, Floats, Floats]:
     """:func:`bandwidth_signal` of clean operations, and their durations."""
     window = max(float(run_time), float(ends.max(initial=0.0)))
@@ -103,18 +129,20 @@ def _signal(
         raise ValueError(f"run time must be positive, got {run_time}")
     durations = ends - starts
     spread = durations > 0
-    count = _sample_count(durations, spread, window, config)
+    count = _sample_count(durations, spread, window, sampling)
     bin_width = window / count
     # Not in place: with no operation at all, bincount's sum is an integer array.
     values = _bytes_per_bin(starts, durations, spread, nbytes, bin_width, count) / bin_width
     return bin_width, values, durations
 
 
-def _sample_count(durations: np.ndarray, spread: np.ndarray, window: float, config: Config) -> int:
+def _sample_count(
+    durations: np.ndarray, spread: np.ndarray, window: float, sampling: SamplingSettings
+) -> int:
     """A few bins per shortest operation, within the sample-count bounds.
 
     The shortest operation is the narrowest feature worth resolving, down to
-    ``config.fft_min_bin_seconds`` (a quarter of the minimum period): finer
+    ``fft_min_bin_seconds`` (a quarter of the minimum period): finer
     bins would only resolve periods too short to count, since bin-averaging
     keeps even shorter bursts in the signal (FTIO needs fine sampling
     because it samples points); faster I/O folded onto an allowed period is
@@ -124,15 +152,15 @@ def _sample_count(durations: np.ndarray, spread: np.ndarray, window: float, conf
     large prime count would cost many times more).
     """
     shortest = max(
-        durations.min(initial=np.inf, where=spread) / config.fft_bins_per_operation,
-        config.fft_min_bin_seconds,
+        durations.min(initial=np.inf, where=spread) / sampling.fft_bins_per_operation,
+        sampling.fft_min_bin_seconds,
     )
     import scipy.fft
 
     wanted = window / shortest
-    count = math.ceil(min(max(wanted, config.fft_min_samples), config.fft_max_samples))
+    count = math.ceil(min(max(wanted, sampling.fft_min_samples), sampling.fft_max_samples))
     fast: int = scipy.fft.next_fast_len(count, real=True)
-    return min(fast, config.fft_max_samples)
+    return min(fast, sampling.fft_max_samples)
 
 
 def _bytes_per_bin(
@@ -168,7 +196,12 @@ def power_spectrum(values: ArrayLike, bin_width: float) -> tuple[NDArray[np.floa
 
 
 def fft_periodicity(
-    starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time: float, config: Config
+    starts: ArrayLike,
+    ends: ArrayLike,
+    nbytes: ArrayLike,
+    run_time: float,
+    sampling: SamplingSettings,
+    settings: SpectrumSettings,
 ) -> FFTPeriodicity:
     """FTIO-style verdict on one direction's operations (JSON-serializable).
 
@@ -176,13 +209,15 @@ def fft_periodicity(
     confirmed against the operations' exact Fourier coefficient (no alias).
     """
     operations = _operations(starts, ends, nbytes)
-    bin_width, values, durations = _signal(*operations, run_time, config)
-    unresolved = durations.min(initial=np.inf) < config.fft_bins_per_operation * bin_width
+    bin_width, values, durations = _signal(*operations, run_time, sampling)
+    unresolved = durations.min(initial=np.inf) < sampling.fft_bins_per_operation * bin_width
     exact = partial(_exact_coefficient, *operations, bin_width * values.size) if unresolved else None
-    return detect(values, bin_width, OPERATIONS, config, exact)
+    return detect(values, bin_width, OPERATIONS, settings, exact)
 
 
-def heatmap_periodicity(bin_bytes: ArrayLike, bin_seconds: float, config: Config) -> FFTPeriodicity | None:
+def heatmap_periodicity(
+    bin_bytes: ArrayLike, bin_seconds: float, settings: SpectrumSettings
+) -> FFTPeriodicity | None:
     """The same verdict on a direction's HEATMAP bins (bytes per bin from job start).
 
     None when the bins are too coarse for the 3-period rule: the shortest
@@ -190,9 +225,9 @@ def heatmap_periodicity(bin_bytes: ArrayLike, bin_seconds: float, config: Config
     ``2 * fft_min_periods`` bins cannot hold ``fft_min_periods`` periods.
     """
     values = np.asarray(bin_bytes, dtype=float)
-    if values.size < 2 * config.fft_min_periods or not bin_seconds > 0:
+    if values.size < 2 * settings.fft_min_periods or not bin_seconds > 0:
         return None
-    return detect(values / bin_seconds, float(bin_seconds), HEATMAP, config)
+    return detect(values / bin_seconds, float(bin_seconds), HEATMAP, settings)
 
 
 def more_significant(operations: FFTPeriodicity, heatmap: FFTPeriodicity | None) -> FFTPeriodicity:
@@ -203,7 +238,7 @@ def more_significant(operations: FFTPeriodicity, heatmap: FFTPeriodicity | None)
 
 
 def detect(
-    values: Floats, bin_width: float, signal: str, config: Config, exact: Exact | None = None
+    values: Floats, bin_width: float, signal: str, settings: SpectrumSettings, exact: Exact | None = None
 ) -> FFTPeriodicity:
     """FTIO-style verdict on a bandwidth signal sampled every ``bin_width`` seconds.
 
@@ -229,7 +264,7 @@ def detect(
     busy = (values > mean).nonzero()[0]  # substantial I/O
     if busy.size == values.size:  # flat: every bin equal, above a mean rounded low
         busy = busy[:0]
-    found = _dominant_period(values, mean, _span(busy), bin_width, config, exact) if busy.size else None
+    found = _dominant_period(values, mean, _span(busy), bin_width, settings, exact) if busy.size else None
     if found is None:
         result["busy_fraction"] = _busy_fraction(values, busy)
         return result
@@ -278,7 +313,7 @@ def _dominant_period(
     mean: np.floating[Any],
     active_bins: int,
     bin_width: float,
-    config: Config,
+    settings: SpectrumSettings,
     exact: Exact | None = None,
 ) -> _Peak | None:
     """Period, confidence, score, candidates and verdict of the strongest fundamental, if any."""
@@ -292,7 +327,7 @@ def _dominant_period(
     # largest step, and keeps peaks far more exact than one bin needs. The
     # mean-removed signal is written straight into the zero-padded buffer the
     # FFT may overwrite: no intermediate copies.
-    oversampling = config.fft_oversampling
+    oversampling = settings.fft_oversampling
     padded = np.zeros(oversampling * values.size, dtype=np.float32)
     centred = np.subtract(values, mean, out=padded[: values.size], casting="same_kind")
     energy = _dot(centred, centred)
@@ -300,31 +335,43 @@ def _dominant_period(
     amplitudes = _Amplitudes.of(spectrum, padded.size, energy)
     if not amplitudes.spread > 0:
         return None
-    candidates = _candidates(amplitudes, _highest_bin(window, spectrum.size, config), config)
+    highest = _highest_bin(
+        window,
+        spectrum.size,
+        min_period_seconds=settings.min_period_seconds,
+        fft_oversampling=oversampling,
+    )
+    candidates = _candidates(amplitudes, highest, settings)
     if not candidates.size:
         return None
     fundamentals, harmonics = _fold_harmonics(candidates, tolerance=oversampling)
     z = amplitudes.z(fundamentals)
     dominant = int(fundamentals[z.argmax()])
-    frequency = _refine(amplitudes, dominant, config) / (oversampling * window)
+    frequency = _refine(amplitudes, dominant, fft_z_threshold=settings.fft_z_threshold) / (
+        oversampling * window
+    )
     period = 1.0 / frequency
     score, significance = _periodicity_score(
-        spectrum[::oversampling], active_bins, values.size, period / bin_width, config
+        spectrum[::oversampling],
+        active_bins,
+        values.size,
+        period / bin_width,
+        fft_score_smoothing=settings.fft_score_smoothing,
     )
     confidence = _confidence(z, score)
     periodic = bool(
         z.size <= FTIO_MAX_FUNDAMENTALS
-        and window / period >= config.fft_min_periods
-        and period >= config.min_period_seconds
-        and score >= config.fft_min_score
-        and significance >= config.fft_min_significance
+        and window / period >= settings.fft_min_periods
+        and period >= settings.min_period_seconds
+        and score >= settings.fft_min_score
+        and significance >= settings.fft_min_significance
     )
     exact_share = None
     if periodic and exact is not None:  # a pass over the operations: only to confirm a period
         exact_share = _exact_share(
             exact, float(amplitudes.values[dominant]), dominant / (oversampling * window), bin_width
         )
-        periodic = exact_share >= config.fft_min_exact_share
+        periodic = exact_share >= settings.fft_min_exact_share
     return {
         "periodic": periodic,
         "period": period,
@@ -368,7 +415,7 @@ def _exact_coefficient(
     return complex((mean - steps) / turn + impulses)
 
 
-def _highest_bin(window: float, size: int, config: Config) -> int:
+def _highest_bin(window: float, size: int, *, min_period_seconds: float, fft_oversampling: int) -> int:
     """Last oversampled bin that may hold a period of at least ``min_period_seconds``.
 
     Faster repeats are the cadence of requests inside one I/O phase (SPEC 3.4,
@@ -376,37 +423,37 @@ def _highest_bin(window: float, size: int, config: Config) -> int:
     bin (``fft_oversampling`` grid points) off its refined frequency, so the
     cut keeps that margin and the refined period decides at the edge.
     """
-    if config.min_period_seconds <= 0:
+    if min_period_seconds <= 0:
         return size - 1
-    edge = math.floor(config.fft_oversampling * window / config.min_period_seconds)
-    return min(edge + config.fft_oversampling, size - 1)
+    edge = math.floor(fft_oversampling * window / min_period_seconds)
+    return min(edge + fft_oversampling, size - 1)
 
 
-def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.ndarray:
+def _candidates(amplitudes: _Amplitudes, highest: int, settings: SpectrumSettings) -> np.ndarray:
     """Outlier peaks close to the strongest outlier, in rising frequency.
 
     Only local maxima count, and peaks within one frequency bin of each
-    other (``config.fft_oversampling`` grid points) are one feature: the
+    other (``fft_oversampling`` grid points) are one feature: the
     oversampled grid shows a peak's shoulder and the ripple between two
     close peaks, which are not rival frequencies. The strongest of such a
-    group stands for it. Frequencies with fewer than ``config.fft_min_periods``
+    group stands for it. Frequencies with fewer than ``fft_min_periods``
     periods in the window are no candidates: the envelope of I/O confined to
     part of the run peaks there and would otherwise mask a real period. Nor
     are frequencies above ``highest`` (periods under ``min_period_seconds``),
     which then set no bar for the others either.
     """
-    lowest = math.ceil(config.fft_min_periods * config.fft_oversampling)
+    lowest = math.ceil(settings.fft_min_periods * settings.fft_oversampling)
     band = amplitudes.values[lowest : highest + 1]
     if not band.size:
         return np.zeros(0, dtype=np.int64)
     top = max(float(amplitudes.z(lowest + int(band.argmax()))), 0.0)
     inner = band[: amplitudes.values.size - 1 - lowest]  # a local maximum needs two neighbours
-    found = lowest + (inner > amplitudes.at_z(config.fft_z_threshold)).nonzero()[0]
+    found = lowest + (inner > amplitudes.at_z(settings.fft_z_threshold)).nonzero()[0]
     level = amplitudes.values[found]
     found = found[
         (level >= amplitudes.values[found - 1])
         & (level > amplitudes.values[found + 1])
-        & (amplitudes.z(found) >= config.fft_peak_fraction * top)
+        & (amplitudes.z(found) >= settings.fft_peak_fraction * top)
     ]
     # Grouped in Python: there are a handful of peaks, and numpy's fixed cost
     # per call would be most of this function's. On ties the first peak wins.
@@ -414,7 +461,7 @@ def _candidates(amplitudes: _Amplitudes, highest: int, config: Config) -> np.nda
     best: list[float] = []
     last = 0  # set by the first peak, read from the second on
     for k, level in zip(found.tolist(), amplitudes.values[found].tolist()):
-        if kept and k - last <= config.fft_oversampling:
+        if kept and k - last <= settings.fft_oversampling:
             if level > best[-1]:
                 kept[-1], best[-1] = k, level
         else:
@@ -452,7 +499,7 @@ def _fold_harmonics(candidates: np.ndarray, tolerance: float) -> tuple[np.ndarra
     return np.asarray(fundamentals, dtype=np.int64), folded
 
 
-def _refine(amplitudes: _Amplitudes, k: int, config: Config) -> float:
+def _refine(amplitudes: _Amplitudes, k: int, *, fft_z_threshold: float) -> float:
     """Fractional bin of the fundamental, sharpened by its strong harmonics.
 
     Harmonic ``m`` sits at ``m`` times the fundamental, so its interpolated
@@ -461,7 +508,7 @@ def _refine(amplitudes: _Amplitudes, k: int, config: Config) -> float:
     the climb stops at the first harmonic that is no longer an outlier peak
     (jitter smears high harmonics first).
     """
-    amplitude, outlier = amplitudes.values, amplitudes.at_z(config.fft_z_threshold)
+    amplitude, outlier = amplitudes.values, amplitudes.at_z(fft_z_threshold)
     position, previous = _interpolated_peak(amplitude, k), k
     order = 2
     while (target := int(round(order * position))) + 2 < amplitude.size:
@@ -490,7 +537,8 @@ def _periodicity_score(
     active_bins: int,
     samples: int,
     period_bins: float,
-    config: Config,
+    *,
+    fft_score_smoothing: float,
 ) -> tuple[float, float]:
     """Correlation of the smoothed signal with itself one period later, in [0, 1],
     and its significance (Fisher z in standard deviations).
@@ -509,7 +557,7 @@ def _periodicity_score(
     """
     import scipy.fft
 
-    kernel = config.fft_score_smoothing * period_bins  # kernel width in samples
+    kernel = fft_score_smoothing * period_bins  # kernel width in samples
     if kernel > _SCORE_KERNEL_STEPS:  # a coarser grid of a size the FFT handles fast
         samples_needed = math.ceil(samples * _SCORE_KERNEL_STEPS / kernel)
         size = min(scipy.fft.next_fast_len(samples_needed, real=True), samples)
@@ -518,7 +566,7 @@ def _periodicity_score(
     lag = int(round(period_bins * size / samples))
     if lag <= 0 or lag >= size - 1:
         return 0.0, 0.0
-    sigma = config.fft_score_smoothing * lag
+    sigma = fft_score_smoothing * lag
     kept = size // 2 + 1
     smooth = scipy.fft.irfft(spectrum[:kept] * _gaussian_gain(sigma, size), n=size)
     a, b = smooth[:-lag] - _mean(smooth[:-lag]), smooth[lag:] - _mean(smooth[lag:])

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mosaic.config import Config
+from mosaic.config import Settings
 
 CHUNKS = 4
+
+
+@dataclass(frozen=True)
+class TemporalitySettings(Settings):
+    """What :func:`labels` reads of the Config."""
+
+    significant_bytes: float
+    chunk_dominance: float
+    chunk_minor_divisor: float
+    chunk_middle_ratio: float
+    steady_cv: float
 
 
 def chunk_bytes(
@@ -81,30 +93,30 @@ def coefficient_of_variation(values: Iterable[float]) -> float:
     return math.sqrt(math.fsum((v - mean) ** 2 for v in plain) / len(plain)) / mean
 
 
-def labels(chunks: Iterable[float], total: float, config: Config) -> list[str]:
+def labels(chunks: Iterable[float], total: float, settings: TemporalitySettings) -> list[str]:
     """Temporality labels (unprefixed) of one direction, in vocabulary order.
 
     ``total`` is the direction's bytes; below ``significant_bytes`` the only
     label is ``insignificant``.
     """
-    if total < config.significant_bytes:
+    if total < settings.significant_bytes:
         return ["insignificant"]
     q0, q1, q2, q3 = (float(q) for q in chunks)
     cv = coefficient_of_variation
     rules = {
-        "on_start": q0 > config.chunk_dominance * (q1 + q2 + q3),
-        "on_end": q3 > config.chunk_dominance * (q0 + q1 + q2),
+        "on_start": q0 > settings.chunk_dominance * (q1 + q2 + q3),
+        "on_end": q3 > settings.chunk_dominance * (q0 + q1 + q2),
         "after_start": (
-            q0 < (q1 + q2 + q3) / config.chunk_minor_divisor and cv([q1, q2, q3]) < config.steady_cv
+            q0 < (q1 + q2 + q3) / settings.chunk_minor_divisor and cv([q1, q2, q3]) < settings.steady_cv
         ),
         "before_end": (
-            q3 < (q0 + q1 + q2) / config.chunk_minor_divisor and cv([q0, q1, q2]) < config.steady_cv
+            q3 < (q0 + q1 + q2) / settings.chunk_minor_divisor and cv([q0, q1, q2]) < settings.steady_cv
         ),
-        "after_start_before_end": q1 + q2 > config.chunk_middle_ratio * (q0 + q3),
+        "after_start_before_end": q1 + q2 > settings.chunk_middle_ratio * (q0 + q3),
         "on_start_and_end": (
-            q0 + q3 > config.chunk_middle_ratio * (q1 + q2) and cv([q0, q3]) < config.steady_cv
+            q0 + q3 > settings.chunk_middle_ratio * (q1 + q2) and cv([q0, q3]) < settings.steady_cv
         ),
-        "steady": cv([q0, q1, q2, q3]) < config.steady_cv,
+        "steady": cv([q0, q1, q2, q3]) < settings.steady_cv,
     }
     found = [name for name, holds in rules.items() if holds]
     return found or ["unclassified"]

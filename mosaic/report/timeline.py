@@ -276,7 +276,8 @@ def fft_signal(
     if direction.fft is not None and direction.fft["signal"] == "heatmap" and heatmap is not None:
         return "heatmap", heatmap.bin_seconds, getattr(heatmap, direction.name) / heatmap.bin_seconds
     ops = direction.ops
-    return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"], run_time, config)
+    grid = spectrum.SamplingSettings.of(config)
+    return "operations", *spectrum.bandwidth_signal(ops["start"], ops["end"], ops["bytes"], run_time, grid)
 
 
 def amplitude_spectrum(

@@ -13,7 +13,13 @@ CFG = Config()
 
 
 def bursts(values, bin_seconds=1.0):
-    return heatmap_bursts.heatmap_bursts(np.asarray(values, dtype=float), bin_seconds, CFG)
+    return heatmap_bursts.heatmap_bursts(
+        np.asarray(values, dtype=float), bin_seconds, minor_rate_fraction=CFG.minor_rate_fraction
+    )
+
+
+def join_split(found):
+    return heatmap_bursts.join_split(found, 1.0, meanshift_bandwidth=CFG.meanshift_bandwidth)
 
 
 def appended(write_bins: np.ndarray, bin_seconds: float) -> Trace:
@@ -124,7 +130,7 @@ def split_epochs(gap: int = 1, first: float = 1e9, second: float = 1e9, epochs: 
 
 
 def test_two_bursts_one_empty_bin_apart_adding_up_to_the_volume_join():
-    found = heatmap_bursts.join_split(bursts(split_epochs()), 1.0, CFG)
+    found = join_split(bursts(split_epochs()))
     assert found.starts.tolist() == [3.0, 13.0, 23.0, 33.0, 43.0]
     assert found.ends.tolist() == [8.0, 17.0, 27.0, 37.0, 47.0]
     assert found.bytes.tolist() == [2e9] * 5
@@ -140,25 +146,25 @@ def test_two_bursts_one_empty_bin_apart_adding_up_to_the_volume_join():
     ],
 )
 def test_no_join_beyond_one_bin_or_volume(gap, first, second):
-    assert heatmap_bursts.join_split(bursts(split_epochs(gap, first, second)), 1.0, CFG) is None
+    assert join_split(bursts(split_epochs(gap, first, second))) is None
 
 
 def test_the_volume_edges_of_a_join():
     """Parts that add up to just within one bandwidth (x 1.25) of the median join; a part just
     under the volume / 1.25 (1.6 GB) is a part, one just over it an occurrence of its own."""
     inside = split_epochs(first=1.24e9, second=1.24e9)  # 2.48 GB < 2.5 GB
-    assert heatmap_bursts.join_split(bursts(inside), 1.0, CFG).joined[0]
+    assert join_split(bursts(inside)).joined[0]
     part = split_epochs(first=1.59e9, second=0.4e9)  # 1.59 < 1.6 = 2 / 1.25
-    assert heatmap_bursts.join_split(bursts(part), 1.0, CFG).joined[0]
+    assert join_split(bursts(part)).joined[0]
     whole = split_epochs(first=1.61e9, second=0.4e9)
-    assert heatmap_bursts.join_split(bursts(whole), 1.0, CFG) is None
+    assert join_split(bursts(whole)) is None
 
 
 def test_a_burst_joins_one_neighbour_at_most():
     """Three 1 GB bursts one empty bin apart before 2 GB epochs: the first two join."""
     bins = split_epochs()
     bins[9:11] = 0.5e9  # a third part, one empty bin after the second
-    found = heatmap_bursts.join_split(bursts(bins), 1.0, CFG)
+    found = join_split(bursts(bins))
     assert found.bytes.tolist()[:2] == [2e9, 1e9] and found.joined.tolist()[:2] == [True, False]
 
 

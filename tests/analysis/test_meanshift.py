@@ -149,14 +149,16 @@ def test_seed_out_of_reach_is_dropped_and_none_in_reach_raises():
 
 
 def test_both_implementations_give_one_periodicity():
-    from mosaic.analysis.segments import meanshift_periodicity
+    from mosaic.analysis.segments import MeanShiftSettings, meanshift_periodicity
     from mosaic.config import Config
 
     rng = np.random.default_rng(3)
     starts = np.sort(np.concatenate([100.0 * np.arange(40), rng.uniform(0, 4000, 30)]))
     nbytes = np.where(np.isin(starts, 100.0 * np.arange(40)), 1e9, rng.uniform(1e6, 1e9, len(starts)))
     results = [
-        meanshift_periodicity(starts, starts + 5, nbytes, Config(meanshift_implementation=name))
+        meanshift_periodicity(
+            starts, starts + 5, nbytes, MeanShiftSettings.of(Config(meanshift_implementation=name))
+        )
         for name in ("numpy", "sklearn")
     ]
     assert results[0]["segments"]["cluster"].tolist() == results[1]["segments"]["cluster"].tolist()

@@ -14,11 +14,20 @@ from mosaic.config import Config
 CFG = Config()
 
 
-def run(ops, run_time=1000.0, config=CFG):
+def run(ops, run_time=1000.0):
     """ops: list of (start, end, bytes[, ranks])."""
     ops = [tuple(op) + (1,) * (4 - len(op)) for op in ops]
     s, e, b, r = (np.array(col, dtype=float) for col in zip(*ops)) if ops else [np.zeros(0)] * 4
-    return merge(s, e, b, r, run_time, config)
+    return merge(
+        s,
+        e,
+        b,
+        r,
+        run_time,
+        minor_rate_fraction=CFG.minor_rate_fraction,
+        neighbor_gap_runtime_fraction=CFG.neighbor_gap_runtime_fraction,
+        neighbor_gap_duration_fraction=CFG.neighbor_gap_duration_fraction,
+    )
 
 
 def spans(merged):
@@ -116,19 +125,25 @@ def test_minor_rate_exclusion_edge(light_bytes, minor):
 
 
 def test_zero_length_operations_are_never_minor_and_merge_when_inside():
-    assert minor_mask([0, 5, 5], [10, 5, 5], [1000, 1, 1], CFG).tolist() == [False] * 3
+    assert (
+        minor_mask([0, 5, 5], [10, 5, 5], [1000, 1, 1], minor_rate_fraction=CFG.minor_rate_fraction).tolist()
+        == [False] * 3
+    )
     merged = run([(0, 10, 1000), (5, 5, 1), (500, 500, 2)])
     assert spans(merged) == [(0, 10, 1001), (500, 500, 2)]
 
 
 def test_all_zero_length_operations():
-    assert minor_mask([1, 2], [1, 2], [5, 5], CFG).tolist() == [False, False]
+    assert minor_mask([1, 2], [1, 2], [5, 5], minor_rate_fraction=CFG.minor_rate_fraction).tolist() == [
+        False,
+        False,
+    ]
 
 
 def reference_merge(ops, run_time, config):
     """Slow, obviously right: merge any qualifying pair, one at a time, until none."""
     columns = [np.array([op[k] for op in ops], dtype=float) for k in range(3)]
-    minor = minor_mask(*columns, config)
+    minor = minor_mask(*columns, minor_rate_fraction=config.minor_rate_fraction)
     items = [list(op[:3]) for op, m in zip(ops, minor) if not m]
     changed = True
     while changed:

@@ -5,11 +5,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mosaic.analysis.metadata import labels, requests_per_second, statistics
+from mosaic.analysis import metadata
 from mosaic.config import Config
 from mosaic.trace import META_DTYPE
 
 CFG = Config()
+
+
+def requests_per_second(rows, run_time, seeks=False):
+    return metadata.requests_per_second(rows, run_time, metadata_seeks=seeks)
+
+
+def statistics(per_second, run_time):
+    return metadata.statistics(per_second, run_time, metadata_spike_level=CFG.metadata_spike_level)
+
+
+def labels(per_second, run_time):
+    """The labels as analyze() gives them: from the run's statistics."""
+    return metadata.summary_labels(
+        statistics(per_second, run_time),
+        metadata_high_spike=CFG.metadata_high_spike,
+        metadata_min_spikes=CFG.metadata_min_spikes,
+        metadata_density_mean=CFG.metadata_density_mean,
+    )
 
 
 def meta(*records):
@@ -37,8 +55,7 @@ def test_the_papers_rule_counts_seeks_with_the_opens():
 def test_a_seek_heavy_reader_is_no_metadata_load_unless_seeks_count(seeks, expected):
     # 4 opens and 40,000 seeks in [1, 2]: one file read in 4 handles, one lseek per MiB
     per_second = requests_per_second(meta((4, 40_000, 1.0, 2.0, 9.0, 9.0)), 10.0, seeks=seeks)
-    config = CFG.replace(metadata_seeks=seeks)
-    assert labels(per_second, 10.0, config) == (expected or ["metadata_high_spike"])
+    assert labels(per_second, 10.0) == (expected or ["metadata_high_spike"])
     assert per_second.sum() == (8 if not seeks else 40_008)
 
 
@@ -73,7 +90,7 @@ def test_fractional_overlap_is_exact_per_bin():
 def test_no_records():
     per_second = requests_per_second(meta(), 3.2)
     assert per_second.tolist() == [0, 0, 0, 0] and per_second.dtype == float
-    assert labels(np.zeros(4), 3.2, CFG) == ["metadata_insignificant_load"]
+    assert labels(np.zeros(4), 3.2) == ["metadata_insignificant_load"]
 
 
 def test_a_month_long_run_is_one_array():
@@ -86,23 +103,23 @@ def test_a_month_long_run_is_one_array():
 @pytest.mark.parametrize("count, spike", [(250, False), (251, True)])
 def test_high_spike_is_more_than_250_in_one_second(count, spike):
     per_second = requests_per_second(meta(never_closed(count, 10.5)), 20.0)
-    assert ("metadata_high_spike" in labels(per_second, 20.0, CFG)) is spike
+    assert ("metadata_high_spike" in labels(per_second, 20.0)) is spike
 
 
 def test_spread_that_is_whole_in_exact_arithmetic_is_not_a_spike():
     # 500 requests over [10.1, 12.1]: 250 in each second they touch, give or take float dust
     per_second = requests_per_second(meta((500, 0, 10.1, 12.1, 0, 0)), 20.0)
     assert per_second.max() == pytest.approx(250)
-    assert statistics(per_second, 20.0, CFG)["peak_per_second"] == 250
-    assert "metadata_high_spike" not in labels(per_second, 20.0, CFG)
-    assert "metadata_high_spike" not in labels(np.array([250 + 1e-9]), 1.0, CFG)
+    assert statistics(per_second, 20.0)["peak_per_second"] == 250
+    assert "metadata_high_spike" not in labels(per_second, 20.0)
+    assert "metadata_high_spike" not in labels(np.array([250 + 1e-9]), 1.0)
 
 
 @pytest.mark.parametrize("seconds, level, multiple", [(5, 50, True), (4, 50, False), (5, 49, False)])
 def test_multiple_spikes_need_five_seconds_of_at_least_50(seconds, level, multiple):
     records = [never_closed(level, 10.0 * k + 0.5) for k in range(seconds)]
     per_second = requests_per_second(meta(*records), 100.0)
-    assert ("metadata_multiple_spikes" in labels(per_second, 100.0, CFG)) is multiple
+    assert ("metadata_multiple_spikes" in labels(per_second, 100.0)) is multiple
 
 
 @pytest.mark.parametrize(
@@ -115,12 +132,12 @@ def test_multiple_spikes_need_five_seconds_of_at_least_50(seconds, level, multip
 def test_high_density_needs_a_mean_of_50_per_second(last, expected):
     records = [never_closed(50, k + 0.5) for k in range(9)] + [never_closed(last, 9.5)]
     per_second = requests_per_second(meta(*records), 10.0)
-    assert labels(per_second, 10.0, CFG) == expected
+    assert labels(per_second, 10.0) == expected
 
 
 def test_density_mean_uses_the_run_time_not_the_bin_count():
     per_second = np.full(11, 50.0)  # 550 requests in a 10.5 s run: 52.4 per second
-    assert statistics(per_second, 10.5, CFG) == {
+    assert statistics(per_second, 10.5) == {
         "requests": 550.0,
         "peak_per_second": 50.0,
         "spikes": 11,
@@ -130,7 +147,7 @@ def test_density_mean_uses_the_run_time_not_the_bin_count():
 
 def test_high_density_without_five_spikes_is_not_given():
     per_second = np.array([400.0, 0, 0, 0])  # mean 100/s, one spike
-    assert labels(per_second, 4.0, CFG) == ["metadata_high_spike"]
+    assert labels(per_second, 4.0) == ["metadata_high_spike"]
 
 
 times = st.one_of(st.just(0.0), st.floats(0, 120))
@@ -154,4 +171,4 @@ def test_every_request_is_counted_once(records, run_time, seeks):
 def test_spikes_round_like_the_peak_near_the_level():
     # 50 - 1e-9 rounds to a spike of 50; 49.9999994 rounds to 49.999999, not a spike
     per_second = np.array([50 - 1e-9, 49.9999994, 49.0, 50.0, 0.0])
-    assert statistics(per_second, 5.0, CFG)["spikes"] == 2
+    assert statistics(per_second, 5.0)["spikes"] == 2

@@ -4,10 +4,16 @@ import numpy as np
 import pytest
 
 from mosaic.analysis import segments
-from mosaic.analysis.segments import meanshift_periodicity
+from mosaic.analysis.segments import MeanShiftSettings, meanshift_periodicity
 from mosaic.config import Config
 
 CFG = Config()
+SETTINGS = MeanShiftSettings.of(CFG)
+
+
+def changed(**fields):
+    """The mean-shift settings of a Config with these fields changed (checked as Config checks them)."""
+    return MeanShiftSettings.of(CFG.replace(**fields))
 
 
 def series(count, period=100.0, duration=10.0, nbytes=1e9, start=0.0):
@@ -36,7 +42,7 @@ def test_single_and_no_operation_segments():
 
 
 def test_no_operations_is_not_periodic():
-    result = meanshift_periodicity([], [], [], CFG)
+    result = meanshift_periodicity([], [], [], SETTINGS)
     assert result["periodic"] is False and result["operations"] == []
 
 
@@ -45,13 +51,13 @@ def test_two_equal_operations_are_not_a_period_and_skip_clustering(monkeypatch):
         raise AssertionError("MeanShift must not run below min_periodic_segments")
 
     monkeypatch.setattr(segments, "cluster", fail)
-    result = meanshift_periodicity(*series(2), CFG)
+    result = meanshift_periodicity(*series(2), SETTINGS)
     assert result["periodic"] is False
     assert result["segments"]["cluster"].tolist() == [-1, -1]
 
 
 def test_three_equal_operations_are_a_period_with_hand_computed_figures():
-    result = meanshift_periodicity(*series(3, period=100, duration=10, nbytes=5e8, start=7), CFG)
+    result = meanshift_periodicity(*series(3, period=100, duration=10, nbytes=5e8, start=7), SETTINGS)
     assert result["periodic"] is True and result["share"] == 1.0
     [op] = result["operations"]
     assert op["period"] == 100 and op["occurrences"] == 3
@@ -71,7 +77,7 @@ def test_periodic_segment_share_threshold(regular, periodic):
     # 3 of 4 and 21 of 28 segments = 75 %; 20 of 27 = 74 %; 2 regular ones are no cluster
     extra = 1 if regular == 3 else 7
     ops = joined(series(regular), outliers(extra, 100.0 * regular))
-    result = meanshift_periodicity(*ops, CFG)
+    result = meanshift_periodicity(*ops, SETTINGS)
     assert result["periodic"] is periodic
     if periodic:
         assert result["share"] == pytest.approx(regular / (regular + extra))
@@ -83,7 +89,7 @@ def test_jittered_series_stays_one_cluster():
     rng = np.random.default_rng(1)
     starts = np.cumsum(rng.uniform(95, 105, 40))
     nbytes = rng.uniform(0.95e9, 1.05e9, 40)
-    result = meanshift_periodicity(starts, starts + 5, nbytes, CFG)
+    result = meanshift_periodicity(starts, starts + 5, nbytes, SETTINGS)
     assert result["periodic"] is True
     assert [op["occurrences"] for op in result["operations"]] == [40]
 
@@ -91,14 +97,14 @@ def test_jittered_series_stays_one_cluster():
 def test_two_periodic_operations_are_reported_dominant_first():
     early = series(10, period=100, nbytes=1e8)
     late = series(5, period=1000, nbytes=1e10, start=1000)
-    result = meanshift_periodicity(*joined(early, late), CFG)
+    result = meanshift_periodicity(*joined(early, late), SETTINGS)
     assert result["periodic"] is True
     periods = [(op["period"], op["occurrences"]) for op in result["operations"]]
     assert periods == [(1000, 5), (100, 10)]
 
 
 def test_zero_durations_and_bytes_are_floored_not_crashing():
-    ids = segments.cluster(np.array([0.0, 0.0, 0.0, 5.0]), np.array([0.0, 0.0, 0.0, 1e6]), CFG)
+    ids = segments.cluster(np.array([0.0, 0.0, 0.0, 5.0]), np.array([0.0, 0.0, 0.0, 1e6]), SETTINGS)
     assert ids[0] == ids[1] == ids[2] != ids[3]
 
 
@@ -108,7 +114,7 @@ def test_period_is_the_recurrence_interval_when_other_operations_cut_the_segment
     index = series(8, period=1000, duration=1, nbytes=1e6, start=300)
     order = np.argsort(np.concatenate([data[0], index[0]]))
     ops = [col[order] for col in joined(data, index)]
-    result = meanshift_periodicity(*ops, CFG)
+    result = meanshift_periodicity(*ops, SETTINGS)
     assert result["periodic"] is True
     dominant = result["operations"][0]
     assert dominant["period"] == 1000 and dominant["occurrences"] == 8
@@ -118,7 +124,7 @@ def test_period_is_the_recurrence_interval_when_other_operations_cut_the_segment
 
 def test_one_long_pause_does_not_stretch_the_period():
     # 10 checkpoints every 100 s, a 2,000 s wait, 10 more every 100 s
-    result = meanshift_periodicity(*joined(series(10), series(10, start=2900)), CFG)
+    result = meanshift_periodicity(*joined(series(10), series(10, start=2900)), SETTINGS)
     assert [(op["period"], op["occurrences"]) for op in result["operations"]] == [(100, 19)]
 
 
@@ -127,7 +133,7 @@ def test_period_counts_only_operations_of_the_same_volume():
     hourly = series(125, period=100, duration=5, nbytes=1e8)
     daily = series(5, period=2400, duration=20, nbytes=1e10, start=2325)
     order = np.argsort(np.concatenate([hourly[0], daily[0]]))
-    result = meanshift_periodicity(*[col[order] for col in joined(hourly, daily)], CFG)
+    result = meanshift_periodicity(*[col[order] for col in joined(hourly, daily)], SETTINGS)
     assert result["periodic"] is True
     dominant = result["operations"][0]
     assert (dominant["bytes_per_occurrence"], dominant["occurrences"]) == (1e10, 5)
@@ -141,17 +147,18 @@ def test_period_counts_only_operations_of_the_same_volume():
 def test_recurrence_share_threshold_both_sides():
     # gaps 100, 100, 100, 300: median 100, three of four alike -> share 0.75
     starts = np.array([0.0, 100, 200, 300, 600])
-    assert segments._recurs(starts, CFG.replace(periodic_regular_share=0.75))
-    assert not segments._recurs(starts, CFG.replace(periodic_regular_share=0.76))
+    bandwidth = CFG.meanshift_bandwidth
+    assert segments._recurs(starts, meanshift_bandwidth=bandwidth, periodic_regular_share=0.75)
+    assert not segments._recurs(starts, meanshift_bandwidth=bandwidth, periodic_regular_share=0.76)
 
 
 def test_alike_means_within_one_bandwidth_of_the_median_gap():
     # gaps 100, 100, 125 (ratio exactly 1.25 = one bandwidth) and 100, 100, 126
     bandwidth_edge = np.array([0.0, 100, 200, 325])
     just_beyond = np.array([0.0, 100, 200, 326])
-    strict = CFG.replace(periodic_regular_share=1.0)
-    assert segments._recurs(bandwidth_edge, strict)
-    assert not segments._recurs(just_beyond, strict)
+    strict = {"meanshift_bandwidth": CFG.meanshift_bandwidth, "periodic_regular_share": 1.0}
+    assert segments._recurs(bandwidth_edge, **strict)
+    assert not segments._recurs(just_beyond, **strict)
 
 
 def test_equal_writes_at_random_times_are_not_periodic():
@@ -160,20 +167,20 @@ def test_equal_writes_at_random_times_are_not_periodic():
     starts = np.cumsum(rng.exponential(120.0, 143))
     ends = starts + 2.0
     nbytes = np.full(143, 24.6e6)
-    spec_literal = meanshift_periodicity(starts, ends, nbytes, CFG.replace(periodic_regular_share=0.0))
+    spec_literal = meanshift_periodicity(starts, ends, nbytes, changed(periodic_regular_share=0.0))
     assert spec_literal["periodic"]  # the rule as written is fooled
-    assert not meanshift_periodicity(starts, ends, nbytes, CFG)["periodic"]
+    assert not meanshift_periodicity(starts, ends, nbytes, SETTINGS)["periodic"]
 
 
 def test_a_series_with_one_long_pause_still_recurs():
     starts = np.concatenate([100.0 * np.arange(6), 2000 + 100.0 * np.arange(6)])
-    result = meanshift_periodicity(starts, starts + 10, np.full(12, 1e9), CFG)
+    result = meanshift_periodicity(starts, starts + 10, np.full(12, 1e9), SETTINGS)
     assert result["periodic"]
 
 
 @pytest.mark.parametrize("period, periodic", [(1.0, True), (0.99, False), (84e-3, False)])
 def test_a_period_under_min_period_seconds_is_request_cadence(period, periodic):
-    result = meanshift_periodicity(*series(20, period=period, duration=period / 10), CFG)
+    result = meanshift_periodicity(*series(20, period=period, duration=period / 10), SETTINGS)
     assert result["periodic"] is periodic
     assert [op["period"] for op in result["operations"]] == ([period] if periodic else [])
     assert result["share"] == (1.0 if periodic else 0.0)
@@ -182,8 +189,8 @@ def test_a_period_under_min_period_seconds_is_request_cadence(period, periodic):
 
 def test_min_period_seconds_is_a_setting():
     case = series(20, period=0.5, duration=0.05)
-    assert meanshift_periodicity(*case, CFG.replace(min_period_seconds=0.5))["periodic"]
-    assert not meanshift_periodicity(*case, CFG.replace(min_period_seconds=0.51))["periodic"]
+    assert meanshift_periodicity(*case, changed(min_period_seconds=0.5))["periodic"]
+    assert not meanshift_periodicity(*case, changed(min_period_seconds=0.51))["periodic"]
 
 
 def token_ring(checkpoints=8, ranks=6, spacing=20.0, period=1200.0):
@@ -193,7 +200,7 @@ def token_ring(checkpoints=8, ranks=6, spacing=20.0, period=1200.0):
 
 
 def test_token_ring_checkpoints_take_the_checkpoint_period():
-    result = meanshift_periodicity(*token_ring(), CFG)
+    result = meanshift_periodicity(*token_ring(), SETTINGS)
     assert result["periodic"]
     assert {op["period"] for op in result["operations"]} == {1200.0}
 
@@ -205,18 +212,18 @@ def test_trains_end_at_gaps_over_train_gap_factor_times_the_median():
     case = token_ring()
 
     def period(factor):
-        return meanshift_periodicity(*case, CFG.replace(train_gap_factor=factor))["operations"][0]["period"]
+        return meanshift_periodicity(*case, changed(train_gap_factor=factor))["operations"][0]["period"]
 
     assert period(55.9) == 1200.0
     assert period(56.0) == 20.0
 
 
 def test_too_few_trains_or_single_occurrences_keep_the_median_interval():
-    two = meanshift_periodicity(*token_ring(checkpoints=2, ranks=12), CFG)  # 2 trains < 3
+    two = meanshift_periodicity(*token_ring(checkpoints=2, ranks=12), SETTINGS)  # 2 trains < 3
     assert {op["period"] for op in two["operations"]} == {20.0}
     paused = series(30, period=100.0)  # a plain series with one long pause
     starts = np.where(np.arange(30) < 15, paused[0], paused[0] + 5000.0)
-    result = meanshift_periodicity(starts, starts + 10.0, paused[2], CFG)
+    result = meanshift_periodicity(starts, starts + 10.0, paused[2], SETTINGS)
     assert [op["period"] for op in result["operations"]] == [100.0]
 
 
@@ -224,7 +231,7 @@ def test_trains_at_no_steady_pace_keep_the_median_interval():
     starts, ends, nbytes = token_ring(checkpoints=6)
     # trains 4200, 1700, 6700, 1300, 12100 apart
     shift = np.repeat([0.0, 3000.0, 3500.0, 9000.0, 9100.0, 20000.0], 6)
-    result = meanshift_periodicity(starts + shift, ends + shift, nbytes, CFG)
+    result = meanshift_periodicity(starts + shift, ends + shift, nbytes, SETTINGS)
     assert {op["period"] for op in result["operations"]} == {20.0}
 
 
@@ -232,13 +239,17 @@ def test_a_series_weighs_every_operation_of_its_volume():
     """19 checkpoints of 560 MB (10.64 GB) among 158 logs of 20 MB (3.16 GB): a cluster of 5
     checkpoints (2.8 GB) outweighs the logs' cluster of 158 (3.16 GB) through its series; 560 and
     600 MB are within one bandwidth (log 1.25) of each other, 20 MB far from both."""
-    config = Config()
     nbytes = np.array([5.6e8] * 19 + [2e7] * 158)
 
     def op(volume: float, occurrences: int) -> dict:
         return {"bytes_per_occurrence": volume, "occurrences": occurrences}
 
-    weights = segments._series_weights([op(5.6e8, 5), op(2e7, 158), op(6e8, 3)], nbytes, config)
+    weights = segments._series_weights(
+        [op(5.6e8, 5), op(2e7, 158), op(6e8, 3)],
+        nbytes,
+        meanshift_bandwidth=CFG.meanshift_bandwidth,
+        meanshift_min_bytes=CFG.meanshift_min_bytes,
+    )
     assert weights == [
         (pytest.approx(1.064e10), 2.8e9),
         (pytest.approx(3.16e9), 3.16e9),
@@ -253,6 +264,6 @@ def test_two_operations_of_one_volume_each_recur_at_their_own_period():
     first = series(6, period=8.0, duration=4.0, nbytes=0.91e9)
     second = series(6, period=8.0, duration=1.6, nbytes=0.89e9, start=4.8)
     order = np.argsort(np.concatenate([first[0], second[0]]))
-    result = meanshift_periodicity(*[col[order] for col in joined(first, second)], CFG)
+    result = meanshift_periodicity(*[col[order] for col in joined(first, second)], SETTINGS)
     assert result["periodic"] is True
     assert sorted((op["occurrences"], op["period"]) for op in result["operations"]) == [(5, 8.0), (7, 8.0)]

@@ -9,7 +9,13 @@ import json
 import numpy as np
 import pytest
 
-from mosaic.analysis.spectrum import bandwidth_signal, fft_periodicity, power_spectrum
+from mosaic.analysis.spectrum import (
+    SamplingSettings,
+    SpectrumSettings,
+    bandwidth_signal,
+    fft_periodicity,
+    power_spectrum,
+)
 from mosaic.config import Config
 
 CONFIG = Config()
@@ -39,7 +45,11 @@ def poisson(seed, run_time=600.0, rate=0.1, mean_duration=1.0):
 
 
 def detect(case, config=CONFIG):
-    return fft_periodicity(*case, config)
+    return fft_periodicity(*case, SamplingSettings.of(config), SpectrumSettings.of(config))
+
+
+def signal(starts, ends, nbytes, run_time, config):
+    return bandwidth_signal(starts, ends, nbytes, run_time, SamplingSettings.of(config))
 
 
 def assert_period(result, truth, tolerance):
@@ -53,14 +63,14 @@ def assert_period(result, truth, tolerance):
 def test_signal_spreads_each_operation_over_the_bins_it_covers():
     config = CONFIG.replace(fft_min_samples=10, fft_max_samples=10)
     # 200 B over [0.5, 2.5] is 100 B/s; 40 B in zero time at 3.2 is an impulse
-    width, values = bandwidth_signal([0.5, 3.2], [2.5, 3.2], [200.0, 40.0], 10.0, config)
+    width, values = signal([0.5, 3.2], [2.5, 3.2], [200.0, 40.0], 10.0, config)
     assert width == 1.0
     np.testing.assert_allclose(values, [50, 100, 50, 40, 0, 0, 0, 0, 0, 0])
 
 
 def test_overlapping_operations_add_up():
     config = CONFIG.replace(fft_min_samples=4, fft_max_samples=4)
-    _, values = bandwidth_signal([0.0, 1.0], [2.0, 4.0], [20.0, 30.0], 4.0, config)
+    _, values = signal([0.0, 1.0], [2.0, 4.0], [20.0, 30.0], 4.0, config)
     np.testing.assert_allclose(values, [10, 20, 10, 10])
 
 
@@ -73,7 +83,7 @@ def test_signal_is_the_exact_overlap_of_operations_and_bins():
     ends[::17] = starts[::17]  # impulses
     nbytes = rng.uniform(1, 1e6, starts.size)
     config = CONFIG.replace(fft_min_samples=1000, fft_max_samples=1000)
-    width, values = bandwidth_signal(starts, ends, nbytes, 100.0, config)
+    width, values = signal(starts, ends, nbytes, 100.0, config)
     edges = np.arange(1001) * width
     spread = ends > starts
     overlap = np.clip(
@@ -90,14 +100,14 @@ def test_rate_holds_across_bins_where_it_does_not_change():
     # the running rate is summed only where it changes: a long operation, one
     # inside a single bin (its changes cancel), impulses alone
     config = CONFIG.replace(fft_min_samples=10, fft_max_samples=10)
-    _, values = bandwidth_signal([0.5, 3.2, 3.4], [8.5, 3.4, 3.4], [80.0, 2.0, 7.0], 10.0, config)
+    _, values = signal([0.5, 3.2, 3.4], [8.5, 3.4, 3.4], [80.0, 2.0, 7.0], 10.0, config)
     np.testing.assert_allclose(values, [5, 10, 10, 19, 10, 10, 10, 10, 5, 0])
-    _, impulses = bandwidth_signal([1.0, 1.5], [1.0, 1.5], [3.0, 4.0], 10.0, config)
+    _, impulses = signal([1.0, 1.5], [1.0, 1.5], [3.0, 4.0], 10.0, config)
     np.testing.assert_array_equal(impulses, [0, 7, 0, 0, 0, 0, 0, 0, 0, 0])
 
 
 def test_a_20ms_burst_in_a_day_keeps_its_volume():
-    width, values = bandwidth_signal([40_000.0], [40_000.02], [5e8], 86_400.0, CONFIG)
+    width, values = signal([40_000.0], [40_000.02], [5e8], 86_400.0, CONFIG)
     assert width > 1.0  # far coarser than the burst
     assert values.sum() * width == pytest.approx(5e8)
     assert np.count_nonzero(values) == 1
@@ -107,23 +117,23 @@ def test_bin_width_follows_the_shortest_operation_within_bounds():
     config = CONFIG.replace(
         fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=1000, fft_min_bin_seconds=0.0
     )
-    width, values = bandwidth_signal([0.0, 50.0], [1.0, 60.0], [1.0, 1.0], 100.0, config)
+    width, values = signal([0.0, 50.0], [1.0, 60.0], [1.0, 1.0], 100.0, config)
     assert (width, values.size) == (0.25, 400)  # 1 s / 4
-    long_ops = bandwidth_signal([0.0], [80.0], [1.0], 100.0, config)[0]
+    long_ops = signal([0.0], [80.0], [1.0], 100.0, config)[0]
     assert long_ops == 1.0  # 20 s / 4 would leave only 20 bins: floor 100 samples
-    tiny_ops = bandwidth_signal([0.0], [0.001], [1.0], 100.0, config)[0]
+    tiny_ops = signal([0.0], [0.001], [1.0], 100.0, config)[0]
     assert tiny_ops == 0.1  # capped at 1000 samples
 
 
 def test_bins_are_no_finer_than_the_minimum_bin_width():
     config = CONFIG.replace(fft_bins_per_operation=4, fft_min_samples=100, fft_max_samples=100_000)
     ops = ([0.0], [0.01], [1.0], 100.0)  # 4 bins per op would be 2.5 ms
-    assert bandwidth_signal(*ops, config.replace(fft_min_bin_seconds=0.1))[0] == 0.1
-    assert bandwidth_signal(*ops, config.replace(fft_min_bin_seconds=0.01))[0] == 0.01
+    assert signal(*ops, config.replace(fft_min_bin_seconds=0.1))[0] == 0.1
+    assert signal(*ops, config.replace(fft_min_bin_seconds=0.01))[0] == 0.01
 
 
 def test_operations_past_the_run_time_extend_the_window():
-    width, values = bandwidth_signal(
+    width, values = signal(
         [0.0], [12.0], [12.0], 10.0, CONFIG.replace(fft_min_samples=12, fft_max_samples=12)
     )
     assert width * values.size == pytest.approx(12.0)
@@ -132,7 +142,7 @@ def test_operations_past_the_run_time_extend_the_window():
 
 def test_non_positive_run_time_is_an_error():
     with pytest.raises(ValueError):
-        bandwidth_signal([], [], [], 0.0, CONFIG)
+        signal([], [], [], 0.0, CONFIG)
 
 
 def test_power_spectrum_peaks_at_a_cosine_frequency():
@@ -423,7 +433,9 @@ def heatmap_bins(period_bins, count, burst=1e9, bins=None):
 def test_heatmap_bins_show_the_period_of_appends_to_one_record():
     from mosaic.analysis.spectrum import heatmap_periodicity
 
-    result = heatmap_periodicity(heatmap_bins(6, 30), 100.0, CONFIG)  # a checkpoint every 600 s
+    result = heatmap_periodicity(
+        heatmap_bins(6, 30), 100.0, SpectrumSettings.of(CONFIG)
+    )  # a checkpoint every 600 s
     assert_period(result, 600.0, 0.01)
     assert result["signal"] == "heatmap" and result["bin_width"] == 100.0
     assert result["exact_share"] is None  # no operations to check against
@@ -432,9 +444,11 @@ def test_heatmap_bins_show_the_period_of_appends_to_one_record():
 def test_heatmap_needs_bins_for_three_periods():
     from mosaic.analysis.spectrum import heatmap_periodicity
 
-    assert heatmap_periodicity(heatmap_bins(2, 3, bins=5), 10.0, CONFIG) is None  # < 2 x 3 bins
-    assert heatmap_periodicity(heatmap_bins(2, 3), 10.0, CONFIG) is not None  # exactly 6
-    assert heatmap_periodicity(heatmap_bins(2, 3, bins=6), 10.0, CONFIG.replace(fft_min_periods=3.5)) is None
+    settings = SpectrumSettings.of(CONFIG)
+    assert heatmap_periodicity(heatmap_bins(2, 3, bins=5), 10.0, settings) is None  # < 2 x 3 bins
+    assert heatmap_periodicity(heatmap_bins(2, 3), 10.0, settings) is not None  # exactly 6
+    fewer = SpectrumSettings.of(CONFIG.replace(fft_min_periods=3.5))
+    assert heatmap_periodicity(heatmap_bins(2, 3, bins=6), 10.0, fewer) is None
 
 
 def test_the_more_significant_signal_wins_and_operations_on_ties():
@@ -451,13 +465,14 @@ def test_random_heatmaps_are_not_periodic_by_the_fft_alone(rule):
     """Random bursts in 20-400 bins: the FFT's own verdict may say periodic now and
     then, but never past the gate the verdict rule sets for the FFT alone."""
     from mosaic.analysis.spectrum import heatmap_periodicity
-    from mosaic.analysis.verdict import RULES
+    from mosaic.analysis.verdict import RULES, VerdictSettings
 
+    settings, gate = SpectrumSettings.of(CONFIG), VerdictSettings.of(CONFIG)
     found = 0
     for seed in range(200):
         rng = np.random.default_rng(seed)
         bins = rng.integers(20, 400)
         values = np.where(rng.random(bins) < rng.uniform(0.02, 0.3), rng.lognormal(20, 1, bins), 0.0)
-        result = heatmap_periodicity(values, float(rng.uniform(0.1, 100)), CONFIG)
-        found += bool(result and RULES[rule](False, result, CONFIG))
+        result = heatmap_periodicity(values, float(rng.uniform(0.1, 100)), settings)
+        found += bool(result and RULES[rule](False, result, gate))
     assert found == 0

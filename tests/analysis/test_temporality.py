@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mosaic.analysis.temporality import chunk_bytes, coefficient_of_variation, labels
+from mosaic.analysis.temporality import TemporalitySettings, chunk_bytes, coefficient_of_variation, labels
 from mosaic.config import Config
 
-CFG = Config()
+SETTINGS = TemporalitySettings.of(Config())
 M = 1e7  # chunk values below are in units of 10 MB: every case is significant
 
 
@@ -56,7 +56,7 @@ def test_coefficient_of_variation_is_population_std_over_mean():
 
 
 def label_set(*values):
-    return labels(np.array(values) * M, sum(values) * M, CFG)
+    return labels(np.array(values) * M, sum(values) * M, SETTINGS)
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ def test_labels_are_non_exclusive_and_in_vocabulary_order():
 
 @pytest.mark.parametrize("total, expected", [(1e8 - 1, ["insignificant"]), (1e8, ["steady"])])
 def test_significance_threshold(total, expected):
-    assert labels(np.full(4, total / 4), total, CFG) == expected
+    assert labels(np.full(4, total / 4), total, SETTINGS) == expected
 
 
 @settings(max_examples=200, deadline=None)

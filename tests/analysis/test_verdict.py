@@ -4,10 +4,11 @@ from typing import get_args
 
 import pytest
 
-from mosaic.analysis.verdict import RULES, combine, labels
+from mosaic.analysis.verdict import RULES, LabelSettings, VerdictSettings, combine, labels
 from mosaic.config import Config, VerdictRule
 
 CONFIG = Config()
+LABELS = LabelSettings.of(CONFIG)
 
 
 def operation(period, occurrences, bytes_per_occurrence, busy_fraction):
@@ -39,7 +40,7 @@ def fft(periodic=True, fundamentals=1, score=0.9, significance=20.0, period=40.0
 
 
 def verdict(meanshift, fft_result, rule, **changes):
-    return combine(meanshift, fft_result, CONFIG.replace(verdict_rule=rule, **changes))
+    return combine(meanshift, fft_result, VerdictSettings.of(CONFIG.replace(verdict_rule=rule, **changes)))
 
 
 # (mean shift, FFT): (T, T), (T, F), (F, T), (F, F)
@@ -210,7 +211,7 @@ def periodic_verdict(period, busy=0.5):
     ],
 )
 def test_magnitude_thresholds(period, magnitude):
-    assert labels(periodic_verdict(period), CONFIG) == ["periodic", magnitude]
+    assert labels(periodic_verdict(period), LABELS) == ["periodic", magnitude]
 
 
 @pytest.mark.parametrize(
@@ -218,8 +219,8 @@ def test_magnitude_thresholds(period, magnitude):
     [(0.25, ["periodic_low_busy_time"]), (0.2501, []), (0.7499, []), (0.75, ["periodic_high_busy_time"])],
 )
 def test_busy_time_thresholds(busy, extra):
-    assert labels(periodic_verdict(60.0, busy), CONFIG) == ["periodic", "periodic_minute"] + extra
+    assert labels(periodic_verdict(60.0, busy), LABELS) == ["periodic", "periodic_minute"] + extra
 
 
 def test_no_labels_when_the_verdict_is_not_periodic():
-    assert labels({"periodic": False, "period": None}, CONFIG) == []
+    assert labels({"periodic": False, "period": None}, LABELS) == []
