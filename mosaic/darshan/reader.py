@@ -29,7 +29,6 @@ from mosaic.darshan.archive import (
     GZIP_MAGIC,
     LEADING_BYTES,
     NOT_A_LOG,
-    SNIFF_BYTES,
     check_leading_bytes,
     read_bytes,
 )
@@ -42,6 +41,8 @@ Raw = bytes | bytearray  # an inflated region: a bytearray when large (see infla
 # gzip / bzip2 layers a log may be wrapped in: a .darshan.gz, and one more when such a
 # file is posted with Content-Encoding: gzip (its name is the hash of the log inside both).
 MAX_WRAPPERS = 2
+# A log's first bytes, 2.x and 3.x alike: its version string, then the int64 magic number.
+VERSION_BYTES, UNWRAPPED_HEAD_BYTES = 8, 16
 # Compressed bytes handed to a decompressor at a time: small first (per-rank
 # streams are small), doubling while a stream goes on.
 INFLATE_CHUNK_FIRST, INFLATE_CHUNK_MAX = 1 << 10, 1 << 20
@@ -130,10 +131,15 @@ def _wrapper(data: bytes | bytearray) -> int | None:
 
 
 def _check_unwrapped(head: bytes) -> None:
-    """LogError(unreadable) unless what a wrapper holds starts like a log or another
-    wrapper: a layer of anything else (a bomb of zeros) is inflated no further."""
+    """LogError(unreadable) unless what a wrapper holds starts like another wrapper or
+    like a log, its version then Darshan's magic number (2.x and 3.x alike, either byte
+    order): a layer of anything else (a bomb of zeros behind "3.") is inflated no further."""
     if not head.startswith(LEADING_BYTES):
         raise LogError(Reason.UNREADABLE, NOT_A_LOG)
+    if head.startswith((b"2.", b"3.")) and len(head) >= UNWRAPPED_HEAD_BYTES:
+        magic = head[VERSION_BYTES:UNWRAPPED_HEAD_BYTES]
+        if F.MAGIC not in (int.from_bytes(magic, "little"), int.from_bytes(magic, "big")):
+            raise LogError(Reason.UNREADABLE, "bad magic number")
 
 
 def _read_bytes(data: Raw, budget: _Budget) -> DarshanLog:
@@ -166,7 +172,7 @@ def inflate(
     streams about 3x faster than the standard zlib (heavy logs: a third of
     reading was inflating). A region past ``INFLATE_PIECE_BYTES`` is inflated
     a piece at a time into one bytearray, so that it is held about once, not
-    twice. ``check_head``, if given, sees the first ``SNIFF_BYTES`` of the output
+    twice. ``check_head``, if given, sees the first ``UNWRAPPED_HEAD_BYTES`` of the output
     (all of it when shorter) before more is inflated, and may stop it by raising.
     """
     if comp == F.COMP_NONE:
@@ -211,7 +217,7 @@ def inflate(
 class _Inflated:
     """A region's output so far: a list of parts while small (joined once, with no copy
     when there is one), one growing bytearray past ``INFLATE_PIECE_BYTES``; its head
-    checked once ``SNIFF_BYTES`` are out (``check_head``), before more is asked."""
+    checked once ``UNWRAPPED_HEAD_BYTES`` are out (``check_head``), before more is asked."""
 
     def __init__(self, cap: int, check_head: Callable[[bytes], None] | None = None):
         self.cap, self.total = cap, 0
@@ -222,16 +228,16 @@ class _Inflated:
     def asked(self) -> int:
         """Output to ask for next: the head, a piece, or one byte past the cap (then too_large)."""
         if self.check_head is not None:
-            return min(SNIFF_BYTES - self.total, self.cap - self.total + 1)
+            return min(UNWRAPPED_HEAD_BYTES - self.total, self.cap - self.total + 1)
         return min(INFLATE_PIECE_BYTES, self.cap - self.total + 1)
 
     def add(self, piece: bytes) -> None:
         self.total += len(piece)
         if self.total > self.cap:
             raise LogError(Reason.TOO_LARGE, f"decompresses past the limit of {self.cap} bytes")
-        if self.check_head is not None and self.total >= SNIFF_BYTES:  # parts: a few bytes
+        if self.check_head is not None and self.total >= UNWRAPPED_HEAD_BYTES:  # parts: a few bytes
             check, self.check_head = self.check_head, None
-            check(b"".join([*self.parts, piece])[:SNIFF_BYTES])
+            check(b"".join([*self.parts, piece])[:UNWRAPPED_HEAD_BYTES])
         if self.buffer is not None:
             self.buffer += piece
             return

@@ -436,12 +436,14 @@ def test_a_large_region_is_held_about_once_while_inflated():
 
 def test_gzip_wrapping_garbage_and_a_3x_log():
     raises(gzip.compress(b"hello world"), "unreadable")
-    raises(gzip.compress(b"3." + b"x" * 100)[:-5], "corrupt_stream")  # starts like a log, cut short
+    cut_short = gzip.compress(b"3.41\0\0\0\0" + MAGIC_LE + b"x" * 100)[:-5]  # a log's head, then cut
+    raises(cut_short, "corrupt_stream")
     assert read_log(gzip.compress(simple())).job.version == "3.41"
 
 
 ZEROS = bytes(1 << 20)
 CAP = 64 << 10  # far below the zeros
+MAGIC_LE, MAGIC_BE = F.MAGIC.to_bytes(8, "little"), F.MAGIC.to_bytes(8, "big")
 
 
 @pytest.mark.parametrize(
@@ -455,7 +457,7 @@ def test_a_wrapper_of_anything_but_a_log_is_inflated_no_further_than_its_first_b
     with pytest.raises(LogError) as err:
         read_log(body, max_inflated_bytes=CAP)
     assert (err.value.reason, err.value.detail) == ("unreadable", "not a Darshan log (unknown leading bytes)")
-    with mock.patch.object(reader, "SNIFF_BYTES", 1 << 30):  # the head never checked: the cap stops it
+    with mock.patch.object(reader, "UNWRAPPED_HEAD_BYTES", 1 << 30):  # head never checked: the cap stops it
         with pytest.raises(LogError, match="too_large"):
             read_log(body, max_inflated_bytes=CAP)
 
@@ -467,8 +469,11 @@ def test_a_wrapper_of_anything_but_a_log_is_inflated_no_further_than_its_first_b
         (b"3", "unreadable"),
         (b"4." + ZEROS, "unreadable"),
         (b"x3." + ZEROS, "unreadable"),
-        (b"3." + ZEROS, "too_large"),  # starts like a log: inflated on, up to the cap
-        (b"2." + ZEROS, "too_large"),
+        (b"3." + ZEROS, "unreadable"),  # a version, then no magic number: inflated no further
+        (b"2." + ZEROS, "unreadable"),
+        (b"3.41\0\0\0\0" + MAGIC_LE + ZEROS, "too_large"),  # a log's head: inflated on, up to the cap
+        (b"2.06\0\0\0\0" + MAGIC_BE + ZEROS, "too_large"),  # either byte order
+        (b"3.41\0\0\0\0" + (F.MAGIC + 1).to_bytes(8, "little") + ZEROS, "unreadable"),
         (b"BZh" + ZEROS, "too_large"),  # like a second wrapper
         (b"\x1f\x8b" + ZEROS, "too_large"),
     ],

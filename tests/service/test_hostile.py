@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from mosaic.config import Config
+from mosaic.darshan import formats as F
 from mosaic.errors import Reason
 from mosaic.service.commands import serve
 from mosaic.service.pool import _worker_init, categorize_posted
@@ -212,7 +213,7 @@ def test_a_burst_of_large_bodies_leaves_the_server_at_its_size(big_server):
 
 def test_a_gzip_body_is_never_inflated_past_the_limit(server, write_secret):
     # ~160 KB inflating to 160 MB; it starts like a 3.x log, so only the inflation cap stops it
-    bomb = gzip.compress(b"3.41" + b"\0" * (server.max_inflated * 8), 9)
+    bomb = gzip.compress(LOG_HEAD + b"\0" * (server.max_inflated * 8), 9)
     with server.client() as client:
         response = client.post("/v1/categorize", content=bomb, headers={"Content-Encoding": "gzip"})
     assert response.status_code == 422
@@ -220,6 +221,10 @@ def test_a_gzip_body_is_never_inflated_past_the_limit(server, write_secret):
     workers = psutil.Process(server.process.pid).children(recursive=True)
     peaks = [int(open(f"/proc/{w.pid}/status").read().split("VmHWM:")[1].split()[0]) << 10 for w in workers]
     assert max(peaks) < 400 << 20  # a worker never held the 160 MB (plus its libraries)
+
+
+# A 3.x log's version and magic number: what a wrapper's content must start with to be inflated on.
+LOG_HEAD = b"3.41\0\0\0\0" + F.MAGIC.to_bytes(8, "little")
 
 
 def exhaust_memory(memory_bytes: int, body: bytes, queue) -> None:
@@ -230,7 +235,7 @@ def exhaust_memory(memory_bytes: int, body: bytes, queue) -> None:
 def test_a_worker_past_its_memory_limit_evicts_too_large():
     """RLIMIT_AS as the pool sets it: 128 MB more than the worker holds; the log would take
     256 MB once inflated (under max_inflated_bytes), so the allocation fails first."""
-    body = gzip.compress(b"3.41" + bytes(256 << 20), 1)  # like a log: inflated until memory fails
+    body = gzip.compress(LOG_HEAD + bytes(256 << 20), 1)  # like a log: inflated until memory fails
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     worker = context.Process(target=exhaust_memory, args=(128 << 20, body, queue))
