@@ -480,7 +480,7 @@ def _refused_clusters(direction: DirectionAnalysis, quote: _Quote, config: Confi
         return ""
     kept = {op["cluster"] for op in found["operations"]}
     durations, nbytes = found["segments"]["durations"], found["segments"]["bytes"]
-    candidates = segments._operations(
+    candidates = segments.cluster_operations(
         ids, merged.starts, merged.ends, durations, nbytes, segments.MeanShiftSettings.of(config)
     )
     refused = sorted(

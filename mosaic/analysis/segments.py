@@ -187,7 +187,7 @@ def meanshift_periodicity(
         ids = cluster(durations, seg_bytes, settings)
         operations = [
             op
-            for op in _operations(ids, begin, finish, durations, seg_bytes, settings)
+            for op in cluster_operations(ids, begin, finish, durations, seg_bytes, settings)
             if op["period"] >= settings.min_period_seconds
             and _recurs(
                 begin[ids == op["cluster"]],
@@ -237,7 +237,7 @@ def _series_weights(
     """Sort key of each periodic operation: (bytes its series moves, its own bytes).
 
     A series is every operation of one volume (bytes within one bandwidth in
-    log scale, as :func:`_operations` finds a series' period), and its bytes
+    log scale, as :func:`cluster_operations` finds a series' period), and its bytes
     are those operations' (``nbytes``, the direction's merged operations),
     not only the occurrences mean shift put in periodic clusters: another
     series interleaving at an unrelated period cuts its segments at lengths
@@ -364,7 +364,7 @@ def _period(volume_starts: np.ndarray, settings: MeanShiftSettings) -> float:
     return small.median(train_starts[1:] - train_starts[:-1])
 
 
-def _operations(
+def cluster_operations(
     ids: NDArray[np.int64],
     starts: NDArray[np.float64],
     ends: NDArray[np.float64],
@@ -391,10 +391,9 @@ def _operations(
     segments: when the volume holds two clusters (DLIO 2110720 reads 0.91
     and 0.89 GB 4.8 s apart in each 8 s epoch), they are two operations of
     one cycle, and each recurs at its own 8 s, not at the 4 s between
-    operations of the volume. Measured on the
-    held-out corpus (benchmarks/holdout.py) and the scenario corpus: see
-    benchmarks/README.md, "Categorization". The busy fraction keeps SPEC's
-    definition (operation / segment duration).
+    operations of the volume. Measured on the held-out and scenario
+    corpora: docs/method.md, 3.4 ("The period"). The busy fraction keeps
+    SPEC's definition (operation / segment duration).
     """
     cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= settings.min_periodic_segments).nonzero()[0]
     if not len(cluster_ids):

@@ -1449,6 +1449,6 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 # Scenarios whose truth states what an analyst expects where SPEC 3.4's own
-# rule is known to disagree (see benchmarks/README.md, "Held-out accuracy"):
+# rule is known to disagree (docs/method.md, "Where the rules fall short"):
 # they measure the method, not the implementation, so CI leaves them out.
 SPEC_LIMIT_PROBES = tuple(name for name, row in SCENARIOS.items() if row.spec_limit)
