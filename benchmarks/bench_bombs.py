@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import gzip
-import io
 import resource
-import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,25 +26,10 @@ from pathlib import Path
 from mosaic.darshan.archive import iter_archive
 from mosaic.darshan.reader import read_log
 from mosaic.errors import LogError
+from mosaic.synth.hostile import sparse_member_tar, zero_member_tar
 
 LOG = next((Path(__file__).resolve().parents[1] / "tests" / "data").rglob("*.darshan")).read_bytes()
 MB = 1000 * 1000
-
-
-class Zeros(io.RawIOBase):
-    """``size`` zero bytes, made as they are read."""
-
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:
-        count = min(len(buffer), self.left)
-        buffer[:count] = bytes(count)
-        self.left -= count
-        return count
 
 
 def wrapped_zeros(path: Path, size: int) -> Path:
@@ -60,28 +43,11 @@ def wrapped_zeros(path: Path, size: int) -> Path:
 
 
 def zero_member_tgz(path: Path, size: int) -> Path:
-    if not path.exists():
-        with tarfile.open(path, "w:gz") as tar:
-            info = tarfile.TarInfo("day/zeros.bin")
-            info.size = size
-            tar.addfile(info, io.BufferedReader(Zeros(size)))
-            info = tarfile.TarInfo("day/real.darshan")
-            info.size = len(LOG)
-            tar.addfile(info, io.BytesIO(LOG))
-    return path
+    return path if path.exists() else zero_member_tar(path, size, "w:gz", "day/real.darshan", LOG)
 
 
 def sparse_tar(path: Path, size: int) -> Path:
-    if not path.exists():
-        with open(path, "wb") as fh:
-            info = tarfile.TarInfo("day/holes.bin")
-            info.size = size
-            fh.write(info.tobuf())  # a pax header first past ustar's 8 GiB
-            fh.seek(fh.tell() + size)
-            info = tarfile.TarInfo("day/real.darshan")
-            info.size = len(LOG)
-            fh.write(info.tobuf() + LOG + bytes(-len(LOG) % 512) + bytes(1024))
-    return path
+    return path if path.exists() else sparse_member_tar(path, size, "day/real.darshan", LOG)
 
 
 def timed(label: str, call: Callable[[], str]) -> None:

@@ -10,6 +10,7 @@ import pytest
 from mosaic.darshan.archive import is_archive_name, is_log_name, iter_archive, read_bytes
 from mosaic.darshan.reader import read_log
 from mosaic.errors import LogError
+from mosaic.synth.hostile import sparse_member_tar, zero_member_tar
 from mosaic_testing.handmade import legacy_log, posix_v4, v3_log
 
 GOOD = v3_log("3.41", names={1: "/a"}, modules={"POSIX": (4, [posix_v4(1, bytes_read=5)])})
@@ -135,32 +136,9 @@ def test_every_copy_of_a_repeated_member_is_counted_and_categorized(tmp_path, al
     assert by_file == ({"day.tar/day/a.darshan": 5} | expected if all_runs else expected)
 
 
-class Zeros(io.RawIOBase):
-    """`size` zero bytes, made as they are read (a member's content for tarfile.addfile)."""
-
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        count = min(len(buffer), self.left)
-        buffer[:count] = bytes(count)
-        self.left -= count
-        return count
-
-
 def skipped_member_tar(path: Path, size: int, mode: str) -> Path:
     """A tar whose first member, `size` zero bytes and no log, stands before a log."""
-    with tarfile.open(path, mode) as tar:
-        info = tarfile.TarInfo("day/zeros.bin")
-        info.size = size
-        tar.addfile(info, io.BufferedReader(Zeros(size)))
-        info = tarfile.TarInfo("day/u_app_id1.darshan")
-        info.size = len(GOOD)
-        tar.addfile(info, io.BytesIO(GOOD))
-    return path
+    return zero_member_tar(path, size, mode, "day/u_app_id1.darshan", GOOD)
 
 
 def bytes_read_by_this_process() -> int:
@@ -170,16 +148,8 @@ def bytes_read_by_this_process() -> int:
 
 
 def test_a_plain_tar_is_not_read_through_the_members_it_skips(tmp_path):
-    path = tmp_path / "day.tar"
-    size = 1 << 30
-    with open(path, "wb") as fh:  # the member's 1 GiB is a hole: nothing on disk
-        info = tarfile.TarInfo("day/holes.bin")
-        info.size = size
-        fh.write(info.tobuf())
-        fh.seek(fh.tell() + size)
-        info = tarfile.TarInfo("day/u_app_id1.darshan")
-        info.size = len(GOOD)
-        fh.write(info.tobuf() + GOOD + bytes(-len(GOOD) % 512) + bytes(1024))
+    # the member's 1 GiB is a hole: nothing on disk
+    path = sparse_member_tar(tmp_path / "day.tar", 1 << 30, "day/u_app_id1.darshan", GOOD)
     before = bytes_read_by_this_process()
     assert [(name, data) for name, data, _ in iter_archive(path)] == [("day/u_app_id1.darshan", GOOD)]
     assert bytes_read_by_this_process() - before < 1 << 20  # the headers and the log: it seeked
