@@ -208,6 +208,7 @@ class _CleanRecords:
     stand_ins: int  # MPI-IO records standing in for lost POSIX records
     posix_rows: int  # rows 0 .. posix_rows - 1 are the POSIX module's records
     bounds: tuple[float, float]  # SPEC 3.1's valid times: the run and its clock slack
+    stand_in_rows: slice  # the MPI-IO stand-ins' rows (last, after POSIX and STDIO)
 
     @property
     def dropped_rows(self) -> int:
@@ -258,6 +259,7 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         0 if stand_ins is None else int(np.count_nonzero(stands_for[len(ids) - len(stand_ins.ids) :])),
         stdio_rows.start,
         (lo, hi),
+        slice(stdio_rows.stop, len(ids)),
     )
 
 
@@ -289,8 +291,21 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
             "dxt": has_dxt,
             "dropped_segments": clean.dropped_segments,
             "mpiio_stand_ins": clean.stand_ins,
+            "partial_modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.partial_modules],
+            "stand_in_bytes": _stand_in_bytes(clean),
         },
     )
+
+
+def _stand_in_bytes(clean: _CleanRecords) -> dict[str, float]:
+    """Bytes per direction that MPI-IO stand-ins carry: inferred, not counted by POSIX
+    (the reasons of a partial log say how much of a direction's bytes they are)."""
+    rows = clean.stand_in_rows
+    kept = clean.from_records[rows]
+    return {
+        name: float(clean.fields[f"bytes_{'read' if code == READ else 'written'}"][rows][kept].sum())
+        for code, name in enumerate(DIRECTIONS)
+    }
 
 
 @dataclass

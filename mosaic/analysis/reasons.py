@@ -5,7 +5,9 @@
 a label is given is the analysis' own answer, and each sentence quotes the
 figures the result object reports, so a reason never disagrees with the
 categories. Only the comparisons a sentence shows (a quarter's share
-against the others', a CV) are recomputed from those figures.
+against the others', a CV) are recomputed from those figures. Sentences
+name no configuration field: a threshold is quoted by its value, a verdict
+rule by what it asks.
 
 A :class:`Reason`'s ``numbers`` name every number its ``text`` shows:
 
@@ -16,25 +18,35 @@ A :class:`Reason`'s ``numbers`` name every number its ``text`` shows:
   the rule compares with;
 * a plain name (no dot): a figure computed from the two above or from the
   analysis' intermediates (a quarter's share of the bytes, a coefficient
-  of variation, the second of the metadata peak).
+  of variation, the second of the metadata peak, the bytes MPI-IO records
+  stand in for).
 
-**Close.** A label not given is explained (``given=False``) only when it
-was close, which means one of:
+**Close.** A figure is near its threshold when it lies within
+``Config.explain_close_margin`` (20 % by default) of it, relative to the
+threshold, on either side. A reason's ``close`` is true when the label
+turned on near figures:
 
-* every condition it missed was within ``Config.explain_close_margin``
-  (20 % by default) of its threshold, relative to the threshold: a share
-  of 0.70 against 75 %, 4 spikes where 5 are needed, a CV of 0.28 against
-  0.25, 110 MB against the 100 MB of ``insignificant``, a period of 33 s
-  against the 30 s bound of ``periodic_second``;
-* for ``periodic``, a rule alone kept it off: mean-shift clusters that
-  would have filled the 75 % share together but were refused by the
-  minimum period or the steady-pace rule, or a detector that found a
-  period the verdict rule does not accept alone.
+* a label not given is explained (``given=False``, always ``close``) only
+  when every condition it missed was near: a share of 0.70 against 75 %,
+  4 spikes where 5 are needed, a CV of 0.28 against 0.25, 110 MB against
+  the 100 MB of ``insignificant``, a period of 33 s against the 30 s bound
+  of ``periodic_second``, mean-shift clusters every 0.85 s refused by the
+  1 s minimum period that would have filled the share of periodic
+  segments, an FFT at 4.2 sigma where the verdict rule asks 5 of it alone;
+* a label given is ``close`` when one of the conditions it met was near
+  (busy 75.2 % against the 75 % of high busy time, the middle quarters at
+  82.4 % against 4 x the ends' 20 %), and its sentence says "close call";
+  ``unclassified`` and the ``insignificant`` labels are close when a label
+  they stand against was near.
 
-Not explained: a direction whose heatmap bursts mean shift also tried
-(their clusters are not kept when they are not periodic), and the FFT's
-own gates when it finds no period (a verdict rule accepts the FFT alone
-only far beyond them).
+For ``periodic`` the figures are mean shift's share of segments in periodic
+clusters and the FFT's significance and score, judged by the verdict rule
+in force (:data:`mosaic.analysis.verdict.RULES`): near means the rule's
+answer changes when they all move by the margin. A rule that ignores a
+detector's verdict (the FFT's under ``"meanshift"``) has no figure to be
+near. Not explained: a direction whose heatmap bursts mean shift also tried
+(their clusters are not kept when they are not periodic), and the FFT's own
+gates when it finds no period.
 """
 
 from __future__ import annotations
@@ -45,9 +57,10 @@ from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 
-from mosaic.analysis import segments
+from mosaic.analysis import segments, verdict
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, TraceResult, analyze, result
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
+from mosaic.analysis.spectrum import FFTPeriodicity
 from mosaic.analysis.temporality import coefficient_of_variation
 from mosaic.config import Config
 from mosaic.trace import Trace
@@ -58,6 +71,7 @@ _FAMILY = {label: family for family, members in FAMILIES.items() for label in me
 _MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
 _BOUNDS = ("period_second_max", "period_minute_max", "period_hour_max")
 _REFUSED_SHOWN = 3  # refused clusters a sentence details, the largest first; the rest are counted
+_LOSSY = ("POSIX", "STDIO")  # modules whose lost records take bytes and requests with them
 
 
 class Reason(TypedDict):
@@ -65,6 +79,7 @@ class Reason(TypedDict):
 
     label: str  # the category given, or the one considered and not given
     given: bool
+    close: bool  # decided by figures near their thresholds (module docstring); always so when not given
     family: str  # a key of labels.FAMILIES: "read_periodicity", "write_temporality", "metadata", ...
     rule: str  # the SPEC section it comes from, e.g. "3.4"
     text: str  # one sentence with the numbers that decided it
@@ -87,7 +102,7 @@ def explain_result(analysis: TraceAnalysis, answer: TraceResult, config: Config)
     """:func:`explain` with the result object already built from ``analysis``."""
     found: list[Reason] = []
     for direction in (analysis.read, analysis.write):
-        found += _temporality(direction, answer, config)
+        found += _temporality(direction, analysis.trace, answer, config)
         if direction.significant:
             found += _periodicity(direction, answer, config)
     found += _metadata(analysis, answer, config)
@@ -119,11 +134,15 @@ class _Quote:
         self.numbers: dict[str, Number] = {}
 
     def at(self, path: str) -> Any:
-        """The result object's value at a dotted path (list items by index)."""
+        """The result object's value at a dotted path (list items by index), quoted."""
+        value = self.numbers[path] = self.peek(path)
+        return value
+
+    def peek(self, path: str) -> Any:
+        """The value at a dotted path, not quoted (what decides a sentence's wording)."""
         value: Any = self.answer
         for part in path.split("."):
             value = value[int(part)] if isinstance(value, list) else value[part]
-        self.numbers[path] = value
         return value
 
     def threshold(self, name: str) -> Any:
@@ -135,11 +154,14 @@ class _Quote:
         self.numbers[name] = value
         return value
 
-    def reason(self, label: str, given: bool, rule: str, text: str) -> Reason:
-        head = label.replace("_", " ", 1) + ("" if given else " not given")
+    def reason(self, label: str, given: bool, rule: str, text: str, close: bool = True) -> Reason:
+        """A reason; ``close`` matters only for a given label (one not given is shown only when close)."""
+        words = label.replace("_", " ", 1)
+        head = (words + " (close call)" if close else words) if given else words + " not given"
         return {
             "label": label,
             "given": given,
+            "close": close or not given,
             "family": _FAMILY[label],
             "rule": rule,
             "text": f"{head}: {text}",
@@ -192,59 +214,108 @@ def _seconds(value: float, reference: float | None = None) -> str:
     return _distinct(lambda v, d: f"{v / scale:.{d}g} {unit}", value, reference)
 
 
-def _close_above(value: float, threshold: float, config: Config) -> bool:
-    """``value`` misses ``> threshold`` (or ``>=``) by at most the close margin."""
-    return value >= threshold * (1 - config.explain_close_margin)
+def _near(value: float, threshold: float, config: Config) -> bool:
+    """``value`` lies within the close margin of ``threshold``, relative to it, either side."""
+    return abs(value - threshold) <= config.explain_close_margin * abs(threshold)
 
 
-def _close_below(value: float, threshold: float, config: Config) -> bool:
-    """``value`` misses ``< threshold`` (or ``<=``) by at most the close margin."""
-    return value <= threshold * (1 + config.explain_close_margin)
+def _distance(value: float, threshold: float) -> float:
+    """How far ``value`` is from ``threshold``, relative to it (infinite from a threshold of 0)."""
+    if value == threshold:
+        return 0.0
+    return abs(value - threshold) / abs(threshold) if threshold else math.inf
+
+
+# --- what a log lost (SPEC 2): said where the bytes or requests it took away are quoted
+
+
+def _partial(trace: Trace, quote: _Quote, name: str | None) -> str:
+    """ "; a partial log: ..." for a log whose modules ran out of record memory, else "".
+
+    ``name``: the direction whose bytes the sentence quotes (the share MPI-IO
+    stand-ins carry is said), or None for metadata requests.
+    """
+    modules = [str(m) for m in trace.info.get("partial_modules", [])]
+    if not trace.partial or not modules:
+        return ""
+    lossy = [m for m in modules if m in _LOSSY]
+    shown = lossy or modules
+    plural = "s" if len(shown) > 1 else ""
+    head = f"; a partial log: Darshan's {' and '.join(shown)} module{plural} ran out of record memory"
+    if not lossy:  # DXT alone: the files it traced count by their POSIX records, requests as ever
+        return f"{head}, so the files traced there count by their whole-file records" if name else ""
+    stood_in = trace.info.get("stand_in_bytes", {}).get(name, 0.0) if name else 0.0
+    if stood_in > 0:
+        part, total = _bytes(quote.derived("stand_in_bytes", stood_in)), _bytes(quote.at(f"{name}.bytes"))
+        return f"{head}, and {part} of the {total} are inferred from MPI-IO records standing in for lost ones"
+    return f"{head}, so the {'bytes' if name else 'requests'} of the files it lost are missing"
 
 
 # --- temporality (SPEC 3.6)
 
 
 class _Test(NamedTuple):
-    """One condition of a temporality rule: its sentence piece, whether it holds, whether it is close."""
+    """One condition of a temporality rule: its sentence piece, whether it holds, and its
+    figure's distance to the threshold (relative; infinite when there is no figure)."""
 
     text: str
     holds: bool
-    close: bool
+    distance: float
 
 
 _Condition = Callable[[_Quote, DirectionAnalysis], _Test]
 
 
-def _temporality(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+def _temporality(
+    direction: DirectionAnalysis, trace: Trace, answer: TraceResult, config: Config
+) -> list[Reason]:
     name = direction.name
     insignificant = f"{name}_insignificant"
+    margin = config.explain_close_margin
     quote = _Quote(answer, config)
     total = quote.at(f"{name}.bytes")
     limit = quote.threshold("significant_bytes")
+    note = _partial(trace, quote, name)
+    near = _near(total, limit, config)
     if not direction.significant:
-        text = f"{_bytes(total, limit)} moved, under {_bytes(limit)}"
-        return [quote.reason(insignificant, True, "3.6", text)]
+        text = f"{_bytes(total, limit)} moved, under {_bytes(limit)}{note}"
+        return [quote.reason(insignificant, True, "3.6", text, near)]
     found: list[Reason] = []
-    if _close_below(total, limit, config):
-        text = f"{_bytes(total, limit)} moved, not under {_bytes(limit)}"
+    if near:
+        text = f"{_bytes(total, limit)} moved, not under {_bytes(limit)}{note}"
         found.append(quote.reason(insignificant, False, "3.6", text))
+    nearest: tuple[float, str] | None = None
     for rule, conditions in _TEMPORALITY_RULES.items():
         label = f"{name}_{rule}"
         quote = _Quote(answer, config)
         quarters = _quarters(quote, name)
         tests = [condition(quote, direction) for condition in conditions]
         given = label in direction.labels
-        shown = tests if given else [t for t in tests if not t.holds]
-        if given or all(t.close for t in shown):
-            found.append(
-                quote.reason(label, given, "3.6", f"{quarters}; " + ", and ".join(t.text for t in shown))
-            )
+        missed = [t for t in tests if not t.holds]
+        if given:
+            close = any(t.distance <= margin for t in tests)
+            text = f"{quarters}; " + ", and ".join(t.text for t in tests) + _partial(trace, quote, name)
+            found.append(quote.reason(label, True, "3.6", text, close))
+            continue
+        distance = max(t.distance for t in missed)
+        if nearest is None or distance < nearest[0]:
+            nearest = (distance, rule)
+        if distance <= margin:
+            text = f"{quarters}; " + ", and ".join(t.text for t in missed)
+            found.append(quote.reason(label, False, "3.6", text))
     unclassified = f"{name}_unclassified"
     if unclassified in direction.labels:
+        assert nearest is not None  # unclassified: every rule missed
+        distance, rule = nearest
         quote = _Quote(answer, config)
-        text = f"{_quarters(quote, name)} match none of SPEC 3.6's rules"
-        found.append(quote.reason(unclassified, True, "3.6", text))
+        quarters = _quarters(quote, name)
+        missed = [t for t in (c(quote, direction) for c in _TEMPORALITY_RULES[rule]) if not t.holds]
+        text = (
+            f"{quarters} match none of SPEC 3.6's rules; the nearest, {rule}, misses: "
+            + ", and ".join(t.text for t in missed)
+            + _partial(trace, quote, name)
+        )
+        found.append(quote.reason(unclassified, True, "3.6", text, distance <= margin))
     return found
 
 
@@ -273,7 +344,7 @@ def _more(part: str, parts: tuple[int, ...], other: str, others: tuple[int, ...]
         holds = mine > factor * rest
         verb = ("is" if holds else "is not") if len(parts) == 1 else ("are" if holds else "are not")
         text = f"{part} ({_percent(mine)}) {verb} more than {_number(factor)} x {other} ({_percent(rest)})"
-        return _Test(text, holds, _close_above(mine, factor * rest, quote.config))
+        return _Test(text, holds, _distance(mine, factor * rest))
 
     return test
 
@@ -287,25 +358,26 @@ def _minor(part: str, parts: tuple[int, ...], other: str, others: tuple[int, ...
         holds = mine < rest / divisor
         verb = "is" if holds else "is not"
         text = f"{part} ({_percent(mine)}) {verb} under 1/{_number(divisor)} of {other} ({_percent(rest)})"
-        return _Test(text, holds, _close_below(mine, rest / divisor, quote.config))
+        return _Test(text, holds, _distance(mine, rest / divisor))
 
     return test
 
 
 def _even(what: str, parts: tuple[int, ...]) -> _Condition:
-    """These quarters' CV is under ``steady_cv`` (``cv_q1_q2_q3``)."""
+    """These quarters' CV is under ``steady_cv`` (``cv_q1_q2_q3``): what the sentence
+    states is the CV, not that the quarters are equal (22/22/22/33 % is steady)."""
 
     def test(quote: _Quote, direction: DirectionAnalysis) -> _Test:
         limit = quote.threshold("steady_cv")
         cv = coefficient_of_variation(direction.chunks[list(parts)])
         if not math.isfinite(cv):  # no bytes there: "no data" is not "even"
-            return _Test(f"{what} hold no bytes (no CV)", False, False)
+            return _Test(f"{what} hold no bytes (no CV)", False, math.inf)
         quote.derived("cv_" + "_".join(f"q{k}" for k in parts), cv)
         holds = cv < limit
-        relation = "<" if holds else ">="
-        verb = "are" if holds else "are not"
-        text = f"{what} {verb} even (CV {_number(cv, limit)} {relation} {_number(limit)})"
-        return _Test(text, holds, _close_below(cv, limit, quote.config))
+        text = (
+            f"the CV of {what} is {_number(cv, limit)}, {'under' if holds else 'not under'} {_number(limit)}"
+        )
+        return _Test(text, holds, _distance(cv, limit))
 
     return test
 
@@ -350,37 +422,121 @@ def _periodicity(direction: DirectionAnalysis, answer: TraceResult, config: Conf
     return _not_periodic(direction, answer, config)
 
 
+def _accepted(config: Config, meanshift: bool, fft: FFTPeriodicity, scale: float) -> bool:
+    """The verdict rule's answer to mean shift's verdict ``meanshift`` and the FFT's result
+    with its significance and score times ``scale`` (the margin: module docstring)."""
+    scaled: FFTPeriodicity = {
+        **fft,
+        "score": fft["score"] * scale,
+        "significance": fft["significance"] * scale,
+    }
+    return verdict.RULES[config.verdict_rule](meanshift, scaled, verdict.VerdictSettings.of(config))
+
+
+def _meanshift_periodic(direction: DirectionAnalysis, scale: float, config: Config) -> bool:
+    """Mean shift's verdict with its share of periodic segments times ``scale``."""
+    found = direction.meanshift
+    assert found is not None
+    return bool(found["operations"]) and found["share"] * scale >= config.periodic_segment_share
+
+
 def _periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> Reason:
     name = direction.name
     base = f"{name}.periodicity"
+    assert direction.fft is not None
+    lower = 1 / (1 + config.explain_close_margin)  # every figure a margin lower: still periodic?
+    close = not _accepted(config, _meanshift_periodic(direction, lower, config), direction.fft, lower)
     quote = _Quote(answer, config)
     period = quote.at(f"{base}.verdict.period")
     source = quote.at(f"{base}.verdict.source")
     if source == "fft":
-        text = f"every {_seconds(period)} by the FFT alone ({_fft_figures(quote, base)})"
-        text += (
-            f", which rule {quote.threshold('verdict_rule')} accepts; mean shift: {_share_text(quote, base)}"
+        text = (
+            f"every {_seconds(period)} by the FFT alone ({_fft_figures(quote, base)}), "
+            f"enough: {_fft_needs(quote)}; mean shift: {_share_text(quote, base)}"
         )
-        return quote.reason(f"{name}_periodic", True, "3.5", text)
-    occurrences = quote.at(f"{base}.meanshift.operations.0.occurrences")
-    what = "heatmap bursts" if quote.at(f"{base}.meanshift.source") == "heatmap" else "phases"
-    text = f"{occurrences} {name} {what} every {_seconds(period)} (mean shift: {_share_text(quote, base)}; "
-    if source == "both":
-        text += f"FFT {_seconds(quote.at(f'{base}.fft.period'))} at {_sigma(quote, base)} agrees)"
-    elif answer[name]["periodicity"]["fft"]["period"] is None:  # type: ignore[literal-required]
-        text += "the FFT finds no peak)"
-    else:
-        text += f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} at {_sigma(quote, base)} is no period)"
-    return quote.reason(f"{name}_periodic", True, "3.4", text)
+        return quote.reason(f"{name}_periodic", True, "3.5", text, close)
+    text = f"{_series(quote, name)}; mean shift: {_share_text(quote, base)}{_counted(quote, name)}; "
+    text += _fft_clause(quote, base, agrees=source == "both")
+    return quote.reason(f"{name}_periodic", True, "3.4", text, close)
+
+
+def _series(quote: _Quote, name: str) -> str:
+    """The dominant periodic operation, and beside it every other one: never one series'
+    occurrences with another's period (SPEC 3.4: the dominant moves the most bytes)."""
+    base = f"{name}.periodicity.meanshift"
+    what = "heatmap bursts" if quote.at(f"{base}.source") == "heatmap" else "phases"
+    operations = quote.peek(f"{name}.periodicity.meanshift.operations")
+    first = f"{base}.operations.0"
+    period = quote.at(f"{name}.periodicity.verdict.period")
+    text = f"{quote.at(f'{first}.occurrences')} {name} {what} every {_seconds(period)}"
+    if len(operations) == 1:
+        return text
+    text += f", {_bytes(quote.at(f'{first}.bytes_per_occurrence'))} each, the most bytes"
+    if operations[0]["segmentation"] == "by_volume":
+        text += f" (found among the {name}s of that size alone)"
+    others = [
+        f"{quote.at(f'{base}.operations.{k}.occurrences')} every "
+        f"{_seconds(quote.at(f'{base}.operations.{k}.period'))}, "
+        f"{_bytes(quote.at(f'{base}.operations.{k}.bytes_per_occurrence'))} each"
+        for k in range(1, len(operations))
+    ]
+    return f"{text}; beside them {' and '.join(others)}"
+
+
+def _counted(quote: _Quote, name: str) -> str:
+    """Which series fill the share, when one does not (a series found by volume, SPEC 3.4)."""
+    operations = quote.peek(f"{name}.periodicity.meanshift.operations")
+    if all(op["segmentation"] == "all" for op in operations):
+        return ""
+    periods = [_seconds(op["period"]) for op in operations if op["segmentation"] == "all"]
+    return f", all of the {' and '.join(periods)} series" if periods else ""
+
+
+def _fft_clause(quote: _Quote, base: str, agrees: bool) -> str:
+    """What the FFT says beside mean shift's period."""
+    if quote.peek(f"{base}.fft.period") is None:
+        return "the FFT finds no peak"
+    period = _seconds(quote.at(f"{base}.fft.period"))
+    sigma = _sigma(quote, base)
+    if agrees:
+        return (
+            f"FFT {period} at {sigma} agrees" if sigma else f"FFT {period} agrees, not judged against chance"
+        )
+    if sigma:
+        return f"the FFT's {period} at {sigma} is no period"
+    return f"the FFT's strongest peak, {period}, could not be judged against chance"
 
 
 def _sigma(quote: _Quote, base: str) -> str:
-    return f"{_number(quote.at(f'{base}.fft.significance'))} sigma"
+    """ "2.05 sigma", or "" when the FFT could not judge its peak (a significance of 0:
+    too few independent samples at the period's lag, or no correlation to test)."""
+    significance = quote.at(f"{base}.fft.significance")
+    return f"{_number(significance)} sigma" if significance > 0 else ""
 
 
 def _fft_figures(quote: _Quote, base: str) -> str:
     score, signal = quote.at(f"{base}.fft.score"), quote.at(f"{base}.fft.signal")
-    return f"{_sigma(quote, base)}, score {_number(score)}, on its {signal}"
+    sigma = _sigma(quote, base) or "not judged against chance"
+    return f"{sigma}, score {_number(score)}, on its {signal}"
+
+
+def _fft_needs(quote: _Quote) -> str:
+    """What the verdict rule in force asks of the FFT alone, in words (SPEC 3.5)."""
+    rule = quote.config.verdict_rule
+    if rule in ("meanshift", "both"):
+        return "the FFT never decides alone"
+    if rule in ("fft", "meanshift_or_fft"):
+        return "any period the FFT finds is enough"
+    if rule == "meanshift_or_confident_fft":
+        return "the FFT alone needs a single candidate period"
+    if rule == "meanshift_or_scored_fft":
+        return f"the FFT alone needs a score of at least {_number(quote.threshold('verdict_fft_min_score'))}"
+    sigmas = f"at least {_number(quote.threshold('verdict_fft_min_significance'))} sigma"
+    if rule == "meanshift_or_strong_fft":
+        strong = _number(quote.threshold("verdict_fft_strong_min_significance"))
+        score = _number(quote.threshold("verdict_fft_min_score"))
+        return f"the FFT alone needs {sigmas}, or {strong} with a score of at least {score}"
+    return f"the FFT alone needs {sigmas}"  # the significant FFT's rules
 
 
 def _share_text(quote: _Quote, base: str) -> str:
@@ -410,11 +566,11 @@ def _magnitudes(name: str, answer: TraceResult, config: Config) -> list[Reason]:
             )
             nearest = min((b for b in (low, high) if b is not None), key=lambda b: abs(b - period))
             text = f"period {_seconds(period, nearest)}, {' and '.join(parts)}"
-            found.append(quote.reason(label, True, "3.4", text))
-        elif high is not None and high < period and _close_below(period, high, config):
+            found.append(quote.reason(label, True, "3.4", text, _near(period, nearest, config)))
+        elif high is not None and high < period and _near(period, high, config):
             text = f"period {_seconds(period, high)}, over {_seconds(high)}"
             found.append(quote.reason(label, False, "3.4", text))
-        elif low is not None and period <= low and _close_above(period, low, config):
+        elif low is not None and period <= low and _near(period, low, config):
             text = f"period {_seconds(period, low)}, not over {_seconds(low)}"
             found.append(quote.reason(label, False, "3.4", text))
     return found
@@ -422,55 +578,68 @@ def _magnitudes(name: str, answer: TraceResult, config: Config) -> list[Reason]:
 
 def _busy(name: str, answer: TraceResult, config: Config) -> list[Reason]:
     found = []
-    for label, key, given_word, missed_word, close in (
-        ("periodic_low_busy_time", "low_busy_max", "at most", "over", _close_below),
-        ("periodic_high_busy_time", "high_busy_min", "at least", "under", _close_above),
+    for label, key, given_word, missed_word in (
+        ("periodic_low_busy_time", "low_busy_max", "at most", "over"),
+        ("periodic_high_busy_time", "high_busy_min", "at least", "under"),
     ):
         quote = _Quote(answer, config)
         busy = quote.at(f"{name}.periodicity.verdict.busy_fraction")
         limit = quote.threshold(key)
         full = f"{name}_{label}"
         given = full in answer["categories"]
-        if given or close(busy, limit, config):
+        near = _near(busy, limit, config)
+        if given or near:
             word = given_word if given else missed_word
-            source = answer[name]["periodicity"]["verdict"]["source"]  # type: ignore[literal-required]
+            source = quote.peek(f"{name}.periodicity.verdict.source")
             how = "of the FFT signal's time above its mean" if source == "fft" else "of each period"
             text = f"busy {_percent(busy, limit)} {how}, {word} {_percent(limit)}"
-            found.append(quote.reason(full, given, "3.4", text))
+            found.append(quote.reason(full, given, "3.4", text, near))
     return found
 
 
 def _not_periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
-    """A period found and refused: by the verdict rule, by the rules on mean shift's
-    clusters, or by a share of periodic segments just short of SPEC 3.4's."""
+    """A period found and refused by the verdict rule, by the rules on mean shift's
+    clusters, or a share of periodic segments just short of SPEC 3.4's: each only when
+    the figures that refused it were near (module docstring)."""
     name = direction.name
     label = f"{name}_periodic"
     base = f"{name}.periodicity"
     assert direction.meanshift is not None and direction.fft is not None
+    fft = direction.fft
+    higher = 1 / (1 - config.explain_close_margin)  # every figure a margin higher: periodic then?
+    meanshift_counts = _accepted(config, True, fft, higher)  # the rule takes mean shift's verdict
     quote = _Quote(answer, config)
-    if direction.meanshift["periodic"] or direction.fft["periodic"]:
-        if direction.fft["periodic"]:
-            seen = f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} ({_fft_figures(quote, base)})"
-        else:
-            seen = f"mean shift's {_share_text(quote, base)}"
-        text = f"{seen} is not enough alone for rule {quote.threshold('verdict_rule')}"
+    if fft["periodic"] and _accepted(config, False, fft, higher):
+        seen = f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} ({_fft_figures(quote, base)})"
+        return [quote.reason(label, False, "3.5", f"{seen} is not enough alone: {_fft_needs(quote)}")]
+    if _meanshift_periodic(direction, 1.0, config):
+        if not meanshift_counts:
+            return []
+        minimum = _number(quote.threshold("fft_min_score"))
+        text = (
+            f"mean shift's {_share_text(quote, base)} counts only where the FFT's score is at least "
+            f"{minimum}, and it is {_number(quote.at(f'{base}.fft.score'))}"
+        )
         return [quote.reason(label, False, "3.5", text)]
+    if not meanshift_counts:
+        return []
     share_text = _share_text(quote, base)
     refused = _refused_clusters(direction, quote, config)
     if refused:
         return [quote.reason(label, False, "3.4", f"mean shift finds {share_text}; refused: {refused}")]
-    share = answer[name]["periodicity"]["meanshift"]["share"]  # type: ignore[literal-required]
-    if direction.meanshift["operations"] and _close_above(share, config.periodic_segment_share, config):
+    if _meanshift_periodic(direction, higher, config):
         return [quote.reason(label, False, "3.4", f"mean shift finds {share_text}")]
     return []
 
 
 def _refused_clusters(direction: DirectionAnalysis, quote: _Quote, config: Config) -> str:
     """The clusters of ``min_periodic_segments`` or more that the minimum period or the
-    steady-pace rule refused, when together they would have filled the share of periodic
-    segments (SPEC 3.4); "" when they would not (or mean shift saw the heatmap's bursts).
+    steady-pace rule refused by a near figure (a period or a share of alike gaps within the
+    margin), when with the periodic ones they fill the share of periodic segments within the
+    margin too (SPEC 3.4); "" otherwise (or when mean shift saw the heatmap's bursts).
 
-    Random same-size writes form several such clusters that only fill the share together.
+    Same-size writes at a nearly steady pace form several such clusters that only fill the
+    share together.
     """
     assert direction.meanshift is not None
     found = direction.meanshift
@@ -483,42 +652,43 @@ def _refused_clusters(direction: DirectionAnalysis, quote: _Quote, config: Confi
     candidates = segments.cluster_operations(
         ids, merged.starts, merged.ends, durations, nbytes, segments.MeanShiftSettings.of(config)
     )
-    refused = sorted(
+    minimum, alike = config.min_period_seconds, config.periodic_regular_share
+    refused = []
+    for op in sorted(
         (op for op in candidates if op["cluster"] not in kept), key=lambda op: -op["occurrences"]
-    )
-    inside = sum(op["occurrences"] for op in found["operations"])
-    if (
-        not refused
-        or inside + sum(op["occurrences"] for op in refused) < config.periodic_segment_share * count
     ):
-        return ""
-    clauses, pace = [], False
-    for i, op in enumerate(refused[:_REFUSED_SHOWN]):
-        size = quote.derived(f"refused_{i}_segments", op["occurrences"])
-        every = quote.derived(f"refused_{i}_period", op["period"])
-        head = f"{size} segments every {_seconds(every)}"
-        minimum = quote.threshold("min_period_seconds")
-        if every < minimum:
-            clauses.append(f"{head}, faster than the {_seconds(minimum)} minimum period")
-            continue
         regular = segments.regular_share(
             merged.starts[ids == op["cluster"]], meanshift_bandwidth=config.meanshift_bandwidth
         )
-        if regular is None:
-            clauses.append(f"{head}, at no steady pace (two start together)")
-            continue
-        needed = quote.threshold("periodic_regular_share")
-        alike = _percent(quote.derived(f"refused_{i}_regular_share", regular), needed)
-        clauses.append(f"{head}, at no steady pace ({alike} of its gaps alike, under {_percent(needed)})")
-        pace = True
+        fast, unsteady = op["period"] < minimum, regular is None or regular < alike
+        if (not fast or _near(op["period"], minimum, config)) and (
+            not unsteady or (regular is not None and _near(regular, alike, config))
+        ):
+            refused.append((op, regular if unsteady else None))
+    inside = sum(op["occurrences"] for op in found["operations"])
+    needed = config.periodic_segment_share * count * (1 - config.explain_close_margin)
+    if not refused or inside + sum(op["occurrences"] for op, _ in refused) < needed:
+        return ""
+    clauses = []
+    for i, (op, regular) in enumerate(refused[:_REFUSED_SHOWN]):
+        size = quote.derived(f"refused_{i}_segments", op["occurrences"])
+        every = quote.derived(f"refused_{i}_period", op["period"])
+        why = []
+        if every < minimum:
+            why.append(f"faster than the {_seconds(quote.threshold('min_period_seconds'))} minimum period")
+        if regular is not None:
+            share = _percent(quote.derived(f"refused_{i}_regular_share", regular), alike)
+            wanted = _percent(quote.threshold("periodic_regular_share"))
+            why.append(f"at no steady pace ({share} of its gaps alike, under {wanted})")
+        clauses.append(f"{size} segments every {_seconds(every, minimum)}, {' and '.join(why)}")
     if len(refused) > _REFUSED_SHOWN:
         more = quote.derived("refused_more_clusters", len(refused) - _REFUSED_SHOWN)
         rest = quote.derived(
-            "refused_more_segments", sum(op["occurrences"] for op in refused[_REFUSED_SHOWN:])
+            "refused_more_segments", sum(op["occurrences"] for op, _ in refused[_REFUSED_SHOWN:])
         )
         clauses.append(f"and {more} more cluster{'s' if more > 1 else ''} of {rest} segments")
     text = "; ".join(clauses)
-    if pace:
+    if "steady pace" in text:
         factor = quote.derived("gap_factor", math.exp(config.meanshift_bandwidth))
         text += f" (alike: within a factor {_number(factor)} of the cluster's median gap)"
     return text
@@ -541,22 +711,36 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
     high = _Quote(answer, config)
     peak = high.at("metadata.peak_per_second")
     limit = high.threshold("metadata_high_spike")
-    if "metadata_high_spike" in labels or _close_above(peak, limit, config):
+    peak_near = _near(peak, limit, config)
+    if "metadata_high_spike" in labels or peak_near:
         given = "metadata_high_spike" in labels
         second = high.derived("peak_second", peak_second)
         word = "more than" if given else "not more than"
         text = f"{_number(peak, limit)} requests in the second at {second} s, {word} {_number(limit)}"
-        found.append(high.reason("metadata_high_spike", given, "3.7", text))
+        found.append(
+            high.reason(
+                "metadata_high_spike", given, "3.7", text + _partial(analysis.trace, high, None), peak_near
+            )
+        )
 
     spikes = _Quote(answer, config)
     count = spikes.at("metadata.spikes")
     level = spikes.threshold("metadata_spike_level")
     needed = spikes.threshold("metadata_min_spikes")
     multiple = "metadata_multiple_spikes" in labels
-    if multiple or _close_above(count, needed, config):
+    count_near = _near(count, needed, config)
+    if multiple or count_near:
         word = "at least" if multiple else "fewer than"
         text = f"{count} seconds with >= {level} requests ({quote_peak(spikes)}), {word} {needed}"
-        found.append(spikes.reason("metadata_multiple_spikes", multiple, "3.7", text))
+        found.append(
+            spikes.reason(
+                "metadata_multiple_spikes",
+                multiple,
+                "3.7",
+                text + _partial(analysis.trace, spikes, None),
+                count_near,
+            )
+        )
 
     dense = _Quote(answer, config)
     mean = dense.at("metadata.mean_per_second")
@@ -564,10 +748,8 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
     count = dense.at("metadata.spikes")
     needed = dense.threshold("metadata_min_spikes")
     density = "metadata_high_density" in labels
-    near = (count >= needed or _close_above(count, needed, config)) and (
-        mean >= floor or _close_above(mean, floor, config)
-    )
-    if density or near:
+    mean_near = _near(mean, floor, config)
+    if density or ((count >= needed or count_near) and (mean >= floor or mean_near)):
         run_time = dense.at("job.run_time")
         mean_word = "at least" if mean >= floor else "under"
         spike_word = "at least" if count >= needed else "fewer than"
@@ -575,7 +757,8 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
             f"{_number(mean, floor)} requests per second on average over {_seconds(run_time)} "
             f"({mean_word} {_number(floor)}) and {count} spikes ({spike_word} {needed})"
         )
-        found.append(dense.reason("metadata_high_density", density, "3.7", text))
+        text += _partial(analysis.trace, dense, None)
+        found.append(dense.reason("metadata_high_density", density, "3.7", text, mean_near or count_near))
 
     if "metadata_insignificant_load" in labels:
         quiet = _Quote(answer, config)
@@ -584,7 +767,8 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
             f"{quiet.at('metadata.spikes')} seconds with >= {quiet.threshold('metadata_spike_level')} "
             f"requests, fewer than {quiet.threshold('metadata_min_spikes')}"
         )
-        found.append(quiet.reason("metadata_insignificant_load", True, "3.7", text))
+        text += _partial(analysis.trace, quiet, None)
+        found.append(quiet.reason("metadata_insignificant_load", True, "3.7", text, peak_near or count_near))
     return found
 
 
