@@ -266,7 +266,7 @@ class Config:
     )  # an application profile names a period class when a direction is periodic in this share of its runs
     explain_close_margin: float = service(
         0.2, **SHARE
-    )  # reasons (categorize --explain, explain=true): a label not given is explained within this share of a threshold
+    )  # reasons (categorize --explain, explain=true): within this share of a threshold a label not given is explained, one given is a close call
     service_latency_buckets: tuple[float, ...] = service(
         (  # /metrics histogram bounds, seconds
             0.001,

@@ -12,7 +12,7 @@ from mosaic.logfile import categorize_file
 from mosaic_testing.logs import TEST_DATA
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
-LOG = TEST_DATA / "darshan-logs-runtime" / "darshan-main" / "pub_dxt_cadence.darshan"
+LOG = TEST_DATA / "darshan-logs-runtime" / "darshan-2.3.1" / "pub_two_series.darshan.gz"
 
 
 def categorize(*args: str, status: int = 0) -> list[str]:
@@ -32,16 +32,24 @@ def test_explain_adds_reasons_to_each_json_line(tmp_path):
     assert {k: v for k, v in explained.items() if k != "reasons"} == json.loads(plain)
     assert explained == categorize_file(LOG, Config(), explain=True)
     assert explained_bad == json.loads(plain_bad)  # an eviction has no reasons to give
-    # its DXT requests every 0.25 s: a cluster refused by the 1 s minimum period
+    # its quarters' CV, 0.274, is within 20 % of steady's 0.25: the one close call not given
     refused = [r for r in explained["reasons"] if not r["given"]]
-    assert [(r["label"], r["rule"]) for r in refused] == [("write_periodic", "3.4")]
+    assert [(r["label"], r["rule"], r["close"]) for r in refused] == [("write_steady", "3.6", True)]
+    closes = [r["label"] for r in explained["reasons"] if r["given"] and r["close"]]
+    assert closes == ["write_unclassified"]  # unclassified, with steady that near
 
 
 def test_text_prints_sentences():
     lines = categorize("--text", str(LOG))
-    assert lines[0] == f"{LOG}: read_insignificant write_after_start_before_end metadata_insignificant_load"
-    assert lines[3] == (
-        "  - write periodic not given: mean shift finds 0 of 40 segments in periodic clusters "
-        "(0 %, under 75 %); refused: 40 segments every 0.25 s, faster than the 1 s minimum period  [SPEC 3.4]"
+    assert lines[0] == (
+        f"{LOG}: read_insignificant write_unclassified write_periodic write_periodic_minute "
+        "write_periodic_low_busy_time metadata_insignificant_load"
     )
-    assert len(lines) == 5 and all(line.startswith("  + ") for line in lines[1:3] + lines[4:])
+    assert lines[2:4] == [
+        "  + write unclassified (close call): quarters 21/37/21/21 % of 1.34 GB match none of SPEC 3.6's "
+        "rules; the nearest, steady, misses: the CV of the four quarters is 0.274, not under 0.25  "
+        "[SPEC 3.6]",
+        "  - write steady not given: quarters 21/37/21/21 % of 1.34 GB; the CV of the four quarters is "
+        "0.274, not under 0.25  [SPEC 3.6]",
+    ]
+    assert len(lines) == 8 and all(line.startswith("  + ") for line in lines[1:3] + lines[4:])

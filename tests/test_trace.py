@@ -753,7 +753,9 @@ def partial_log(partial=(F.POSIX,)):
 
 def test_mpiio_stands_in_for_records_a_partial_posix_module_lost():
     trace = build_trace(partial_log(), "f", Config())
-    assert trace.info["mpiio_stand_ins"] == 3
+    assert trace.info["mpiio_stand_ins"] == 3 and trace.info["partial_modules"] == ["POSIX"]
+    # what the reasons say of a partial log: the stand-ins' bytes, 3000 + 990 written and 700 read
+    assert trace.info["stand_in_bytes"] == {"read": 700.0, "write": 3990.0}
     assert ops_list(trace) == [
         (READ, 50.0, 60.0, 700.0, 1),
         (WRITE, 2.0, 3.0, 10.0, 1),
@@ -794,6 +796,7 @@ def test_stand_ins_are_filtered_and_cleaned_like_posix_records():
     )  # inverted
     trace = build_trace(log, "f", Config())
     assert trace.info["mpiio_stand_ins"] == 2 and trace.dropped_records == 1
+    assert trace.info["stand_in_bytes"] == {"read": 0.0, "write": 0.0}  # neither stand-in was kept
     assert ops_list(trace) == [(WRITE, 2.0, 3.0, 10.0, 1), (WRITE, 2.0, 3.0, 20.0, 8)]
 
 
@@ -823,6 +826,7 @@ def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     path = next(p for p in shared_logs if p.name == "imbalanced-io.darshan")
     trace = read_trace(path, Config())
     assert trace.partial and trace.info["mpiio_stand_ins"] == 2
+    assert trace.info["stand_in_bytes"]["write"] == 1_486_659_348.0 - 6_128 + 25_098_793_816.0 - 78_480
     writes = trace.direction(WRITE)
     lost = writes[writes["bytes"] > 1e9][:2]
     assert lost["bytes"].tolist() == [1_486_659_348.0 - 6_128, 25_098_793_816.0 - 78_480]

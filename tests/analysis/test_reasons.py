@@ -88,6 +88,18 @@ def check(analysis: TraceAnalysis, config: Config = CFG) -> list[dict[str, Any]]
                 next(v for k, v in reason["numbers"].items() if k.endswith(end)) for end in single
             )
             assert reason["close"] == (abs(figure - threshold) <= config.explain_close_margin * threshold)
+        for key, value in reason["numbers"].items():
+            if key.startswith("config."):
+                assert value == getattr(config, key.removeprefix("config."))
+            elif "." in key:
+                expected = resolve(answer, key)
+                assert value == expected and type(value) is type(expected), key
+            else:
+                assert isinstance(value, (int, float)) and math.isfinite(value), key
+            if re.fullmatch(r"share_q\d", key):
+                direction = next(k for k in reason["numbers"] if k.endswith(".bytes")).split(".")[0]
+                part = answer[direction]
+                assert value == part["chunks_bytes"][int(key[-1])] / part["bytes"]
     return reasons
 
 

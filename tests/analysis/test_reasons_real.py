@@ -130,7 +130,10 @@ def test_unclassified_names_the_nearest_rule_and_the_partial_log():
 def test_a_partial_stdio_module_is_said_beside_bytes_and_requests():
     """Item 12: partial_data_stdio's STDIO module ran out of record memory."""
     found = {r["label"]: r["text"] for r in reasons(PARTIAL_STDIO)}
-    note = "; a partial log: Darshan's STDIO module ran out of record memory, so the {} of the files it lost are missing"
+    note = (
+        "; a partial log: Darshan's STDIO module ran out of record memory, "
+        "so the {} of the files it lost are missing"
+    )
     assert found["write_unclassified"].endswith(note.format("bytes"))
     assert found["metadata_high_spike"] == (
         "metadata high_spike: 309 requests in the second at 2 s, more than 250" + note.format("requests")
