@@ -291,17 +291,15 @@ def _temporality(
         quarters = _quarters(quote, name)
         tests = [condition(quote, direction) for condition in conditions]
         given = label in direction.labels
-        missed = [t for t in tests if not t.holds]
-        if given:
-            close = any(t.distance <= margin for t in tests)
-            text = f"{quarters}; " + ", and ".join(t.text for t in tests) + _partial(trace, quote, name)
-            found.append(quote.reason(label, True, "3.6", text, close))
+        shown = tests if given else [t for t in tests if not t.holds]
+        text = f"{quarters}; " + ", and ".join(t.text for t in shown) + _partial(trace, quote, name)
+        if given:  # a close call when a condition it met was near
+            found.append(quote.reason(label, True, "3.6", text, min(t.distance for t in tests) <= margin))
             continue
-        distance = max(t.distance for t in missed)
+        distance = max(t.distance for t in shown)  # explained when every condition it missed was near
         if nearest is None or distance < nearest[0]:
             nearest = (distance, rule)
         if distance <= margin:
-            text = f"{quarters}; " + ", and ".join(t.text for t in missed)
             found.append(quote.reason(label, False, "3.6", text))
     unclassified = f"{name}_unclassified"
     if unclassified in direction.labels:
