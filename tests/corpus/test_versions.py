@@ -86,7 +86,7 @@ def test_eval_says_when_results_of_two_versions_are_mixed(tmp_path):
 
 
 def test_html_pages_name_the_version_that_made_them():
-    # every page of `mosaic explain` and `mosaic report` is a Page (.ci/wheel-smoke checks the page of explain)
+    # every page of `mosaic explain` and `mosaic report` is a Page (.ci/wheel-smoke reads explain's)
     text = Page("a job", Assets(inline=False)).render()
     assert f'<meta name="generator" content="mosaic-io {mosaic.__version__}">' in text
     assert f"<footer>mosaic-io {mosaic.__version__}: " in text
