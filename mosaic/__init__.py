@@ -22,7 +22,14 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 from mosaic.config import DEFAULT, Config  # noqa: E402 - after the thread settings, which numpy reads
+from mosaic.distribution import DISTRIBUTION, warn_if_shadowed  # noqa: E402
 from mosaic.errors import LogError, Reason  # noqa: E402
+
+# The one place the version is written: pyproject.toml reads it, every output records it
+# beside the configuration hash. Bumped with every CHANGELOG release (docs/release.md:
+# before 1.0, a change to any label or number is a minor bump).
+__version__ = "0.2.0"
+warn_if_shadowed()
 
 if TYPE_CHECKING:
     from mosaic.analysis.categorize import TraceResult
@@ -44,4 +51,4 @@ def read_trace(path: str | os.PathLike[str], config: Config | None = None) -> Tr
     return _read(path, config or DEFAULT)
 
 
-__all__ = ["Config", "LogError", "Reason", "categorize", "read_trace"]
+__all__ = ["DISTRIBUTION", "Config", "LogError", "Reason", "__version__", "categorize", "read_trace"]

@@ -7,13 +7,20 @@ command so that `mosaic --help` and `mosaic categorize` start fast.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import click
 
+from mosaic.distribution import refuse_foreign_package, version_text
+from mosaic.extras import missing_extra
 from mosaic.options import config_option, load_config, mount_option, strict_option
+
+refuse_foreign_package()  # the console script's first import: say so if `mosaic` is another's
 
 # What each command's non-zero exit statuses mean, shown at the end of its --help so a
 # script can trust them; a command not listed has the usual three.
@@ -96,16 +103,46 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.lazy:
-            module, attr = self.lazy[name].split(":")
-            command: click.Command = getattr(importlib.import_module(module), attr)
-            return with_exit_statuses(name, command)
+        with _naming_extras(lambda: name):
+            if name in self.lazy:
+                module, attr = self.lazy[name].split(":")
+                command: click.Command = getattr(importlib.import_module(module), attr)
+                return with_exit_statuses(name, command)
         found = super().get_command(ctx, name)
         return None if found is None else with_exit_statuses(name, found)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        with _naming_extras(lambda: ctx.invoked_subcommand or ""):
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _naming_extras(command: Callable[[], str]) -> Iterator[None]:
+    """Turn a module of a missing extra, met by a command, into the message naming the extra."""
+    try:
+        yield
+    except ModuleNotFoundError as error:
+        missing = missing_extra(error, command())
+        if missing is None:
+            raise
+        raise missing from None
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit()
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="mosaic-io")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version, where `mosaic` is imported from, and any other distribution of that name.",
+)
 def main() -> None:
     """MOSAIC: categorize HPC jobs' I/O behaviour from Darshan logs.
 

@@ -29,10 +29,10 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from mosaic import __version__
 from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.config import Config
 from mosaic.corpus import dedup
@@ -240,7 +240,12 @@ def run(
             make_engine(settings, config, workers, nodes, WORKER_PRELOAD) as engine,
         ):
             store.check()
-            store.begin_run(config.hash())
+            # Results of another configuration or another version are not resumed: the
+            # labels of one version may differ from the next (docs/release.md).
+            store.begin_run(f"{config.hash()} mosaic {__version__}")
+            store_versions = store.versions(adding=__version__)
+            if len(store_versions) > 1:
+                sys.stderr.write(_mixed_versions(out / "store.sqlite", store_versions))
             timings["start"] = _lap(clock)
             total = count_log_files(inputs) if _show_progress(quiet) else None
             refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
@@ -269,6 +274,7 @@ def run(
                 # thread writes the outputs from the store's reader connection.
                 publishing = pool.submit(store.publish)
                 summary = write_outputs(store, outputs, config, counts, timings)
+                summary["store_versions"] = store_versions
                 publishing.result()
             timings["write"] = _lap(clock, timings)
         timings["engine_started"] = engine.started
@@ -467,6 +473,9 @@ def write_outputs(
 
     shares = stability_shares(store.categories_by_group()) if config.all_runs else None
     group_json = functools.cache(_group_json)  # a group's runs share it (~12 with --all-runs)
+    # Which code and which settings made every line (docs/release.md), as in summary.json.
+    made = {"mosaic_version": __version__, "config_hash": config.hash()}
+    made_by = json.dumps(made)[1:-1]
     label_sets: dict[tuple[str, bool], list[int]] = {}  # (categories, representative) -> [traces, weight]
     fh = outputs.open("traces.jsonl")  # left open: OutputSet.commit syncs and closes it
     for row in store.categorized(config.all_runs):
@@ -475,7 +484,7 @@ def write_outputs(
         # The stored JSON object without its closing brace, then the group: no parse.
         fh.write(
             f'{row["result"][:-1]}, "group": '
-            f"{group_json(row['group_key'], row['runs'], representative, share)}}}\n"
+            f"{group_json(row['group_key'], row['runs'], representative, share)}, {made_by}}}\n"
         )
         tally = label_sets.setdefault((row["categories"], representative), [0, 0])
         tally[0] += 1
@@ -486,7 +495,9 @@ def write_outputs(
     evicted_at: dict[str, Counter[str]] = {"validate": Counter(), "categorize": Counter()}
     fh = outputs.open("evicted.jsonl")
     for row in store.evicted():
-        fh.write(json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"]}) + "\n")
+        fh.write(
+            json.dumps({"file": row["file"], "reason": row["reason"], "detail": row["detail"], **made}) + "\n"
+        )
         evicted_at["categorize" if row["stage"] == "categorize" else "validate"][row["reason"]] += 1
     stored = store.funnel_counts(config.all_runs)
     funnel: Funnel = {
@@ -511,8 +522,17 @@ def write_outputs(
         "timings": timings,
         "config": config.to_dict(),
         "config_hash": config.hash(),
-        "mosaic_version": version("mosaic-io"),
+        "mosaic_version": __version__,
     }
+
+
+def _mixed_versions(store: Path, versions: list[str]) -> str:
+    """The warning of a run publishing into a store that holds results of other versions."""
+    return (
+        f"warning: {store} now holds results of mosaic {', '.join(versions)}: the lookups of "
+        f"applications not seen by this run keep labels of an older version (start a new store "
+        f"with another --out to keep one version)\n"
+    )
 
 
 _NO_SHARE = object()  # single run: a group has no "same_as_representative"

@@ -269,6 +269,22 @@ class Store:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def versions(self, adding: str | None = None) -> list[str]:
+        """The versions of mosaic whose results the lookup tables hold, oldest first, once
+        `adding` (the version of a writer) is recorded: more than one means the tables
+        mix labels of several versions (docs/release.md). Meta key ``versions``."""
+        if adding is None:
+            with self._lock:
+                return list(json.loads(self._meta("versions") or "[]"))
+        with self._atomic():  # read and add in one transaction: a run and the service may both write
+            versions: list[str] = json.loads(self._meta("versions") or "[]")
+            if adding not in versions:
+                versions.append(adding)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('versions', ?)", (json.dumps(versions),)
+                )
+        return versions
+
     # ----- resume tables (mosaic run) -----
 
     def begin_run(self, results_hash: str) -> int:

@@ -22,6 +22,7 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 from typing_extensions import TypedDict
 
+from mosaic import __version__
 from mosaic.report.tables import display_name
 from mosaic.report.timeline import per_stretch
 
@@ -186,9 +187,10 @@ class Page:
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="generator" content="mosaic-io {esc(__version__)}">'  # the code that made it
             '<link rel="icon" href="data:,">'  # no request for /favicon.ico
             f"<title>{esc(self.title)}</title>{self.assets.styles()}</head><body>"
             f"<header><nav>{nav}</nav><h1>{esc(self.title)}</h1></header><main>{''.join(self.sections)}"
-            f"</main><footer>mosaic: HPC I/O categories from Darshan logs</footer>"
+            f"</main><footer>mosaic-io {esc(__version__)}: HPC I/O categories from Darshan logs</footer>"
             f"{data}{loaded}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body></html>\n"
         )

@@ -1,7 +1,7 @@
 """The FastAPI application behind ``mosaic serve``: one store, one worker pool.
 
 Routes live in :mod:`mosaic.service.routes` and reach what they need through
-``app.state`` (``settings``, ``config``, ``store``, ``store_file``: the identity
+``app.state`` (``settings``, ``config``, ``store``, ``store_versions``, ``store_file``: the identity
 of the store file as opened, :mod:`mosaic.service.storewatch`; ``pool``,
 ``metrics``, ``spool``: a private folder for large bodies, ``store_writes``: a
 lock that makes a store write and the check before it one step), set here.
@@ -43,6 +43,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: ServiceSettings = app.state.settings
     app.state.store = Store(settings.store)
     try:
+        app.state.store_versions = app.state.store.versions()  # /healthz shows them; a record adds its own
         app.state.store_file = StoreFile.opened(settings.store)
     except BaseException:
         app.state.store.close()

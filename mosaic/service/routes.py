@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from mosaic import __version__
 from mosaic.corpus.listing import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ApplicationList, Filters
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
@@ -151,6 +152,7 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
             f"job {job['job_id']} is stored under another uid; a log cannot join another user's job",
         )
     results.record(result)
+    request.app.state.store_versions = results.versions(adding=__version__)
     return None
 
 
@@ -374,7 +376,14 @@ async def healthz(request: Request) -> dict[str, Any] | JSONResponse:
     problem = store_file.problem()
     if problem is not None:
         return error_response(503, ApiError.STORE_UNAVAILABLE, problem)
-    return {"status": "ok", "workers": request.app.state.pool.workers}
+    state = request.app.state
+    return {
+        "status": "ok",
+        "workers": state.pool.workers,
+        "version": __version__,  # the code answering, and the settings its labels follow
+        "config_hash": state.config.hash(),
+        "store_versions": state.store_versions,  # more than one: the store mixes versions' labels
+    }
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})

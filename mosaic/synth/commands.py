@@ -117,10 +117,13 @@ def evaluate(results: str, truth_path: str, as_json: bool) -> None:
     and dedup accuracy (representatives = the heaviest runs).
     """
     from mosaic.synth.evaluate import evaluate as score
-    from mosaic.synth.evaluate import format_table
+    from mosaic.synth.evaluate import format_table, mixed_versions
 
     try:
         scores = score(results, truth_path)
     except ValueError as error:  # no outputs to score, or no truth to score them against
         raise click.ClickException(str(error)) from None
+    warning = mixed_versions(scores)
+    if warning:
+        click.echo(warning, err=True)
     click.echo(json.dumps(scores, indent=2) if as_json else format_table(scores))

@@ -24,6 +24,7 @@ from typing import Any
 
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 
+UNRECORDED = "unrecorded"  # the version of a result line written before versions were (0.1.0)
 # What the scores read of a truth line (its ``params``, most of its bytes, are never read).
 TRUTH_KEYS = ("valid", "reason", "partial", "families", "group", "heaviest", "scenario")
 
@@ -125,8 +126,10 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
     traces: dict[str, dict[str, Any]] = {}
     evicted: dict[str, str | None] = {}  # name: eviction reason
     unknown = 0
+    versions: set[str] = set()  # of mosaic, as each line records it (0.2.0 on: docs/release.md)
     try:
         for obj in _jsonl(results_dir / "traces.jsonl"):
+            versions.add(obj.get("mosaic_version", UNRECORDED))
             name = match(obj["file"])
             if name is None:
                 unknown += 1
@@ -135,6 +138,7 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
             else:
                 evicted[name] = shared("text", obj.get("reason"))
         for obj in _jsonl(results_dir / "evicted.jsonl"):
+            versions.add(obj.get("mosaic_version", UNRECORDED))
             name = match(obj["file"])
             if name is None:
                 unknown += 1
@@ -147,6 +151,7 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
         "categorized": len(traces),
         "evicted": len(evicted),
         "unknown_result_files": unknown,
+        "versions": sorted(versions, key=str),
         "traces": _trace_scores(truth, traces),
         "eviction": _eviction_scores(truth, traces, evicted),
         "dedup": _dedup_scores(truth, traces),
@@ -258,10 +263,21 @@ def _pct(value: float | None) -> str:
     return "   n/a" if value is None else f"{100 * value:5.1f}%"
 
 
+def mixed_versions(scores: dict[str, Any]) -> str | None:
+    """The warning when the results scored were made by more than one version of mosaic."""
+    if len(scores["versions"]) < 2:
+        return None
+    return (
+        f"warning: these results mix versions of mosaic ({', '.join(scores['versions'])}): "
+        "their labels may follow different rules; rerun `mosaic run` into a new --out"
+    )
+
+
 def format_table(scores: dict[str, Any]) -> str:
     """Plain-text report of :func:`evaluate`'s scores."""
     t, e, d = scores["traces"], scores["eviction"], scores["dedup"]
     lines = [
+        f"results of mosaic {', '.join(scores['versions']) or '(none)'}",
         f"logs in truth {scores['logs']}, categorized {scores['categorized']}, "
         f"evicted {scores['evicted']}, "
         f"unmatched result files {scores['unknown_result_files']}",

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
+import mosaic
 from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
 from mosaic.darshan import writer
@@ -121,7 +122,8 @@ def test_store_true_records_groups_and_jobs(server, log_factory):
 
 def test_token_is_required_except_for_healthz(server):
     with server.client(token=None) as anonymous:
-        assert anonymous.get("/healthz").json() == {"status": "ok", "workers": 2}
+        health = anonymous.get("/healthz").json()
+        assert (health["status"], health["workers"], health["version"]) == ("ok", 2, mosaic.__version__)
         for path in ("/metrics", "/v1/jobs/1", "/v1/applications?uid=1&app=x", "/nowhere"):
             response = anonymous.get(path)
             assert_error(response, 401, "unauthorized")
