@@ -90,6 +90,7 @@ class LazyGroup(click.Group):
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
         "apps": "mosaic.service.commands:apps",
+        "epilog": "mosaic.service.epilog:epilog",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
