@@ -145,7 +145,8 @@ local function unwrapped(app, depth)
 end
 
 -- The executable of a script: its #MOSAIC directive, else what its first srun/mpirun/mpiexec
--- line runs; in a wrapper (depth > 0) also what its last line starting with a path runs.
+-- line runs; in a wrapper (depth > 0) else what its last command given as a path (/..., ./...)
+-- runs.
 script_application = function(path, depth)
     local script = read_file(path, MAX_SCRIPT_BYTES)
     if not script then
@@ -162,7 +163,7 @@ script_application = function(path, depth)
             local app, through_mpi = launched(words, 1, false)
             if app and through_mpi then
                 return unwrapped(app, depth)
-            elseif app and depth > 0 and app:find("/", 1, true) then
+            elseif app and depth > 0 and app:match("^%.?%.?/") then
                 last_path = app
             end
         end

@@ -33,15 +33,14 @@ def periodic_logs(uid: int, app: str, period: float, runs: int) -> list[bytes]:
 
 def relabelled(data: bytes, job_id: int, uid: int) -> bytes:
     """The log ``data`` (a real one of tests/data, say) as job ``job_id`` of ``uid`` wrote it:
-    the job record's two fields changed, every record kept, rewritten as Darshan 3.41."""
+    the job record's two fields changed, every record kept, rewritten in its own format."""
     log = read_log(data)
-    return write_log(dataclasses.replace(log, job=dataclasses.replace(log.job, uid=uid, job_id=job_id)))
+    job = dataclasses.replace(log.job, uid=uid, job_id=job_id)
+    return write_log(dataclasses.replace(log, job=job), log.job.version)
 
 
-def darshan_name(user: str, exe: str, job_id: int, pid: int, when: datetime, n: int = 1) -> str:
+def darshan_name(user: str, exe: str, job_id: int, pid: int | str, when: datetime, n: int = 1) -> str:
     """Darshan 3.3.1+'s name: USER_EXE_idJOB-PID_MONTH-DAY-SECONDS-HASH_N.darshan (USER is the
     numeric uid when LOGNAME is unset; the hash part is any number)."""
     seconds = when.hour * 3600 + when.minute * 60 + when.second
-    return (
-        f"{user}_{exe}_id{job_id}-{pid}_{when.month}-{when.day}-{seconds}-{job_id * 7919 + pid}_{n}.darshan"
-    )
+    return f"{user}_{exe}_id{job_id}-{pid}_{when.month}-{when.day}-{seconds}-{job_id * 7919}_{n}.darshan"
