@@ -286,13 +286,9 @@ exec {REPO / "cluster" / "slurm-epilog.sh"}"""
         """Cancel every job, end each daemon's process group, then any slurmstepd of this
         cluster left behind (a step outlives a killed slurmd)."""
         if "slurmctld" in self.daemons and self.daemons["slurmctld"].poll() is None:
-            queued = subprocess.run(
-                ["squeue", "-h", "-o", "%i"], env=self.env, capture_output=True, text=True
-            )
-            if queued.stdout.split():
-                subprocess.run(
-                    ["scancel", *queued.stdout.split()], env=self.env, capture_output=True, timeout=30
-                )
+            queued = self.queued()
+            if queued:
+                subprocess.run(["scancel", *queued], env=self.env, capture_output=True, timeout=30)
                 with contextlib.suppress(TimeoutError):
                     wait_for(lambda: not self.queued(), 15, "cancelled jobs to end", step=0.2)
         for name in reversed(list(self.daemons)):
