@@ -13,18 +13,21 @@ from datetime import datetime
 import pytest
 
 from mosaic_testing.joblogs import darshan_name, periodic_logs, relabelled
+from mosaic_testing.logs import REAL_LOGS
 from mosaic_testing.slurm import MOSAIC, SlurmCluster, wait_for
 
 pytestmark = pytest.mark.slow
 ALICE, MALLORY = pwd.getpwnam("nobody"), pwd.getpwnam("daemon")  # jobs run as real accounts
 VISIBLE_SECONDS = 15.0  # "within seconds": generous for a shared 2-core machine
 OUTAGE_JOBS = 2
+DLIO = sorted((REAL_LOGS / "dlio_logs").glob("*.darshan"))
+DLIO_APP = "/home/snyder/software/dlio_benchmark/venv/bin/python3"  # their command line's first word
 
 
 @pytest.fixture(scope="module")
 def templates(slurm_cluster: SlurmCluster) -> list[bytes]:
     """Logs of the cluster's application whose writes recur every 600 s (period class 2)."""
-    return periodic_logs(ALICE.pw_uid, str(slurm_cluster.application), 600.0, 2 + OUTAGE_JOBS + 2)
+    return periodic_logs(ALICE.pw_uid, str(slurm_cluster.application), 600.0, 4)
 
 
 def script(cluster: SlurmCluster) -> str:
@@ -52,8 +55,9 @@ def wait_visible(cluster: SlurmCluster, job: int) -> list[dict]:
     return wait_for(lambda: stored_runs(cluster, job), VISIBLE_SECONDS, f"job {job} in the store")
 
 
-def lookup_runs(cluster: SlurmCluster) -> int:
-    """The application's run count, as `mosaic lookup --server` tells it."""
+def lookup_runs(cluster: SlurmCluster, app: str | None = None) -> int:
+    """The run count of alice's ``app`` (the cluster's application by default), as `mosaic
+    lookup --server` tells it."""
     done = subprocess.run(
         [
             str(MOSAIC),
@@ -63,7 +67,7 @@ def lookup_runs(cluster: SlurmCluster) -> int:
             "--token-file",
             str(cluster.folder / "service" / "read-token"),
         ]
-        + ["--uid", str(ALICE.pw_uid), "--app", str(cluster.application), "--json"],
+        + ["--uid", str(ALICE.pw_uid), "--app", app or str(cluster.application), "--json"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -87,17 +91,16 @@ def test_a_job_is_visible_and_the_next_submission_gets_its_class(slurm_cluster, 
     assert lookup_runs(cluster) == 2
 
 
-def test_jobs_ended_while_the_service_was_down_are_recorded_once(slurm_cluster, templates):
+def test_jobs_ended_while_the_service_was_down_are_recorded_once(slurm_cluster):
+    """Real logs of tests/data (dlio's, each given its job's id and uid): OUTAGE_JOBS end while
+    the service is stopped, one more after its restart: each recorded once."""
     cluster = slurm_cluster
-    before = runs_so_far(cluster)
     cluster.service.stop()
     try:
-        down = [run_job(cluster, template)[0] for template in templates[2 : 2 + OUTAGE_JOBS]]
+        down = [run_job(cluster, log.read_bytes())[0] for log in DLIO[:OUTAGE_JOBS]]
         for job in down:
             wait_for(
-                lambda job=job: any("kept in the spool" in line for line in cluster.epilog_lines(job)),
-                60,
-                "spooled",
+                lambda job=job: "kept in the spool" in "\n".join(cluster.epilog_lines(job)), 60, "spooled"
             )
     finally:
         cluster.service.start()
@@ -105,17 +108,11 @@ def test_jobs_ended_while_the_service_was_down_are_recorded_once(slurm_cluster, 
         [str(MOSAIC), "epilog", "status", "--spool", str(cluster.spool)], capture_output=True, text=True
     )
     assert pending.stdout.startswith(f"{OUTAGE_JOBS} pending"), pending
-    after, _ = run_job(cluster, templates[2 + OUTAGE_JOBS])  # its epilog drains the spool first
+    after, _ = run_job(cluster, DLIO[OUTAGE_JOBS].read_bytes())  # its epilog drains the spool first
     wait_visible(cluster, after)
     assert [len(stored_runs(cluster, job)) for job in [*down, after]] == [1] * (OUTAGE_JOBS + 1)
-    assert lookup_runs(cluster) == before + OUTAGE_JOBS + 1
+    assert lookup_runs(cluster, DLIO_APP) == OUTAGE_JOBS + 1
     assert not any(cluster.spool.iterdir())
-
-
-def runs_so_far(cluster: SlurmCluster) -> int:
-    with cluster.service.client() as client:
-        answer = client.get("/v1/applications", params={"uid": ALICE.pw_uid, "app": str(cluster.application)})
-    return answer.json()["profile"]["runs"] if answer.status_code == 200 else 0
 
 
 def test_a_planted_and_a_forged_log_are_refused_the_real_one_recorded(slurm_cluster, templates):
