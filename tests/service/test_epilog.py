@@ -59,23 +59,27 @@ def run_epilog(env: dict[str, str], timeout: float = 60) -> subprocess.Completed
     return done
 
 
-@pytest.fixture
-def site(server, tmp_path, write_secret):
-    """The site's settings for one job's epilog: a Darshan tree, the write token, a spool,
-    a message file; logs owned by the test's own uid count as the site's Darshan's when
-    not root."""
-    (tmp_path / "darshan").mkdir()
-    write_secret(tmp_path / "token", server.token + "\n")
+def site_env(server, folder: Path, write_secret) -> dict[str, str]:
+    """The site's settings for one job's epilog against ``server``: a Darshan tree, the write
+    token, a spool, a message file; logs owned by the test's own uid count as the site's
+    Darshan's when not root."""
+    (folder / "darshan").mkdir()
+    write_secret(folder / "epilog-token", server.token + "\n")
     env = {
-        "DARSHAN_LOGDIR": str(tmp_path / "darshan"),
+        "DARSHAN_LOGDIR": str(folder / "darshan"),
         "MOSAIC_URL": server.url,
-        "MOSAIC_TOKEN_FILE": str(tmp_path / "token"),
-        "MOSAIC_SPOOL_DIR": str(tmp_path / "spool"),
-        "MOSAIC_EPILOG_LOG": str(tmp_path / "epilog.log"),
+        "MOSAIC_TOKEN_FILE": str(folder / "epilog-token"),
+        "MOSAIC_SPOOL_DIR": str(folder / "spool"),
+        "MOSAIC_EPILOG_LOG": str(folder / "epilog.log"),
     }
     if os.geteuid() != 0:
         env["MOSAIC_DARSHAN_UID"] = str(os.geteuid())
     return env
+
+
+@pytest.fixture
+def site(server, tmp_path, write_secret):
+    return site_env(server, tmp_path, write_secret)
 
 
 def job_env(job_id: str, user: str, uid: int) -> dict[str, str]:
@@ -187,21 +191,11 @@ def test_a_log_the_service_cannot_take_waits_in_the_spool(server, site, log_fact
 
 def test_a_store_answering_503_spools_the_log(fresh_server, tmp_path, log_factory, write_secret):
     """A service whose store is gone answers 503: the log waits for the next epilog."""
-    (tmp_path / "darshan").mkdir()
-    write_secret(tmp_path / "epilog-token", fresh_server.token + "\n")
-    me = os.geteuid()
+    env = {**site_env(fresh_server, tmp_path, write_secret), **job_env("5301", "dave", os.geteuid())}
     (day_folder(tmp_path / "darshan") / "dave_lmp_id5301-1_11-29-1-1_1.darshan").write_bytes(
-        log_factory(job_id=5301, uid=me)
+        log_factory(job_id=5301, uid=os.geteuid())
     )
     fresh_server.store.unlink()
-    env = {
-        "DARSHAN_LOGDIR": str(tmp_path / "darshan"),
-        "MOSAIC_URL": fresh_server.url,
-        "MOSAIC_TOKEN_FILE": str(tmp_path / "epilog-token"),
-        "MOSAIC_SPOOL_DIR": str(tmp_path / "spool"),
-        "MOSAIC_EPILOG_LOG": str(tmp_path / "epilog.log"),
-        **job_env("5301", "dave", me),
-    }
     done = run_epilog(env)
     assert "kept in the spool: service answered 503" in done.stdout, done.stdout
     assert len(list((tmp_path / "spool").iterdir())) == 1
