@@ -52,12 +52,11 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         2: "bad usage or configuration",
         3: "the server is unreachable or answered an error",
     },
-    "epilog post": {
-        2: "bad usage only: a problem with the job, its logs, the spool or the service is a line on "
-        "stderr and exit 0 (an epilog never fails a job)",
+    "epilog": {
+        1: "an error stopped the command; never `epilog post`, which reports every problem with the "
+        "job, its logs, the spool or the service on stderr and exits 0 (an epilog never fails a job)",
+        2: "bad usage, or a spool folder others could use (the reason is printed)",
     },
-    "epilog drain": {2: "bad usage, or a spool folder others could use (the reason is printed)"},
-    "epilog status": {2: "bad usage, or a spool folder others could use (the reason is printed)"},
     "apps": {
         1: "no application matches the filters",
         2: "bad usage or configuration",
