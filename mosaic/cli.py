@@ -67,9 +67,8 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
 
 def exit_status_epilog(name: str) -> str:
     """The "Exit status" paragraph of a command's --help (click keeps \\b blocks as written)."""
-    statuses = EXIT_STATUSES.get(
-        name, EXIT_STATUSES.get(name.split()[0], USUAL_STATUSES)
-    )  # a group's: its own
+    # A group's subcommand ("epilog post") has its group's statuses unless it has its own.
+    statuses = EXIT_STATUSES.get(name, EXIT_STATUSES.get(name.split()[0], USUAL_STATUSES))
     lines = [f"  {code:<3} {meaning}" for code, meaning in statuses.items()]
     return "\b\nExit status:\n  0   done\n" + "\n".join(lines)
 
