@@ -163,18 +163,26 @@ class Outcome(Enum):
 
 @dataclass
 class Poster:
-    """Posts logs with ``?store=true`` and the job and uid they must claim."""
+    """Posts logs with ``?store=true`` and the job and uid they must claim. Once the service
+    could not take one (down, silent, 503, our token refused), the run's other posts are not
+    tried: each would wait as long, and the spool keeps them all the same."""
 
     client: httpx.Client
     url: str
     token: str | None
-    token_problem: str | None = None
+    unavailable: str | None = None  # why the service cannot take posts now
 
     def post(self, data: bytes, job_id: str, uid: int) -> tuple[Outcome, str]:
+        if self.unavailable is None:
+            outcome, detail = self.send(data, job_id, uid)
+            if outcome is not Outcome.RETRY:
+                return outcome, detail
+            self.unavailable = detail
+        return Outcome.RETRY, self.unavailable
+
+    def send(self, data: bytes, job_id: str, uid: int) -> tuple[Outcome, str]:
         import httpx
 
-        if self.token_problem:
-            return Outcome.RETRY, self.token_problem
         headers = {"Content-Type": "application/octet-stream"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
