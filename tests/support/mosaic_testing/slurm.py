@@ -319,15 +319,24 @@ exec {REPO / "cluster" / "slurm-epilog.sh"}"""
 
     # ----- jobs -----
 
-    def submit(self, script: str, *args: str, uid: int = 0, options: tuple[str, ...] = ()) -> tuple[int, str]:
-        """sbatch of a batch script's text as ``uid``: (job id, sbatch's stderr, where the
-        filter logs)."""
+    def submit(
+        self,
+        script: str,
+        *args: str,
+        uid: int = 0,
+        chdir: str = "/tmp",
+        output: str = "/dev/null",
+        options: tuple[str, ...] = (),
+    ) -> tuple[int, str]:
+        """sbatch of a batch script's text (with ``args``) as ``uid``, in ``chdir``, its output
+        to ``output``, with more sbatch ``options``: (job id, sbatch's stderr, where the filter
+        logs)."""
         path = self.folder / "stage" / f"job-{time.monotonic_ns()}.sh"
         path.write_text(script)
         path.chmod(0o755)
-        command = ["sbatch", "--parsable", f"--uid={uid}", "--chdir=/tmp", "-o", "/dev/null"]
+        command = ["sbatch", "--parsable", f"--uid={uid}", f"--chdir={chdir}", "-o", output, *options]
         done = subprocess.run(
-            [*command, *options, str(path), *args], env=self.env, capture_output=True, text=True, timeout=60
+            [*command, str(path), *args], env=self.env, capture_output=True, text=True, timeout=60
         )
         if done.returncode != 0:
             raise RuntimeError(f"sbatch failed: {done.stderr}")
