@@ -81,6 +81,7 @@ def test_a_job_is_visible_and_the_next_submission_gets_its_class(slurm_cluster, 
     first, filtered = run_job(cluster, templates[0])
     assert "period class" not in filtered  # nothing stored yet
     assert wait_visible(cluster, first)[0]["application"]["uid"] == ALICE.pw_uid
+    assert cluster.wait_ended(first)["JobState"] == "COMPLETED"  # its step ran as alice and wrote
     assert lookup_runs(cluster) == 1
     # The second one through Slurm's own Lua: the comment holds the class; its log is named
     # with the numeric uid, as Darshan does when LOGNAME is unset.
