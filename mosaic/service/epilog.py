@@ -253,8 +253,11 @@ def post_job(
             continue
         outcome, detail = poster.post(data, job.job_id, job.uid)
         if outcome is Outcome.RETRY and spool is not None:
-            keep(spool, job.job_id, job.uid, data)
-            say(f"{path.name} kept in the spool: {detail}")
+            try:
+                keep(spool, job.job_id, job.uid, data)
+                say(f"{path.name} kept in the spool: {detail}")
+            except OSError as error:  # a full disk: said, and the other logs still tried
+                say(f"{path.name} lost: {detail}; the spool failed: {error}")
         elif outcome is Outcome.RECORDED:
             say(f"recorded {path.name}")
         else:
