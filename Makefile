@@ -8,7 +8,7 @@ SAMPLE_COUNT ?= 3000
 OUT ?= results
 WORKERS ?= 2
 
-.PHONY: venv chromium run test figures bench bench-year lint clean
+.PHONY: venv chromium slurm run test figures bench bench-year lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,6 +25,18 @@ chromium:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium not installed (needs root and apt): the browser tests will skip"
 
+# The scheduler tests need Debian's Slurm and munge (tests/slurm: a real slurmctld and slurmd)
+# and each Lua interpreter Slurm's lua plugins may link (tests/service/test_cli_filter.py);
+# installed here when one is missing and apt can (root), else those tests skip saying so.
+SLURM_PACKAGES := slurm-wlm munge lua5.1 lua5.2 lua5.3 lua5.4 luajit
+SLURM_COMMANDS := /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged /usr/bin/sbatch \
+  /usr/bin/lua5.1 /usr/bin/lua5.2 /usr/bin/lua5.3 /usr/bin/lua5.4 /usr/bin/luajit
+slurm:
+	@missing=; for c in $(SLURM_COMMANDS); do [ -x $$c ] || missing=1; done; [ -z "$$missing" ] || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SLURM_PACKAGES) >/dev/null; } || \
+	  echo "Slurm, munge or a Lua interpreter not installed (needs root and apt): their tests will skip"
+
 $(SAMPLE)/truth.jsonl: | $(STAMP)
 	$(BIN)/mosaic synth year $(SAMPLE) --count $(SAMPLE_COUNT) --seed 2019
 
@@ -33,7 +45,7 @@ run: $(STAMP) $(SAMPLE)/truth.jsonl
 	$(BIN)/mosaic run $(SAMPLE) --out $(OUT) --workers $(WORKERS)
 	$(BIN)/mosaic eval $(OUT) --truth $(SAMPLE)/truth.jsonl
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium slurm
 	$(BIN)/python -m pytest -q
 
 figures: run

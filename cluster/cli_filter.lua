@@ -22,21 +22,59 @@ submitting user's environment (e.g. /etc/profile.d/mosaic.sh):
   MOSAIC_TIMEOUT     seconds allowed for the lookup                          [2]
   MOSAIC_APP         the executable the job runs, as its Darshan logs name it
 The application, when MOSAIC_APP is not set: a "#MOSAIC app=PATH" line in the
-batch script, else the first path (a word with a "/") after srun, mpirun or
-mpiexec in it; for srun and salloc outside a job, the command they run.
+batch script, else what its first srun, mpirun or mpiexec line runs (past the
+launcher's options, environment assignments and env/time/exec; a wrapper
+script is read in turn); for srun and salloc outside a job, what they run.
+cluster/README.md says what it cannot see.
+
+Written for Lua 5.1 (Slurm's lua plugins link it on Debian and most sites),
+and runs under 5.2, 5.3, 5.4 and LuaJIT alike: no integer division, goto or
+utf8, and read formats with their "*" ("*l", "*a").
 
 A submission never fails here: no answer, an unknown application or no
 period class leaves the job as it was.
 ]]
 
 local DEFAULT_URL = "http://127.0.0.1:8420"
-local LAUNCHERS = { srun = true, mpirun = true, mpiexec = true }
+local MAX_SCRIPT_BYTES = 1048576 -- a batch script or wrapper read further is not one
+local MAX_WRAPPERS = 3 -- wrapper scripts followed, one inside the other
+
+-- The launchers, each with its options that take a separate value (how many words):
+-- the application is the first word after them that is none of these.
+local MPI = {
+    ["-n"] = 1, ["-np"] = 1, ["-c"] = 1, ["-N"] = 1, ["-ppn"] = 1, ["--npernode"] = 1,
+    ["-x"] = 1, ["-genv"] = 2, ["-env"] = 2, ["-genvlist"] = 1, ["-envlist"] = 1,
+    ["--mca"] = 2, ["-mca"] = 2, ["--gmca"] = 2, ["-gmca"] = 2,
+    ["-H"] = 1, ["-host"] = 1, ["--host"] = 1, ["-hosts"] = 1, ["-f"] = 1, ["-hostfile"] = 1,
+    ["--hostfile"] = 1, ["-machinefile"] = 1, ["--machinefile"] = 1, ["-wdir"] = 1, ["--wdir"] = 1,
+    ["-wd"] = 1, ["--prefix"] = 1, ["--map-by"] = 1, ["--bind-to"] = 1, ["-bind-to"] = 1,
+    ["--rank-by"] = 1, ["-launcher"] = 1, ["-bootstrap"] = 1,
+}
+local LAUNCHERS = {
+    srun = {
+        ["-n"] = 1, ["-N"] = 1, ["-c"] = 1, ["-p"] = 1, ["-A"] = 1, ["-t"] = 1, ["-J"] = 1,
+        ["-w"] = 1, ["-x"] = 1, ["-D"] = 1, ["-o"] = 1, ["-e"] = 1, ["-i"] = 1, ["-C"] = 1,
+        ["-m"] = 1, ["-r"] = 1, ["-G"] = 1, ["--ntasks"] = 1, ["--nodes"] = 1,
+        ["--cpus-per-task"] = 1, ["--partition"] = 1, ["--account"] = 1, ["--time"] = 1,
+        ["--job-name"] = 1, ["--nodelist"] = 1, ["--exclude"] = 1, ["--chdir"] = 1,
+        ["--output"] = 1, ["--error"] = 1, ["--input"] = 1, ["--export"] = 1, ["--mpi"] = 1,
+        ["--constraint"] = 1, ["--distribution"] = 1, ["--mem"] = 1, ["--gres"] = 1,
+        ["--cpu-bind"] = 1, ["--ntasks-per-node"] = 1,
+    },
+    mpirun = MPI, mpiexec = MPI, ["mpiexec.hydra"] = MPI, orterun = MPI,
+    env = { ["-u"] = 1, ["--unset"] = 1, ["-C"] = 1, ["--chdir"] = 1, ["-S"] = 1 },
+    exec = { ["-a"] = 1 },
+    time = { ["-o"] = 1, ["-f"] = 1, ["--output"] = 1, ["--format"] = 1 },
+    nohup = {},
+}
+local MPI_LAUNCHERS = { srun = true, mpirun = true, mpiexec = true, ["mpiexec.hydra"] = true, orterun = true }
 
 local function quoted(word)
     return "'" .. tostring(word):gsub("'", "'\\''") .. "'"
 end
 
--- A file's first line ("l") or whole text ("a"); nil when it cannot be read.
+-- A file's first line ("*l"), whole text ("*a") or first bytes (a number); nil when it
+-- cannot be read.
 local function read_file(path, what)
     local file = path and io.open(path, "r")
     if not file then
@@ -47,35 +85,90 @@ local function read_file(path, what)
     return text
 end
 
--- The executable of a batch script: its #MOSAIC directive, else its first launched path.
-local function script_application(path)
-    local script = read_file(path, "a")
+local function words_of(line)
+    local words = {}
+    for word in line:gmatch("%S+") do
+        words[#words + 1] = word
+    end
+    return words
+end
+
+local function is_assignment(word)
+    return word:match("^[%a_][%w_]*=") ~= nil
+end
+
+-- What the command in words[first...] runs, through its launchers; and whether an MPI
+-- launcher (srun, mpirun, mpiexec) was among them.
+local function launched(words, first, through_mpi)
+    local i = first
+    while words[i] and is_assignment(words[i]) do
+        i = i + 1
+    end
+    local command = words[i]
+    local name = command and command:match("([^/]+)$")
+    local options = name and LAUNCHERS[name]
+    if not options then
+        return command, through_mpi
+    end
+    i = i + 1
+    local unknown = false -- the word before is an option of unknown arity
+    while words[i] do
+        local word = words[i]
+        if word == "--" then
+            i = i + 1
+            break
+        elseif is_assignment(word) then
+            i = i + 1
+        elseif word:sub(1, 1) == "-" then
+            local takes = (not word:find("=", 1, true)) and options[word] or 0
+            unknown = takes == 0 and not word:find("=", 1, true) and options[word] == nil
+            i = i + 1 + takes
+        else
+            -- "-bind-to core /app": an option not listed took a value; a path is the application.
+            if unknown and not word:find("/", 1, true) and words[i + 1] and words[i + 1]:find("/", 1, true) then
+                i = i + 1
+            end
+            break
+        end
+    end
+    return launched(words, i, through_mpi or MPI_LAUNCHERS[name] ~= nil)
+end
+
+local script_application
+
+-- A wrapper script (a file starting with "#!") stands for what it runs.
+local function unwrapped(app, depth)
+    if not app or depth >= MAX_WRAPPERS or read_file(app, 2) ~= "#!" then
+        return app
+    end
+    return script_application(app, depth + 1) or app
+end
+
+-- The executable of a script: its #MOSAIC directive, else what its first srun/mpirun/mpiexec
+-- line runs; in a wrapper (depth > 0) else what its last command given as a path (/..., ./...)
+-- runs.
+script_application = function(path, depth)
+    local script = read_file(path, MAX_SCRIPT_BYTES)
     if not script then
         return nil
     end
-    local found
+    local last_path
     for line in script:gmatch("[^\n]+") do
-        found = line:match("^#MOSAIC%s+app=(%S+)")
-        if found then
-            break
+        local named = line:match("^%s*#MOSAIC%s+app=(%S+)")
+        if named then
+            return named
         end
-        local words = {}
-        for word in line:gmatch("%S+") do
-            words[#words + 1] = word
-        end
-        if LAUNCHERS[words[1]] then
-            for i = 2, #words do
-                if words[i]:sub(1, 1) ~= "-" and words[i]:find("/", 1, true) then
-                    found = words[i]
-                    break
-                end
-            end
-            if found then
-                break
+        local words = words_of(line)
+        if words[1] and words[1]:sub(1, 1) ~= "#" then
+            local app, through_mpi = launched(words, 1, false)
+            if app and through_mpi then
+                return unwrapped(app, depth)
+            elseif app and depth > 0 and app:match("^%.?%.?/") then
+                last_path = app
             end
         end
     end
-    return found
+    return last_path and unwrapped(last_path, depth)
 end
 
 local function application(options)
@@ -85,9 +178,13 @@ local function application(options)
     end
     local argv = options.argv or {}
     if options.type == "sbatch" then
-        return script_application(argv[1])
+        return script_application(argv[1], 0)
     end
-    return argv[1]
+    local words = {}
+    for i = 1, #argv do
+        words[i] = argv[i]
+    end
+    return unwrapped((launched(words, 1, true)), 0)
 end
 
 local function user_id(options)
@@ -95,7 +192,7 @@ local function user_id(options)
         return tostring(options.uid)
     end
     local id = io.popen("id -u", "r")
-    local uid = id and id:read("l")
+    local uid = id and id:read("*l")
     if id then
         id:close()
     end
@@ -117,10 +214,10 @@ local function lookup(uid, app)
         os.remove(body_file)
         return nil
     end
-    local token = read_file(os.getenv("MOSAIC_TOKEN_FILE"), "l")
+    local token = read_file(os.getenv("MOSAIC_TOKEN_FILE"), "*l")
     curl:write(token and ("Authorization: Bearer " .. token .. "\n") or "\n")
     curl:close()
-    local body = read_file(body_file, "a")
+    local body = read_file(body_file, "*a")
     os.remove(body_file)
     return body
 end

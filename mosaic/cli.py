@@ -59,6 +59,11 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         2: "bad usage or configuration",
         3: "the server is unreachable or answered an error",
     },
+    "epilog": {
+        1: "an error stopped the command; never `epilog post`, which reports every problem with the "
+        "job, its logs, the spool or the service on stderr and exits 0 (an epilog never fails a job)",
+        2: "bad usage, or a spool folder others could use (the reason is printed)",
+    },
     "apps": {
         1: "no application matches the filters",
         2: "bad usage or configuration",
@@ -69,7 +74,9 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
 
 def exit_status_epilog(name: str) -> str:
     """The "Exit status" paragraph of a command's --help (click keeps \\b blocks as written)."""
-    lines = [f"  {code:<3} {meaning}" for code, meaning in EXIT_STATUSES.get(name, USUAL_STATUSES).items()]
+    # A group's subcommand ("epilog post") has its group's statuses unless it has its own.
+    statuses = EXIT_STATUSES.get(name, EXIT_STATUSES.get(name.split()[0], USUAL_STATUSES))
+    lines = [f"  {code:<3} {meaning}" for code, meaning in statuses.items()]
     return "\b\nExit status:\n  0   done\n" + "\n".join(lines)
 
 
@@ -97,6 +104,7 @@ class LazyGroup(click.Group):
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
         "apps": "mosaic.service.commands:apps",
+        "epilog": "mosaic.service.epilog:epilog",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

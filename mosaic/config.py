@@ -267,6 +267,16 @@ class Config:
     explain_close_margin: float = service(
         0.2, **SHARE
     )  # reasons (categorize --explain, explain=true): within this share of a threshold a label not given is explained, one given is a close call
+    # The Slurm epilog (mosaic epilog, cluster/slurm-epilog.sh):
+    epilog_max_logs: int = service(
+        64, lo=1
+    )  # logs posted per job (a job of 64 steps with Darshan writes 64); more are skipped and reported
+    epilog_post_timeout_seconds: float = service(
+        10.0, **POSITIVE
+    )  # one post; past it the log goes to the spool (it may have been recorded: posting twice is harmless)
+    epilog_max_days: int = service(
+        62, lo=1
+    )  # day folders searched, from the job's start day on (Slurm's usual MaxTime is 30 days)
     service_latency_buckets: tuple[float, ...] = service(
         (  # /metrics histogram bounds, seconds
             0.001,

@@ -99,6 +99,7 @@ class ApiError(StrEnum):
     METHOD_NOT_ALLOWED = "method_not_allowed"  # 405
     REQUEST_TIMEOUT = "request_timeout"  # 408: head or body not received in time
     JOB_CONFLICT = "job_conflict"  # 409: the job id is stored under another uid
+    JOB_MISMATCH = "job_mismatch"  # 409: the log's job id or uid is not the one the poster named
     TOO_LARGE = "too_large"  # 413: body past the limit (Reason.TOO_LARGE's string)
     UNSUPPORTED_ENCODING = "unsupported_encoding"  # 415
     INVALID_REQUEST = "invalid_request"  # 422: query, path or body parameters

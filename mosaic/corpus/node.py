@@ -69,24 +69,27 @@ def read_secret(path: str) -> str:
         raise EngineError(f"node secret file: {error}") from None
 
 
-def private_folder(path: str) -> str:
-    """The real path of the node folder `path`, created (mode 700) if missing; EngineError
+def private_folder(
+    path: str,
+    what: str = "node folder",
+    remedy: str = "its files would run as you; leave MOSAIC_NODE_DIR unset for a fresh private folder",
+) -> str:
+    """The real path of the ``what`` ``path``, created (mode 700) if missing; EngineError
     naming the problem when someone else could plant files in it (module docstring)."""
     path = os.path.abspath(os.path.expanduser(path))
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
     status = os.lstat(path)
     if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
-        raise EngineError(f"node folder {path} is not a folder (a link is refused)")
+        raise EngineError(f"{what} {path} is not a folder (a link is refused)")
     if status.st_uid != os.geteuid():
         raise EngineError(
-            f"node folder {path} is owned by uid {status.st_uid}, not by you (uid {os.geteuid()}): "
-            "its files would run as you; leave MOSAIC_NODE_DIR unset for a fresh private folder"
+            f"{what} {path} is owned by uid {status.st_uid}, not by you (uid {os.geteuid()}): {remedy}"
         )
     mode = stat.S_IMODE(status.st_mode)
     if mode & 0o077:
         raise EngineError(
-            f"node folder {path} may be entered by group or others (mode {mode:03o}); run: chmod 700 {path}"
+            f"{what} {path} may be entered by group or others (mode {mode:03o}); run: chmod 700 {path}"
         )
     real = os.path.realpath(path)
     above = os.path.dirname(real)
@@ -95,7 +98,7 @@ def private_folder(path: str) -> str:
         shared = status.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not status.st_mode & stat.S_ISVTX
         if status.st_uid not in (0, os.geteuid()) or shared:
             raise EngineError(
-                f"node folder {path}: {above} (uid {status.st_uid}, mode {stat.S_IMODE(status.st_mode):o}) "
+                f"{what} {path}: {above} (uid {status.st_uid}, mode {stat.S_IMODE(status.st_mode):o}) "
                 "lets others replace what it holds: choose a folder under one of your own"
             )
         if above == os.path.dirname(above):

@@ -2,7 +2,9 @@
 
 - ``POST /v1/categorize``: body = one Darshan log (raw, or ``Content-Encoding:
   gzip``); answers the SPEC 4 trace object; ``?store=true`` also records it;
-  ``?explain=true`` adds ``reasons`` (:mod:`mosaic.analysis.reasons`).
+  ``?explain=true`` adds ``reasons`` (:mod:`mosaic.analysis.reasons`);
+  ``?job_id=J&uid=U`` refuses (409 ``job_mismatch``) a log that does not claim that job
+  and uid (the epilog names the job it collects for: a file in its folder is no proof).
 - ``GET /v1/applications?uid=U&app=EXE``: the stored categories of a (user,
   application) group and the profile of its stored runs
   (:mod:`mosaic.corpus.profiles`); 404 when unknown. Without ``app``: the
@@ -170,7 +172,10 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
         401: error_doc("Missing or wrong bearer token (store=true: the write token)"),
         403: error_doc("store=true on a server without a write token"),
         408: error_doc("Request head or body not received in time"),
-        409: error_doc("store=true: the job id is stored under another uid"),
+        409: error_doc(
+            "store=true: the job id is stored under another uid; or the log's job id or uid is not "
+            "the job_id or uid asked for"
+        ),
         413: error_doc("Body above the size limit"),
         415: error_doc("Unsupported Content-Encoding"),
         422: error_doc(
@@ -185,6 +190,10 @@ async def categorize(
     request: Request,
     store: bool = Query(False, description="Also record the result in the store under its group"),
     explain: bool = Query(False, description=EXPLAIN_DOC),
+    job_id: str | None = Query(
+        None, max_length=MAX_JOB_ID_CHARS, description="Refuse (409) a log of another job id"
+    ),
+    uid: int | None = Query(None, ge=MIN_UID, le=MAX_UID, description="Refuse (409) a log of another uid"),
     pool: WorkerPool = Depends(get_pool),
     metrics: Metrics = Depends(get_metrics),
 ) -> Response:
@@ -216,12 +225,26 @@ async def categorize(
         # A defect of ours is the server's fault, not the log's: 500, never a 422 that blames it.
         status = 500 if answer.reason == Reason.INTERNAL_ERROR else 422
         return Response(answer.body, status, media_type=JSON)
-    if store:
-        async with state.store_writes:
-            refused = await run_in_threadpool(record, request, json.loads(answer.body))
-        if refused is not None:
-            return refused
+    if store or job_id is not None or uid is not None:
+        result = json.loads(answer.body)
+        mismatch = unexpected(result["job"], job_id, uid)
+        if mismatch:
+            return error_response(409, ApiError.JOB_MISMATCH, mismatch)
+        if store:
+            async with state.store_writes:
+                refused = await run_in_threadpool(record, request, result)
+            if refused is not None:
+                return refused
     return Response(answer.body, media_type=JSON)
+
+
+def unexpected(job: dict[str, Any], job_id: str | None, uid: int | None) -> str:
+    """Why the log's job is not the one the poster expects ("" when it is, or none is named)."""
+    if job_id is not None and job["job_id"] != job_id:
+        return f"the log is of job {excerpt(job['job_id'])}, not of job {excerpt(job_id)}"
+    if uid is not None and job["uid"] != uid:
+        return f"the log is of uid {job['uid']}, not of uid {uid}"
+    return ""
 
 
 def write_refused(request: Request) -> Response:
