@@ -14,7 +14,8 @@
 # Each start gets a fresh private folder on its host (mktemp -d: a fixed name in
 # a shared /tmp could be created first by another user, and dispynode runs what
 # it finds in its folder), ${TMPDIR:-/tmp}/mosaic-dispynode-$USER.XXXXXX, which
-# holds the node's files, its log (dispynode.log) and its PID (dispynode.pid).
+# holds the node's files (node/: start-node.sh takes only a new or empty folder),
+# its log (dispynode.log) and its PID (dispynode.pid).
 # `stop` stops the nodes of such folders that are yours and private, and removes
 # the folders. The hosts run these functions with bash (`bash -s`).
 set -euo pipefail
@@ -30,7 +31,7 @@ start_here() {
   if [ -n "$5" ]; then export MOSAIC_NODE_SECRET_FILE="$5"; fi
   "$venv/bin/python" -m mosaic.corpus.node --check
   folder=$(mktemp -d "${TMPDIR:-/tmp}/mosaic-dispynode-${USER:-$(id -un)}.XXXXXX")
-  MOSAIC_VENV="$venv" MOSAIC_NODE_DIR="$folder" nohup "$here/start-node.sh" \
+  MOSAIC_VENV="$venv" MOSAIC_NODE_DIR="$folder/node" nohup "$here/start-node.sh" \
     "$(hostname -I | awk '{print $1}')" "$cpus" "$port" > "$folder/dispynode.log" 2>&1 < /dev/null &
   echo $! > "$folder/dispynode.pid"
 }
