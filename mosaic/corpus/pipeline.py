@@ -205,6 +205,7 @@ def engine_settings(config: Config, nodes: list[str] | None) -> Settings:
         jobs_per_cpu=config.jobs_in_flight_per_cpu,
         port=config.dispy_port,
         secret=read_secret(config.node_secret_file) if nodes else None,
+        client_address=config.client_address,
     )
 
 

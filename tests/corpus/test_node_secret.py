@@ -490,9 +490,12 @@ def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
         answer, log = foreign(address, port + 1, tmp_path / "ran", secret_file.read_text())
         assert answer == "ran", log  # the node took the secret of the file it was given
         assert not marker.exists()
+        tree = [node, *node.children(recursive=True)]
+        node.suspend()  # a node that does not end on SIGTERM: `stop` kept its folder and left it running
         stopped = subprocess.run(["bash", script, "stop", "node01"], env=env, capture_output=True, text=True)
         assert stopped.returncode == 0 and not folder.exists(), stopped.stderr
-        assert not node.is_running() and decoy.poll() is None  # another user's PID file: not read
+        assert psutil.wait_procs(tree, timeout=10)[1] == []  # the node and all it started
+        assert decoy.poll() is None  # another user's PID file: not read
     finally:
         decoy.kill()
         decoy.wait()
