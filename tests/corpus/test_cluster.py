@@ -9,10 +9,8 @@ import os
 import random
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -24,6 +22,7 @@ from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.pipeline import run
 from mosaic_testing.faults import faulty, node_path
 from mosaic_testing.outputs import comparable, lines, truth
+from mosaic_testing.runs import done_count, wait_for
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 SLOW = [
@@ -55,31 +54,6 @@ def nodes_config(tmp_path, port):
 def slow_mosaic(*args):
     """`mosaic ARGS` whose tasks sleep before each log, and the environment it needs."""
     return [sys.executable, *SLOW, *args], {**os.environ, "PYTHONPATH": node_path()}
-
-
-def done_count(out: Path) -> int:
-    """Logs validated plus logs categorized so far, read while the run writes."""
-    try:
-        with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True, timeout=5) as db:
-            return sum(
-                db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("logs", "results")
-            )
-    except sqlite3.OperationalError:  # not created yet
-        return 0
-
-
-def wait_for(condition, timeout=180.0, what="condition", process=None, stderr=None):
-    """Generous: a loaded 2-core CI machine starts dispynode and its workers slowly.
-
-    A watched ``process`` that exits first fails the wait at once, with its ``stderr`` file.
-    """
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process is not None and process.poll() is not None and not condition():
-            said = stderr.read_text() if stderr is not None else ""
-            pytest.fail(f"exited {process.returncode} before {what}: {said}")
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_local_node_outputs_match_in_process(year_corpus, small_config, reference_run, tmp_path):

@@ -210,9 +210,8 @@ def test_a_client_address_the_nodes_cannot_reach_stops_the_run_naming_the_settin
         engine.client_address(configured, [("127.0.0.2", 9701), ("192.0.2.7", 9701)])
     assert message in str(refused.value)
     if "resolve" not in message:
-        assert str(refused.value).endswith(
-            "set client_address (mosaic run --client-address ADDR) to an address of this machine the nodes reach"
-        )
+        fix = "set client_address (mosaic run --client-address ADDR) to an address of this machine"
+        assert str(refused.value).endswith(f"{fix} the nodes reach")
 
 
 def test_an_unknown_node_name_stops_the_run_naming_it():
