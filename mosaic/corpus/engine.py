@@ -523,8 +523,9 @@ def client_address(configured: str, nodes: list[tuple[str, int]]) -> str:
     """The address of this machine the `nodes` (address, port) reach the run at.
 
     `configured` (``client_address``: an address or host name of this machine), else
-    the address this machine sends from to the first node: the interface that routes
-    there (a UDP ``connect`` sends no packet). Left to choose, dispy takes the address
+    the address this machine sends from to the first node off the loopback (the first
+    node when all are on it): the interface that routes there (a UDP ``connect`` sends
+    no packet). Left to choose, dispy takes the address
     of the host name, and a name that resolves to loopback (Debian's ``127.0.1.1``,
     many containers) stopped the run with a traceback ("No valid IP address found").
     EngineError naming the setting when none fits: not an address of this machine, no
@@ -533,19 +534,20 @@ def client_address(configured: str, nodes: list[tuple[str, int]]) -> str:
     fix = (
         "set client_address (mosaic run --client-address ADDR) to an address of this machine the nodes reach"
     )
+    first = next((node for node in nodes if not _loopback(node[0])), nodes[0])
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             if configured:
                 address = _resolve(configured, "client_address")
                 probe.bind((address, 0))
             else:
-                probe.connect(nodes[0])
+                probe.connect(first)
                 address = probe.getsockname()[0]
         except OSError as error:
             said = (
                 f"client_address {configured} is not an address of this machine"
                 if configured
-                else f"no route from this machine to the node {nodes[0][0]}"
+                else f"no route from this machine to the node {first[0]}"
             )
             raise EngineError(f"{said} ({error.strerror or error}): {fix}") from None
     if _loopback(address) and not all(_loopback(node) for node, _ in nodes):

@@ -2,7 +2,9 @@
 
 import os
 import signal
+import socket
 import threading
+import unittest.mock
 from types import SimpleNamespace
 
 import dispy
@@ -194,6 +196,14 @@ def test_the_client_address_defaults_to_the_interface_that_routes_to_the_first_n
     # to loopback it stopped with "No valid IP address found" (tests/cluster runs it for real)
     assert engine.client_address("", [("127.0.0.2", 9701), ("127.0.0.3", 9701)]) == "127.0.0.1"
     assert engine.client_address("localhost", [("127.0.0.2", 9701)]) == "127.0.0.1"
+
+
+def test_the_default_client_address_routes_to_the_first_node_off_the_loopback():
+    # The run's own machine named first resolves to 127.0.1.1 on Debian (a Slurm job's first
+    # node): routing to it gave a loopback address that the other nodes cannot reach.
+    with pytest.raises(engine.EngineError, match="no route from this machine to the node 192.0.2.7"):
+        with unittest.mock.patch.object(socket.socket, "connect", side_effect=OSError(101, "unreachable")):
+            engine.client_address("", [("127.0.1.1", 9701), ("192.0.2.7", 9701)])
 
 
 @pytest.mark.parametrize(
