@@ -33,8 +33,8 @@ Why it looks like this (SPEC 5):
   unfinished jobs to the other nodes, so no log is lost. Its processes end with
   it, even when it was SIGKILLed (:func:`end_with_node`).
 * The nodes reach the run at ``client_address``, by default the address of the
-  interface that routes to the first node (:func:`client_address`): dispy's own
-  choice, the host name's address, is loopback on many machines.
+  interface that routes to the first node off the loopback (:func:`client_address`):
+  dispy's own choice, the host name's address, is loopback on many machines.
 * dispy asks the named nodes to join once, when the cluster starts: a node not
   listening yet (started a moment after the run, or restarted) would never
   join (until 2026-11-25 a run whose only joined node then died stopped with
@@ -525,11 +525,11 @@ def client_address(configured: str, nodes: list[tuple[str, int]]) -> str:
     `configured` (``client_address``: an address or host name of this machine), else
     the address this machine sends from to the first node off the loopback (the first
     node when all are on it): the interface that routes there (a UDP ``connect`` sends
-    no packet). Left to choose, dispy takes the address
-    of the host name, and a name that resolves to loopback (Debian's ``127.0.1.1``,
-    many containers) stopped the run with a traceback ("No valid IP address found").
-    EngineError naming the setting when none fits: not an address of this machine, no
-    route, or a loopback address that a node off the loopback cannot reach.
+    no packet). Left to choose, dispy takes the address of the host name, and a name
+    that resolves to loopback (Debian's ``127.0.1.1``, many containers) stopped the run
+    with a traceback ("No valid IP address found"). EngineError naming the setting when
+    none fits: not an address of this machine, no route, or a loopback address that a
+    node off the loopback cannot reach.
     """
     fix = (
         "set client_address (mosaic run --client-address ADDR) to an address of this machine the nodes reach"
