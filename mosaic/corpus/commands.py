@@ -39,8 +39,8 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
 @click.option(
     "--client-address",
     metavar="ADDR",
-    help="With --nodes: this machine's address (or host name) the nodes reach the run at "
-    "(default: client_address, else the address of the interface that routes to the first node).",
+    help="With --nodes: this machine's address (or host name) the nodes reach the run at (default: "
+    "client_address, else the address of the interface that routes to the first node off the loopback).",
 )
 @click.option(
     "--workers",
