@@ -37,6 +37,7 @@ QUICK: dict[str, list[str]] = {
     "periodicity_sources": ["{tmp}", "--seeds", "1", "--year", "300"],
     "year": ["--count", "5000", "--dir", "{tmp}"],
     "scaleout": ["--count", "2000", "--dir", "{tmp}"],
+    "hosts": ["--count", "2000", "--dir", "{tmp}"],
     "bench_profiles": ["--sizes", "10", "1000", "--posts", "50"],
     "year_profiles": ["--count", "5000", "--dir", "{tmp}"],
     "bench_slurm": ["--jobs", "3", "--submissions", "10"],

@@ -14,7 +14,8 @@
 # Each start gets a fresh private folder on its host (mktemp -d: a fixed name in
 # a shared /tmp could be created first by another user, and dispynode runs what
 # it finds in its folder), ${TMPDIR:-/tmp}/mosaic-dispynode-$USER.XXXXXX, which
-# holds the node's files, its log (dispynode.log) and its PID (dispynode.pid).
+# holds the node's files (node/: start-node.sh takes only a new or empty folder),
+# its log (dispynode.log) and its PID (dispynode.pid).
 # `stop` stops the nodes of such folders that are yours and private, and removes
 # the folders. The hosts run these functions with bash (`bash -s`).
 set -euo pipefail
@@ -30,13 +31,17 @@ start_here() {
   if [ -n "$5" ]; then export MOSAIC_NODE_SECRET_FILE="$5"; fi
   "$venv/bin/python" -m mosaic.corpus.node --check
   folder=$(mktemp -d "${TMPDIR:-/tmp}/mosaic-dispynode-${USER:-$(id -un)}.XXXXXX")
-  MOSAIC_VENV="$venv" MOSAIC_NODE_DIR="$folder" nohup "$here/start-node.sh" \
+  # setsid: the node leads a process group of its own (this shell has no job control, so
+  # setsid does not fork and $! is the leader), which `stop` ends whole.
+  MOSAIC_VENV="$venv" MOSAIC_NODE_DIR="$folder/node" setsid nohup "$here/start-node.sh" \
     "$(hostname -I | awk '{print $1}')" "$cpus" "$port" > "$folder/dispynode.log" 2>&1 < /dev/null &
   echo $! > "$folder/dispynode.pid"
 }
 
 # On the host: stop the node of each folder start_here made (one of yours, mode 700:
-# no one else could have put a PID there) and remove the folder once the node is gone.
+# no one else could have put a PID there), its whole process group (dispynode, its
+# setup and job processes, their children): SIGTERM, SIGKILL to what is left after
+# 10 s; then remove the folder.
 stop_here() {
   local folder pid waited
   for folder in "${TMPDIR:-/tmp}/mosaic-dispynode-${USER:-$(id -un)}".*; do
@@ -45,13 +50,14 @@ stop_here() {
       continue
     fi
     pid=$(cat "$folder/dispynode.pid")
-    kill "$pid" 2>/dev/null || true
-    for ((waited = 0; waited < 50; waited++)); do
-      kill -0 "$pid" 2>/dev/null || break
+    kill -s TERM -- "-$pid" 2>/dev/null || true
+    for ((waited = 0; waited < 60; waited++)); do
+      kill -0 -- "-$pid" 2>/dev/null || break
+      if [ "$waited" = 50 ]; then kill -s KILL -- "-$pid" 2>/dev/null || true; fi
       sleep 0.2
     done
-    if kill -0 "$pid" 2>/dev/null; then
-      echo "dispynode $pid of $folder is still stopping: its folder is kept" >&2
+    if kill -0 -- "-$pid" 2>/dev/null; then
+      echo "dispynode $pid of $folder did not end even with SIGKILL: its folder is kept" >&2
     else
       rm -rf "$folder"
     fi

@@ -14,8 +14,9 @@
 # a secret runs whatever any client that reaches its port sends it. The secret
 # reaches dispynode in memory, never on a command line (mosaic/corpus/node.py).
 # MOSAIC_NODE_DIR: the node's files (dispynode runs what it finds there, so it must
-# be yours alone: a folder of another user's, or one others may enter, is refused
-# with exit 2). Default: a fresh private folder, mktemp -d under ${TMPDIR:-/tmp}.
+# be a new or empty folder of yours alone: a folder of another user's, one others
+# may enter or one that holds anything is refused with exit 2). Default: a fresh
+# private folder, mktemp -d under ${TMPDIR:-/tmp}.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 venv="${MOSAIC_VENV:-$here/../.venv}"

@@ -226,6 +226,9 @@ class Config:
     node_secret_file: str = execution(
         "~/.config/mosaic/node-secret"
     )  # `--nodes`: the dispy nodes' secret (cluster/start-node.sh reads the same file); owner-only, 16+ chars
+    client_address: str = execution(
+        ""
+    )  # `--nodes`: the address (or host name) of this machine the nodes reach the run at; "": the one that routes to the first node off the loopback
     meanshift_implementation: Literal["numpy", "sklearn"] = execution(
         "numpy"
     )  # same labels; numpy skips sklearn's ~9 ms per fit

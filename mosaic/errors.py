@@ -3,6 +3,8 @@
 - :class:`Reason`: why a log was evicted (SPEC 3.1, plus ``partial`` under
   ``--strict`` and ``internal_error`` for a defect of ours);
   :class:`LogError` carries one out of the reader and the analysis.
+- :class:`NodeFault`: a batch worker cannot see a log the parent scanned (not the
+  log's fault: never its eviction).
 - :class:`EngineError`: a batch run cannot go on (no cluster, OUT locked by
   another run, a damaged store); :class:`DamagedStore` is the last, with
   what to do about it.
@@ -58,6 +60,12 @@ def internal_error(error: BaseException, where: str = "") -> LogError:
     trail = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(frames))
     on = f" on {where}" if where else ""
     return LogError(Reason.INTERNAL_ERROR, f"{type(error).__name__}{on}: {error} [at {trail}]")
+
+
+class NodeFault(Exception):
+    """A worker cannot see a log file the parent scanned: it cannot open it, or what it opens
+    is another file. A fact of the node (no shared file system, another root), never of the
+    log: it is not the log's eviction (mosaic/corpus/nodefault.py says what becomes of it)."""
 
 
 class EngineError(RuntimeError):

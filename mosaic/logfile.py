@@ -17,7 +17,7 @@ from typing import TypedDict, TypeVar
 from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.analysis.reasons import categorize_explained
 from mosaic.config import Config
-from mosaic.errors import MEMORY_BOUND, LogError, Reason, internal_error
+from mosaic.errors import MEMORY_BOUND, LogError, NodeFault, Reason, internal_error
 from mosaic.trace import read_trace
 
 
@@ -46,10 +46,13 @@ def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | E
     ``internal_error`` (never ``unreadable``: a bug must not pass for bad
     data) with the exception and where it was raised as detail, so one log
     cannot stop a batch of hundreds of thousands, nor fail a service request
-    with a traceback.
+    with a traceback. A :class:`~mosaic.errors.NodeFault` is not the log's: it
+    goes up to the batch task, which reports it as such.
     """
     try:
         return work()
+    except NodeFault:
+        raise
     except LogError as error:
         return evicted_result(file, error.reason, error.detail)
     except MemoryError:  # past the worker's memory limit (RLIMIT_AS)

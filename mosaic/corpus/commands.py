@@ -37,6 +37,12 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
     "(default: node_secret_file, ~/.config/mosaic/node-secret; see cluster/README.md).",
 )
 @click.option(
+    "--client-address",
+    metavar="ADDR",
+    help="With --nodes: this machine's address (or host name) the nodes reach the run at (default: "
+    "client_address, else the address of the interface that routes to the first node off the loopback).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0),
     default=None,
@@ -75,6 +81,7 @@ def run(
     out: str,
     nodes: str | None,
     node_secret_file: str | None,
+    client_address: str | None,
     workers: int | None,
     all_runs: bool | None,
     group_by: str | None,
@@ -101,6 +108,7 @@ def run(
         group_by=group_by,
         trace_timeout_seconds=timeout,
         node_secret_file=node_secret_file,
+        client_address=client_address,
     )
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
     cpus = _workers(workers)

@@ -30,7 +30,11 @@ Why it looks like this (SPEC 5):
 * A job that fails anyway (its own process killed) is bisected: both halves
   go out again, and a single log that still fails is given up as a crash.
 * A node that dies stops its pulses; dispy (``reentrant=True``) sends its
-  unfinished jobs to the other nodes, so no log is lost.
+  unfinished jobs to the other nodes, so no log is lost. Its processes end with
+  it, even when it was SIGKILLed (:func:`end_with_node`).
+* The nodes reach the run at ``client_address``, by default the address of the
+  interface that routes to the first node off the loopback (:func:`client_address`):
+  dispy's own choice, the host name's address, is loopback on many machines.
 * dispy asks the named nodes to join once, when the cluster starts: a node not
   listening yet (started a moment after the run, or restarted) would never
   join (until 2026-11-25 a run whose only joined node then died stopped with
@@ -54,6 +58,7 @@ import importlib
 import itertools
 import logging
 import mmap
+import multiprocessing
 import os
 import pickle
 import shutil
@@ -72,7 +77,7 @@ from typing import IO, Any
 
 from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.reaper import GRACE_SECONDS as REAPER_GRACE_SECONDS
-from mosaic.corpus.reaper import stop_process_group
+from mosaic.corpus.reaper import die_with, stop_process_group
 from mosaic.errors import MEMORY_BOUND, EngineError
 from mosaic.limits import limit_memory
 
@@ -126,6 +131,7 @@ class Settings:
     jobs_per_cpu: int  # jobs queued per node CPU
     port: int  # dispynode's -p for nodes named without a port
     secret: str | None = None
+    client_address: str = ""  # where the nodes reach this run ("": see client_address)
 
 
 # ----- worker side -----
@@ -178,10 +184,12 @@ def _supervise(
     (the results a dying child had not sent yet are left for the next child)."""
     progress = _Progress()
     reader, writer = Pipe(duplex=False)
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # child: work, report, never return into the caller's stack
         reader.close()
         try:
+            die_with(parent)  # a job process killed (its node killed, dispy's cancel) takes it along
             limit_memory(limits.memory_bytes)
             _work_through(task, [items[i] for i in todo], context, writer, progress)
         finally:
@@ -283,13 +291,27 @@ def _dispy_setup(modules):  # type: (tuple[str, ...]) -> int
     global _mosaic_engine
     import mosaic.corpus.engine as _mosaic_engine
 
+    _mosaic_engine.end_with_node()
     _mosaic_engine.preload(modules)
     return 0
 
 
 def _dispy_compute(task, items, context, limits):  # type: (Task, list[Any], Any, Limits) -> list[Result]
     """The dispy job: one batch (shipped to nodes as source, hence self-contained)."""
+    _mosaic_engine.end_with_node()
     return _mosaic_engine.run_batch(task, items, context, limits, True)  # type: ignore[no-any-return]
+
+
+def end_with_node() -> None:
+    """This process (dispynode's setup process, or a job process the setup process
+    started) is SIGKILLed when the process that started it ends. A dispynode killed
+    with SIGKILL (OOM killer, ``kill -9``, a lost allocation) left them running, jobs
+    still computing a minute later for a client that had moved their batches
+    elsewhere: now the setup process follows the node, each job its setup process,
+    and each job's supervised child its job (:func:`_supervise`)."""
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        die_with(parent.pid)
 
 
 def preload(modules: Iterable[str]) -> None:
@@ -380,9 +402,8 @@ class DispyEngine:
             self._stack.enter_context(_reaped(workdir, [], subprocess.DEVNULL))
             port = self.settings.port
             node_addrs = [_node_address(node, port) for node in self.nodes]
-            loopback = all(addr.startswith("127.") for addr, _ in node_addrs)
-            host = LOOPBACK if loopback else None
-            if not _port_free(port, host or ""):  # dispy would retry its bind, silently, for ever
+            host = client_address(self.settings.client_address, node_addrs)
+            if not _port_free(port, host if _loopback(host) else ""):  # dispy would retry its bind for ever
                 raise EngineError(
                     f"port {port}, where the nodes answer this run, is in use (another mosaic run or "
                     "dispy client on this machine?): give the nodes and the run a free one "
@@ -484,7 +505,57 @@ def _job_failure(job: Any) -> str:
 def _node_address(node: str, default_port: int) -> tuple[str, int]:
     """ "HOST[:PORT]" -> (address, port the node listens on: dispynode's -p + 1)."""
     host, _, port = node.partition(":")
-    return socket.gethostbyname(host), int(port or default_port) + 1
+    return _resolve(host, f"node {node}"), int(port or default_port) + 1
+
+
+def _resolve(host: str, what: str) -> str:
+    try:
+        return socket.gethostbyname(host)
+    except OSError as error:
+        raise EngineError(f"{what}: cannot resolve {host!r} ({error.strerror or error})") from None
+
+
+def _loopback(address: str) -> bool:
+    return address.startswith("127.")
+
+
+def client_address(configured: str, nodes: list[tuple[str, int]]) -> str:
+    """The address of this machine the `nodes` (address, port) reach the run at.
+
+    `configured` (``client_address``: an address or host name of this machine), else
+    the address this machine sends from to the first node off the loopback (the first
+    node when all are on it): the interface that routes there (a UDP ``connect`` sends
+    no packet). Left to choose, dispy takes the address of the host name, and a name
+    that resolves to loopback (Debian's ``127.0.1.1``, many containers) stopped the run
+    with a traceback ("No valid IP address found"). EngineError naming the setting when
+    none fits: not an address of this machine, no route, or a loopback address that a
+    node off the loopback cannot reach.
+    """
+    fix = (
+        "set client_address (mosaic run --client-address ADDR) to an address of this machine the nodes reach"
+    )
+    first = next((node for node in nodes if not _loopback(node[0])), nodes[0])
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            if configured:
+                address = _resolve(configured, "client_address")
+                probe.bind((address, 0))
+            else:
+                probe.connect(first)
+                address = probe.getsockname()[0]
+        except OSError as error:
+            said = (
+                f"client_address {configured} is not an address of this machine"
+                if configured
+                else f"no route from this machine to the node {first[0]}"
+            )
+            raise EngineError(f"{said} ({error.strerror or error}): {fix}") from None
+    if _loopback(address) and not all(_loopback(node) for node, _ in nodes):
+        remote = ", ".join(node for node, _ in nodes if not _loopback(node))
+        raise EngineError(
+            f"the nodes at {remote} cannot reach this run at {address}, a loopback address: {fix}"
+        )
+    return address
 
 
 def _free_port_pair() -> int:

@@ -27,12 +27,15 @@ dispynode unpickles ``DIR/dispy/node/config.pkl`` when it starts and runs the
 files its clients leave under DIR: whoever can write there runs code as the
 node's user. DIR becomes dispynode's ``--dest_path_prefix`` (after OPTIONS,
 so that it is the one dispynode keeps); it is created with mode 700 when
-missing, and otherwise refused (status 2) unless it is a folder, not a link,
-of the caller's uid, that no one else may enter, on a path that no one else
-may change (every folder above it is the caller's or root's, and writable by
-others only with the sticky bit, as /tmp). The cluster scripts give each node
-start a fresh ``mktemp -d`` folder: a fixed name in a shared /tmp could be
-created first by anyone.
+missing, and otherwise refused (status 2) unless it is an empty folder, not a
+link, of the caller's uid, that no one else may enter, on a path that no one
+else may change (every folder above it is the caller's or root's, and writable
+by others only with the sticky bit, as /tmp). Empty, because whether a folder
+was ever open to others cannot be seen afterwards: one that was (until
+2026-11-29 the refusal advised ``chmod 700``) may still hold what someone
+planted, so a folder that holds anything is never used, whatever its mode now.
+The cluster scripts give each node start a fresh ``mktemp -d`` folder: a fixed
+name in a shared /tmp could be created first by anyone.
 """
 
 from __future__ import annotations
@@ -69,13 +72,21 @@ def read_secret(path: str) -> str:
         raise EngineError(f"node secret file: {error}") from None
 
 
+FRESH_FOLDER = "leave MOSAIC_NODE_DIR unset for a fresh private folder, or name one that does not exist yet"
+SHOWN_ENTRIES = 3  # a refused folder's message names this many of what it holds
+
+
 def private_folder(
     path: str,
     what: str = "node folder",
-    remedy: str = "its files would run as you; leave MOSAIC_NODE_DIR unset for a fresh private folder",
+    why: str = "dispynode runs what it holds",
+    remedy: str = FRESH_FOLDER,
+    empty: bool = True,
 ) -> str:
     """The real path of the ``what`` ``path``, created (mode 700) if missing; EngineError
-    naming the problem when someone else could plant files in it (module docstring)."""
+    naming the problem when it is not a private folder of the caller's (nor, with ``empty``,
+    an empty one: whether it was ever open to others cannot be seen afterwards), or when
+    someone else could plant files in it (module docstring)."""
     path = os.path.abspath(os.path.expanduser(path))
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
@@ -84,12 +95,19 @@ def private_folder(
         raise EngineError(f"{what} {path} is not a folder (a link is refused)")
     if status.st_uid != os.geteuid():
         raise EngineError(
-            f"{what} {path} is owned by uid {status.st_uid}, not by you (uid {os.geteuid()}): {remedy}"
+            f"{what} {path} is owned by uid {status.st_uid}, not by you (uid {os.geteuid()}): {why}; {remedy}"
         )
     mode = stat.S_IMODE(status.st_mode)
     if mode & 0o077:
         raise EngineError(
-            f"{what} {path} may be entered by group or others (mode {mode:03o}); run: chmod 700 {path}"
+            f"{what} {path} may be entered by group or others (mode {mode:03o}): anyone may have "
+            f"left files there, and {why}; {remedy}"
+        )
+    if empty and (held := sorted(os.listdir(path))):
+        shown = ", ".join(held[:SHOWN_ENTRIES]) + (", ..." if len(held) > SHOWN_ENTRIES else "")
+        raise EngineError(
+            f"{what} {path} is not empty ({shown}): {why}, and whether "
+            f"the folder was ever open to others cannot be seen afterwards; {remedy}"
         )
     real = os.path.realpath(path)
     above = os.path.dirname(real)

@@ -38,10 +38,11 @@ from mosaic.config import Config
 from mosaic.corpus import dedup
 from mosaic.corpus.engine import Failure, LazyEngine, Limits, Settings, Task, make_engine
 from mosaic.corpus.node import read_secret
+from mosaic.corpus.nodefault import NODE_FAULT, fault, node_bytes, settle
 from mosaic.corpus.outputs import OutputSet
 from mosaic.corpus.scan import LogRef, ScanCounts, Stamp, count_log_files, read_regular, scan
 from mosaic.corpus.store import FunnelCounts, Row, Store
-from mosaic.errors import EngineError, LogError, Reason
+from mosaic.errors import EngineError, LogError, NodeFault, Reason
 
 if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
     from mosaic.darshan.formats import DarshanLog
@@ -79,24 +80,28 @@ def stamp_columns(ref: LogRef) -> dict[str, int | None]:
 
 
 def _read(ref: LogRef, config: Config) -> DarshanLog:
-    """The DarshanLog of a scanned log: from its bytes in hand, else from its file."""
+    """The DarshanLog of a scanned log: from its bytes in hand, else from its file as this
+    worker sees it (NodeFault when it does not: mosaic/corpus/nodefault.py)."""
     from mosaic.trace import read_bounded
 
     if ref.error:
         raise LogError(*ref.error)
-    if ref.data is not None:
-        return read_bounded(ref.data, config, ref.name)
-    return read_bounded(ref.location, config)
+    data = ref.data if ref.data is not None else node_bytes(ref, config.max_log_bytes)
+    return read_bounded(data, config, ref.name)
 
 
 def _guarded(ref: LogRef, work: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
-    """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch).
+    """`work()`, or the log's eviction with the engine's keys (one bad log never stops a batch),
+    or the node fault of a log this worker could not see.
 
     A MemoryError is the worker's memory bound (mosaic.limits.limit_memory): ``too_large``.
     """
     from mosaic.logfile import guarded
 
-    result = guarded(ref.name, work)
+    try:
+        result = guarded(ref.name, work)
+    except NodeFault as error:
+        return fault(ref, error)
     return (
         evicted(ref, result["reason"], result["detail"])
         if result["status"] == "evicted"
@@ -153,9 +158,10 @@ def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.trace import build_trace
 
-    return as_row(
-        _guarded(ref, lambda: categorize_trace(build_trace(_read(ref, config), ref.name, config), config))
+    result = _guarded(
+        ref, lambda: categorize_trace(build_trace(_read(ref, config), ref.name, config), config)
     )
+    return result if result["status"] == NODE_FAULT else as_row(result)
 
 
 def as_row(result: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +211,7 @@ def engine_settings(config: Config, nodes: list[str] | None) -> Settings:
         jobs_per_cpu=config.jobs_in_flight_per_cpu,
         port=config.dispy_port,
         secret=read_secret(config.node_secret_file) if nodes else None,
+        client_address=config.client_address,
     )
 
 
@@ -250,8 +257,11 @@ def run(
             total = count_log_files(inputs) if _show_progress(quiet) else None
             refs = scan(inputs, counts, ship_bytes, config.max_log_bytes, store.reuse_archive)
             _stream(
-                engine.map(
-                    VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)
+                _settled(
+                    engine.map(
+                        VALIDATE, _new_batches(refs, store, config.batch_size, config.batch_bytes, counts)
+                    ),
+                    config.max_log_bytes,
                 ),
                 functools.partial(save_validated, store),
                 "validate",
@@ -323,8 +333,27 @@ def _categorize(store: Store, engine: LazyEngine, config: Config, ship_bytes: bo
             size,
             config.batch_bytes,
         )
-        _stream(engine.map(CATEGORIZE, targets), store.save_results, "categorize", total, quiet)
+        results = _settled(engine.map(CATEGORIZE, targets), config.max_log_bytes)
+        _stream(results, store.save_results, "categorize", total, quiet)
     return total
+
+
+def _settled(results: Iterable[list[dict[str, Any]]], max_bytes: int) -> Iterator[list[dict[str, Any]]]:
+    """The batches of `results` with each node fault settled (mosaic/corpus/nodefault.py): the
+    eviction of a log this machine cannot read either; for one it reads, the batch's other
+    results, then the EngineError that stops the run."""
+    for batch in results:
+        kept, stop = [], None
+        for result in batch:
+            if result["status"] != NODE_FAULT:
+                kept.append(result)
+            elif isinstance(settled := settle(result, max_bytes), EngineError):
+                stop = stop or settled
+            else:
+                kept.append(evicted(result["ref"], *settled))
+        yield kept
+        if stop is not None:
+            raise stop
 
 
 def _lap(clock: float, timings: dict[str, float] | None = None) -> float:

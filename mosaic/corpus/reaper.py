@@ -41,6 +41,14 @@ def die_with_parent(signum: int = signal.SIGTERM) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signum)
 
 
+def die_with(parent: int, signum: int = signal.SIGKILL) -> None:
+    """`signum` to this process when `parent`, the process that started it, ends; at once
+    if it has already (then this process has another parent: the signal would never come)."""
+    die_with_parent(signum)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signum)
+
+
 def stop_process_group(process: subprocess.Popen[bytes], grace_seconds: float = GRACE_SECONDS) -> None:
     """SIGTERM a process started with start_new_session, then SIGKILL its group."""
     with contextlib.suppress(ProcessLookupError):

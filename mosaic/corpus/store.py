@@ -43,6 +43,7 @@ from typing import Any, TypedDict
 from mosaic.config import DEFAULT
 from mosaic.corpus import listing, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
+from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore
 from mosaic.trace import group_key as job_group_key
 
@@ -75,6 +76,12 @@ CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
 {profiles.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
+# An eviction of a log file that could not be opened: what the process that tried saw, not
+# what the log holds. Until 2026-11-29 a node that did not see the files recorded them so
+# (mosaic/corpus/nodefault.py); every rerun validates and categorizes such logs again.
+NOT_OPENED = (  # never NULL (an unknown NOT would leave a log out of its run)
+    f"coalesce(reason = 'unreadable' AND (detail GLOB '{NO_SUCH_FILE}*' OR detail GLOB '{CANNOT_OPEN}*'), 0)"
+)
 RESULT_WIDTH = 6 + len(profiles.SUMMARY_COLUMNS)  # columns of a results row (result_row)
 FACT_COLUMNS = (
     "file",
@@ -294,6 +301,10 @@ class Store:
                 self._write(f"DELETE FROM {table}")
         # Nothing to resume from: no log to look up or to forget (~8 us a log saved).
         self._fresh = self._db.execute("SELECT 1 FROM logs LIMIT 1").fetchone() is None
+        self._write(  # categorized again (NOT_OPENED); as validation facts, mark_seen skips them
+            f"DELETE FROM results WHERE status = 'evicted' AND {NOT_OPENED} "
+            "AND file IN (SELECT file FROM logs WHERE archive IS NULL)"
+        )
         self.run_id = int(self._meta("run") or 0) + 1
         self._write(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -304,12 +315,13 @@ class Store:
     def mark_seen(self, logs: list[tuple[Any, ...]]) -> set[str]:
         """Flag logs (file, location, size, mtime_ns, ctime_ns) as part of this run when
         already validated from the same file (same place, size, modification and change
-        times); return their names. Any other log is validated again."""
+        times), unless evicted because the file could not be opened (NOT_OPENED); return
+        their names. Any other log is validated again."""
         if self._fresh:
             return set()
         self._write(
             "UPDATE logs SET seen = ? WHERE file = ? AND location = ? AND size IS ? AND mtime_ns IS ? "
-            "AND ctime_ns IS ?",
+            f"AND ctime_ns IS ? AND NOT (status = 'evicted' AND archive IS NULL AND {NOT_OPENED})",
             [(self.run_id, *log) for log in logs],
         )
         marks = ",".join("?" * len(logs))

@@ -29,6 +29,10 @@ GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
 LEADING_BYTES = (GZIP_MAGIC, BZIP2_MAGIC, b"2.", b"3.")
 SNIFF_BYTES = max(map(len, LEADING_BYTES))
 NOT_A_LOG = "not a Darshan log (unknown leading bytes)"
+# How an eviction of a file that could not be opened begins: what a process sees, not what the
+# log holds (until 2026-11-29 a node that did not see the files recorded them so; store.mark_seen)
+NO_SUCH_FILE = "no such file: "
+CANNOT_OPEN = "cannot open "
 REPEAT_MARK = "#"  # the k-th member of one name in an archive (k >= 2) is named NAME#k
 # What tarfile and the decompressors raise on a damaged archive.
 _ARCHIVE_ERRORS = (tarfile.TarError, EOFError, OSError, ValueError)
@@ -224,11 +228,21 @@ def read_regular(path: str, max_bytes: int = DEFAULT.max_log_bytes) -> bytes:
     past the limit (a file growing).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = open_regular(path)
     except FileNotFoundError:
-        raise LogError(Reason.UNREADABLE, f"no such file: {path}") from None
+        raise LogError(Reason.UNREADABLE, f"{NO_SUCH_FILE}{path}") from None
     except OSError as exc:
-        raise LogError(Reason.UNREADABLE, f"cannot open {path}: {exc.strerror}") from None
+        raise LogError(Reason.UNREADABLE, f"{CANNOT_OPEN}{path}: {exc.strerror}") from None
+    return read_opened(fd, path, max_bytes)
+
+
+def open_regular(path: str) -> int:
+    """A descriptor of `path` for :func:`read_opened`; OSError when it cannot be opened."""
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def read_opened(fd: int, path: str, max_bytes: int) -> bytes:
+    """:func:`read_regular` once `path` is open as `fd` (closed here, whatever happens)."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

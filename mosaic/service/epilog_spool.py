@@ -55,7 +55,15 @@ class Pending:
 def open_spool(path: str) -> Path:
     """The spool folder, created mode 700 if missing; EngineError when others could read or
     plant entries in it (a link, another user's, open to group or others)."""
-    return Path(private_folder(path, "spool folder", "entries hold other users' logs"))
+    return Path(
+        private_folder(
+            path,
+            "spool folder",
+            why="its entries are posted as jobs' logs",
+            remedy="name a folder of the epilog's user that others cannot enter",
+            empty=False,
+        )
+    )
 
 
 def keep(folder: Path, job_id: str, uid: int, data: bytes) -> Path:

@@ -9,10 +9,8 @@ import os
 import random
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -24,6 +22,7 @@ from mosaic.corpus.node import dispynode_command, write_secret
 from mosaic.corpus.pipeline import run
 from mosaic_testing.faults import faulty, node_path
 from mosaic_testing.outputs import comparable, lines, truth
+from mosaic_testing.runs import done_count, wait_for
 
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 SLOW = [
@@ -55,31 +54,6 @@ def nodes_config(tmp_path, port):
 def slow_mosaic(*args):
     """`mosaic ARGS` whose tasks sleep before each log, and the environment it needs."""
     return [sys.executable, *SLOW, *args], {**os.environ, "PYTHONPATH": node_path()}
-
-
-def done_count(out: Path) -> int:
-    """Logs validated plus logs categorized so far, read while the run writes."""
-    try:
-        with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True, timeout=5) as db:
-            return sum(
-                db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("logs", "results")
-            )
-    except sqlite3.OperationalError:  # not created yet
-        return 0
-
-
-def wait_for(condition, timeout=180.0, what="condition", process=None, stderr=None):
-    """Generous: a loaded 2-core CI machine starts dispynode and its workers slowly.
-
-    A watched ``process`` that exits first fails the wait at once, with its ``stderr`` file.
-    """
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process is not None and process.poll() is not None and not condition():
-            said = stderr.read_text() if stderr is not None else ""
-            pytest.fail(f"exited {process.returncode} before {what}: {said}")
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_local_node_outputs_match_in_process(year_corpus, small_config, reference_run, tmp_path):
@@ -175,16 +149,35 @@ def run_on_nodes(year_corpus, config, tmp_path, nodes, act, timeout=180, options
     return mosaic.returncode, log.read_text(), out
 
 
-def test_a_node_lost_mid_run_loses_no_trace(
+def group_of(leader: int) -> list[psutil.Process]:
+    """The processes of the process group `leader` leads (a node started in its own session)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == leader:
+                found.append(process)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            pass
+    return found
+
+
+def test_a_node_lost_mid_run_loses_no_trace_and_its_workers_end_with_it(
     year_corpus, small_config, reference_all_runs, two_nodes, tmp_path
 ):
-    def kill() -> None:
-        os.killpg(two_nodes[1]["127.0.0.3"].pid, signal.SIGKILL)
+    node = two_nodes[1]["127.0.0.3"]
+    workers: list[psutil.Process] = []
+
+    def kill() -> None:  # the node's own process only, as the OOM killer or `kill -9 PID` would
+        workers.extend(process for process in group_of(node.pid) if process.pid != node.pid)
+        os.kill(node.pid, signal.SIGKILL)
 
     returncode, stderr, out = run_on_nodes(
         year_corpus, small_config, tmp_path, two_nodes, kill, options=["--all-runs"]
     )
     assert returncode == 0, stderr
+    # its setup process and job processes (and their supervised children) were left running
+    # until 2026-11-29, still computing batches the run had moved to the other node
+    assert workers and psutil.wait_procs(workers, timeout=10)[1] == []
     traces = lines(out, "traces.jsonl")
     valid = sorted(t["file"] for t in truth(year_corpus) if t["valid"])
     assert [t["file"] for t in traces] == valid  # each valid log exactly once
@@ -234,6 +227,20 @@ def test_a_port_held_by_another_program_stops_the_run_at_once_with_a_clear_error
         )
     assert done.returncode == 1
     assert f"port {port}, where the nodes answer this run, is in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_client_address_the_nodes_cannot_reach_stops_the_run_with_a_clear_error(
+    year_corpus, small_config, tmp_path
+):
+    write_secret(str(tmp_path / "node-secret"))
+    config = config_file(tmp_path, small_config, nodes_config(tmp_path, 9700))
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(tmp_path / "out"), "--config", config]
+    command += ["--nodes", "192.0.2.7", "--client-address", "127.0.0.1"]  # a node off the loopback
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "the nodes at 192.0.2.7 cannot reach this run at 127.0.0.1, a loopback address: " in done.stderr
+    assert "set client_address (mosaic run --client-address ADDR)" in done.stderr
     assert "Traceback" not in done.stderr
 
 

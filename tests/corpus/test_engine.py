@@ -2,7 +2,9 @@
 
 import os
 import signal
+import socket
 import threading
+import unittest.mock
 from types import SimpleNamespace
 
 import dispy
@@ -184,3 +186,44 @@ def test_batches_ramp_up_from_first_to_size():
     assert [len(b) for b in _batches(refs, 8, 1 << 20, first=20)] == [8, 8, 8, 1]  # capped
     assert [len(b) for b in _batches(refs, 8, 3, first=2)] == [2] + [3] * 7 + [2]
     assert sum(map(len, _batches(refs, 1, 1 << 20, first=1))) == 25
+
+
+# ----- the address the nodes reach the run at (client_address) -----
+
+
+def test_the_client_address_defaults_to_the_interface_that_routes_to_the_first_node():
+    # dispy, left to choose, took the host name's address: on a machine whose name resolves
+    # to loopback it stopped with "No valid IP address found" (tests/cluster runs it for real)
+    assert engine.client_address("", [("127.0.0.2", 9701), ("127.0.0.3", 9701)]) == "127.0.0.1"
+    assert engine.client_address("localhost", [("127.0.0.2", 9701)]) == "127.0.0.1"
+
+
+def test_the_default_client_address_routes_to_the_first_node_off_the_loopback():
+    # The run's own machine named first resolves to 127.0.1.1 on Debian (a Slurm job's first
+    # node): routing to it gave a loopback address that the other nodes cannot reach.
+    with pytest.raises(engine.EngineError, match="no route from this machine to the node 192.0.2.7"):
+        with unittest.mock.patch.object(socket.socket, "connect", side_effect=OSError(101, "unreachable")):
+            engine.client_address("", [("127.0.1.1", 9701), ("192.0.2.7", 9701)])
+
+
+@pytest.mark.parametrize(
+    "configured, message",
+    [
+        ("127.0.0.1", "the nodes at 192.0.2.7 cannot reach this run at 127.0.0.1, a loopback address: "),
+        ("192.0.2.200", "client_address 192.0.2.200 is not an address of this machine (Cannot assign"),
+        ("no-such-host.invalid", "client_address: cannot resolve 'no-such-host.invalid'"),
+    ],
+    ids=["loopback for a node off it", "not this machine's", "no such name"],
+)
+def test_a_client_address_the_nodes_cannot_reach_stops_the_run_naming_the_setting(configured, message):
+    with pytest.raises(engine.EngineError) as refused:
+        engine.client_address(configured, [("127.0.0.2", 9701), ("192.0.2.7", 9701)])
+    assert message in str(refused.value)
+    if "resolve" not in message:
+        fix = "set client_address (mosaic run --client-address ADDR) to an address of this machine"
+        assert str(refused.value).endswith(f"{fix} the nodes reach")
+
+
+def test_an_unknown_node_name_stops_the_run_naming_it():
+    with pytest.raises(engine.EngineError, match="node no-such-node.invalid:9800: cannot resolve"):
+        engine._node_address("no-such-node.invalid:9800", 9700)

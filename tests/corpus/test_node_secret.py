@@ -241,11 +241,44 @@ def private(path: Path, mode: int = 0o700, owner: int | None = None) -> Path:
 
 
 @pytest.mark.parametrize("mode", [0o701, 0o710, 0o702, 0o720, 0o704, 0o740])
-def test_a_node_folder_others_may_enter_is_refused(tmp_path, mode):
+def test_a_node_folder_others_may_enter_is_refused_with_no_advice_to_close_it(tmp_path, mode):
     folder = private(tmp_path / "node", mode)
-    with pytest.raises(
-        EngineError, match=rf"may be entered by group or others \(mode {mode:o}\); run: chmod 700"
-    ):
+    with pytest.raises(EngineError, match=rf"may be entered by group or others \(mode {mode:o}\)") as refused:
+        private_folder(str(folder))
+    assert "chmod" not in str(refused.value)  # closing it now leaves what was planted while it was open
+    assert "leave MOSAIC_NODE_DIR unset for a fresh private folder" in str(refused.value)
+
+
+def test_a_folder_once_open_to_others_is_refused_after_it_was_closed(tmp_path):
+    # Until 2026-11-29 the refusal of an open folder said "run: chmod 700 DIR"; after it,
+    # the next start unpickled what another user had planted while the folder was open.
+    marker = tmp_path / "planted-code-ran"
+    folder = private(tmp_path / "node", 0o777)
+    plant(folder / "planted", marker)  # another user's files inside (a whole planted tree)
+    (folder / "planted").rename(folder / "dispy")  # renamed into place while the folder was open
+    folder.chmod(0o700)  # what the old message advised
+    write_secret(str(tmp_path / "node-secret"))
+    env = {"MOSAIC_NODE_SECRET_FILE": str(tmp_path / "node-secret"), "MOSAIC_NODE_DIR": str(folder)}
+    node = start_node(tmp_path, free_port(), env)
+    try:
+        assert node.wait(60) == 2
+    finally:
+        if node.poll() is None:
+            os.killpg(node.pid, 9)
+    said = (tmp_path / "node.log").read_text()
+    assert f"refusing to start dispynode: node folder {folder} is not empty (dispy)" in said
+    assert "chmod" not in said and "Traceback" not in said and not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "entries, shown",
+    [(["a"], "(a)"), (["c", "a", "b"], "(a, b, c)"), (["d", "c", "a", "b"], "(a, b, c, ...)")],
+)
+def test_a_private_folder_of_one_s_own_that_holds_anything_is_refused(tmp_path, entries, shown):
+    folder = private(tmp_path / "node")
+    for name in entries:
+        (folder / name).write_text("")
+    with pytest.raises(EngineError, match=re.escape(f"node folder {folder} is not empty {shown}")):
         private_folder(str(folder))
 
 
@@ -254,7 +287,7 @@ def test_a_node_folder_is_created_private_or_taken_when_private_and_one_s_own(tm
     assert made == str(tmp_path / "new")
     status = os.stat(made)
     assert (status.st_uid, stat.S_IMODE(status.st_mode)) == (os.geteuid(), 0o700)
-    assert private_folder(made) == made  # the same folder again: accepted as it stands
+    assert private_folder(made) == made  # the same folder again, still empty and private: accepted
     private(tmp_path / "link-target")
     (tmp_path / "via-link").symlink_to(tmp_path / "link-target")  # a link above the folder is resolved
     private(tmp_path / "link-target" / "node")
@@ -457,9 +490,12 @@ def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
         answer, log = foreign(address, port + 1, tmp_path / "ran", secret_file.read_text())
         assert answer == "ran", log  # the node took the secret of the file it was given
         assert not marker.exists()
+        tree = [node, *node.children(recursive=True)]
+        node.suspend()  # a node that does not end on SIGTERM: `stop` kept its folder and left it running
         stopped = subprocess.run(["bash", script, "stop", "node01"], env=env, capture_output=True, text=True)
         assert stopped.returncode == 0 and not folder.exists(), stopped.stderr
-        assert not node.is_running() and decoy.poll() is None  # another user's PID file: not read
+        assert psutil.wait_procs(tree, timeout=10)[1] == []  # the node and all it started
+        assert decoy.poll() is None  # another user's PID file: not read
     finally:
         decoy.kill()
         decoy.wait()
