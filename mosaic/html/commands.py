@@ -22,6 +22,10 @@ def explain(file: Path, output: Path | None, config_file: str | None) -> None:
     to zoom, hover for values). An evicted log gets a page saying why, and
     the command exits with status 1.
     """
+    from mosaic.logfile import log_present
+
+    if not log_present(file):  # a typo must not leave a page behind
+        raise click.BadParameter(f"{file}: no such file (nor an archive holding it)", param_hint="FILE")
     from mosaic.corpus.outputs import write_atomically
     from mosaic.html.job import job_page  # loads matplotlib: before the memory bound
     from mosaic.html.page import Assets

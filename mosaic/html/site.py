@@ -38,6 +38,7 @@ from mosaic.html.distributions import plot_distributions, stored_numbers
 from mosaic.html.job import job_page
 from mosaic.html.page import SITE_ASSETS, Assets, Html, Page, asset_text, esc, human_bytes, percent, table
 from mosaic.limits import limit_memory
+from mosaic.logfile import log_present
 from mosaic.report import tables
 from mosaic.report.figures import render_figures
 from mosaic.report.summary import load_summary
@@ -239,12 +240,6 @@ def _store_sections(
         ),
         "applications",
     )
-
-
-def log_present(location: str) -> bool:
-    """The log at ``location`` (a file, or ARCHIVE/MEMBER) is still there to read."""
-    path = Path(location)
-    return path.is_file() or any(parent.is_file() for parent in path.parents)
 
 
 def _job_pages(

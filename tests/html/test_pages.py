@@ -13,7 +13,7 @@ from mosaic.html.applications import Application, slug, table_data, top_applicat
 from mosaic.html.distributions import plot_distributions
 from mosaic.html.job import peak_grid
 from mosaic.html.page import Assets, Html, Page, esc, numbers, thinned
-from mosaic.html.site import log_present
+from mosaic.logfile import log_present
 from mosaic.report.timeline import concurrency
 
 

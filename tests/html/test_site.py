@@ -110,6 +110,13 @@ def test_explain_of_an_evicted_log_says_why_and_fails(tmp_path):
     assert "no_io_modules" in (tmp_path / "empty.html").read_text()
 
 
+def test_explain_of_a_missing_file_writes_nothing(tmp_path):
+    """A typo used to leave a junk missing.darshan.html behind."""
+    done = _mosaic("explain", "missing.darshan", cwd=tmp_path)
+    assert done.returncode == 2 and "missing.darshan: no such file" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_report_without_a_run_says_what_to_do(tmp_path):
     done = _mosaic("report", tmp_path, cwd=tmp_path)
     assert done.returncode == 1 and "run `mosaic run" in done.stderr
