@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -40,7 +40,7 @@ from mosaic.html.page import SITE_ASSETS, Assets, Html, Page, asset_text, esc, h
 from mosaic.limits import limit_memory
 from mosaic.logfile import log_present
 from mosaic.report import tables
-from mosaic.report.figures import render_figures
+from mosaic.report.figures import FIGURES, render_figures
 from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES, display_name
 
@@ -58,10 +58,35 @@ class SiteCounts:
     evicted_job_pages: int
     bytes: int
     files: int
+    pages: int = 0  # HTML files
 
 
-def build_site(out: Path, config: Config) -> SiteCounts:
-    """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite."""
+class Progress(Protocol):
+    """What a build reports its work to (a tqdm bar): the steps known so far, each one done."""
+
+    total: float | None
+
+    def update(self, n: float | None = 1) -> bool | None: ...
+
+
+class Silent:
+    """No progress shown."""
+
+    total: float | None = 0
+
+    def update(self, n: float | None = 1) -> bool | None:
+        return None
+
+
+def more_work(progress: Progress, steps: int) -> None:
+    """``steps`` more steps known (a build learns the pages' count from the store)."""
+    progress.total = (progress.total or 0) + steps
+
+
+def build_site(out: Path, config: Config, progress: Progress | None = None) -> SiteCounts:
+    """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite; one step of
+    ``progress`` per figure and per page."""
+    progress = progress or Silent()
     summary = load_summary(out)
     site = out / "report.tmp"
     shutil.rmtree(site, ignore_errors=True)
@@ -69,7 +94,8 @@ def build_site(out: Path, config: Config) -> SiteCounts:
         (site / folder).mkdir(parents=True)
     for name in SITE_ASSETS:
         (site / "assets" / name).write_text(asset_text(name), encoding="utf-8")
-    drawn = render_figures(out, config, summary)
+    more_work(progress, len(FIGURES) + 1)  # the figures and the year's page
+    drawn = render_figures(out, config, summary, on_drawn=lambda _: progress.update())
     for name, data in drawn.items():
         if data is not None:
             shutil.copyfile(out / "figures" / f"{name}.png", site / "figures" / f"{name}.png")
@@ -80,7 +106,7 @@ def build_site(out: Path, config: Config) -> SiteCounts:
     if store_path.is_file():
         db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
         try:
-            _store_sections(index, db, site, config, counts)
+            _store_sections(index, db, site, config, counts, progress)
         finally:
             db.close()
     else:
@@ -89,12 +115,14 @@ def build_site(out: Path, config: Config) -> SiteCounts:
         )
     _paper_tables(index, summary, config)
     (site / "index.html").write_text(index.render(), encoding="utf-8")
+    progress.update()
     final = out / "report"
     shutil.rmtree(final, ignore_errors=True)
     os.replace(site, final)
     for path in final.rglob("*"):
         if path.is_file():
             counts.files += 1
+            counts.pages += path.suffix == ".html"
             counts.bytes += path.stat().st_size
     return counts
 
@@ -174,6 +202,7 @@ def _store_sections(
     site: Path,
     config: Config,
     counts: SiteCounts,
+    progress: Progress,
 ) -> None:
     values = stored_numbers(db)
     plot_distributions(values, config, site / "figures")
@@ -191,12 +220,14 @@ def _store_sections(
     counts.applications = len(every)
     top = apps_module.top_applications(every, config.report_top_applications)
     pages = {app.key: f"apps/{slug(app.key)}" for app in top}
-    jobs = _job_pages(db, top, site, config, counts)
+    more_work(progress, len(top) + 1)  # and the table's page
+    jobs = _job_pages(db, top, site, config, counts, progress)
     for app in top:
         page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
         text = apps_module.application_page(page, app, apps_module.runs_over_time(db, app.key), jobs[app.key])
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
+        progress.update()
     (site / "data" / "applications.js").write_text(
         apps_module.table_script(apps_module.table_data(every, pages)), encoding="utf-8"
     )
@@ -219,6 +250,7 @@ def _store_sections(
         ),
     )
     (site / "applications.html").write_text(table_page.render(), encoding="utf-8")
+    progress.update()
     page.add(
         "Applications",
         Html(
@@ -243,7 +275,12 @@ def _store_sections(
 
 
 def _job_pages(
-    db: sqlite3.Connection, top: list[Application], site: Path, config: Config, counts: SiteCounts
+    db: sqlite3.Connection,
+    top: list[Application],
+    site: Path,
+    config: Config,
+    counts: SiteCounts,
+    progress: Progress,
 ) -> dict[str, list[tuple[str, str | None, str]]]:
     """The job pages of the top applications, written by a process per core (a page costs ~1.5 s,
     most of it the timeline); per application, its jobs as (file, start, link or "")."""
@@ -255,6 +292,7 @@ def _job_pages(
         if log_present(location)
     }
     assets = Assets(inline=False, prefix="../assets/")
+    more_work(progress, len(todo))
     with ProcessPoolExecutor(
         max_workers=min(os.cpu_count() or 1, max(len(todo), 1)),
         initializer=limit_memory,
@@ -265,6 +303,7 @@ def _job_pages(
             (site / "jobs" / name).write_text(text, encoding="utf-8")
             counts.job_pages += 1
             counts.evicted_job_pages += evicted
+            progress.update()
     return {
         key: [
             (file, start, f"../jobs/{todo[location]}")

@@ -22,8 +22,20 @@ def year_run(tmp_path_factory):
     return out
 
 
+class Steps:
+    """A progress bar's part: the steps a build announced and those it did."""
+
+    def __init__(self) -> None:
+        self.total: float | None = 0
+        self.done = 0
+
+    def update(self, n: float | None = 1) -> None:
+        self.done += n or 0
+
+
 @pytest.fixture(scope="session")
 def site(year_run):
-    """OUT/report/ of the year, and what the build counted."""
-    counts = build_site(year_run, SITE_CONFIG)
-    return year_run / "report", counts
+    """OUT/report/ of the year, what the build counted, and the steps it reported."""
+    steps = Steps()
+    counts = build_site(year_run, SITE_CONFIG, steps)
+    return year_run / "report", counts, steps

@@ -76,7 +76,7 @@ def check_page(browser, path: Path, screenshot: Path) -> object:
 
 
 def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
-    report, _ = site
+    report, *_ = site
     pages = sorted(report.rglob("*.html"))
     kinds = {p.parent.name if p.parent != report else p.stem for p in pages}
     assert kinds == {"index", "applications", "apps", "jobs"}
@@ -138,7 +138,7 @@ def shown_rows(page) -> list[list[str]]:
 
 
 def test_the_applications_table_sorts_and_filters(browser, site):
-    report, _ = site
+    report, *_ = site
     data = table_data(report)
     column = {name: i for i, name in enumerate(data["columns"])}
     rows = data["rows"]

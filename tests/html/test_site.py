@@ -11,6 +11,7 @@ from pathlib import Path
 from mosaic.corpus import profiles
 from mosaic.html.applications import slug
 from mosaic.html.site import build_site
+from mosaic.report.figures import FIGURES
 
 from .conftest import SITE_CONFIG
 
@@ -27,7 +28,7 @@ def table_data(report: Path) -> dict:
 
 
 def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
-    report, counts = site
+    report, counts, _ = site
     data = table_data(report)
     column = {name: i for i, name in enumerate(data["columns"])}
     db = sqlite3.connect(year_run / "store.sqlite")
@@ -57,7 +58,7 @@ def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
 
 
 def test_pages_for_the_top_applications_and_their_jobs_exist(site):
-    report, counts = site
+    report, counts, _ = site
     data = table_data(report)
     linked = [row[-1] for row in data["rows"] if row[-1]]
     # 2 by runs and 2 more by bytes (SITE_CONFIG), one job page each
@@ -69,7 +70,31 @@ def test_pages_for_the_top_applications_and_their_jobs_exist(site):
         jobs = re.findall(r'href="\.\./jobs/([^"]+)"', text)
         assert len(jobs) == 1 and (report / "jobs" / jobs[0]).is_file()
     assert counts.files == sum(1 for p in report.rglob("*") if p.is_file())
+    assert counts.pages == sum(1 for p in report.rglob("*.html"))
     assert counts.bytes == sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
+
+
+def test_the_build_reports_a_step_per_figure_and_page(site):
+    """The progress bar's steps: every figure, the year's page, 4 application pages, the
+    table's page and 4 job pages; all announced are done (the bar ends at 100 %)."""
+    _, counts, steps = site
+    assert steps.total == steps.done == len(FIGURES) + 1 + 4 + 1 + 4
+    assert counts.job_pages == 4
+
+
+def test_report_ends_with_one_line_saying_what_it_wrote_and_where_to_open_it(year_run, tmp_path):
+    for name in ("summary.json", "store.sqlite"):
+        shutil.copyfile(year_run / name, tmp_path / name)
+    (tmp_path / "small.toml").write_text("report_top_applications = 0\n")
+    done = _mosaic("report", tmp_path, "--config", tmp_path / "small.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    pages = sorted((tmp_path / "report").rglob("*.html"))
+    assert re.fullmatch(
+        rf"{len(pages)} pages \(0 of applications among \d+, 0 of jobs, 0 evicted\), \d+ files, "
+        rf"[\d.]+ MB in \d+ s: open {re.escape(str(tmp_path / 'report' / 'index.html'))}\n",
+        done.stdout,
+    ), done.stdout
+    assert done.stderr == ""  # no bar when stderr is not a terminal
 
 
 def test_a_rebuild_replaces_the_site_whole(year_run, site, tmp_path):
