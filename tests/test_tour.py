@@ -81,7 +81,7 @@ def test_every_line_of_the_tour_runs_as_written(tmp_path):
         and '"status": "ok"' in lines[0]
     )
     assert any(line.startswith("trace accuracy") for line in lines)
-    assert any(line.startswith("period class ") and "write period" in line for line in lines)  # the lookup
+    assert any(line.startswith("period write, ") and "(median " in line for line in lines)  # the lookup
 
 
 def test_the_tour_leaves_out_nothing_a_newcomer_needs():

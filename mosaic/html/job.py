@@ -111,10 +111,12 @@ def analysis_page(
         image = compact_png(png)
     page.add(
         "Timeline",
-        f'<figure><img alt="timeline of {esc(Path(trace.file).name)}" src="{png_data_uri(image)}">'
-        "<figcaption>The panels of <code>mosaic plot</code>: per direction, ranks doing I/O, "
+        f'<figure class="wide"><div class="scroll"><img alt="timeline of {esc(Path(trace.file).name)}" '
+        f'src="{png_data_uri(image)}"></div><figcaption>The panels of <code>mosaic plot</code>: '
+        "per direction, ranks doing I/O, "
         "merged operations with their periodic segments, bytes per quarter, the HEATMAP, "
-        "the spectrum; metadata requests per second at the bottom.</figcaption></figure>",
+        "the spectrum; metadata requests per second at the bottom. On a narrow screen it keeps a "
+        "readable width: scroll it sideways.</figcaption></figure>",
         "timeline",
     )
     page.add("Interactive charts", _charts(page, analysis, drawn, config), "charts")

@@ -30,13 +30,25 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
 from mosaic.corpus.stats import VIEWS
 from mosaic.html import applications as apps_module
 from mosaic.html.applications import Application, slug
 from mosaic.html.distributions import plot_distributions, stored_numbers
 from mosaic.html.job import job_page
-from mosaic.html.page import SITE_ASSETS, Assets, Html, Page, asset_text, esc, human_bytes, percent, table
+from mosaic.html.page import (
+    SITE_ASSETS,
+    Assets,
+    Html,
+    Page,
+    asset_text,
+    esc,
+    human_bytes,
+    labels_html,
+    percent,
+    table,
+)
 from mosaic.limits import limit_memory
 from mosaic.logfile import log_present
 from mosaic.report import tables
@@ -128,9 +140,10 @@ def build_site(out: Path, config: Config, progress: Progress | None = None) -> S
 
 
 def _figure(name: str, caption: str) -> Html:
+    """A figure that opens full size when clicked (a phone shows it shrunk)."""
     return Html(
-        f'<figure><img src="figures/{esc(name)}.png" alt="{esc(caption)}">'
-        f"<figcaption>{esc(caption)}</figcaption></figure>"
+        f'<figure><a href="figures/{esc(name)}.png"><img src="figures/{esc(name)}.png" alt="{esc(caption)}">'
+        f"</a><figcaption>{esc(caption)}</figcaption></figure>"
     )
 
 
@@ -224,29 +237,33 @@ def _store_sections(
     jobs = _job_pages(db, top, site, config, counts, progress)
     for app in top:
         page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
-        text = apps_module.application_page(page, app, apps_module.runs_over_time(db, app.key), jobs[app.key])
+        chart = apps_module.runs_over_time(db, app.key)
+        text = apps_module.application_page(page, app, chart, jobs[app.key], config)
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
         progress.update()
-    (site / "data" / "applications.js").write_text(
-        apps_module.table_script(apps_module.table_data(every, pages)), encoding="utf-8"
-    )
+    rows = apps_module.table_rows(every, pages, config)
+    for name, text in apps_module.table_files(rows, len(top), config.report_table_rows_per_file).items():
+        (site / "data" / name).write_text(text, encoding="utf-8")
     table_page = Page("MOSAIC: applications", Assets(inline=False, prefix="assets/"), ROOT_NAV)
     table_page.data_scripts = ["data/applications.js"]
     table_page.scripts = ["table.js"]
     table_page.add(
         f"{len(every):,} applications",
         Html(
-            '<p class="note">Every (user, application) group of the store. Click a column to sort; '
-            "filter by name, label (runs carrying it, at least the share given) or runs. Linked "
-            "names have a page.</p>"
+            '<p class="note">Every (user, application) group of the store; bytes are over all its '
+            "valid runs. Click a column to sort; filter by name, label (runs carrying it, at least "
+            f'the share given) or runs. The {len(top)} names marked <span class="has-page">page</span> '
+            f"link to their page: the {config.report_top_applications} with the most runs and as many "
+            "with the most bytes.</p>"
             '<div class="toolbar"><label>name <input id="filter-name" type="search"></label>'
             '<label>label <select id="filter-label"><option value="">any</option></select></label>'
             '<label>in at least <input id="filter-share" type="number" min="0" max="100" value="50" '
             'step="5" style="width:5em"> % of runs</label>'
             '<label>runs at least <input id="filter-runs" type="number" min="0" value="0" '
             'style="width:6em"></label><span id="shown"></span></div>'
-            '<table id="apps"><thead></thead><tbody></tbody></table>'
+            '<div class="scroll"><table id="apps"><thead></thead><tbody></tbody></table></div>'
+            '<p><button id="more" type="button" hidden>load more rows</button></p>'
         ),
     )
     (site / "applications.html").write_text(table_page.render(), encoding="utf-8")
@@ -254,23 +271,50 @@ def _store_sections(
     page.add(
         "Applications",
         Html(
-            f'<p><a href="applications.html">All {len(every):,} applications</a>, sortable and filtered in '
-            f"the browser. Pages for the {len(top)} with the most runs and bytes:</p>"
+            f'<p><a href="applications.html">All {len(every):,} applications</a>, sorted and filtered in '
+            f"the browser. The top ones, each linked to its page (runs and bytes over its valid "
+            "runs):</p>"
         )
-        + table(
-            ["application", "user id", "runs", "bytes"],
-            [
-                [
-                    Html(f'<a href="{esc(pages[a.key])}">{esc(a.name)}</a>'),
-                    a.uid,
-                    f"{a.runs:,}",
-                    human_bytes(a.bytes),
-                ]
-                for a in top
-            ],
-            "numbers",
-        ),
+        + _top_tables(every, pages, config.report_top_applications),
         "applications",
+        at=1,  # after the funnel: the year's way to its applications comes first
+    )
+
+
+def _linked(app: Application, pages: dict[str, str]) -> Html:
+    link = pages.get(app.key)
+    return Html(f'<a href="{esc(link)}">{esc(app.name)}</a>') if link else esc(app.name)
+
+
+def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> Html:
+    """The year's way to its applications: the top by runs, by bytes, and per label the
+    application whose runs carry it most often."""
+    headers = ["application", "user id", "runs", "bytes"]
+
+    def rows(chosen: list[Application]) -> list[list[object]]:
+        return [[_linked(a, pages), a.uid, f"{a.runs:,}", human_bytes(a.bytes)] for a in chosen]
+
+    by_runs = sorted(every, key=lambda a: (-a.runs, a.key))[:count]
+    by_bytes = sorted(every, key=lambda a: (-a.bytes, a.key))[:count]
+    carriers: dict[str, tuple[float, Application]] = {}
+    for app in every:
+        shares = app.profile["label_shares"] if app.profile else {}
+        for label, share in shares.items():
+            carried = share * app.profile["runs"] if app.profile else 0.0
+            if carried > carriers.get(label, (0.0, app))[0]:
+                carriers[label] = (carried, app)
+    by_label = [
+        [labels_html([label]), _linked(app, pages), f"{carried:,.0f}", app.uid]
+        for label in ALL_LABELS
+        if label in carriers
+        for carried, app in [carriers[label]]
+    ]
+    return Html(
+        '<div class="grid">'
+        f"<div><h3>By runs</h3>{table(headers, rows(by_runs), 'numbers')}</div>"
+        f"<div><h3>By bytes</h3>{table(headers, rows(by_bytes), 'numbers')}</div></div>"
+        "<h3>By label: the application with the most categorized runs carrying it</h3>"
+        + table(["label", "application", "runs carrying it", "user id"], by_label)
     )
 
 
@@ -291,6 +335,13 @@ def _job_pages(
         for file, location, _ in runs
         if log_present(location)
     }
+    # each job page links to the year, the table and its application's page
+    navs = {
+        location: (*SUB_NAV, (f"../apps/{slug(app.key)}", app.name))
+        for app in top
+        for _, location, _ in chosen[app.key]
+        if location in todo
+    }
     assets = Assets(inline=False, prefix="../assets/")
     more_work(progress, len(todo))
     with ProcessPoolExecutor(
@@ -298,7 +349,7 @@ def _job_pages(
         initializer=limit_memory,
         initargs=(config.worker_memory_bytes,),
     ) as pool:
-        pages = pool.map(_job_page, todo, repeat(config), repeat(assets))
+        pages = pool.map(_job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo])
         for name, (text, evicted) in zip(todo.values(), pages, strict=True):
             (site / "jobs" / name).write_text(text, encoding="utf-8")
             counts.job_pages += 1
@@ -315,9 +366,11 @@ def _job_pages(
     }
 
 
-def _job_page(location: str, config: Config, assets: Assets) -> tuple[str, bool]:
+def _job_page(
+    location: str, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...]
+) -> tuple[str, bool]:
     """One job page in a pool worker: its text, and whether the log was evicted."""
-    text, evicted = job_page(location, config, assets, SUB_NAV)
+    text, evicted = job_page(location, config, assets, nav)
     return text, evicted is not None
 
 

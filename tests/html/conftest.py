@@ -9,7 +9,10 @@ from mosaic.synth.year import generate_year
 
 YEAR_LOGS = 160
 # Small bounds: 2 applications by runs + 2 by bytes, 1 job page each (the defaults are 10 and 2).
-SITE_CONFIG = Config(report_top_applications=2, report_jobs_per_application=1, all_runs=True)
+# The table's data in files of 10 rows: the site has several.
+SITE_CONFIG = Config(
+    report_top_applications=2, report_jobs_per_application=1, report_table_rows_per_file=10, all_runs=True
+)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import pytest
 
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
-from mosaic.html.applications import Application, slug, table_data, top_applications
+from mosaic.html.applications import COLUMNS, Application, slug, table_files, table_rows, top_applications
 from mosaic.html.distributions import plot_distributions
 from mosaic.html.job import peak_grid
 from mosaic.html.page import Assets, Html, Page, esc, numbers, thinned
@@ -67,6 +67,7 @@ def _app(key, runs, moved, shares=None):
             "stability": 0.75,
             "period_class": 1,
             "period_direction": "write",
+            "write": {"periodic": {"period_seconds": {"median": 47.0}}},
         }
     )
     return Application(key, 1, key, runs, moved, f"{key}.darshan", profile)
@@ -79,23 +80,46 @@ def test_top_applications_by_runs_then_by_bytes_without_repeats():
     assert top_applications(apps, 0) == []
 
 
-def test_table_rows_carry_label_shares_as_index_percent_pairs():
-    apps = [_app("a", 4, 10.0, {"read_on_start": 0.5, "write_steady": 1.0}), _app("b", 1, 2.0)]
-    data = table_data(apps, {"a": "apps/a.html"})
-    a, b = data["rows"]
+def test_table_rows_carry_label_shares_as_index_percent_pairs_most_runs_first():
+    apps = [_app("b", 1, 2.0), _app("a", 4, 10.0, {"read_on_start": 0.5, "write_steady": 1.0})]
+    a, b = table_rows(apps, {"a": "apps/a.html"}, Config())
     assert a == [
         "a",
         1,
         4,
         10.0,
         0.75,
-        1,
-        "write",
+        47.0,
+        "write, minute: 30 s-30 min (median 47 s)",
         [ALL_LABELS.index("read_on_start"), 50, ALL_LABELS.index("write_steady"), 100],
         "apps/a.html",
     ]
     assert b == ["b", 1, 1, 2.0, None, None, None, [], ""]
-    assert data["columns"][-2:] == ["labels", "page"] and data["labels"] == list(ALL_LABELS)
+    assert list(COLUMNS[-2:]) == ["labels", "page"]
+
+
+def test_the_table_data_comes_in_files_of_so_many_rows():
+    """250,000 groups must not reach the browser at once: the first file holds the head and
+    ``per_file`` rows, each further file appends its own."""
+    rows = [[f"app{i}", i] for i in range(25)]
+    files = table_files(rows, 3, 10)
+    assert list(files) == ["applications.js", "applications-2.js", "applications-3.js"]
+    head = json.loads(
+        files["applications.js"].removeprefix("window.MOSAIC_APPLICATIONS = ").removesuffix(";\n")
+    )
+    assert (head["total"], head["pages"], head["files"]) == (
+        25,
+        3,
+        ["applications-2.js", "applications-3.js"],
+    )
+    assert head["rows"] == rows[:10] and head["labels"] == list(ALL_LABELS)
+    more = [
+        json.loads(files[n].removeprefix("window.MOSAIC_APPLICATIONS.more(").removesuffix(");\n"))
+        for n in head["files"]
+    ]
+    assert more == [rows[10:20], rows[20:]]
+    assert list(table_files([], 0, 10)) == ["applications.js"]
+    assert "</script" not in table_files([["</script><b>"]], 0, 10)["applications.js"]
 
 
 def test_a_log_is_present_as_a_file_or_as_a_member_of_an_archive_still_there(tmp_path):

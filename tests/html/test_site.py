@@ -11,6 +11,7 @@ from pathlib import Path
 from mosaic.corpus import profiles
 from mosaic.html.applications import slug
 from mosaic.html.site import build_site
+from mosaic.periods import median_period
 from mosaic.report.figures import FIGURES
 
 from .conftest import SITE_CONFIG
@@ -21,10 +22,15 @@ RUNTIME_LOG = DATA / "darshan-logs-runtime" / "darshan-main" / "pub_two_series.d
 
 
 def table_data(report: Path) -> dict:
+    """The table's data object with the rows of every data file."""
     text = (report / "data" / "applications.js").read_text()
     prefix = "window.MOSAIC_APPLICATIONS = "
     assert text.startswith(prefix) and text.endswith(";\n")
-    return json.loads(text[len(prefix) : -2])
+    data = json.loads(text[len(prefix) : -2])
+    for name in data["files"]:
+        more = (report / "data" / name).read_text()
+        data["rows"] += json.loads(more.removeprefix("window.MOSAIC_APPLICATIONS.more(").removesuffix(");\n"))
+    return data
 
 
 def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
@@ -33,9 +39,10 @@ def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
     column = {name: i for i, name in enumerate(data["columns"])}
     db = sqlite3.connect(year_run / "store.sqlite")
     groups = db.execute(
-        "SELECT group_key, uid, application, runs FROM applications ORDER BY group_key"
+        "SELECT group_key, uid, application, runs FROM applications ORDER BY runs DESC, group_key"
     ).fetchall()
-    assert counts.applications == len(groups) == len(data["rows"]) > 10
+    assert counts.applications == len(groups) == len(data["rows"]) == data["total"] > 10
+    assert len(data["files"]) == -(-len(groups) // SITE_CONFIG.report_table_rows_per_file) - 1 > 0
     for (key, uid, application, runs), row in zip(groups, data["rows"], strict=True):
         profile = profiles.profile(db, key, runs, SITE_CONFIG.profile_min_periodic_share)
         assert (row[column["application"]], row[column["uid"]], row[column["runs"]]) == (
@@ -49,7 +56,8 @@ def test_the_table_holds_every_group_with_the_lookups_numbers(site, year_run):
         # one run is alike with itself: no stability to show
         expected = round(profile["stability"], 3) if profile["runs"] > 1 else None
         assert row[column["stability"]] == expected
-        assert row[column["period_class"]] == profile["period_class"]
+        assert row[column["period_seconds"]] == median_period(profile)
+        assert (row[column["period"]] is None) == (profile["period_direction"] is None)
     # bytes: the group's valid runs of this batch run, summed
     totals = dict(
         db.execute("SELECT group_key, sum(total_bytes) FROM logs WHERE status = 'ok' GROUP BY group_key")

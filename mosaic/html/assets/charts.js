@@ -41,7 +41,8 @@
     }
     const opts = {
       title: spec.title, width: Math.max(element.clientWidth, 320), height: 230, series: series,
-      scales: { x: { time: !!spec.time, distr: spec.logx ? 3 : 1 },
+      scales: { x: spec.xrange ? { time: !!spec.time, range: () => spec.xrange }
+                               : { time: !!spec.time, distr: spec.logx ? 3 : 1 },
                 y: spec.asinhy ? { distr: 4, asinh: 1, range: (u, low, high) => [0, Math.max(high, 1)] } : {} },
       axes: [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, values: (u, vals) => vals.map((v) => tick(v, "")) },
              { label: spec.ylabel, size: 70, values: (u, vals) => vals.map((v) => tick(v, unit)) }],
