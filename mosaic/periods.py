@@ -26,6 +26,13 @@ def duration(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
+def run_time_text(seconds: float) -> str:
+    """'32,865 s (9.13 h)', '0.07 s': a short run is not '0 s', a long one is also in hours."""
+    exact = f"{seconds:,.0f} s" if seconds >= 100 else f"{seconds:.3g} s"
+    friendly = duration(seconds)
+    return exact if friendly == f"{seconds:.3g} s" else f"{exact} ({friendly})"
+
+
 def bounds(config: Config = DEFAULT) -> tuple[float, float, float]:
     """The upper bounds of the second, minute and hour magnitudes (SPEC 3.4)."""
     return config.period_second_max, config.period_minute_max, config.period_hour_max

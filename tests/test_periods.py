@@ -4,7 +4,7 @@ import pytest
 
 from mosaic.analysis.verdict import LabelSettings, labels
 from mosaic.config import DEFAULT
-from mosaic.periods import duration, magnitude, period_text
+from mosaic.periods import duration, magnitude, period_text, run_time_text
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,11 @@ def test_durations_and_the_whole_text():
     ]
     assert period_text(47.0, "write") == "write, minute: 30 s-30 min (median 47 s)"
     assert period_text(None, "write") == period_text(47.0, None) == "-"
+
+
+def test_run_times_read_in_seconds_and_in_a_larger_unit_when_long():
+    """A 0.07 s job's plot title said "run time 0 s"; pages said "1.466e+04 s"."""
+    assert run_time_text(0.07) == "0.07 s"
+    assert run_time_text(59.0) == "59 s"
+    assert run_time_text(1000.0) == "1,000 s (16.7 min)"
+    assert run_time_text(14660.0) == "14,660 s (4.07 h)"
