@@ -25,6 +25,7 @@ from mosaic.analysis.categorize import HEATMAP, DirectionAnalysis, TraceAnalysis
 from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
 from mosaic.directions import DIRECTIONS
+from mosaic.html.method import method_html, section_anchor
 from mosaic.html.page import (
     Assets,
     Chart,
@@ -56,12 +57,17 @@ PNG_COLORS = 128
 
 
 def job_page(
-    path: str | PathLike[str], config: Config, assets: Assets, nav: tuple[tuple[str, str], ...] = ()
+    path: str | PathLike[str],
+    config: Config,
+    assets: Assets,
+    nav: tuple[tuple[str, str], ...] = (),
+    method: str = "",
 ) -> tuple[str, EvictedResult | None]:
-    """The page of log ``path`` and, for a log that could not be categorized, its eviction."""
+    """The page of log ``path`` and, for a log that could not be categorized, its eviction;
+    ``method``: the page holding the method its reasons cite ("": this one, at its end)."""
     outcome = guarded(path, lambda: analyze(read_trace(path, config), config))
     if isinstance(outcome, TraceAnalysis):
-        return analysis_page(outcome, config, assets, nav), None
+        return analysis_page(outcome, config, assets, nav, method), None
     return evicted_page(outcome, assets, nav), outcome
 
 
@@ -77,15 +83,20 @@ def evicted_page(evicted: EvictedResult, assets: Assets, nav: tuple[tuple[str, s
 
 
 def analysis_page(
-    analysis: TraceAnalysis, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...] = ()
+    analysis: TraceAnalysis,
+    config: Config,
+    assets: Assets,
+    nav: tuple[tuple[str, str], ...] = (),
+    method: str = "",
 ) -> str:
-    """The page of a categorized trace."""
+    """The page of a categorized trace; its reasons link to their section of the method, on
+    the page ``method`` or at the end of this one."""
     trace = analysis.trace
     job = trace.job
     page = Page(Path(trace.file).name, assets, nav)
     page.add(
         "Labels and why",
-        f"<p>{labels_html(analysis.categories)}</p>{reasons_html(explain(analysis, config))}",
+        f"<p>{labels_html(analysis.categories)}</p>{reasons_html(explain(analysis, config), method)}",
         "labels",
     )
     page.add(
@@ -125,22 +136,29 @@ def analysis_page(
         "timeline",
     )
     page.add("Interactive charts", _charts(page, analysis, drawn, config), "charts")
+    if not method:
+        page.add("The method (docs/method.md)", Html(f'<div class="method">{method_html()}</div>'), "method")
     return page.render()
 
 
-def reasons_html(reasons: list[Reason]) -> Html:
+def reasons_html(reasons: list[Reason], method: str = "") -> Html:
     """The reasons family by family: each given label with its sentence, then the close calls
-    not given (greyed), each with the SPEC section of its rule."""
+    not given (greyed), each with a link to the SPEC section of its rule on page ``method``."""
     parts = []
     for family, members in itertools.groupby(reasons, key=lambda reason: reason["family"]):
         items = "".join(
             f'<li class="{"given" if r["given"] else "not-given"}">'
             + (labels_html([r["label"]]) if r["given"] else "")
-            + f' {esc(r["text"])} <span class="rule">(SPEC {esc(r["rule"])})</span></li>'
+            + f' {esc(r["text"])} <span class="rule">({_spec_link(r["rule"], method)})</span></li>'
             for r in members
         )
         parts.append(f'<h3>{esc(display_name(family))}</h3><ul class="reasons">{items}</ul>')
     return Html("".join(parts))
+
+
+def _spec_link(rule: str, method: str) -> Html:
+    """'SPEC 3.4' as a link to its section of the method on page ``method`` ("" for this one)."""
+    return Html(f'<a href="{esc(method)}#{esc(section_anchor(rule))}">SPEC {esc(rule)}</a>')
 
 
 def compact_png(path: Path) -> bytes:

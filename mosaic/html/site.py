@@ -1,5 +1,6 @@
 """`mosaic report OUT`: a year as a small static site in OUT/report/.
 
+    report/method.html         docs/method.md, which every reason's "SPEC 3.x" links to
     report/index.html          funnel, label shares, co-occurrence, period and busy-time
                                distributions, stability, the paper's tables
     report/applications.html   every group, sorted and filtered in the browser
@@ -37,6 +38,7 @@ from mosaic.html import applications as apps_module
 from mosaic.html.applications import Application, slug
 from mosaic.html.distributions import plot_distributions, stored_numbers
 from mosaic.html.job import job_page
+from mosaic.html.method import method_html
 from mosaic.html.page import (
     SITE_ASSETS,
     Assets,
@@ -56,8 +58,8 @@ from mosaic.report.figures import FIGURES, render_figures
 from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES, display_name
 
-ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"))
-SUB_NAV = (("../index.html", "Year"), ("../applications.html", "Applications"))
+ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
+SUB_NAV = tuple((f"../{href}", text) for href, text in ROOT_NAV)
 
 
 @dataclass
@@ -127,6 +129,9 @@ def build_site(out: Path, config: Config, progress: Progress | None = None) -> S
         )
     _paper_tables(index, summary, config)
     (site / "index.html").write_text(index.render(), encoding="utf-8")
+    method = Page("MOSAIC: the method", Assets(inline=False, prefix="assets/"), ROOT_NAV)
+    method.add("docs/method.md, as installed with mosaic", Html(f'<div class="method">{method_html()}</div>'))
+    (site / "method.html").write_text(method.render(), encoding="utf-8")
     progress.update()
     final = out / "report"
     shutil.rmtree(final, ignore_errors=True)
@@ -370,7 +375,7 @@ def _job_page(
     location: str, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...]
 ) -> tuple[str, bool]:
     """One job page in a pool worker: its text, and whether the log was evicted."""
-    text, evicted = job_page(location, config, assets, nav)
+    text, evicted = job_page(location, config, assets, nav, method="../method.html")
     return text, evicted is not None
 
 

@@ -6,6 +6,7 @@ without playwright, these tests skip and say so. Pages are opened as files,
 as a reader opens OUT/report/index.html.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
     report, *_ = site
     pages = sorted(report.rglob("*.html"))
     kinds = {p.parent.name if p.parent != report else p.stem for p in pages}
-    assert kinds == {"index", "applications", "apps", "jobs"}
+    assert kinds == {"index", "applications", "apps", "jobs", "method"}
     for number, path in enumerate(pages):
         page = check_page(browser, path, tmp_path / f"{number}.png")
         if path.parent.name == "jobs":  # every chart drawn by uPlot; a way back to its application
@@ -101,8 +102,17 @@ def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
             navigation = page.evaluate(
                 "[...document.querySelectorAll('nav a')].map(a => a.getAttribute('href'))"
             )
-            assert navigation[:2] == ["../index.html", "../applications.html"]
-            assert navigation[2].startswith("../apps/") and len(navigation) == 3
+            assert navigation[:3] == ["../index.html", "../applications.html", "../method.html"]
+            assert navigation[3].startswith("../apps/") and len(navigation) == 4
+            # every reason's rule links to its section of the method
+            rules = page.evaluate(
+                "[...document.querySelectorAll('.rule a')].map(a => a.getAttribute('href'))"
+            )
+            assert rules and all(re.fullmatch(r"\.\./method\.html#3\d-[a-z-]+", href) for href in rules)
+            sections = page.evaluate(
+                "[...document.querySelectorAll('.rule a')].map(a => new URL(a.href).hash)"
+            )
+            assert all(f'id="{hash[1:]}"' in (report / "method.html").read_text() for hash in sections)
         page.close()
 
 

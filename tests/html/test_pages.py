@@ -3,6 +3,7 @@
 import json
 import re
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,3 +164,21 @@ def test_assets_inline_or_linked(inline):
     text = Page("t", Assets(inline=inline, prefix="../assets/")).render()
     assert ('rel="stylesheet"' in text) is not inline and ("<style>" in text) is inline
     assert ('href="../assets/mosaic.css"' in text) is not inline
+
+
+def test_the_method_travels_with_the_package_and_every_cited_section_has_an_anchor():
+    """A wheel did not install docs/method.md, which every reason cites."""
+    from importlib import resources
+
+    from mosaic.html.method import method_html, section_anchor, slug
+
+    packaged = resources.files("mosaic.html").joinpath("method.md").read_text(encoding="utf-8")
+    assert packaged == (Path(__file__).parents[2] / "docs" / "method.md").read_text(encoding="utf-8")
+    assert slug("3.5 Periodicity by frequency analysis, and the final verdict") == (
+        "35-periodicity-by-frequency-analysis-and-the-final-verdict"
+    )
+    page = method_html()
+    for rule in ("2", "3.1", "3.3", "3.4", "3.5", "3.6", "3.7"):
+        assert f'id="{section_anchor(rule)}"' in page, rule
+    assert section_anchor("3.4.2") == section_anchor("3")  # no such section: its chapter
+    assert not re.search(r'<a href="(?!#)', page)  # other documents and the web: plain text

@@ -133,7 +133,9 @@ def test_explain_writes_one_self_contained_page(tmp_path):
     assert done.stdout.strip() == page.name
     text = page.read_text()
     assert not re.search(r'<(script|img|link)[^>]+(src|href)="(?!data:)', text)  # nothing fetched
-    assert "write periodic" in text and "(SPEC 3.4)" in text  # a label and its reason
+    assert "write periodic" in text  # a label and its reason, its rule linked to the method inside
+    assert '(<a href="#34-periodicity-by-mean-shift">SPEC 3.4</a>)' in text
+    assert '<h3 id="34-periodicity-by-mean-shift">3.4 Periodicity by mean shift</h3>' in text
 
 
 def test_explain_of_an_evicted_log_says_why_and_fails(tmp_path):
