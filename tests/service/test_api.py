@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import socket
 import threading
 from urllib.parse import quote
-
-import re
 
 import pytest
 
