@@ -282,7 +282,7 @@ def _store_sections(
         )
         + _top_tables(every, pages, config.report_top_applications),
         "applications",
-        at=1,  # after the funnel: the year's way to its applications comes first
+        at=0,  # first: the year's way to its applications
     )
 
 
