@@ -241,9 +241,11 @@ def _store_sections(
     more_work(progress, len(top) + 1)  # and the table's page
     jobs = _job_pages(db, top, site, config, counts, progress)
     for app in top:
-        page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
+        # its own name: ``page`` is the year's, which gets the Applications section below (the
+        # loop used to take that name, and the section went to the last application's page)
+        app_page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
         chart = apps_module.runs_over_time(db, app.key)
-        text = apps_module.application_page(page, app, chart, jobs[app.key], config)
+        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config)
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
         progress.update()
@@ -302,10 +304,9 @@ def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> 
     by_runs = sorted(every, key=lambda a: (-a.runs, a.key))[:count]
     by_bytes = sorted(every, key=lambda a: (-a.bytes, a.key))[:count]
     carriers: dict[str, tuple[float, Application]] = {}
-    for app in every:
-        shares = app.profile["label_shares"] if app.profile else {}
-        for label, share in shares.items():
-            carried = share * app.profile["runs"] if app.profile else 0.0
+    for app in every:  # by group key: a tie goes to the first
+        for label, share in (app.profile["label_shares"] if app.profile else {}).items():
+            carried = share * (app.profile["runs"] if app.profile else 0)
             if carried > carriers.get(label, (0.0, app))[0]:
                 carriers[label] = (carried, app)
     by_label = [

@@ -82,6 +82,26 @@ def test_pages_for_the_top_applications_and_their_jobs_exist(site):
     assert counts.bytes == sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
 
 
+def test_the_year_page_leads_to_the_top_applications_by_runs_bytes_and_label(site, year_run):
+    report, *_ = site
+    index = (report / "index.html").read_text()
+    first = index.index("<section")
+    assert index[first:].startswith('<section id="applications">')  # the first section
+    for page in (report / "apps").iterdir():
+        assert f'href="apps/{page.name}"' in index
+    # by label: the application whose categorized runs carry it most often (a tie: the first key)
+    db = sqlite3.connect(year_run / "store.sqlite")
+    carried = db.execute(
+        "SELECT p.group_key, p.runs FROM profile_labels p WHERE p.label = 'write_insignificant' "
+        "ORDER BY p.runs DESC, p.group_key LIMIT 1"
+    ).fetchone()
+    application = carried[0].split(":", 1)[1]
+    row = re.search(
+        r'title="write_insignificant">write insignificant</span></td><td>(.*?)</td><td>(\d+)</td>', index
+    )
+    assert application in row.group(1) and int(row.group(2)) == carried[1]
+
+
 def test_the_build_reports_a_step_per_figure_and_page(site):
     """The progress bar's steps: every figure, the year's page, 4 application pages, the
     table's page and 4 job pages; all announced are done (the bar ends at 100 %)."""
