@@ -191,7 +191,7 @@ def runs_over_time(db: sqlite3.Connection, key: str) -> Chart | None:
         "xlabel": "day",
         "ylabel": "runs",
         "unit": "",
-        "x": numbers(x),
+        "x": x.tolist(),  # whole days in Unix seconds: 5 significant digits would move them by hours
         "xrange": [float(x[0]) - DAY, float(x[-1]) + 2 * DAY],  # a lone day still shows as a bar
         "series": [{"label": "runs", "values": numbers(counts), "color": "#0173b2"}],
         "style": "bars",

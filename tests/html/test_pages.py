@@ -182,3 +182,15 @@ def test_the_method_travels_with_the_package_and_every_cited_section_has_an_anch
         assert f'id="{section_anchor(rule)}"' in page, rule
     assert section_anchor("3.4.2") == section_anchor("3")  # no such section: its chapter
     assert not re.search(r'<a href="(?!#)', page)  # other documents and the web: plain text
+
+
+def test_a_profile_says_how_many_runs_it_stands_on():
+    """gmx_mpi's page showed "120 valid runs" beside "write periodic: 100 % of runs" of one run."""
+    from mosaic.html.applications import basis_note
+
+    app = _app("gmx", 120, 1.0, {"write_periodic": 1.0})
+    one = basis_note(app, {**app.profile, "runs": 1, "basis": "representative"})
+    assert "Built from 1 of 120 valid runs categorized (representative)" in one
+    assert "<code>mosaic run --all-runs</code> categorizes every run" in one
+    every = basis_note(app, {**app.profile, "runs": 120, "basis": "every_run"})
+    assert "Built from 120 of 120 valid runs categorized (every run)." in every and "--all-runs" not in every

@@ -102,6 +102,19 @@ def test_the_year_page_leads_to_the_top_applications_by_runs_bytes_and_label(sit
     assert application in row.group(1) and int(row.group(2)) == carried[1]
 
 
+def test_runs_per_day_counts_every_valid_run_over_the_days_they_span(year_run):
+    from mosaic.html.applications import runs_over_time
+
+    db = sqlite3.connect(year_run / "store.sqlite")
+    key, valid = db.execute(
+        "SELECT group_key, count(*) FROM logs WHERE status = 'ok' GROUP BY group_key ORDER BY 2 DESC, 1"
+    ).fetchone()
+    chart = runs_over_time(db, key)
+    assert sum(chart["series"][0]["values"]) == valid and chart["title"].startswith(f"Runs per day: {valid} ")
+    day = 86400
+    assert chart["xrange"] == [chart["x"][0] - day, chart["x"][-1] + 2 * day]  # the axis fits the data
+
+
 def test_the_build_reports_a_step_per_figure_and_page(site):
     """The progress bar's steps: every figure, the year's page, 4 application pages, the
     table's page and 4 job pages; all announced are done (the bar ends at 100 %)."""
