@@ -129,7 +129,7 @@ def analysis_page(
         "Timeline",
         f'<figure class="wide"><div class="scroll"><img alt="timeline of {esc(Path(trace.file).name)}" '
         f'src="{png_data_uri(image)}"></div><figcaption>The panels of <code>mosaic plot</code>: '
-        "per direction, ranks doing I/O, "
+        "per direction, records (rank-file pairs) doing I/O, "
         "merged operations with their periodic segments, bytes per quarter, the HEATMAP, "
         "the spectrum; metadata requests per second at the bottom. On a narrow screen it keeps a "
         "readable width: scroll it sideways.</figcaption></figure>",
@@ -243,7 +243,7 @@ def _charts(page: Page, analysis: TraceAnalysis, drawn: dict[str, Any], config: 
     parts = []
     if ranks:
         title = "Records doing I/O: rank-file pairs at once (peak per step)"
-        parts.append(page.chart(_time_chart("ranks", title, "ranks", "", edges[:-1], ranks, "steps")))
+        parts.append(page.chart(_time_chart("ranks", title, "records", "", edges[:-1], ranks, "steps")))
     heat = [(d, p) for d, p in panels.items() if "heatmap_bytes" in p]
     if heat and analysis.trace.heatmap is not None:
         first = heat[0][1]  # every direction's bars share the bins
