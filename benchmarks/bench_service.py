@@ -83,6 +83,7 @@ def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, int]:
         [
             str(mosaic),
             "serve",
+            "--create",
             "--store",
             str(folder / "store.sqlite"),
             "--port",

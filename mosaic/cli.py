@@ -51,7 +51,8 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
     },
     "serve": {
         1: "an error stopped the server (message on stderr)",
-        2: "bad usage or configuration (a non-loopback address without --token-file, a bad token file)",
+        2: "bad usage or configuration (a non-loopback address without --token-file, a bad token file, "
+        "a --store that does not exist without --create)",
         3: "the server could not start (address in use, store not usable)",
     },
     "lookup": {

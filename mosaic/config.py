@@ -320,6 +320,9 @@ class Config:
     report_jobs_per_application: int = display(
         2, lo=0
     )  # ... each links job pages of its heaviest categorized run and latest ones, this many in all (~1.5 s a page)
+    report_table_rows_per_file: int = display(
+        5000, lo=10
+    )  # `mosaic report`: the applications table's rows per data file (~150 B a row), the rest loaded on demand
     report_chart_points: int = display(
         2000, lo=16
     )  # points of an interactive chart at most: longer series show the peak of each stretch

@@ -28,7 +28,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         "httptools",
     ),
     "cluster": ("dispy", "psutil"),
-    "report": ("matplotlib", "seaborn", "pandas"),
+    "report": ("matplotlib", "seaborn", "pandas", "markdown_it"),
 }
 EXTRA_OF = {module: extra for extra, modules in EXTRA_MODULES.items() for module in modules}
 

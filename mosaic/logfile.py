@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from os import PathLike
+from pathlib import Path
 from typing import TypedDict, TypeVar
 
 from mosaic.analysis.categorize import TraceResult, categorize_trace
@@ -36,6 +37,12 @@ Result = TypeVar("Result")
 def evicted_result(file: str | PathLike[str], reason: str, detail: str = "") -> EvictedResult:
     """The result object of a log that could not be categorized (SPEC 3.1, 4)."""
     return {"file": str(file), "status": "evicted", "reason": reason, "detail": detail}
+
+
+def log_present(location: str | PathLike[str]) -> bool:
+    """The log at ``location`` (a file, or ARCHIVE/MEMBER) is there to read."""
+    path = Path(location)
+    return path.is_file() or any(parent.is_file() for parent in path.parents)
 
 
 def guarded(file: str | PathLike[str], work: Callable[[], Result]) -> Result | EvictedResult:

@@ -30,10 +30,20 @@ def test_serve_exits_3_when_it_cannot_start(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        code, err = status("serve", "--store", str(tmp_path / "new.sqlite"), "--port", port, "--workers", "1")
+        code, err = status(
+            "serve", "--create", "--store", str(tmp_path / "new.sqlite"), "--port", port, "--workers", "1"
+        )
     assert code == 3 and "address already in use" in err
     code, err = status("serve", "--store", str(tmp_path / "new.sqlite"), "--host", "0.0.0.0")
     assert code == 2 and "requires --token-file" in err
+
+
+def test_serve_refuses_a_store_that_does_not_exist_unless_asked_to_create_it(tmp_path):
+    """A typo (``--store typo.sqlite``) used to serve an empty store, "unknown application" to all."""
+    typo = tmp_path / "typo.sqlite"
+    code, err = status("serve", "--store", str(typo), "--port", "0", "--workers", "1")
+    assert code == 2 and f"no store at {typo}" in err and "--create" in err
+    assert not typo.exists()
 
 
 def test_plot_exits_1_on_an_evicted_log_and_figures_without_a_run(tmp_path):

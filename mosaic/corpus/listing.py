@@ -87,6 +87,8 @@ class ListedApplication(TypedDict):
     """Per label, the share of profiled runs carrying it."""
     period_class: int | None
     """As the lookup's profile: k when 10^k <= median period < 10^(k+1) s."""
+    period_seconds: float | None
+    """The median period (s) of period_direction over the runs where it is periodic."""
     period_direction: Literal["read", "write"] | None
 
 
@@ -216,6 +218,7 @@ def _listed(row: tuple[Any, ...], min_periodic_share: float) -> ListedApplicatio
         "categories": categories,  # decoded for the page alone (list_applications)
         "label_shares": {},
         "period_class": None,
+        "period_seconds": None,
         "period_direction": DIRECTIONS[leading] if regular else None,
     }
 
@@ -256,6 +259,7 @@ def _add_period_classes(
             item = wanted.get(keys[start])
             if item is not None and item["period_direction"] == direction and median > 0:
                 item["period_class"] = profiles.period_class(float(median))
+                item["period_seconds"] = float(median)
 
 
 def group_key(item: ListedApplication) -> str:

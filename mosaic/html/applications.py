@@ -27,9 +27,12 @@ from mosaic.config import Config
 from mosaic.corpus import profiles
 from mosaic.directions import DIRECTIONS
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
+from mosaic.periods import duration, median_period, period_text
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 DAY = 86400.0
+# The valid logs of the store's last batch run (`seen` is the run that last found a log).
+VALID = "status = 'ok' AND seen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'run')"
 
 
 def slug(name: str) -> str:
@@ -54,10 +57,7 @@ class Application:
 def applications(db: sqlite3.Connection, config: Config) -> Iterator[Application]:
     """Every group of the store with its profile, by group key."""
     totals = dict(
-        db.execute(
-            "SELECT group_key, sum(total_bytes) FROM logs WHERE status = 'ok' AND "
-            "seen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'run') GROUP BY group_key"
-        )
+        db.execute(f"SELECT group_key, sum(total_bytes) FROM logs WHERE {VALID} GROUP BY group_key")
     )
     rows = db.execute(
         "SELECT group_key, uid, application, runs, representative, total_bytes FROM applications "
@@ -75,20 +75,36 @@ def applications(db: sqlite3.Connection, config: Config) -> Iterator[Application
         )
 
 
-def table_data(apps: list[Application], pages: dict[str, str]) -> dict[str, Any]:
-    """The table's one data object: column names, the label vocabulary, one list per row.
+COLUMNS = (
+    "application",
+    "uid",
+    "runs",
+    "bytes",
+    "stability",
+    "period_seconds",
+    "period",
+    "labels",
+    "page",
+)
+
+
+def table_rows(apps: list[Application], pages: dict[str, str], config: Config) -> list[list[Any]]:
+    """One list per group (COLUMNS), most runs first: the order the first data file holds.
 
     Label shares go as flat [label index, percent, ...] pairs of the labels a
     group carries: a row of a 25,000-group year stays ~150 bytes.
     """
     index = {label: i for i, label in enumerate(ALL_LABELS)}
     rows = []
-    for app in apps:
+    for app in sorted(apps, key=lambda a: (-a.runs, a.key)):
         profile = app.profile
         shares: list[int] = []
+        period = None
         if profile is not None:
             for label, share in profile["label_shares"].items():
                 shares += [index[label], round(100 * share)]
+            period = median_period(profile)
+        direction = None if profile is None else profile["period_direction"]
         rows.append(
             [
                 app.name,
@@ -97,32 +113,43 @@ def table_data(apps: list[Application], pages: dict[str, str]) -> dict[str, Any]
                 app.bytes,
                 # one run is alike with itself: its stability says nothing, shown as "-"
                 None if profile is None or profile["runs"] < 2 else round(profile["stability"], 3),
-                None if profile is None else profile["period_class"],
-                None if profile is None else profile["period_direction"],
+                period,
+                None if period is None else period_text(period, direction, config),
                 shares,
                 pages.get(app.key, ""),
             ]
         )
-    return {
-        "columns": [
-            "application",
-            "uid",
-            "runs",
-            "bytes",
-            "stability",
-            "period_class",
-            "period_direction",
-            "labels",
-            "page",
-        ],
+    return rows
+
+
+def table_files(rows: list[list[Any]], pages: int, per_file: int) -> dict[str, str]:
+    """The table's data as script files (name -> text), ``per_file`` rows each.
+
+    ``applications.js`` assigns the object (columns, label vocabulary, total,
+    the other files' names and its rows) to ``window.MOSAIC_APPLICATIONS``;
+    each further file appends its rows there. A page opened as a file loads
+    them with ``<script src>`` (a browser refuses ``fetch`` there), the first
+    at once and the next on demand: a year of 250,000 groups does not send
+    40 MB before the first row shows.
+    """
+    chunks = [rows[i : i + per_file] for i in range(0, len(rows), per_file)] or [[]]
+    names = ["applications.js", *(f"applications-{n}.js" for n in range(2, len(chunks) + 1))]
+    head = {
+        "columns": list(COLUMNS),
         "labels": list(ALL_LABELS),
-        "rows": rows,
+        "total": len(rows),
+        "pages": pages,
+        "files": names[1:],
+        "rows": chunks[0],
     }
+    files = {names[0]: f"window.MOSAIC_APPLICATIONS = {_json(head)};\n"}
+    for name, chunk in zip(names[1:], chunks[1:], strict=True):
+        files[name] = f"window.MOSAIC_APPLICATIONS.more({_json(chunk)});\n"
+    return files
 
 
-def table_script(data: dict[str, Any]) -> str:
-    """The data object as the script file the table page loads."""
-    return f"window.MOSAIC_APPLICATIONS = {json.dumps(data, separators=(',', ':'))};\n"
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
 
 
 def top_applications(apps: list[Application], count: int) -> list[Application]:
@@ -145,9 +172,10 @@ def job_choices(db: sqlite3.Connection, app: Application, count: int) -> list[tu
 
 
 def runs_over_time(db: sqlite3.Connection, key: str) -> Chart | None:
-    """Runs per day of the group's stored runs (None when no run has a start time)."""
+    """Runs per day of every valid run of the group in the last batch run (categorized or
+    not: a default run categorizes one), over the days they span (None without a start)."""
     starts = pd.to_datetime(
-        [start for (start,) in db.execute("SELECT start FROM profile_runs WHERE group_key = ?", (key,))],
+        [start for (start,) in db.execute(f"SELECT start FROM logs WHERE group_key = ? AND {VALID}", (key,))],
         utc=True,
         errors="coerce",
     )
@@ -159,11 +187,12 @@ def runs_over_time(db: sqlite3.Connection, key: str) -> Chart | None:
     x = (first + np.arange(len(counts))).astype("datetime64[s]").astype(float)
     return {
         "id": "runs",
-        "title": "Runs per day",
+        "title": f"Runs per day: {len(days):,} valid runs with a start time",
         "xlabel": "day",
         "ylabel": "runs",
         "unit": "",
-        "x": numbers(x),
+        "x": x.tolist(),  # whole days in Unix seconds: 5 significant digits would move them by hours
+        "xrange": [float(x[0]) - DAY, float(x[-1]) + 2 * DAY],  # a lone day still shows as a bar
         "series": [{"label": "runs", "values": numbers(counts), "color": "#0173b2"}],
         "style": "bars",
         "time": True,
@@ -176,12 +205,25 @@ def _spread(spread: profiles.Spread | None, show: Any = str) -> str:
     return f"{show(spread['median'])} ({show(spread['p10'])} - {show(spread['p90'])}, {spread['runs']} runs)"
 
 
-def _seconds(value: float) -> str:
-    return f"{value:,.4g} s"
+def basis_note(app: Application, profile: profiles.ApplicationProfile) -> Html:
+    """How many runs the profile figures stand on: one of 120 looks like all 120 otherwise."""
+    more = (
+        "; <code>mosaic run --all-runs</code> categorizes every run"
+        if profile["basis"] == "representative" and app.runs > profile["runs"]
+        else ""
+    )
+    return Html(
+        f'<p class="note basis">Built from {profile["runs"]:,} of {app.runs:,} valid runs '
+        f"categorized ({esc(profile['basis'].replace('_', ' '))}){more}.</p>"
+    )
 
 
 def application_page(
-    page: Page, app: Application, chart: Chart | None, jobs: list[tuple[str, str | None, str]]
+    page: Page,
+    app: Application,
+    chart: Chart | None,
+    jobs: list[tuple[str, str | None, str]],
+    config: Config,
 ) -> str:
     """The page of one application; ``jobs``: (file, start, link or "" when its log is gone)."""
     profile = app.profile
@@ -201,13 +243,15 @@ def application_page(
         page.add("Profile", Html('<p class="note">No run of this group is categorized in the store.</p>'))
         return page.render()
     period = (
-        f"10^{profile['period_class']} s, {profile['period_direction']}"
-        if profile["period_class"] is not None
+        period_text(median_period(profile), profile["period_direction"], config)
+        if profile["period_direction"] is not None
         else "none (no direction periodic in enough runs)"
     )
+    basis = basis_note(app, profile)
     page.add(
         "Profile",
-        facts(
+        basis
+        + facts(
             [
                 ("categorized runs", f"{profile['runs']:,} ({profile['basis'].replace('_', ' ')})"),
                 (
@@ -217,8 +261,8 @@ def application_page(
                     else "unknown: one run, nothing to compare it with",
                 ),
                 ("usual categories", labels_html(profile["usual_categories"])),
-                ("period class", period),
-                ("run time", _spread(profile["run_time_seconds"], _seconds)),
+                ("period", period),
+                ("run time", _spread(profile["run_time_seconds"], duration)),
                 ("metadata peak per second", _spread(profile["metadata_peak_per_second"], "{:,.0f}".format)),
                 ("first seen", profile["first_seen"]),
                 ("last seen", profile["last_seen"]),
@@ -231,7 +275,7 @@ def application_page(
                     d,
                     _spread(profile[d]["bytes"], human_bytes),
                     f"{profile[d]['periodic']['runs']:,} runs ({percent(profile[d]['periodic']['share'])})",
-                    _spread(profile[d]["periodic"]["period_seconds"], _seconds),
+                    _spread(profile[d]["periodic"]["period_seconds"], duration),
                     _spread(profile[d]["periodic"]["busy_fraction"], percent),
                     _spread(profile[d]["periodic"]["bytes_per_occurrence"], human_bytes),
                 ]
@@ -241,11 +285,15 @@ def application_page(
         ),
     )
     if chart is not None:
-        page.add("Runs over time", page.chart(chart))
+        page.add(
+            "Runs over time",
+            page.chart(chart) + Html('<p class="note">Every valid run, categorized or not.</p>'),
+        )
     shares = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
     page.add(
         "Label shares",
-        table(
+        basis
+        + table(
             ["label", "share of runs", ""],
             [
                 [

@@ -22,6 +22,10 @@ def explain(file: Path, output: Path | None, config_file: str | None) -> None:
     to zoom, hover for values). An evicted log gets a page saying why, and
     the command exits with status 1.
     """
+    from mosaic.logfile import log_present
+
+    if not log_present(file):  # a typo must not leave a page behind
+        raise click.BadParameter(f"{file}: no such file (nor an archive holding it)", param_hint="FILE")
     from mosaic.corpus.outputs import write_atomically
     from mosaic.html.job import job_page  # loads matplotlib: before the memory bound
     from mosaic.html.page import Assets
@@ -41,7 +45,8 @@ def explain(file: Path, output: Path | None, config_file: str | None) -> None:
 @click.command()
 @click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @config_option
-def report(out: Path, config_file: str | None) -> None:
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def report(out: Path, config_file: str | None, quiet: bool) -> None:
     """Build OUT/report/, a static site of the year: open OUT/report/index.html.
 
     The funnel, label shares, co-occurrence, period and busy-time
@@ -59,18 +64,22 @@ def report(out: Path, config_file: str | None) -> None:
         )
     import time
 
+    from tqdm import tqdm
+
     from mosaic.html.site import build_site
     from mosaic.report.summary import SummaryError
 
     cfg = load_config(config_file)
     began = time.perf_counter()
     try:
-        counts = build_site(out, cfg)
+        # tqdm's disable=None: no bar when stderr is not a terminal (a log file, a pipe)
+        with tqdm(total=0, desc="report", unit="page", disable=True if quiet else None) as bar:
+            counts = build_site(out, cfg, bar)
     except SummaryError as error:
         raise click.ClickException(str(error)) from None
     click.echo(
-        f"{out / 'report' / 'index.html'}: {counts.applications:,} applications, "
-        f"{counts.application_pages} application pages, {counts.job_pages} job pages "
-        f"({counts.evicted_job_pages} evicted), {counts.files} files, {counts.bytes / 1e6:.1f} MB "
-        f"in {time.perf_counter() - began:.1f} s"
+        f"{counts.pages:,} pages ({counts.application_pages} of applications among {counts.applications:,}, "
+        f"{counts.job_pages} of jobs, {counts.evicted_job_pages} evicted), {counts.files:,} files, "
+        f"{counts.bytes / 1e6:.1f} MB in {time.perf_counter() - began:.0f} s: "
+        f"open {out / 'report' / 'index.html'}"
     )

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, analyze
+from mosaic.analysis.categorize import HEATMAP, DirectionAnalysis, TraceAnalysis, analyze
 from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
 from mosaic.directions import DIRECTIONS
+from mosaic.html.method import method_html, section_anchor
 from mosaic.html.page import (
     Assets,
     Chart,
@@ -41,22 +42,32 @@ from mosaic.html.page import (
     thinned,
 )
 from mosaic.logfile import EvictedResult, guarded
+from mosaic.periods import duration, run_time_text
 from mosaic.report.tables import display_name
-from mosaic.report.timeline import log_stretch_peaks, plot_timeline
-from mosaic.trace import read_trace
+from mosaic.report.timeline import amplitude_spectrum, log_stretch_peaks, plot_timeline
+from mosaic.trace import HeatmapSignal, read_trace
 
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css
+PARTIAL = (
+    "yes: Darshan ran out of record memory and dropped some records; what it kept is real, and "
+    "MPI-IO records stand in for lost POSIX ones (SPEC 2)"
+)
 QUARTERS = ("first", "second", "third", "fourth")
 PNG_COLORS = 128
 
 
 def job_page(
-    path: str | PathLike[str], config: Config, assets: Assets, nav: tuple[tuple[str, str], ...] = ()
+    path: str | PathLike[str],
+    config: Config,
+    assets: Assets,
+    nav: tuple[tuple[str, str], ...] = (),
+    method: str = "",
 ) -> tuple[str, EvictedResult | None]:
-    """The page of log ``path`` and, for a log that could not be categorized, its eviction."""
+    """The page of log ``path`` and, for a log that could not be categorized, its eviction;
+    ``method``: the page holding the method its reasons cite ("": this one, at its end)."""
     outcome = guarded(path, lambda: analyze(read_trace(path, config), config))
     if isinstance(outcome, TraceAnalysis):
-        return analysis_page(outcome, config, assets, nav), None
+        return analysis_page(outcome, config, assets, nav, method), None
     return evicted_page(outcome, assets, nav), outcome
 
 
@@ -72,15 +83,20 @@ def evicted_page(evicted: EvictedResult, assets: Assets, nav: tuple[tuple[str, s
 
 
 def analysis_page(
-    analysis: TraceAnalysis, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...] = ()
+    analysis: TraceAnalysis,
+    config: Config,
+    assets: Assets,
+    nav: tuple[tuple[str, str], ...] = (),
+    method: str = "",
 ) -> str:
-    """The page of a categorized trace."""
+    """The page of a categorized trace; its reasons link to their section of the method, on
+    the page ``method`` or at the end of this one."""
     trace = analysis.trace
     job = trace.job
     page = Page(Path(trace.file).name, assets, nav)
     page.add(
         "Labels and why",
-        f"<p>{labels_html(analysis.categories)}</p>{reasons_html(explain(analysis, config))}",
+        f"<p>{labels_html(analysis.categories)}</p>{reasons_html(explain(analysis, config), method)}",
         "labels",
     )
     page.add(
@@ -93,11 +109,11 @@ def analysis_page(
                 ("job id", job.get("job_id")),
                 ("ranks", job.get("nprocs")),
                 ("start", job.get("start")),
-                ("run time", f"{trace.run_time:,.1f} s"),
+                ("run time", run_time_text(trace.run_time)),
                 ("Darshan format", job.get("version")),
                 ("timing", "DXT (per operation)" if trace.has_dxt else "per-file counters"),
                 ("HEATMAP", f"bins of {trace.heatmap.bin_seconds:g} s" if trace.heatmap else "none"),
-                ("partial log", "yes" if trace.partial else "no"),
+                ("partial log", PARTIAL if trace.partial else "no"),
                 ("records dropped", trace.dropped_records),
                 ("file", trace.file),
             ]
@@ -111,29 +127,38 @@ def analysis_page(
         image = compact_png(png)
     page.add(
         "Timeline",
-        f'<figure><img alt="timeline of {esc(Path(trace.file).name)}" src="{png_data_uri(image)}">'
-        "<figcaption>The panels of <code>mosaic plot</code>: per direction, ranks doing I/O, "
+        f'<figure class="wide"><div class="scroll"><img alt="timeline of {esc(Path(trace.file).name)}" '
+        f'src="{png_data_uri(image)}"></div><figcaption>The panels of <code>mosaic plot</code>: '
+        "per direction, records (rank-file pairs) doing I/O, "
         "merged operations with their periodic segments, bytes per quarter, the HEATMAP, "
-        "the spectrum; metadata requests per second at the bottom.</figcaption></figure>",
+        "the spectrum; metadata requests per second at the bottom. On a narrow screen it keeps a "
+        "readable width: scroll it sideways.</figcaption></figure>",
         "timeline",
     )
     page.add("Interactive charts", _charts(page, analysis, drawn, config), "charts")
+    if not method:
+        page.add("The method (docs/method.md)", Html(f'<div class="method">{method_html()}</div>'), "method")
     return page.render()
 
 
-def reasons_html(reasons: list[Reason]) -> Html:
+def reasons_html(reasons: list[Reason], method: str = "") -> Html:
     """The reasons family by family: each given label with its sentence, then the close calls
-    not given (greyed), each with the SPEC section of its rule."""
+    not given (greyed), each with a link to the SPEC section of its rule on page ``method``."""
     parts = []
     for family, members in itertools.groupby(reasons, key=lambda reason: reason["family"]):
         items = "".join(
             f'<li class="{"given" if r["given"] else "not-given"}">'
             + (labels_html([r["label"]]) if r["given"] else "")
-            + f' {esc(r["text"])} <span class="rule">(SPEC {esc(r["rule"])})</span></li>'
+            + f' {esc(r["text"])} <span class="rule">({_spec_link(r["rule"], method)})</span></li>'
             for r in members
         )
         parts.append(f'<h3>{esc(display_name(family))}</h3><ul class="reasons">{items}</ul>')
     return Html("".join(parts))
+
+
+def _spec_link(rule: str, method: str) -> Html:
+    """'SPEC 3.4' as a link to its section of the method on page ``method`` ("" for this one)."""
+    return Html(f'<a href="{esc(method)}#{esc(section_anchor(rule))}">SPEC {esc(rule)}</a>')
 
 
 def compact_png(path: Path) -> bytes:
@@ -172,10 +197,10 @@ def _direction_row(direction: DirectionAnalysis) -> list[object]:
         found = [
             f"{len(meanshift['operations'])} periodic operations in {meanshift['source']}, "
             f"{percent(meanshift['share'])} of segments",
-            f"period {fft['period']:.4g} s, score {fft['score']:.2f}, {fft['significance']:.1f} sigma"
+            f"period {duration(fft['period'])}, score {fft['score']:.2f}, {fft['significance']:.1f} sigma"
             if fft.get("period")
             else "no peak",
-            f"periodic, {verdict['period']:.4g} s from {verdict['source']}, busy "
+            f"periodic, {duration(verdict['period'])} from {verdict['source']}, busy "
             f"{percent(verdict['busy_fraction'] or 0.0)}"
             if verdict.get("periodic")
             else "not periodic",
@@ -217,8 +242,8 @@ def _charts(page: Page, analysis: TraceAnalysis, drawn: dict[str, Any], config: 
     ranks = [(d, peak_grid(p["times"], p["ranks"], edges)) for d, p in panels.items() if "times" in p]
     parts = []
     if ranks:
-        title = "Ranks doing I/O (peak per step)"
-        parts.append(page.chart(_time_chart("ranks", title, "ranks", "", edges[:-1], ranks, "steps")))
+        title = "Records doing I/O: rank-file pairs at once (peak per step)"
+        parts.append(page.chart(_time_chart("ranks", title, "records", "", edges[:-1], ranks, "steps")))
     heat = [(d, p) for d, p in panels.items() if "heatmap_bytes" in p]
     if heat and analysis.trace.heatmap is not None:
         first = heat[0][1]  # every direction's bars share the bins
@@ -250,6 +275,11 @@ def _charts(page: Page, analysis: TraceAnalysis, drawn: dict[str, Any], config: 
     ]
     parts.append(page.chart(metadata))
     spectra = [_spectrum_chart(d, p, most) for d, p in panels.items() if "frequencies" in p]
+    spectra += [
+        _spectrum_chart(d.name, binned, most)
+        for d in (analysis.read, analysis.write)
+        if (binned := heatmap_spectrum(d, analysis.trace.heatmap, drawn.get(d.name, {}), config)) is not None
+    ]
     parts.append(Html('<div class="grid">' + "".join(page.chart(c) for c in spectra) + "</div>"))
     note = (
         '<p class="note">Drag across a chart to zoom in on that stretch of the run, double-click to '
@@ -283,13 +313,38 @@ def _time_chart(
     }
 
 
+def heatmap_spectrum(
+    direction: DirectionAnalysis, heatmap: HeatmapSignal | None, drawn: Mapping[str, Any], config: Config
+) -> dict[str, Any] | None:
+    """The HEATMAP's spectrum when mean shift found the period in its bursts (SPEC 3.5) but the
+    FFT result shown is the operations': the label's own source gets a spectrum too."""
+    meanshift: Mapping[str, Any] = direction.meanshift or {}
+    if heatmap is None or drawn.get("fft_signal") != "operations" or meanshift.get("source") != HEATMAP:
+        return None
+    values = getattr(heatmap, direction.name) / heatmap.bin_seconds
+    freqs, amplitude = amplitude_spectrum(values, heatmap.bin_seconds, config.fft_oversampling)
+    verdict: Mapping[str, Any] = direction.verdict or {}
+    frequency = 1 / verdict["period"] if verdict.get("periodic") else None
+    return {
+        "fft_signal": "heatmap",
+        "frequencies": freqs,
+        "amplitude": amplitude,
+        "peak_frequency": frequency,
+    }
+
+
 def _spectrum_chart(direction: str, drawn: Mapping[str, Any], most: int) -> Chart:
     amplitude = drawn["amplitude"]
     top = max(float(amplitude.max(initial=0.0)), float(np.finfo(float).tiny))
     freqs, shown = log_stretch_peaks(drawn["frequencies"], amplitude / top, most)
+    peak = drawn.get("peak_frequency")
+    marked = f"; peak at {peak:.3g} Hz (period {duration(1 / peak)})" if peak else ""
+    tallest = drawn["frequencies"][int(amplitude.argmax())]
+    if peak and abs(tallest - peak) > 0.05 * peak:
+        marked += f", the tallest bin at {tallest:.3g} Hz (a harmonic, or outside the band searched)"
     return {
-        "id": f"spectrum-{direction}",
-        "title": f"{direction}: amplitude spectrum of the {drawn['fft_signal']} signal",
+        "id": f"spectrum-{direction}-{drawn['fft_signal']}",
+        "title": f"{direction}: amplitude spectrum of the {drawn['fft_signal']} signal{marked}",
         "xlabel": "frequency (Hz)",
         "ylabel": "amplitude (share of max)",
         "unit": "",

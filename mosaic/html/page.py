@@ -99,13 +99,18 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], css: str = "
     """An HTML table; ``Html`` cells go in as they are, anything else as text."""
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows)
-    return Html(f'<table class="{esc(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+    return scroll(f'<table class="{esc(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
 def facts(pairs: Iterable[tuple[str, object]]) -> Html:
     """A two-column table of named facts."""
     rows = "".join(f"<tr><th>{esc(name)}</th><td>{cell(value)}</td></tr>" for name, value in pairs)
-    return Html(f'<table class="facts"><tbody>{rows}</tbody></table>')
+    return scroll(f'<table class="facts"><tbody>{rows}</tbody></table>')
+
+
+def scroll(markup: str) -> Html:
+    """Wide content in a box of its own that scrolls sideways: on a phone the page does not."""
+    return Html(f'<div class="scroll">{markup}</div>')
 
 
 class Series(TypedDict):
@@ -126,6 +131,7 @@ class Chart(TypedDict, total=False):
     series: list[Series]
     style: str  # "line", "steps" or "bars"
     logx: bool
+    xrange: list[float]  # [min, max] of the x axis when not the data's own
     time: bool  # x in Unix seconds, shown as dates
     asinhy: bool  # asinh y scale: zero and 1e5 both readable (metadata requests)
     lines: list[dict[str, Any]]  # horizontal thresholds: {"label", "value"}
@@ -164,10 +170,11 @@ class Page:
     scripts: list[str] = field(default_factory=list)  # assets
     data_scripts: list[str] = field(default_factory=list)  # page-relative paths, loaded before the assets
 
-    def add(self, heading: str, body: str, anchor: str = "") -> None:
-        """A section: its heading (text) and body (markup)."""
+    def add(self, heading: str, body: str, anchor: str = "", at: int | None = None) -> None:
+        """A section: its heading (text) and body (markup); last, or ``at`` that place."""
         ident = f' id="{esc(anchor)}"' if anchor else ""
-        self.sections.append(f"<section{ident}><h2>{esc(heading)}</h2>{body}</section>")
+        section = f"<section{ident}><h2>{esc(heading)}</h2>{body}</section>"
+        self.sections.insert(len(self.sections) if at is None else at, section)
 
     def chart(self, chart: Chart) -> Html:
         """Register ``chart``; returns the element it is drawn into."""

@@ -1,5 +1,6 @@
 """`mosaic report OUT`: a year as a small static site in OUT/report/.
 
+    report/method.html         docs/method.md, which every reason's "SPEC 3.x" links to
     report/index.html          funnel, label shares, co-occurrence, period and busy-time
                                distributions, stability, the paper's tables
     report/applications.html   every group, sorted and filtered in the browser
@@ -26,25 +27,39 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
+from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
 from mosaic.corpus.stats import VIEWS
 from mosaic.html import applications as apps_module
 from mosaic.html.applications import Application, slug
 from mosaic.html.distributions import plot_distributions, stored_numbers
 from mosaic.html.job import job_page
-from mosaic.html.page import SITE_ASSETS, Assets, Html, Page, asset_text, esc, human_bytes, percent, table
+from mosaic.html.method import method_html
+from mosaic.html.page import (
+    SITE_ASSETS,
+    Assets,
+    Html,
+    Page,
+    asset_text,
+    esc,
+    human_bytes,
+    labels_html,
+    percent,
+    table,
+)
 from mosaic.limits import limit_memory
+from mosaic.logfile import log_present
 from mosaic.report import tables
-from mosaic.report.figures import render_figures
+from mosaic.report.figures import FIGURES, render_figures
 from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES, display_name
 
-ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"))
-SUB_NAV = (("../index.html", "Year"), ("../applications.html", "Applications"))
+ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
+SUB_NAV = tuple((f"../{href}", text) for href, text in ROOT_NAV)
 
 
 @dataclass
@@ -57,10 +72,35 @@ class SiteCounts:
     evicted_job_pages: int
     bytes: int
     files: int
+    pages: int = 0  # HTML files
 
 
-def build_site(out: Path, config: Config) -> SiteCounts:
-    """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite."""
+class Progress(Protocol):
+    """What a build reports its work to (a tqdm bar): the steps known so far, each one done."""
+
+    total: float | None
+
+    def update(self, n: float | None = 1) -> bool | None: ...
+
+
+class Silent:
+    """No progress shown."""
+
+    total: float | None = 0
+
+    def update(self, n: float | None = 1) -> bool | None:
+        return None
+
+
+def more_work(progress: Progress, steps: int) -> None:
+    """``steps`` more steps known (a build learns the pages' count from the store)."""
+    progress.total = (progress.total or 0) + steps
+
+
+def build_site(out: Path, config: Config, progress: Progress | None = None) -> SiteCounts:
+    """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite; one step of
+    ``progress`` per figure and per page."""
+    progress = progress or Silent()
     summary = load_summary(out)
     site = out / "report.tmp"
     shutil.rmtree(site, ignore_errors=True)
@@ -68,7 +108,8 @@ def build_site(out: Path, config: Config) -> SiteCounts:
         (site / folder).mkdir(parents=True)
     for name in SITE_ASSETS:
         (site / "assets" / name).write_text(asset_text(name), encoding="utf-8")
-    drawn = render_figures(out, config, summary)
+    more_work(progress, len(FIGURES) + 1)  # the figures and the year's page
+    drawn = render_figures(out, config, summary, on_drawn=lambda _: progress.update())
     for name, data in drawn.items():
         if data is not None:
             shutil.copyfile(out / "figures" / f"{name}.png", site / "figures" / f"{name}.png")
@@ -79,7 +120,7 @@ def build_site(out: Path, config: Config) -> SiteCounts:
     if store_path.is_file():
         db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
         try:
-            _store_sections(index, db, site, config, counts)
+            _store_sections(index, db, site, config, counts, progress)
         finally:
             db.close()
     else:
@@ -88,20 +129,26 @@ def build_site(out: Path, config: Config) -> SiteCounts:
         )
     _paper_tables(index, summary, config)
     (site / "index.html").write_text(index.render(), encoding="utf-8")
+    method = Page("MOSAIC: the method", Assets(inline=False, prefix="assets/"), ROOT_NAV)
+    method.add("docs/method.md, as installed with mosaic", Html(f'<div class="method">{method_html()}</div>'))
+    (site / "method.html").write_text(method.render(), encoding="utf-8")
+    progress.update()
     final = out / "report"
     shutil.rmtree(final, ignore_errors=True)
     os.replace(site, final)
     for path in final.rglob("*"):
         if path.is_file():
             counts.files += 1
+            counts.pages += path.suffix == ".html"
             counts.bytes += path.stat().st_size
     return counts
 
 
 def _figure(name: str, caption: str) -> Html:
+    """A figure that opens full size when clicked (a phone shows it shrunk)."""
     return Html(
-        f'<figure><img src="figures/{esc(name)}.png" alt="{esc(caption)}">'
-        f"<figcaption>{esc(caption)}</figcaption></figure>"
+        f'<figure><a href="figures/{esc(name)}.png"><img src="figures/{esc(name)}.png" alt="{esc(caption)}">'
+        f"</a><figcaption>{esc(caption)}</figcaption></figure>"
     )
 
 
@@ -173,6 +220,7 @@ def _store_sections(
     site: Path,
     config: Config,
     counts: SiteCounts,
+    progress: Progress,
 ) -> None:
     values = stored_numbers(db)
     plot_distributions(values, config, site / "figures")
@@ -190,65 +238,99 @@ def _store_sections(
     counts.applications = len(every)
     top = apps_module.top_applications(every, config.report_top_applications)
     pages = {app.key: f"apps/{slug(app.key)}" for app in top}
-    jobs = _job_pages(db, top, site, config, counts)
+    more_work(progress, len(top) + 1)  # and the table's page
+    jobs = _job_pages(db, top, site, config, counts, progress)
     for app in top:
-        page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
-        text = apps_module.application_page(page, app, apps_module.runs_over_time(db, app.key), jobs[app.key])
+        # its own name: ``page`` is the year's, which gets the Applications section below (the
+        # loop used to take that name, and the section went to the last application's page)
+        app_page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
+        chart = apps_module.runs_over_time(db, app.key)
+        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config)
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
-    (site / "data" / "applications.js").write_text(
-        apps_module.table_script(apps_module.table_data(every, pages)), encoding="utf-8"
-    )
+        progress.update()
+    rows = apps_module.table_rows(every, pages, config)
+    for name, text in apps_module.table_files(rows, len(top), config.report_table_rows_per_file).items():
+        (site / "data" / name).write_text(text, encoding="utf-8")
     table_page = Page("MOSAIC: applications", Assets(inline=False, prefix="assets/"), ROOT_NAV)
     table_page.data_scripts = ["data/applications.js"]
     table_page.scripts = ["table.js"]
     table_page.add(
         f"{len(every):,} applications",
         Html(
-            '<p class="note">Every (user, application) group of the store. Click a column to sort; '
-            "filter by name, label (runs carrying it, at least the share given) or runs. Linked "
-            "names have a page.</p>"
+            '<p class="note">Every (user, application) group of the store; bytes are over all its '
+            "valid runs. Click a column to sort; filter by name, label (runs carrying it, at least "
+            f'the share given) or runs. The {len(top)} names marked <span class="has-page">page</span> '
+            f"link to their page: the {config.report_top_applications} with the most runs and as many "
+            "with the most bytes.</p>"
             '<div class="toolbar"><label>name <input id="filter-name" type="search"></label>'
             '<label>label <select id="filter-label"><option value="">any</option></select></label>'
             '<label>in at least <input id="filter-share" type="number" min="0" max="100" value="50" '
             'step="5" style="width:5em"> % of runs</label>'
             '<label>runs at least <input id="filter-runs" type="number" min="0" value="0" '
             'style="width:6em"></label><span id="shown"></span></div>'
-            '<table id="apps"><thead></thead><tbody></tbody></table>'
+            '<div class="scroll"><table id="apps"><thead></thead><tbody></tbody></table></div>'
+            '<p><button id="more" type="button" hidden>load more rows</button></p>'
         ),
     )
     (site / "applications.html").write_text(table_page.render(), encoding="utf-8")
+    progress.update()
     page.add(
         "Applications",
         Html(
-            f'<p><a href="applications.html">All {len(every):,} applications</a>, sortable and filtered in '
-            f"the browser. Pages for the {len(top)} with the most runs and bytes:</p>"
+            f'<p><a href="applications.html">All {len(every):,} applications</a>, sorted and filtered in '
+            f"the browser. The top ones, each linked to its page (runs and bytes over its valid "
+            "runs):</p>"
         )
-        + table(
-            ["application", "user id", "runs", "bytes"],
-            [
-                [
-                    Html(f'<a href="{esc(pages[a.key])}">{esc(a.name)}</a>'),
-                    a.uid,
-                    f"{a.runs:,}",
-                    human_bytes(a.bytes),
-                ]
-                for a in top
-            ],
-            "numbers",
-        ),
+        + _top_tables(every, pages, config.report_top_applications),
         "applications",
+        at=0,  # first: the year's way to its applications
     )
 
 
-def log_present(location: str) -> bool:
-    """The log at ``location`` (a file, or ARCHIVE/MEMBER) is still there to read."""
-    path = Path(location)
-    return path.is_file() or any(parent.is_file() for parent in path.parents)
+def _linked(app: Application, pages: dict[str, str]) -> Html:
+    link = pages.get(app.key)
+    return Html(f'<a href="{esc(link)}">{esc(app.name)}</a>') if link else esc(app.name)
+
+
+def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> Html:
+    """The year's way to its applications: the top by runs, by bytes, and per label the
+    application whose runs carry it most often."""
+    headers = ["application", "user id", "runs", "bytes"]
+
+    def rows(chosen: list[Application]) -> list[list[object]]:
+        return [[_linked(a, pages), a.uid, f"{a.runs:,}", human_bytes(a.bytes)] for a in chosen]
+
+    by_runs = sorted(every, key=lambda a: (-a.runs, a.key))[:count]
+    by_bytes = sorted(every, key=lambda a: (-a.bytes, a.key))[:count]
+    carriers: dict[str, tuple[float, Application]] = {}
+    for app in every:  # by group key: a tie goes to the first
+        for label, share in (app.profile["label_shares"] if app.profile else {}).items():
+            carried = share * (app.profile["runs"] if app.profile else 0)
+            if carried > carriers.get(label, (0.0, app))[0]:
+                carriers[label] = (carried, app)
+    by_label = [
+        [labels_html([label]), _linked(app, pages), f"{carried:,.0f}", app.uid]
+        for label in ALL_LABELS
+        if label in carriers
+        for carried, app in [carriers[label]]
+    ]
+    return Html(
+        '<div class="grid">'
+        f"<div><h3>By runs</h3>{table(headers, rows(by_runs), 'numbers')}</div>"
+        f"<div><h3>By bytes</h3>{table(headers, rows(by_bytes), 'numbers')}</div></div>"
+        "<h3>By label: the application with the most categorized runs carrying it</h3>"
+        + table(["label", "application", "runs carrying it", "user id"], by_label)
+    )
 
 
 def _job_pages(
-    db: sqlite3.Connection, top: list[Application], site: Path, config: Config, counts: SiteCounts
+    db: sqlite3.Connection,
+    top: list[Application],
+    site: Path,
+    config: Config,
+    counts: SiteCounts,
+    progress: Progress,
 ) -> dict[str, list[tuple[str, str | None, str]]]:
     """The job pages of the top applications, written by a process per core (a page costs ~1.5 s,
     most of it the timeline); per application, its jobs as (file, start, link or "")."""
@@ -259,17 +341,26 @@ def _job_pages(
         for file, location, _ in runs
         if log_present(location)
     }
+    # each job page links to the year, the table and its application's page
+    navs = {
+        location: (*SUB_NAV, (f"../apps/{slug(app.key)}", app.name))
+        for app in top
+        for _, location, _ in chosen[app.key]
+        if location in todo
+    }
     assets = Assets(inline=False, prefix="../assets/")
+    more_work(progress, len(todo))
     with ProcessPoolExecutor(
         max_workers=min(os.cpu_count() or 1, max(len(todo), 1)),
         initializer=limit_memory,
         initargs=(config.worker_memory_bytes,),
     ) as pool:
-        pages = pool.map(_job_page, todo, repeat(config), repeat(assets))
+        pages = pool.map(_job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo])
         for name, (text, evicted) in zip(todo.values(), pages, strict=True):
             (site / "jobs" / name).write_text(text, encoding="utf-8")
             counts.job_pages += 1
             counts.evicted_job_pages += evicted
+            progress.update()
     return {
         key: [
             (file, start, f"../jobs/{todo[location]}")
@@ -281,9 +372,11 @@ def _job_pages(
     }
 
 
-def _job_page(location: str, config: Config, assets: Assets) -> tuple[str, bool]:
+def _job_page(
+    location: str, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...]
+) -> tuple[str, bool]:
     """One job page in a pool worker: its text, and whether the log was evicted."""
-    text, evicted = job_page(location, config, assets, SUB_NAV)
+    text, evicted = job_page(location, config, assets, nav, method="../method.html")
     return text, evicted is not None
 
 

@@ -1,6 +1,8 @@
 """One trace as a timeline (paper Fig. 2), drawn from `analyze()`'s intermediates.
 
-Per direction, top to bottom: ranks doing I/O over time before merging
+Per direction, top to bottom: file records doing I/O at once before merging
+(a (rank, file) pair counts 1, a shared record its ranks: one rank reading
+14 files at once shows 14)
 (minor operations, left out of merging, outlined), the merged operations
 with the segments of each periodic operation, the bytes of the four
 quarter chunks, the bytes per HEATMAP bin when the log has one (Darshan
@@ -31,13 +33,13 @@ from numpy.typing import ArrayLike
 from mosaic.analysis import spectrum
 from mosaic.analysis.categorize import HEATMAP, OPERATIONS, DirectionAnalysis, TraceAnalysis
 from mosaic.config import Config
+from mosaic.periods import duration, run_time_text
 from mosaic.report import style
 from mosaic.report.style import PALETTE
 from mosaic.report.tables import counted, display_name
 from mosaic.trace import HeatmapSignal
 
-# (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
-TIME_UNITS = (("h", 3600.0), ("min", 60.0), ("s", 1.0))
+RECORDS_AXIS = "records doing I/O\n(rank-file pairs)"  # not ranks: one rank may hold many files
 RAW_COLOR, MINOR_COLOR, MERGED_COLOR = PALETTE[0], PALETTE[3], PALETTE[7]
 CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]  # cycled past 7 periodic operations
 LEGEND_OPERATIONS = 4  # periodic operations named in the legend, dominant first
@@ -50,16 +52,8 @@ FFT_SIGNALS = {"operations": "the operations' bandwidth", "heatmap": "the HEATMA
 BARS = 4096
 
 
-def time_unit(run_time: float) -> tuple[str, float]:
-    """The coarsest unit that still reads as several ticks over the run."""
-    for unit, seconds in TIME_UNITS:
-        if run_time >= 2 * seconds:
-            return unit, seconds
-    return TIME_UNITS[-1]
-
-
 def concurrency(starts: np.ndarray, ends: np.ndarray, ranks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Step function of ranks doing I/O: (times, level after each time).
+    """Step function of records doing I/O, each standing for ``ranks``: (times, level after each).
 
     An operation standing for r ranks adds r over [start, end); a sweep over
     the sorted start and end events, so cost is O(n log n) for any trace.
@@ -118,19 +112,19 @@ def _legend_outside(ax: Axes, extra: list[Artist] | None = None) -> None:
     )
 
 
-def _raw_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
+def _raw_panel(ax: Axes, direction: DirectionAnalysis) -> dict[str, Any]:
     ops = direction.ops
-    ax.set_ylabel("ranks doing I/O")
+    ax.set_ylabel(RECORDS_AXIS)
     times, level = concurrency(ops["start"], ops["end"], ops["ranks"])
     ax.fill_between(
-        times / scale, level, step="post", color=RAW_COLOR, alpha=0.8, label=counted(len(ops), "operation")
+        times, level, step="post", color=RAW_COLOR, alpha=0.8, label=counted(len(ops), "operation")
     )
     minor = direction.merged.minor
     if minor.any():
         minor_ops = ops[minor]
         m_times, m_level = concurrency(minor_ops["start"], minor_ops["end"], minor_ops["ranks"])
         ax.step(
-            m_times / scale,
+            m_times,
             m_level,
             where="post",
             color=MINOR_COLOR,
@@ -140,7 +134,7 @@ def _raw_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[str
     return {"times": times, "ranks": level, "minor": int(minor.sum())}
 
 
-def _merged_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[str, Any]:
+def _merged_panel(ax: Axes, direction: DirectionAnalysis) -> dict[str, Any]:
     merged = direction.merged
     durations = merged.ends - merged.starts
     heights = np.divide(
@@ -148,12 +142,12 @@ def _merged_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[
     )  # mean ranks over the merged operation
     ax.set_ylabel("ranks (merged, mean)")
     ax.fill(
-        *_blocks(merged.starts / scale, merged.ends / scale, heights),
+        *_blocks(merged.starts, merged.ends, heights),
         color=MERGED_COLOR,
         alpha=0.6,
         label=counted(len(merged), "merged operation"),
     )
-    operations = _periodic_strip(ax, direction, OPERATIONS, scale)
+    operations = _periodic_strip(ax, direction, OPERATIONS)
     ax.set_ylim(0, max(heights.max(initial=0.0), 1.0) * 1.25)  # room for the segment strip
     _legend_outside(ax)
     return {
@@ -164,9 +158,7 @@ def _merged_panel(ax: Axes, direction: DirectionAnalysis, scale: float) -> dict[
     }
 
 
-def _periodic_strip(
-    ax: Axes, direction: DirectionAnalysis, source: str, scale: float
-) -> list[dict[str, Any]]:
+def _periodic_strip(ax: Axes, direction: DirectionAnalysis, source: str) -> list[dict[str, Any]]:
     """Occurrences of each periodic operation mean shift found in ``source``, as a strip on top.
 
     Drawn in the panel of the operations mean shift segmented: the merged
@@ -188,7 +180,7 @@ def _periodic_strip(
             else None
         )
         ax.broken_barh(
-            list(zip(where["starts"] / scale, where["durations"] / scale, strict=True)),
+            list(zip(where["starts"], where["durations"], strict=True)),
             (0.9, 0.08),
             transform=ax.get_xaxis_transform(),
             color=color,
@@ -207,8 +199,8 @@ def _bytes_axis(ax: Axes, values: np.ndarray, headroom: float) -> None:
     ax.set_ylim(0, max(values.max(initial=0.0), 1.0) * headroom)
 
 
-def _chunk_panel(ax: Axes, direction: DirectionAnalysis, run_time: float, scale: float) -> dict[str, Any]:
-    edges = np.linspace(0.0, run_time, len(direction.chunks) + 1) / scale
+def _chunk_panel(ax: Axes, direction: DirectionAnalysis, run_time: float) -> dict[str, Any]:
+    edges = np.linspace(0.0, run_time, len(direction.chunks) + 1)
     bars = ax.bar(
         edges[:-1], direction.chunks, width=np.diff(edges), align="edge", color=PALETTE[0], edgecolor="white"
     )
@@ -218,9 +210,7 @@ def _chunk_panel(ax: Axes, direction: DirectionAnalysis, run_time: float, scale:
     return {"chunks": direction.chunks}
 
 
-def _heatmap_panel(
-    ax: Axes, heatmap: HeatmapSignal, direction: DirectionAnalysis, scale: float
-) -> dict[str, Any]:
+def _heatmap_panel(ax: Axes, heatmap: HeatmapSignal, direction: DirectionAnalysis) -> dict[str, Any]:
     """Bytes per HEATMAP bin summed over ranks: the one time series Darshan keeps without DXT.
 
     When mean shift looked at the bins' bursts (the operations showed no
@@ -233,7 +223,7 @@ def _heatmap_panel(
     summed = f"; a bar sums {width:,} bins" if width > 1 else ""
     ax.stairs(
         bars,
-        edges / scale,
+        edges,
         fill=True,
         color=PALETTE[2],
         edgecolor=PALETTE[2],
@@ -253,7 +243,7 @@ def _heatmap_panel(
             chosen = bursts.minor == minor
             if chosen.any():
                 ax.vlines(
-                    np.concatenate([bursts.starts[chosen], bursts.ends[chosen]]) / scale,
+                    np.concatenate([bursts.starts[chosen], bursts.ends[chosen]]),
                     0,
                     0.85,
                     transform=ax.get_xaxis_transform(),
@@ -263,7 +253,7 @@ def _heatmap_panel(
                     label=f"{counted(int(chosen.sum()), noun)} (bounds)",
                 )
         data["bursts"] = {"starts": bursts.starts, "ends": bursts.ends, "minor": bursts.minor}
-    data["heatmap_periodic_operations"] = _periodic_strip(ax, direction, HEATMAP, scale)
+    data["heatmap_periodic_operations"] = _periodic_strip(ax, direction, HEATMAP)
     ax.set_ylabel(f"bytes per {width * heatmap.bin_seconds:.3g} s")
     _legend_outside(ax)
     return data
@@ -330,6 +320,21 @@ def spectrum_legend(direction: DirectionAnalysis) -> str:
     return f"FFT peak: period {fft['period']:.4g} s, score {fft['score']:.2f}{accepted}\n{decided}"
 
 
+def tallest_elsewhere(freqs: np.ndarray, amplitude: np.ndarray, peak: int) -> int | None:
+    """The tallest bin when it is not the detector's peak (more than 5 % away in frequency):
+    the detector takes the strongest fundamental once harmonics are folded into it, in the
+    band of periods it searches (SPEC 3.5), not the tallest bin."""
+    tallest = int(amplitude.argmax())
+    return tallest if abs(freqs[tallest] - freqs[peak]) > 0.05 * freqs[peak] else None
+
+
+def tallest_legend(frequency: float) -> str:
+    return (
+        f"tallest bin: {frequency:.3g} Hz (period {duration(1 / frequency)}), not the detector's "
+        "peak: a harmonic, or a period outside its band"
+    )
+
+
 def _spectrum_panel(
     ax: Axes, direction: DirectionAnalysis, heatmap: HeatmapSignal | None, run_time: float, config: Config
 ) -> dict[str, Any]:
@@ -350,6 +355,9 @@ def _spectrum_panel(
         peak = int(np.abs(freqs - fft["frequency"]).argmin())  # the padded bin the period came from
         ax.axvline(fft["frequency"], color=PALETTE[3], linestyle="--", linewidth=0.8)
         ax.plot(freqs[peak], amplitude[peak] / top, "o", color=PALETTE[3], label=spectrum_legend(direction))
+        tallest = tallest_elsewhere(freqs, amplitude, peak)
+        if tallest is not None:
+            ax.plot(freqs[tallest], 1.0, "x", color=PALETTE[3], label=tallest_legend(freqs[tallest]))
         _legend_outside(ax)
     return {
         "fft_signal": signal,
@@ -360,11 +368,17 @@ def _spectrum_panel(
     }
 
 
-def _direction_title(direction: DirectionAnalysis) -> str:
+def _direction_title(direction: DirectionAnalysis, heatmap: HeatmapSignal | None) -> str:
+    """The direction's bytes, period and labels; bytes only the HEATMAP holds are named as such
+    (STDIO writes Darshan timed in no record): not "write: 0.0 B" over 700 B of bars."""
     labels = [display_name(label.removeprefix(f"{direction.name}_")) for label in direction.labels]
     verdict: Mapping[str, Any] = direction.verdict or {}
     period = f"; period {verdict['period']:.4g} s from {verdict['source']}" if verdict.get("periodic") else ""
-    return f"{direction.name}: {_bytes(direction.bytes)}{period}\n{', '.join(labels)}"
+    binned = float(getattr(heatmap, direction.name).sum()) if heatmap is not None else 0.0
+    moved = _bytes(direction.bytes)
+    if not len(direction.ops) and binned > 0:
+        moved = f"no timed record; {_bytes(binned)} in the HEATMAP"
+    return f"{direction.name}: {moved}{period}\n{', '.join(labels)}"
 
 
 def per_stretch(values: np.ndarray, most: int, reduce: np.ufunc) -> tuple[np.ndarray, int]:
@@ -377,10 +391,10 @@ def per_stretch(values: np.ndarray, most: int, reduce: np.ufunc) -> tuple[np.nda
     return reduce.reduceat(values, np.arange(0, len(values), width)), width
 
 
-def _metadata_panel(ax: Axes, per_second: np.ndarray, scale: float, config: Config) -> dict[str, Any]:
+def _metadata_panel(ax: Axes, per_second: np.ndarray, config: Config) -> dict[str, Any]:
     """Metadata requests per second as SPEC 3.7 counted them (seeks only with ``metadata_seeks``)."""
     bars, width = per_stretch(per_second, BARS, np.maximum)
-    edges = np.minimum(np.arange(len(bars) + 1) * width, len(per_second)) / scale
+    edges = np.minimum(np.arange(len(bars) + 1) * width, len(per_second))
     stretch = f"; the peak of each {width:,} s" if width > 1 else ""
     # An edge line keeps one-second spikes visible when a bin is narrower than a pixel.
     ax.stairs(
@@ -435,7 +449,6 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
     """
     trace = analysis.trace
     run_time = trace.run_time
-    unit, scale = time_unit(run_time)
     heatmap = trace.heatmap
     columns = {d.name: (d, panels_with_content(d, heatmap)) for d in (analysis.read, analysis.write)}
     columns = {name: column for name, column in columns.items() if column[1]}
@@ -453,23 +466,19 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
         wspace=0.7,
         top=1 - header / height,
     )
-    data: dict[str, Any] = {"time_unit": unit, "directions": list(columns)}
+    data: dict[str, Any] = {"time_unit": "s", "directions": list(columns)}  # as the reasons and charts
     time_axes = []
     for column, (direction, panels) in enumerate(columns.values()):
         axes: dict[str, Axes] = {}
         for panel in panels:
             time = next(iter(axes.values()), None) if panel != "spectrum" else None  # frequency: its own x
             axes[panel] = fig.add_subplot(grid[rows.index(panel), column], sharex=time)
-        axes[panels[0]].set_title(_direction_title(direction), fontsize=style.TITLE_FONT)
+        axes[panels[0]].set_title(_direction_title(direction, heatmap), fontsize=style.TITLE_FONT)
         data[direction.name] = {
-            **(_raw_panel(axes["raw"], direction, scale) if "raw" in axes else {}),
-            **(_merged_panel(axes["merged"], direction, scale) if "merged" in axes else {}),
-            **(_chunk_panel(axes["chunks"], direction, run_time, scale) if "chunks" in axes else {}),
-            **(
-                _heatmap_panel(axes["heatmap"], heatmap, direction, scale)
-                if heatmap and "heatmap" in axes
-                else {}
-            ),
+            **(_raw_panel(axes["raw"], direction) if "raw" in axes else {}),
+            **(_merged_panel(axes["merged"], direction) if "merged" in axes else {}),
+            **(_chunk_panel(axes["chunks"], direction, run_time) if "chunks" in axes else {}),
+            **(_heatmap_panel(axes["heatmap"], heatmap, direction) if heatmap and "heatmap" in axes else {}),
             **(
                 _spectrum_panel(axes["spectrum"], direction, heatmap, run_time, config)
                 if "spectrum" in axes
@@ -478,12 +487,13 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
         }
         time_axes += [ax for name, ax in axes.items() if name != "spectrum"]
     meta_ax = fig.add_subplot(grid[-1, :])
-    data.update(_metadata_panel(meta_ax, analysis.requests_per_second, scale, config))
+    data.update(_metadata_panel(meta_ax, analysis.requests_per_second, config))
     for ax in time_axes + [meta_ax]:
-        ax.set_xlim(0, run_time / scale)
-        for quarter in np.linspace(0, run_time, 5)[1:-1] / scale:
+        ax.set_xlim(0, run_time)
+        for quarter in np.linspace(0, run_time, 5)[1:-1]:
             ax.axvline(quarter, **QUARTER_STYLE)
-        ax.set_xlabel(f"time since job start ({unit})")
+        ax.set_xlabel("time since job start (s)")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.6g}"))  # 32,865 not 3.2e4
     job = trace.job
     nprocs = job.get("nprocs")
     ranks = counted(nprocs, "rank") if isinstance(nprocs, int) else "? ranks"
@@ -491,7 +501,7 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
     none = f"; no {' or '.join(absent)} operation" if absent else ""
     fig.suptitle(
         f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {ranks}, "
-        f"run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} timing{none}\n"
+        f"run time {run_time_text(run_time)}, {'DXT' if trace.has_dxt else 'per-file'} timing{none}\n"
         f"{', '.join(map(display_name, analysis.metadata_labels))}",
         fontsize=style.SUPTITLE_FONT,
     )

@@ -10,13 +10,16 @@ lock that makes a store write and the check before it one step), set here.
 from __future__ import annotations
 
 import asyncio
+import html
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
 
 from mosaic.config import Config
 from mosaic.corpus.store import Store
@@ -68,6 +71,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         version="1",
         summary="I/O categories of HPC jobs from their Darshan logs",
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's page loads its scripts from a CDN: blank offline
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.config = settings.config
@@ -75,4 +80,27 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.add_middleware(GuardMiddleware, tokens=settings.tokens, metrics=app.state.metrics)
     install_handlers(app)
     app.include_router(router)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return HTMLResponse(reference_page(app.openapi()))
+
     return app
+
+
+def reference_page(schema: dict[str, Any]) -> str:
+    """The endpoints as one page with nothing to fetch: method, path, summary; the fields
+    are in /openapi.json and docs/api.md."""
+    rows = "".join(
+        f"<tr><td>{html.escape(method.upper())}</td><td><code>{html.escape(path)}</code></td>"
+        f"<td>{html.escape(operation.get('summary', ''))}</td></tr>"
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+    )
+    title = html.escape(schema["info"]["title"])
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
+        f"<body><h1>{title}</h1><table><tr><th>method</th><th>path</th><th>what</th></tr>{rows}"
+        '</table><p>Every field: <a href="openapi.json">openapi.json</a>; what they mean: docs/api.md '
+        "in mosaic's source.</p></body></html>"
+    )

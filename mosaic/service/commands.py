@@ -70,8 +70,9 @@ store_option = click.option(
     "store_path",
     required=True,
     type=click.Path(dir_okay=False),
-    help="SQLite results store (from `mosaic run`, or a new file).",
+    help="SQLite results store (from `mosaic run`; a missing one is refused, but with --create).",
 )
+@click.option("--create", is_flag=True, help="Start with an empty store when --store does not exist.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
@@ -95,6 +96,7 @@ store_option = click.option(
 )
 def serve(
     store_path: str,
+    create: bool,
     host: str,
     port: int,
     workers: int | None,
@@ -113,12 +115,16 @@ def serve(
     GET      /v1/jobs/JOB_ID               a job's stored runs
     GET|HEAD /healthz                      liveness (no token); 503 when the store is not usable
     GET      /metrics                      Prometheus counters and latency
-    GET      /docs, /openapi.json          the OpenAPI description of all of them
+    GET      /docs, /openapi.json          the endpoints (a page, nothing fetched), their schema
     """
     token = token_from(token_file, "--token-file")
     write_token = token_from(write_token_file, "--write-token-file") or token
     if token is None and not is_loopback(host):
         raise click.UsageError(f"binding {host} (not loopback) requires --token-file")
+    if not create and not os.path.exists(store_path):  # a typo would serve an empty store
+        raise click.UsageError(
+            f"no store at {store_path}: give the store `mosaic run` wrote, or --create for an empty one"
+        )
     config = load_config(config_file)
     import uvicorn
 

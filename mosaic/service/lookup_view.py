@@ -15,6 +15,7 @@ from tabulate import tabulate
 from mosaic.corpus.listing import ApplicationList
 from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
 from mosaic.directions import DIRECTIONS
+from mosaic.periods import median_period, period_text
 
 BASIS = {
     "every_run": "every stored run",
@@ -50,14 +51,13 @@ def render(answer: ApplicationAnswer) -> str:
 
 def _head(profile: ApplicationProfile) -> list[str]:
     period = "none (no direction periodic in enough runs)"
-    if profile["period_class"] is not None:
-        k = profile["period_class"]
-        period = f"{k}: {profile['period_direction']} period {number(10.0**k)}-{number(10.0 ** (k + 1))} s"
+    if profile["period_direction"] is not None:
+        period = period_text(median_period(profile), profile["period_direction"])
     return [
         f"profile of {profile['runs']} run{'s' if profile['runs'] != 1 else ''}: {BASIS[profile['basis']]}",
         f"seen {profile['first_seen'] or 'unknown'} .. {profile['last_seen'] or 'unknown'}",
         _stability(profile),
-        f"period class {period}",
+        f"period {period}",
     ]
 
 
@@ -107,13 +107,20 @@ def render_list(listed: ApplicationList, label: str | None) -> str:
             item["uid"],
             item["runs"],
             human_bytes(item["heaviest_bytes"]),
-            "" if item["period_class"] is None else f"{item['period_class']} {item['period_direction']}",
+            period_text(item["period_seconds"], item["period_direction"]),
             *([f"{item['label_shares'].get(label, 0.0):.0%}"] if label else []),
             item["application"],
         ]
         for item in listed["applications"]
     ]
-    headers = ["uid", "runs", "heaviest run", "period class", *([label] if label else []), "application"]
+    headers = [
+        "uid",
+        "runs",
+        "heaviest run's bytes",
+        "period",
+        *([label] if label else []),
+        "application",
+    ]
     shown = len(rows)
     first = listed["offset"] + 1
     tail = f"applications {first}-{first + shown - 1} of {listed['total']:,} (by {listed['sort']})"

@@ -252,7 +252,7 @@ def test_lookup_prints_the_profile_as_a_table(tmp_path):
         "profile of 5 runs: every stored run",
         "seen 2019-01-01T00:00:00Z .. 2019-03-01T00:00:00Z",
         "stability 60%: runs with the usual categories (write_periodic write_periodic_minute write_steady)",
-        "period class 2: write period 100-1,000 s",
+        "period write, minute: 30 s-30 min (median 3.33 min)",  # the median of 120, 200, 360 s
         "run time (s) 5 30 14 46",
         "write bytes per run 5 3 GB 1.4 GB 7.6 GB",
         "write periodic: 60% of runs 3",

@@ -9,7 +9,10 @@ from mosaic.synth.year import generate_year
 
 YEAR_LOGS = 160
 # Small bounds: 2 applications by runs + 2 by bytes, 1 job page each (the defaults are 10 and 2).
-SITE_CONFIG = Config(report_top_applications=2, report_jobs_per_application=1, all_runs=True)
+# The table's data in files of 10 rows: the site has several.
+SITE_CONFIG = Config(
+    report_top_applications=2, report_jobs_per_application=1, report_table_rows_per_file=10, all_runs=True
+)
 
 
 @pytest.fixture(scope="session")
@@ -22,8 +25,20 @@ def year_run(tmp_path_factory):
     return out
 
 
+class Steps:
+    """A progress bar's part: the steps a build announced and those it did."""
+
+    def __init__(self) -> None:
+        self.total: float | None = 0
+        self.done = 0
+
+    def update(self, n: float | None = 1) -> None:
+        self.done += n or 0
+
+
 @pytest.fixture(scope="session")
 def site(year_run):
-    """OUT/report/ of the year, and what the build counted."""
-    counts = build_site(year_run, SITE_CONFIG)
-    return year_run / "report", counts
+    """OUT/report/ of the year, what the build counted, and the steps it reported."""
+    steps = Steps()
+    counts = build_site(year_run, SITE_CONFIG, steps)
+    return year_run / "report", counts, steps

@@ -6,6 +6,7 @@ without playwright, these tests skip and say so. Pages are opened as files,
 as a reader opens OUT/report/index.html.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -45,10 +46,13 @@ def browser():
         launched.close()
 
 
-def open_page(browser, path: Path):
+WIDTHS = (1400, 420)  # a desk's screen and a phone's
+
+
+def open_page(browser, path: Path, width: int = 1280):
     """The page at ``path``, loaded; with the problems it met (console errors, uncaught
     exceptions, failed requests)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": 900})
     problems = []
     page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(f"exception: {error}"))
@@ -58,9 +62,19 @@ def open_page(browser, path: Path):
 
 
 def check_page(browser, path: Path, screenshot: Path) -> object:
-    """Loads clean, every image decoded, every local link resolves, not blank on screen."""
-    page, problems = open_page(browser, path)
+    """At each of WIDTHS: loads clean, never scrolls sideways (wide tables and the timeline
+    scroll in their own box); every image decoded, every local link resolves, not blank on
+    screen. Returns the page at the first width."""
+    for width in WIDTHS[1:]:
+        narrow, problems = open_page(browser, path, width)
+        assert problems == [], (path, width)
+        overflow = narrow.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, (path, width, overflow)
+        narrow.screenshot(path=str(screenshot.with_suffix(f".{width}.png")), full_page=True)
+        narrow.close()
+    page, problems = open_page(browser, path, WIDTHS[0])
     assert problems == [], path
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, path
     broken = page.evaluate(
         "[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src.slice(0, 80))"
     )
@@ -76,15 +90,29 @@ def check_page(browser, path: Path, screenshot: Path) -> object:
 
 
 def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
-    report, _ = site
+    report, *_ = site
     pages = sorted(report.rglob("*.html"))
     kinds = {p.parent.name if p.parent != report else p.stem for p in pages}
-    assert kinds == {"index", "applications", "apps", "jobs"}
+    assert kinds == {"index", "applications", "apps", "jobs", "method"}
     for number, path in enumerate(pages):
         page = check_page(browser, path, tmp_path / f"{number}.png")
-        if path.parent.name == "jobs":  # every chart drawn by uPlot
+        if path.parent.name == "jobs":  # every chart drawn by uPlot; a way back to its application
             charts = page.evaluate("JSON.parse(document.getElementById('mosaic-charts').textContent).length")
             assert page.locator(".uplot").count() == charts >= 3
+            navigation = page.evaluate(
+                "[...document.querySelectorAll('nav a')].map(a => a.getAttribute('href'))"
+            )
+            assert navigation[:3] == ["../index.html", "../applications.html", "../method.html"]
+            assert navigation[3].startswith("../apps/") and len(navigation) == 4
+            # every reason's rule links to its section of the method
+            rules = page.evaluate(
+                "[...document.querySelectorAll('.rule a')].map(a => a.getAttribute('href'))"
+            )
+            assert rules and all(re.fullmatch(r"\.\./method\.html#3\d-[a-z-]+", href) for href in rules)
+            sections = page.evaluate(
+                "[...document.querySelectorAll('.rule a')].map(a => new URL(a.href).hash)"
+            )
+            assert all(f'id="{hash[1:]}"' in (report / "method.html").read_text() for hash in sections)
         page.close()
 
 
@@ -133,17 +161,28 @@ def test_a_timeline_chart_zooms_on_a_drag_and_shows_values_on_hover(browser, tmp
 
 def shown_rows(page) -> list[list[str]]:
     return page.evaluate(
-        "[...document.querySelectorAll('#apps tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+        "[...document.querySelectorAll('#apps tbody tr')]"
+        ".map(r => [...r.cells].map(c => (c.querySelector('a') || c).textContent))"
     )
 
 
 def test_the_applications_table_sorts_and_filters(browser, site):
-    report, _ = site
+    report, *_ = site
     data = table_data(report)
     column = {name: i for i, name in enumerate(data["columns"])}
     rows = data["rows"]
     page, problems = open_page(browser, report / "applications.html")
-    assert len(shown_rows(page)) == len(rows)  # fewer than the 500 a screen shows
+    # the rows come in files of 10 (SITE_CONFIG): the first at once, the next on demand
+    assert len(shown_rows(page)) == 10 < len(rows)
+    assert page.inner_text("#shown") == f"10 of 10 applications loaded ({len(rows)} in all)"
+    for _ in data["files"]:
+        page.click("#more")
+    page.wait_for_function(f"document.querySelectorAll('#apps tbody tr').length === {len(rows)}")
+    assert page.locator("#more").is_hidden()
+    marked = page.evaluate(
+        "[...document.querySelectorAll('#apps a')].map(a => a.nextElementSibling.textContent)"
+    )
+    assert marked == ["page"] * data["pages"] and data["pages"] == 4
     # sorted by runs, most first; a click on "runs" turns the order round
     runs = [int(r[2].replace(",", "")) for r in shown_rows(page)]
     assert runs == sorted((r[column["runs"]] for r in rows), reverse=True)

@@ -3,17 +3,18 @@
 import json
 import re
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
-from mosaic.html.applications import Application, slug, table_data, top_applications
+from mosaic.html.applications import COLUMNS, Application, slug, table_files, table_rows, top_applications
 from mosaic.html.distributions import plot_distributions
 from mosaic.html.job import peak_grid
 from mosaic.html.page import Assets, Html, Page, esc, numbers, thinned
-from mosaic.html.site import log_present
+from mosaic.logfile import log_present
 from mosaic.report.timeline import concurrency
 
 
@@ -67,6 +68,7 @@ def _app(key, runs, moved, shares=None):
             "stability": 0.75,
             "period_class": 1,
             "period_direction": "write",
+            "write": {"periodic": {"period_seconds": {"median": 47.0}}},
         }
     )
     return Application(key, 1, key, runs, moved, f"{key}.darshan", profile)
@@ -79,23 +81,46 @@ def test_top_applications_by_runs_then_by_bytes_without_repeats():
     assert top_applications(apps, 0) == []
 
 
-def test_table_rows_carry_label_shares_as_index_percent_pairs():
-    apps = [_app("a", 4, 10.0, {"read_on_start": 0.5, "write_steady": 1.0}), _app("b", 1, 2.0)]
-    data = table_data(apps, {"a": "apps/a.html"})
-    a, b = data["rows"]
+def test_table_rows_carry_label_shares_as_index_percent_pairs_most_runs_first():
+    apps = [_app("b", 1, 2.0), _app("a", 4, 10.0, {"read_on_start": 0.5, "write_steady": 1.0})]
+    a, b = table_rows(apps, {"a": "apps/a.html"}, Config())
     assert a == [
         "a",
         1,
         4,
         10.0,
         0.75,
-        1,
-        "write",
+        47.0,
+        "write, minute: 30 s-30 min (median 47 s)",
         [ALL_LABELS.index("read_on_start"), 50, ALL_LABELS.index("write_steady"), 100],
         "apps/a.html",
     ]
     assert b == ["b", 1, 1, 2.0, None, None, None, [], ""]
-    assert data["columns"][-2:] == ["labels", "page"] and data["labels"] == list(ALL_LABELS)
+    assert list(COLUMNS[-2:]) == ["labels", "page"]
+
+
+def test_the_table_data_comes_in_files_of_so_many_rows():
+    """250,000 groups must not reach the browser at once: the first file holds the head and
+    ``per_file`` rows, each further file appends its own."""
+    rows = [[f"app{i}", i] for i in range(25)]
+    files = table_files(rows, 3, 10)
+    assert list(files) == ["applications.js", "applications-2.js", "applications-3.js"]
+    head = json.loads(
+        files["applications.js"].removeprefix("window.MOSAIC_APPLICATIONS = ").removesuffix(";\n")
+    )
+    assert (head["total"], head["pages"], head["files"]) == (
+        25,
+        3,
+        ["applications-2.js", "applications-3.js"],
+    )
+    assert head["rows"] == rows[:10] and head["labels"] == list(ALL_LABELS)
+    more = [
+        json.loads(files[n].removeprefix("window.MOSAIC_APPLICATIONS.more(").removesuffix(");\n"))
+        for n in head["files"]
+    ]
+    assert more == [rows[10:20], rows[20:]]
+    assert list(table_files([], 0, 10)) == ["applications.js"]
+    assert "</script" not in table_files([["</script><b>"]], 0, 10)["applications.js"]
 
 
 def test_a_log_is_present_as_a_file_or_as_a_member_of_an_archive_still_there(tmp_path):
@@ -139,3 +164,33 @@ def test_assets_inline_or_linked(inline):
     text = Page("t", Assets(inline=inline, prefix="../assets/")).render()
     assert ('rel="stylesheet"' in text) is not inline and ("<style>" in text) is inline
     assert ('href="../assets/mosaic.css"' in text) is not inline
+
+
+def test_the_method_travels_with_the_package_and_every_cited_section_has_an_anchor():
+    """A wheel did not install docs/method.md, which every reason cites."""
+    from importlib import resources
+
+    from mosaic.html.method import method_html, section_anchor, slug
+
+    packaged = resources.files("mosaic.html").joinpath("method.md").read_text(encoding="utf-8")
+    assert packaged == (Path(__file__).parents[2] / "docs" / "method.md").read_text(encoding="utf-8")
+    assert slug("3.5 Periodicity by frequency analysis, and the final verdict") == (
+        "35-periodicity-by-frequency-analysis-and-the-final-verdict"
+    )
+    page = method_html()
+    for rule in ("2", "3.1", "3.3", "3.4", "3.5", "3.6", "3.7"):
+        assert f'id="{section_anchor(rule)}"' in page, rule
+    assert section_anchor("3.4.2") == section_anchor("3")  # no such section: its chapter
+    assert not re.search(r'<a href="(?!#)', page)  # other documents and the web: plain text
+
+
+def test_a_profile_says_how_many_runs_it_stands_on():
+    """gmx_mpi's page showed "120 valid runs" beside "write periodic: 100 % of runs" of one run."""
+    from mosaic.html.applications import basis_note
+
+    app = _app("gmx", 120, 1.0, {"write_periodic": 1.0})
+    one = basis_note(app, {**app.profile, "runs": 1, "basis": "representative"})
+    assert "Built from 1 of 120 valid runs categorized (representative)" in one
+    assert "<code>mosaic run --all-runs</code> categorizes every run" in one
+    every = basis_note(app, {**app.profile, "runs": 120, "basis": "every_run"})
+    assert "Built from 120 of 120 valid runs categorized (every run)." in every and "--all-runs" not in every

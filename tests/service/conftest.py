@@ -102,6 +102,7 @@ def launch(
     args = [
         *runner,
         "serve",
+        "--create",
         "--store",
         str(store),
         "--port",

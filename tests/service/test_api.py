@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import socket
 import threading
 from urllib.parse import quote
@@ -244,6 +245,17 @@ def test_openapi_schema_lists_every_endpoint(open_server):
         "/metrics",
     }
     assert "application/octet-stream" in paths["/v1/categorize"]["post"]["requestBody"]["content"]
+
+
+def test_the_docs_page_lists_the_endpoints_and_fetches_nothing(open_server):
+    """FastAPI's own /docs loaded its scripts from a CDN: blank on a machine offline."""
+    with open_server.client() as client:
+        page = client.get("/docs")
+        assert client.get("/redoc").status_code == 404
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert not re.search(r"(src|href)=\"(https?:)?//", page.text)  # nothing from elsewhere
+    assert "<code>/v1/jobs/{job_id}</code>" in page.text and 'href="openapi.json"' in page.text
+    assert page.text.count("<tr>") == 1 + 7  # the header, then GET|HEAD /healthz as two rows
 
 
 @pytest.mark.parametrize("count", [1, 3])

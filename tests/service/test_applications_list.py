@@ -135,10 +135,11 @@ def test_the_command_prints_a_table_and_exits_1_when_nothing_matches(results):
     shown = CliRunner().invoke(apps, [str(results), "--sort", "write_periodic", "--limit", "2"])
     assert shown.exit_code == 0, shown.output
     lines = [" ".join(line.split()) for line in shown.output.splitlines()]
-    assert lines[0] == "uid runs heaviest run period class write_periodic application"
+    assert lines[0] == "uid runs heaviest run's bytes period write_periodic application"
     assert lines[2:] == [
-        "42 1 8 GB 1 write 100% /opt/gromacs/bin/gmx_mpi",  # shares 1, 2/3, 0
-        "42 3 4 GB 2 write 67% /bin/lmp",
+        # shares 1, 2/3, 0; one notation for the period: 50 s and 200 s are both minutes
+        "42 1 8 GB write, minute: 30 s-30 min (median 50 s) 100% /opt/gromacs/bin/gmx_mpi",
+        "42 3 4 GB write, minute: 30 s-30 min (median 3.33 min) 67% /bin/lmp",
         "applications 1-2 of 3 (by write_periodic); --offset 2 for the next",
     ]
     last = CliRunner().invoke(apps, [str(results), "--offset", "2"])

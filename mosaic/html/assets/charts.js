@@ -13,8 +13,8 @@
     }
     return +value.toPrecision(3) + (unit ? " " + unit : "");
   }
-  function tick(value, unit) {  // uPlot passes null for the unlabelled ticks of a log axis
-    return value == null ? "" : human(value, unit);
+  function tick(value, unit, floor) {  // uPlot passes null for the unlabelled ticks of a log axis
+    return value == null || value < floor ? "" : human(value, unit);
   }
   function paths(style) {
     if (style === "steps") return uPlot.paths.stepped({ align: 1 });
@@ -41,10 +41,12 @@
     }
     const opts = {
       title: spec.title, width: Math.max(element.clientWidth, 320), height: 230, series: series,
-      scales: { x: { time: !!spec.time, distr: spec.logx ? 3 : 1 },
+      scales: { x: spec.xrange ? { time: !!spec.time, range: () => spec.xrange }
+                               : { time: !!spec.time, distr: spec.logx ? 3 : 1 },
                 y: spec.asinhy ? { distr: 4, asinh: 1, range: (u, low, high) => [0, Math.max(high, 1)] } : {} },
-      axes: [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, values: (u, vals) => vals.map((v) => tick(v, "")) },
-             { label: spec.ylabel, size: 70, values: (u, vals) => vals.map((v) => tick(v, unit)) }],
+      axes: [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, values: (u, vals) => vals.map((v) => tick(v, "", -Infinity)) },
+             // counts and bytes are never negative: no "-1" tick below an asinh axis's 0
+             { label: spec.ylabel, size: 70, values: (u, vals) => vals.map((v) => tick(v, unit, spec.asinhy ? 0 : -Infinity)) }],
       cursor: { drag: { x: true, y: false } },
     };
     new uPlot(opts, data, element);

@@ -1,13 +1,24 @@
-// The applications table: data from window.MOSAIC_APPLICATIONS (loaded once), sorted and
-// filtered here. Only the first PAGE matching rows become DOM rows: 25,000 rows stay fast.
+// The applications table: data from window.MOSAIC_APPLICATIONS, sorted and filtered here.
+// data/applications.js holds the groups with the most runs; "load more rows" adds the next
+// data file (data.files, by <script src>: a page opened as a file may not fetch). Only the
+// first PAGE matching rows become DOM rows: 250,000 rows stay fast.
 (function () {
   "use strict";
   const PAGE = 500;
   const data = window.MOSAIC_APPLICATIONS;
+  let loaded = 0;  // data files added after the first
+  const more = document.getElementById("more");
+  data.more = (rows) => { for (const row of rows) data.rows.push(row); loaded += 1; render(); };
+  more.addEventListener("click", () => {
+    const script = document.createElement("script");
+    script.src = "data/" + data.files[loaded];
+    more.disabled = true;
+    document.body.appendChild(script);
+  });
   const COL = {};
   data.columns.forEach((name, i) => { COL[name] = i; });
   const HEADERS = [["application", "application"], ["uid", "user id"], ["runs", "runs"],
-                   ["bytes", "bytes"], ["stability", "stability"], ["period_class", "period class"],
+                   ["bytes", "bytes (all runs)"], ["stability", "stability"], ["period_seconds", "period"],
                    ["labels", "labels (share of runs)"]];
   const table = document.getElementById("apps");
   const body = table.querySelector("tbody");
@@ -80,17 +91,20 @@
       const tr = document.createElement("tr");
       let title = document.createTextNode(row[COL.application]);
       if (row[COL.page]) {
-        title = document.createElement("a");
-        title.href = row[COL.page];
-        title.textContent = row[COL.application];
+        title = document.createDocumentFragment();
+        const link = document.createElement("a"), mark = document.createElement("span");
+        link.href = row[COL.page];
+        link.textContent = row[COL.application];
+        mark.className = "has-page";
+        mark.textContent = "page";
+        title.append(link, " ", mark);
       }
       cell(tr, title);
       cell(tr, String(row[COL.uid]), true);
       cell(tr, row[COL.runs].toLocaleString("en"), true);
       cell(tr, human(row[COL.bytes]), true);
       cell(tr, row[COL.stability] === null ? "-" : Math.round(100 * row[COL.stability]) + " %", true);
-      cell(tr, row[COL.period_class] === null ? "-" :
-           "10^" + row[COL.period_class] + " s (" + row[COL.period_direction] + ")", true);
+      cell(tr, row[COL.period] === null ? "-" : row[COL.period]);
       const pairs = row[COL.labels], parts = [];
       for (let i = 0; i < pairs.length; i += 2) {
         parts.push(data.labels[pairs[i]].replace(/_/g, " ") + " " + pairs[i + 1] + "%");
@@ -98,8 +112,11 @@
       cell(tr, parts.join(", "));
       body.appendChild(tr);
     }
+    const all = data.rows.length < data.total ? " loaded (" + data.total.toLocaleString("en") + " in all)" : "";
     shown.textContent = rows.length.toLocaleString("en") + " of " + data.rows.length.toLocaleString("en") +
-      " applications" + (rows.length > PAGE ? " (first " + PAGE + " shown)" : "");
+      " applications" + all + (rows.length > PAGE ? " (first " + PAGE + " shown)" : "");
+    more.hidden = loaded >= data.files.length;
+    more.disabled = false;
   }
   for (const input of [byName, byLabel, minShare, minRuns]) input.addEventListener("input", render);
   render();

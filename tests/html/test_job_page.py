@@ -1,0 +1,65 @@
+"""A job page that agrees with its labels: DLIO 2110488, whose read label came from the
+HEATMAP's bursts while the FFT shown read the operations, and whose writes are 700 B of
+STDIO HEATMAP bins with no timed record."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from mosaic.analysis.categorize import analyze
+from mosaic.config import Config
+from mosaic.html.job import analysis_page
+from mosaic.html.page import Assets
+from mosaic.report.timeline import _direction_title, tallest_elsewhere
+from mosaic.trace import read_trace
+
+from .test_site import DATA
+
+DLIO = (
+    DATA
+    / "darshan-logs"
+    / "dlio_logs"
+    / "snyder_python3_id3116902-2110488_12-19-66980-5572527740071444157_1.darshan"
+)
+
+
+@pytest.fixture(scope="module")
+def dlio():
+    config = Config()
+    analysis = analyze(read_trace(DLIO, config), config)
+    text = analysis_page(analysis, config, Assets(inline=False))
+    block = re.search(r'<script type="application/json" id="mosaic-charts">(.*?)</script>', text).group(1)
+    return analysis, text, {chart["id"]: chart for chart in json.loads(block)}
+
+
+def test_the_label_from_the_heatmap_gets_the_heatmaps_spectrum(dlio):
+    analysis, _, charts = dlio
+    assert analysis.read.meanshift["source"] == "heatmap" and analysis.read.fft["signal"] == "operations"
+    assert {"spectrum-read-operations", "spectrum-read-heatmap"} <= set(charts)
+    period = analysis.read.verdict["period"]
+    assert f"peak at {1 / period:.3g} Hz" in charts["spectrum-read-heatmap"]["title"]
+
+
+def test_bytes_only_the_heatmap_holds_are_named_so_not_zero(dlio):
+    analysis, _, _ = dlio
+    assert len(analysis.write.ops) == 0 and analysis.trace.heatmap.write.sum() == 700
+    title = _direction_title(analysis.write, analysis.trace.heatmap)
+    assert title.startswith("write: no timed record; 700.0 B in the HEATMAP")  # was "write: 0.0 B"
+
+
+def test_the_rank_chart_says_it_counts_records_and_facts_read_in_seconds(dlio):
+    """One rank holding 14 files at once showed "14 ranks doing I/O"."""
+    analysis, text, charts = dlio
+    assert analysis.trace.job["nprocs"] == 1
+    assert charts["ranks"]["title"].startswith("Records doing I/O: rank-file pairs")
+    assert max(v for s in charts["ranks"]["series"] for v in s["values"] if v is not None) > 1
+    assert re.search(r"<th>run time</th><td>[\d,]+ s \([\d.]+ min\)</td>", text)
+    assert charts["ranks"]["xlabel"] == "time since job start (s)"
+
+
+def test_the_tallest_bin_is_named_when_it_is_not_the_detectors_peak():
+    freqs = np.array([0.1, 0.2, 0.3, 0.4])
+    assert tallest_elsewhere(freqs, np.array([1.0, 3.0, 0.5, 0.2]), peak=0) == 1  # the harmonic
+    assert tallest_elsewhere(freqs, np.array([3.0, 1.0, 0.5, 0.2]), peak=0) is None
