@@ -590,7 +590,7 @@ class _KeptFiles:
     The test runs over the log's name table (one C-level string pass), not per
     row, and serves both the records and the DXT segments. An id without a
     name record has the empty path. Rows are matched only against the few ids
-    whose answer differs from an unnamed id's (usually none, or <STDOUT>).
+    whose answer differs from an unnamed id's (usually the three standard streams, by id).
     """
 
     def __init__(self, log: DarshanLog, config: Config):
@@ -614,11 +614,15 @@ class _KeptFiles:
             unlisted[listed] = False
             odd = unlisted.nonzero()[0]
         if not len(odd):
-            self.odd_ids = np.zeros(0, np.uint64)
+            odd_ids = np.zeros(0, np.uint64)
         elif table is None:
-            self.odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd]
+            odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd]
         else:  # a table's ids may repeat (then all their records agree): matching is the same
-            self.odd_ids = table.ids[odd].astype(np.uint64)
+            odd_ids = table.ids[odd].astype(np.uint64)
+        # The standard streams are left out by id whatever their name (an anonymized log
+        # renames them): odd when an unnamed id is kept, never odd (kept) otherwise.
+        streams = np.isin(odd_ids, _STREAM_IDS)
+        self.odd_ids = np.r_[odd_ids[~streams], _STREAM_IDS] if self.unnamed else odd_ids[~streams]
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""
@@ -629,6 +633,7 @@ class _KeptFiles:
 
 
 FEW_ODD_IDS = 16
+_STREAM_IDS = np.array(sorted(F.STD_STREAM_IDS), np.uint64)
 
 
 def _valid_records(fields: F.CanonicalColumns, times: np.ndarray, lo: float, hi: float) -> np.ndarray:
