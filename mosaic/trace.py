@@ -60,7 +60,8 @@ class HeatmapSignal:
 
     Summed over ranks and over the POSIX and STDIO heatmaps (never MPI-IO,
     whose traffic POSIX already counts). The FFT detector's second signal
-    (SPEC 3.5); it changes no byte total, temporality or metadata.
+    (SPEC 3.5) and the shares of temporality's quarters (SPEC 3.6); it changes no byte
+    total or metadata.
     """
 
     bin_seconds: float

@@ -7,7 +7,8 @@ compares is clearly on one side of its threshold (``Config.truth_margin``,
 relative); otherwise the label is in neither set.
 
 - Temporality and ``insignificant`` (SPEC 3.6): quarter-chunk bytes of the
-  operations written.
+  operations written, or of the HEATMAP bins written when the log has them
+  for the direction.
 - Metadata (SPEC 3.7): requests per second placed as the SPEC places them.
 - Periodicity (SPEC 3.4): from the scenario design, since what a clustering
   should find is a property of the design (how many bursts, how regular,
@@ -146,6 +147,18 @@ def chunk_bytes(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time:
     )
     chunks: np.ndarray = (share * volumes[:, None]).sum(axis=0)
     return chunks
+
+
+def heatmap_chunks(bins: np.ndarray, width: float, run_time: float, records: np.ndarray) -> np.ndarray:
+    """SPEC 3.6 where the log has a HEATMAP holding the direction's bytes: the quarters
+    take the bins' shares (each bin's bytes spread over its time span within the run)
+    and the records' total; ``records`` (the records' quarters) when the bins are empty."""
+    starts = np.minimum(np.arange(len(bins)) * width, run_time)
+    shares = chunk_bytes(starts, np.minimum(starts + width, run_time), bins, run_time)
+    if not shares.sum() > 0:
+        return records
+    scaled: np.ndarray = shares / shares.sum() * records.sum()
+    return scaled
 
 
 def temporality_outcomes(chunks: Iterable[float], config: Config) -> dict[str, Tri]:
@@ -491,6 +504,8 @@ def facts(
         io = rows[rows[column] > 0]
         totals[direction] = float(io[column].sum())
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
+        if heatmap is not None and not legacy:  # a 2.x log has no HEATMAP
+            chunks = heatmap_chunks(*heatmap_bins(heatmap, direction), run_time, chunks)
         temporal[direction] = temporality_outcomes(chunks, config)
         mine = design[design["direction"] == direction]
         appended = mine[mine["component"] != NOISE_COMPONENT]

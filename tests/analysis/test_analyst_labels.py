@@ -69,6 +69,29 @@ def test_dlio_b_epochs_are_periodic_from_the_heatmap(job):
     assert result["read"]["periodicity"]["verdict"]["source"] == "meanshift"
 
 
+@pytest.mark.parametrize(
+    "job, quarters",
+    [
+        ("2111031", (0.0, 20.0, 60.0, 20.0)),
+        ("2111157", (0.0, 20.0, 59.36, 20.64)),
+        ("2111375", (0.0, 39.74, 40.26, 20.0)),
+    ],
+)
+def test_dlio_b_quarters_come_from_the_heatmap(job, quarters):
+    """Each file record spreads its bytes over its first-to-last read window, idle gaps
+    included: quarters 0/14/68/18, after_start_before_end. The read HEATMAP shows five equal
+    epochs split 0/20/60/20 (0/40/40/20 for the 2111375 group): the middle is exactly 4x the
+    ends (3.84x on 2111157), and the rule needs strictly more (SPEC 3.6)."""
+    config = Config()
+    read = analyze(read_trace(dlio(job), config), config).read
+    assert read.chunks_source == "heatmap"
+    shares = 100 * read.chunks / read.chunks.sum()
+    assert shares.tolist() == pytest.approx(quarters, abs=0.01)
+    assert read.chunks.sum() == pytest.approx(read.bytes, rel=1e-12)
+    assert "read_unclassified" in read.labels
+    assert "read_after_start_before_end" not in read.labels
+
+
 def test_dlio_b_bursts_by_hand():
     """2111031's read HEATMAP (0.8 s bins): two minor bursts of a few kB, then five epochs."""
     config = Config()
