@@ -149,8 +149,9 @@ def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config
     one copying the previous) and bytes lie so close together that mean
     shift keeps them in one cluster: all within one bandwidth of each other
     in log scale, less the truth margin. The series' period is then the
-    median interval between bursts and its busy fraction the mean burst /
-    segment; anything else is too close to call.
+    median interval between bursts and its busy fraction the mean of each
+    burst's I/O (:func:`busy_bins`) / segment; anything else is too close to
+    call.
     """
     filled = np.flatnonzero(bins > 0)
     breaks = np.flatnonzero(np.diff(filled) > 1)
@@ -165,10 +166,21 @@ def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config
     spread = math.hypot(math.log(segments.max() / segments.min()), math.log(volumes.max() / volumes.min()))
     if spread >= config.meanshift_bandwidth * (1 - config.truth_margin):
         return UNKNOWN
+    busy = np.array([busy_bins(bins[a : b + 1]) for a, b in zip(first, last)]) * width
     return Periodicity(
         True,
-        [Series(float(np.median(gaps)), float(np.mean(lengths / segments)), float(bins.sum()), designed)],
+        [Series(float(np.median(gaps)), float(np.mean(busy / segments)), float(bins.sum()), designed)],
     )
+
+
+def busy_bins(burst: np.ndarray) -> float:
+    """SPEC 3.5: the bins of I/O in one burst's bins: the inner ones whole, the first and
+    the last by their bytes over the burst's median bin (never more than one); one bin
+    when the burst is one bin."""
+    if len(burst) == 1:
+        return 1.0
+    median = float(np.median(burst))
+    return len(burst) - 2 + min(1.0, float(burst[0]) / median) + min(1.0, float(burst[-1]) / median)
 
 
 def quarters(ops: dict[str, Any], run_time: float, bins: np.ndarray | None, width: float) -> np.ndarray:

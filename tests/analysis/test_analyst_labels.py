@@ -14,6 +14,7 @@ from mosaic.config import Config
 from mosaic.logfile import categorize_file
 from mosaic.trace import read_trace
 from mosaic_testing.logs import REAL_LOGS
+from mosaic_testing.parser_text import RUNTIME_LOGS
 
 DLIO = REAL_LOGS / "dlio_logs"
 DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")
@@ -138,6 +139,44 @@ def test_dlio_a_first_epoch_split_by_one_empty_bin_is_one_occurrence(job, epochs
         "read_periodic_second",
     ]
     assert not read.fft["periodic"]
+
+
+@pytest.mark.parametrize(
+    "job, busy, high",
+    [
+        ("2110483", 69.9, False),
+        ("2110488", 68.9, False),
+        ("2110489", 69.5, False),
+        ("2110532", 68.5, False),
+        ("2110533", 71.3, False),
+        ("2110531", 76.7, True),
+    ],
+)
+def test_dlio_a_busy_time_weights_edge_bins_by_fill(job, busy, high):
+    """Whole 0.8 s bins put these readers at 77.2/75.2/81.7/80.1/81.8/83.8 % busy: an epoch's
+    first and last bins hold 11-79 MB of a ~240 MB bin, and the empty bin inside a joined epoch
+    (2110489, 2110532, 2110533) counted as busy. Edge bins by their fill, no join gap: all but
+    2110531 fall under the 75 % of periodic_high_busy_time (SPEC 3.5)."""
+    result = categorize_file(dlio(job), Config())
+    verdict = result["read"]["periodicity"]["verdict"]
+    assert 100 * verdict["busy_fraction"] == pytest.approx(busy, abs=0.05)
+    assert ("read_periodic_high_busy_time" in result["categories"]) is high
+
+
+def test_a_busy_time_the_bins_bound_says_so():
+    """pub_samefile_heatmap_8s appends a few ms every 8 s: one 0.8 s bin each, busy "10 %" where
+    the truth is under 0.1 %; the label is right, the figure is the bin's bound, and the reason
+    says so (SPEC 3.5)."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    path = RUNTIME_LOGS / "darshan-main-programs" / "pub_samefile_heatmap_8s.darshan"
+    reasons = categorize_explained(read_trace(path, Config()), Config())["reasons"]
+    (busy,) = [r for r in reasons if r["label"] == "write_periodic_low_busy_time"]
+    assert busy["given"] and "busy 10 % of each period" in busy["text"]
+    assert "upper bound: each burst fills one or two 0.8 s heatmap bins" in busy["text"]
+    dlio_reasons = categorize_explained(read_trace(dlio("2110531"), Config()), Config())["reasons"]
+    (high,) = [r for r in dlio_reasons if r["label"] == "read_periodic_high_busy_time"]
+    assert "upper bound" not in high["text"]  # 8-bin epochs: the bins do not bound it
 
 
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():

@@ -189,3 +189,21 @@ def test_a_join_that_makes_no_occurrence_is_dropped():
         bins[at] = 2e9
     analysis = analyze(appended(bins, 1.0), CFG).write
     assert not analysis.verdict["periodic"] and not analysis.bursts.joined.any()
+
+
+def test_edge_bins_count_by_their_fill_and_inner_bins_whole():
+    """Bins 50 200 200 100 | 300 | 20 200 (0.5 s): the first burst's median bin is 150, its
+    edges fill 1/3 and 2/3: 2 + 1 = 3 bins; a one-bin burst is one bin (the bin bounds it);
+    20 / 110 and min(200 / 110, 1): 1.18 bins (SPEC 3.5)."""
+    found = bursts([0, 50, 200, 200, 100, 0, 300, 0, 20, 200], bin_seconds=0.5)
+    assert found.busy.tolist() == pytest.approx([1.5, 0.5, 0.5 * (20 / 110 + 1)])
+    assert (found.ends - found.starts).tolist() == pytest.approx([2.0, 0.5, 1.0])
+
+
+def test_a_joined_occurrence_is_not_busy_in_the_empty_bin_between():
+    """200 200 | empty | 200 200 joined (the 800 of the bursts around): 4 bins busy, not 5."""
+    values = [400, 400, 0, 0, 200, 200, 0, 200, 200, 0, 0, 400, 400, 0, 0, 400, 400]
+    joined = join_split(bursts(values))
+    assert joined.joined.tolist() == [False, True, False, False]
+    assert joined.busy.tolist() == pytest.approx([2.0, 4.0, 2.0, 2.0])
+    assert (joined.ends - joined.starts).tolist() == pytest.approx([2.0, 5.0, 2.0, 2.0])
