@@ -179,6 +179,21 @@ def test_a_busy_time_the_bins_bound_says_so():
     assert "upper bound" not in high["text"]  # 8-bin epochs: the bins do not bound it
 
 
+@pytest.mark.parametrize("folder", ["darshan-main", "darshan-2.3.1"])
+def test_a_stalled_checkpoint_is_no_minor_operation(folder):
+    """pub_ckpt_newfile_7s wrote 12 checkpoints every 7 s; checkpoint 6 (45.08-46.18 s, 8 MiB per
+    rank at 7.7-9.5 MB/s against a median 1.4 GB/s) was under 1 % of the median rate, so it was
+    minor and the 38-52 s segment fell out of the cluster: "10 write phases". It moves a
+    checkpoint's bytes beside no faster traffic: 12 phases (SPEC 3.3)."""
+    (path,) = (RUNTIME_LOGS / folder).glob("pub_ckpt_newfile_7s.darshan*")
+    config = Config()
+    write = analyze(read_trace(path, config), config).write
+    assert not write.merged.minor.any()
+    (operation,) = write.meanshift["operations"]
+    assert operation["occurrences"] == 12
+    assert operation["period"] == pytest.approx(7.0, abs=0.01)
+
+
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
     """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s.
     The input's shared POSIX record has 514 opens over 0.030-5.419 s, but 512 of them are
