@@ -124,7 +124,9 @@ class Config:
     )  # longer runs are bad_job (bogus end times)
 
     # --- merging (SPEC 3.3) ---
-    minor_rate_fraction: float = method(0.01, **SHARE)  # slow: under this * median rate; minor when also light (SPEC 3.3)
+    minor_rate_fraction: float = method(
+        0.01, **SHARE
+    )  # slow: under this * median rate; minor when also light (SPEC 3.3)
     neighbor_gap_runtime_fraction: float = method(0.001, **SHARE)  # gap < 0.1 % of run time
     neighbor_gap_duration_fraction: float = method(0.01, **SHARE)  # gap < 1 % of merged duration
 
