@@ -363,8 +363,19 @@ def _periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config)
         )
         return quote.reason(f"{name}_periodic", True, "3.5", text)
     occurrences = quote.at(f"{base}.meanshift.operations.0.occurrences")
-    what = "heatmap bursts" if quote.at(f"{base}.meanshift.source") == "heatmap" else "phases"
-    text = f"{occurrences} {name} {what} every {_seconds(period)} (mean shift: {_share_text(quote, base)}; "
+    heatmap = quote.at(f"{base}.meanshift.source") == "heatmap"
+    what = "heatmap bursts" if heatmap else "phases"
+    every = f"every {_seconds(period)}"
+    if heatmap:  # a period finer than the bins: say how fine (SPEC 3.5)
+        every += f" (+- {_seconds(quote.at(f'{base}.meanshift.operations.0.period_resolution'))})"
+    assert direction.meanshift is not None  # a periodic mean shift verdict has its occurrences
+    cycles = _cycles(direction.meanshift["occurrences"][0]["starts"], period)
+    if cycles < occurrences:  # several bursts per cycle (DLIO 2110720: 2 per epoch)
+        per = round(quote.at(f"{base}.meanshift.segments") / cycles)
+        text = f"{quote.derived('cycles', cycles)} cycles of {per} {name} {what} {every} (mean shift: "
+    else:
+        text = f"{occurrences} {name} {what} {every} (mean shift: "
+    text += f"{_share_text(quote, base)}; "
     if source == "both":
         text += f"FFT {_seconds(quote.at(f'{base}.fft.period'))} at {_sigma(quote, base)} agrees)"
     elif answer[name]["periodicity"]["fft"]["period"] is None:  # type: ignore[literal-required]
@@ -372,6 +383,13 @@ def _periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config)
     else:
         text += f"the FFT's {_seconds(quote.at(f'{base}.fft.period'))} at {_sigma(quote, base)} is no period)"
     return quote.reason(f"{name}_periodic", True, "3.4", text)
+
+
+def _cycles(starts: np.ndarray, period: float) -> int:
+    """The cycles a periodic operation's occurrences span: one more than the intervals of
+    over half a period (a shorter one is another burst of the same cycle; DLIO 2110720's
+    last segment copies the previous one's length and joins the other burst's cluster)."""
+    return 1 + int(np.count_nonzero(np.diff(starts) > period / 2))
 
 
 def _sigma(quote: _Quote, base: str) -> str:

@@ -57,6 +57,9 @@ class PeriodicOperation(TypedDict):
     start: float
     end: float
     segmentation: str  # "all", or "by_volume" (:func:`_volume_series`)
+    # seconds the period may be off by its signal's time steps: 0 on operations (their own
+    # timestamps), bin / periods spanned on heatmap bursts (bursts.sub_bin_periods)
+    period_resolution: float
 
 
 class Segments(TypedDict):
@@ -426,6 +429,7 @@ def cluster_operations(
                 "start": float(starts[members][0]),
                 "end": float(ends[members].max()),
                 "segmentation": "all",
+                "period_resolution": 0.0,
             }
         )
     operations.sort(key=_total, reverse=True)

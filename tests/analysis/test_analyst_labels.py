@@ -194,6 +194,33 @@ def test_a_stalled_checkpoint_is_no_minor_operation(folder):
     assert operation["period"] == pytest.approx(7.0, abs=0.01)
 
 
+def test_a_period_below_the_bins_and_its_resolution():
+    """pub_heatmap_append_7s appends every 7.0 s: its bursts start on 0.8 s bin edges, 9 x 7.2
+    and 2 x 6.4 s apart, and the median said 7.2 s. The 11 intervals span 11 periods, 77.6 s:
+    7.055 +- 0.073 s (0.8 / 11), and the reason says both (SPEC 3.5)."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    path = RUNTIME_LOGS / "darshan-main" / "pub_heatmap_append_7s.darshan"
+    explained = categorize_explained(read_trace(path, Config()), Config())
+    (operation,) = explained["write"]["periodicity"]["meanshift"]["operations"]
+    assert operation["period"] == pytest.approx(77.6 / 11)
+    assert operation["period_resolution"] == pytest.approx(0.8 / 11)
+    assert explained["write"]["periodicity"]["verdict"]["period"] == pytest.approx(77.6 / 11)
+    (periodic,) = [r for r in explained["reasons"] if r["label"] == "write_periodic"]
+    assert "12 write heatmap bursts every 7.05 s (+- 0.0727 s)" in periodic["text"]
+
+
+def test_dlio_2110720_counts_five_epochs_of_two_bursts():
+    """Not "6 read heatmap bursts": the dominant cluster's sixth member lies 4 s after the fifth,
+    in the same epoch; 10 bursts make 5 cycles of 2."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    explained = categorize_explained(read_trace(dlio("2110720"), Config()), Config())
+    (periodic,) = [r for r in explained["reasons"] if r["label"] == "read_periodic"]
+    assert periodic["text"].startswith("read periodic: 5 cycles of 2 read heatmap bursts every 8 s")
+    assert periodic["numbers"]["cycles"] == 5
+
+
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
     """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s.
     The input's shared POSIX record has 514 opens over 0.030-5.419 s, but 512 of them are
@@ -268,14 +295,17 @@ def test_imbalanced_io_stand_ins_count_rank_0_alone():
 
 
 def test_dlio_2110720_two_reads_per_epoch_recur_every_8_s():
-    """Two heatmap bursts per 8 s epoch (4.0 s and 1.6 s long, 0.91 and 0.89 GB): each cluster's
-    median interval between consecutive occurrences is 8.0 s; mixing both clusters into one
-    series of their volume said 4.0 s (SPEC 3.4)."""
+    """Two heatmap bursts per 8 s epoch (4.0 s and 1.6 s long, 0.91 and 0.89 GB): each cluster
+    recurs every ~8 s; mixing both clusters into one series of their volume said 4.0 s (SPEC
+    3.4). Below the 0.8 s bins (SPEC 3.5): the first cluster's intervals 8.8, 8.0, 7.2, 8.0 span
+    4 periods, 32 s: 8.0 +- 0.2 s (its sixth member, 4 s after the fifth, is the last epoch's
+    second burst: the last segment copies the previous length); the second's 8.0, 7.2, 8.0
+    span 3: 7.73 +- 0.27 s."""
     result = categorize_file(dlio("2110720"), Config())
     assert periodic_labels(result, "read")[:2] == ["read_periodic", "read_periodic_second"]
     operations = result["read"]["periodicity"]["meanshift"]["operations"]
-    assert [(op["occurrences"], op["period"]) for op in operations] == [
-        (6, pytest.approx(8.0)),
-        (4, pytest.approx(8.0)),
+    assert [(op["occurrences"], op["period"], op["period_resolution"]) for op in operations] == [
+        (6, pytest.approx(8.0), pytest.approx(0.2)),
+        (4, pytest.approx(23.2 / 3), pytest.approx(0.8 / 3)),
     ]
     assert result["read"]["periodicity"]["verdict"]["period"] == pytest.approx(8.0)

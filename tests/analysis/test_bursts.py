@@ -207,3 +207,24 @@ def test_a_joined_occurrence_is_not_busy_in_the_empty_bin_between():
     assert joined.joined.tolist() == [False, True, False, False]
     assert joined.busy.tolist() == pytest.approx([2.0, 4.0, 2.0, 2.0])
     assert (joined.ends - joined.starts).tolist() == pytest.approx([2.0, 5.0, 2.0, 2.0])
+
+
+def periodic(period, starts):
+    operation = {"period": period, "period_resolution": 0.0}
+    return {"operations": [operation], "occurrences": [{"starts": np.array(starts, float)}]}
+
+
+def test_a_period_below_the_bins_spans_its_intervals():
+    """Starts 0, 7.2, 14.4, 20.8 in 0.8 s bins (median 7.2): 3 intervals of one period each,
+    20.8 s: 6.93 +- 0.27 s."""
+    (operation,) = heatmap_bursts.sub_bin_periods(periodic(7.2, [0, 7.2, 14.4, 20.8]), 0.8)["operations"]
+    assert operation["period"] == pytest.approx(20.8 / 3)
+    assert operation["period_resolution"] == pytest.approx(0.8 / 3)
+
+
+def test_a_missed_cycle_spans_two_periods_and_a_burst_of_the_same_cycle_none():
+    """Intervals 8, 16 (a cycle missed) and 4 (half a period: the same cycle) with period 8:
+    1 + 2 + 0 periods over 24 s."""
+    (operation,) = heatmap_bursts.sub_bin_periods(periodic(8.0, [0, 8, 24, 28]), 0.8)["operations"]
+    assert operation["period"] == pytest.approx(8.0)
+    assert operation["period_resolution"] == pytest.approx(0.8 / 3)
