@@ -221,6 +221,24 @@ def test_dlio_2110720_counts_five_epochs_of_two_bursts():
     assert periodic["numbers"]["cycles"] == 5
 
 
+def test_bytes_through_dfs_are_said_not_counted():
+    """ior-DFS moved 16,777,216 B each way through DFS (and DAOS counts them again below it:
+    16,777,744 read, 16,777,304 written), none through POSIX or STDIO: "0 B moved" read as no
+    I/O (SPEC 2, "What is not counted"). A log without DFS or DAOS keeps "moved"."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    path = shared("snyder_ior-DFS_id4681120-53379_5-8-15060-3270540599978592154_1.darshan")
+    reasons = categorize_explained(read_trace(path, Config()), Config())["reasons"]
+    texts = {r["label"]: r["text"] for r in reasons}
+    for direction in ("read", "write"):
+        assert texts[f"{direction}_insignificant"] == (
+            f"{direction} insignificant: 0 B through POSIX, MPI-IO and STDIO "
+            "(DFS and DAOS not counted), under 100 MB"
+        )
+    posix = categorize_explained(read_trace(shared("skew-app.darshan"), Config()), Config())["reasons"]
+    assert "read insignificant: 0 B moved, under 100 MB" in [r["text"] for r in posix]
+
+
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
     """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s.
     The input's shared POSIX record has 514 opens over 0.030-5.419 s, but 512 of them are
