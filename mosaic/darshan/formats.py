@@ -374,7 +374,7 @@ class ModuleRecords:
         not_opening = NOT_OPENING.get((self.module, self.version))
         if not_opening and len(counts):
             opens = counts[:, _COUNTER_AT["opens"]]
-            opens -= self.counters[:, list(not_opening)].sum(axis=1)
+            opens -= np.maximum(self.counters[:, list(not_opening)], 0).sum(axis=1)  # -1: unknown
             np.maximum(opens, 0, out=opens)
         return counts, self.fcounters[:, fcounter_index]
 
