@@ -187,6 +187,9 @@ class Config:
     chunk_minor_divisor: float = method(5.0, **POSITIVE)  # after_start / before_end
     chunk_middle_ratio: float = method(4.0, **POSITIVE)  # after_start_before_end / on_start_and_end
     steady_cv: float = method(0.25, **NON_NEGATIVE)
+    # the HEATMAP gives the quarters' shares when a quarter holds at least this many bins (a
+    # run shorter than a bin would read as evenly spread): SPEC 3.6
+    heatmap_quarter_bins: float = method(4.0, **POSITIVE)
 
     # --- metadata (SPEC 3.7) ---
     metadata_seeks: bool = method(

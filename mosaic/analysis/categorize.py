@@ -176,7 +176,7 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
         neighbor_gap_duration_fraction=config.neighbor_gap_duration_fraction,
     )
     total = float(nbytes.sum())
-    chunks, chunks_source = _chunks(trace, name, starts, ends, nbytes, total)
+    chunks, chunks_source = _chunks(trace, name, starts, ends, nbytes, total, config.heatmap_quarter_bins)
     significant = total >= config.significant_bytes
     found = temporality.labels(chunks, total, temporality.TemporalitySettings.of(config))
     meanshift: SourcedMeanShift | None = None
@@ -216,20 +216,24 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
 
 
 def _chunks(
-    trace: Trace, name: str, starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, total: float
+    trace: Trace,
+    name: str,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    nbytes: np.ndarray,
+    total: float,
+    quarter_bins: float,
 ) -> tuple[NDArray[np.float64], str]:
     """The direction's quarters and their source (SPEC 3.6): the HEATMAP's bins when the
-    log has a heatmap holding bytes of the direction (it times all the API's traffic,
-    where records spread theirs over first-to-last windows and DXT may cover some files
-    only), else the operations."""
-    bins = None if trace.heatmap is None else getattr(trace.heatmap, name)
-    if bins is not None and total > 0 and bins.any():
-        assert trace.heatmap is not None
-        return (
-            temporality.heatmap_chunk_bytes(bins, trace.heatmap.bin_seconds, trace.run_time, total),
-            HEATMAP,
-        )
-    return temporality.chunk_bytes(starts, ends, nbytes, trace.run_time), OPERATIONS
+    log has a heatmap holding bytes of the direction, at least ``quarter_bins`` of them to a
+    quarter (it times all the API's traffic, where records spread theirs over first-to-last
+    windows and DXT may cover some files only), else the operations."""
+    heatmap, run_time = trace.heatmap, trace.run_time
+    if heatmap is not None and total > 0 and run_time / 4 >= quarter_bins * heatmap.bin_seconds:
+        bins = getattr(heatmap, name)
+        if bins.any():
+            return temporality.heatmap_chunk_bytes(bins, heatmap.bin_seconds, run_time, total), HEATMAP
+    return temporality.chunk_bytes(starts, ends, nbytes, run_time), OPERATIONS
 
 
 def categorize_trace(trace: Trace, config: Config) -> TraceResult:

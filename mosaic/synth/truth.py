@@ -522,7 +522,9 @@ def facts(
         totals[direction] = float(io[column].sum())
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
         if heatmap is not None and not legacy:  # a 2.x log has no HEATMAP
-            chunks = heatmap_chunks(*heatmap_bins(heatmap, direction), run_time, chunks)
+            bins, width = heatmap_bins(heatmap, direction)
+            if run_time / 4 >= config.heatmap_quarter_bins * width:  # bins resolve the quarters
+                chunks = heatmap_chunks(bins, width, run_time, chunks)
         temporal[direction] = temporality_outcomes(chunks, config)
         mine = design[design["direction"] == direction]
         appended = mine[mine["component"] != NOISE_COMPONENT]

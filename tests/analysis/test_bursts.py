@@ -228,3 +228,16 @@ def test_a_missed_cycle_spans_two_periods_and_a_burst_of_the_same_cycle_none():
     (operation,) = heatmap_bursts.sub_bin_periods(periodic(8.0, [0, 8, 24, 28]), 0.8)["operations"]
     assert operation["period"] == pytest.approx(8.0)
     assert operation["period_resolution"] == pytest.approx(0.8 / 3)
+
+
+@pytest.mark.parametrize("bins, source", [(16, HEATMAP), (15, OPERATIONS)])
+def test_the_heatmap_places_the_quarters_when_a_quarter_holds_four_bins(bins, source):
+    """Appends in the last bin only: 16 bins of 1 s make quarters of 4 bins (heatmap_quarter_bins):
+    all bytes in q3, on_end; 15 make quarters of 3.75 bins, too coarse (a run shorter than a bin
+    would read as even): the records spread them evenly (SPEC 3.6)."""
+    write_bins = np.zeros(bins)
+    write_bins[-1] = 2e8
+    write = analyze(appended(write_bins, 1.0), CFG).write
+    assert write.chunks_source == source
+    assert write.chunks.sum() == pytest.approx(2e8)
+    assert ("write_on_end" in write.labels) is (source == HEATMAP)
