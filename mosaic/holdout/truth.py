@@ -215,9 +215,7 @@ def direction_truth(
             {"must": ["insignificant"], "must_not": list(TEMPORALITY[:-1])},
             {"must": [], "must_not": list(PERIODICITY)},
         )
-    coarse = (
-        bins is not None and width * config.heatmap_quarter_bins * 4 > run_time
-    )  # bins too coarse for quarters
+    coarse = bins is not None and width * config.heatmap_quarter_bins * 4 > run_time  # too few bins
     rules = temporality_rules(quarters(ops, run_time, None if coarse else bins, width), config)
     temporal = {
         "must": [k for k, x in rules.items() if x is True],
