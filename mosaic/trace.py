@@ -622,8 +622,8 @@ class _KeptFiles:
             odd_ids = table.ids[odd].astype(np.uint64)
         # The standard streams are left out by id whatever their name (an anonymized log
         # renames them): odd when an unnamed id is kept, never odd (kept) otherwise.
-        streams = np.isin(odd_ids, _STREAM_IDS)
-        self.odd_ids = np.r_[odd_ids[~streams], _STREAM_IDS] if self.unnamed else odd_ids[~streams]
+        others = odd_ids[~_is_in(odd_ids, _STREAM_IDS)] if len(odd_ids) else odd_ids
+        self.odd_ids = np.concatenate([others, _STREAM_IDS]) if self.unnamed else others
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""
