@@ -124,7 +124,9 @@ class Config:
     )  # longer runs are bad_job (bogus end times)
 
     # --- merging (SPEC 3.3) ---
-    minor_rate_fraction: float = method(0.01, **SHARE)  # ops slower than this * median rate skip merging
+    minor_rate_fraction: float = method(
+        0.01, **SHARE
+    )  # slow: under this * median rate; minor when also light (SPEC 3.3)
     neighbor_gap_runtime_fraction: float = method(0.001, **SHARE)  # gap < 0.1 % of run time
     neighbor_gap_duration_fraction: float = method(0.01, **SHARE)  # gap < 1 % of merged duration
 
@@ -185,6 +187,9 @@ class Config:
     chunk_minor_divisor: float = method(5.0, **POSITIVE)  # after_start / before_end
     chunk_middle_ratio: float = method(4.0, **POSITIVE)  # after_start_before_end / on_start_and_end
     steady_cv: float = method(0.25, **NON_NEGATIVE)
+    # the HEATMAP gives the quarters' shares when a quarter holds at least this many bins (a
+    # run shorter than a bin would read as evenly spread): SPEC 3.6
+    heatmap_quarter_bins: float = method(4.0, **POSITIVE)
 
     # --- metadata (SPEC 3.7) ---
     metadata_seeks: bool = method(

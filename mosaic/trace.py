@@ -60,7 +60,8 @@ class HeatmapSignal:
 
     Summed over ranks and over the POSIX and STDIO heatmaps (never MPI-IO,
     whose traffic POSIX already counts). The FFT detector's second signal
-    (SPEC 3.5); it changes no byte total, temporality or metadata.
+    (SPEC 3.5) and the shares of temporality's quarters (SPEC 3.6); it changes no byte
+    total or metadata.
     """
 
     bin_seconds: float
@@ -605,7 +606,7 @@ class _KeptFiles:
     The test runs over the log's name table (one C-level string pass), not per
     row, and serves both the records and the DXT segments. An id without a
     name record has the empty path. Rows are matched only against the few ids
-    whose answer differs from an unnamed id's (usually none, or <STDOUT>).
+    whose answer differs from an unnamed id's (usually the three standard streams, by id).
     """
 
     def __init__(self, log: DarshanLog, config: Config):
@@ -629,11 +630,15 @@ class _KeptFiles:
             unlisted[listed] = False
             odd = unlisted.nonzero()[0]
         if not len(odd):
-            self.odd_ids = np.zeros(0, np.uint64)
+            odd_ids = np.zeros(0, np.uint64)
         elif table is None:
-            self.odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd]
+            odd_ids = np.fromiter(names, np.uint64, count=len(names))[odd]
         else:  # a table's ids may repeat (then all their records agree): matching is the same
-            self.odd_ids = table.ids[odd].astype(np.uint64)
+            odd_ids = table.ids[odd].astype(np.uint64)
+        # The standard streams are left out by id whatever their name (an anonymized log
+        # renames them): odd when an unnamed id is kept, never odd (kept) otherwise.
+        others = odd_ids[~_is_in(odd_ids, _STREAM_IDS)] if len(odd_ids) else odd_ids
+        self.odd_ids = np.concatenate([others, _STREAM_IDS]) if self.unnamed else others
 
     def __call__(self, rids: np.ndarray) -> np.ndarray:
         """Keep mask of rows with record ids `rids`."""
@@ -644,6 +649,7 @@ class _KeptFiles:
 
 
 FEW_ODD_IDS = 16
+_STREAM_IDS = np.array(sorted(F.STD_STREAM_IDS), np.uint64)
 
 
 def _valid_records(fields: F.CanonicalColumns, times: np.ndarray, lo: float, hi: float) -> np.ndarray:

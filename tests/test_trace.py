@@ -278,11 +278,26 @@ def _table(records: list[tuple[int, bytes]]) -> NameTable:
 
 
 def _kept(names, config: Config) -> tuple[bool, set[int]]:
-    """What the filter decides for a log with these names: unnamed files kept, and the odd ids."""
+    """What the filter decides for a log with these names: unnamed files kept, and the odd ids
+    beside the standard streams' (odd whenever unnamed files are kept: test below)."""
     from mosaic.trace import _KeptFiles
 
     kept = _KeptFiles(SimpleNamespace(names=names, record_mounts=None), config)
-    return kept.unnamed, set(kept.odd_ids.tolist())
+    return kept.unnamed, set(kept.odd_ids.tolist()) - set(F.STD_STREAM_IDS)
+
+
+@pytest.mark.parametrize("mounts", [(), ("/scratch",)])
+def test_the_standard_streams_are_left_out_by_id_whatever_their_name(mounts):
+    """An anonymized log renames <STDIN> (record id 14734109647742566553) "4232606288": still a
+    stream, never a file (SPEC 2), with or without mounts; another numeric name is kept
+    (without mounts: unnamed and unlisted files are kept)."""
+    from mosaic.trace import _KeptFiles
+
+    streams = sorted(F.STD_STREAM_IDS)
+    names = {streams[0]: "4232606288", streams[1]: "/scratch/x", 7: "4232606289", 8: "/scratch/y"}
+    kept = _KeptFiles(SimpleNamespace(names=names, record_mounts=None), Config(mounts=mounts))
+    rows = np.array([*streams, 7, 8], np.uint64)
+    assert kept(rows).tolist() == [False, False, False, not mounts, True]
 
 
 _BASE_ID = 0x0101010101010100  # ids without NUL bytes: the tables are cut by numpy
@@ -822,7 +837,10 @@ def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     """imbalanced-io: rank 0's POSIX records of two shared files were lost; their
     MPI-IO records hold 26.6 GB written between 277 s and 948 s. Ranks 1-495 have
     their POSIX records of both files (495 opens and 6,128 / 78,480 bytes each file):
-    the stand-ins count rank 0 alone, one open and the rest of the bytes."""
+    the stand-ins count rank 0 alone, one open and the rest of the bytes. The standard
+    streams (anonymized names, known by record id) are no files: their 2,781 + 402 bytes
+    written through STDIO and 14,689 + 24 + 36 POSIX opens, all filenos, and 2 STDIO opens
+    are not counted (SPEC 2, 3.7)."""
     path = next(p for p in shared_logs if p.name == "imbalanced-io.darshan")
     trace = read_trace(path, Config())
     assert trace.partial and trace.info["mpiio_stand_ins"] == 2
@@ -833,8 +851,9 @@ def test_real_partial_log_recovers_the_lost_writes(shared_logs):
     assert lost["ranks"].tolist() == [1, 1]
     assert lost["start"][0] == pytest.approx(276.78, abs=0.01)
     assert lost["end"][1] == pytest.approx(947.81, abs=0.01)
-    assert writes["bytes"].sum() == 79_525_075_654.0 - 6_128 - 78_480
-    assert trace.meta["opens"].sum() == 16_757 + 2  # POSIX and STDIO, and rank 0 once per file (not 2 x 496)
+    assert writes["bytes"].sum() == 79_525_075_654.0 - 6_128 - 78_480 - 2_781 - 402
+    # POSIX and STDIO, and rank 0 once per file (not 2 x 496); no streams
+    assert trace.meta["opens"].sum() == 16_757 + 2 - (14_689 + 24 + 36) - 2
 
 
 @pytest.mark.parametrize(

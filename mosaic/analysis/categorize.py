@@ -113,6 +113,7 @@ class DirectionAnalysis:
     # the heatmap's, when mean shift looked at them: those it ran on last (split occurrences
     # joined when that made them periodic: Bursts.joined)
     bursts: heatmap_bursts.Bursts | None = None
+    chunks_source: str = OPERATIONS  # where the quarters come from: OPERATIONS or HEATMAP
 
     @property
     def bytes(self) -> float:
@@ -174,8 +175,8 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
         neighbor_gap_runtime_fraction=config.neighbor_gap_runtime_fraction,
         neighbor_gap_duration_fraction=config.neighbor_gap_duration_fraction,
     )
-    chunks = temporality.chunk_bytes(starts, ends, nbytes, run_time)
     total = float(nbytes.sum())
+    chunks, chunks_source = _chunks(trace, name, starts, ends, nbytes, total, config.heatmap_quarter_bins)
     significant = total >= config.significant_bytes
     found = temporality.labels(chunks, total, temporality.TemporalitySettings.of(config))
     meanshift: SourcedMeanShift | None = None
@@ -209,7 +210,30 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
         final = verdict.combine(meanshift, fft, verdict.VerdictSettings.of(config))
         found += verdict.labels(final, verdict.LabelSettings.of(config))
     labels = [f"{name}_{label}" for label in found]
-    return DirectionAnalysis(name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts)
+    return DirectionAnalysis(
+        name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts, chunks_source
+    )
+
+
+def _chunks(
+    trace: Trace,
+    name: str,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    nbytes: np.ndarray,
+    total: float,
+    quarter_bins: float,
+) -> tuple[NDArray[np.float64], str]:
+    """The direction's quarters and their source (SPEC 3.6): the HEATMAP's bins when the
+    log has a heatmap holding bytes of the direction, at least ``quarter_bins`` of them to a
+    quarter (it times all the API's traffic, where records spread theirs over first-to-last
+    windows and DXT may cover some files only), else the operations."""
+    heatmap, run_time = trace.heatmap, trace.run_time
+    if heatmap is not None and total > 0 and run_time / 4 >= quarter_bins * heatmap.bin_seconds:
+        bins = getattr(heatmap, name)
+        if bins.any():
+            return temporality.heatmap_chunk_bytes(bins, heatmap.bin_seconds, run_time, total), HEATMAP
+    return temporality.chunk_bytes(starts, ends, nbytes, run_time), OPERATIONS
 
 
 def categorize_trace(trace: Trace, config: Config) -> TraceResult:

@@ -57,6 +57,9 @@ class PeriodicOperation(TypedDict):
     start: float
     end: float
     segmentation: str  # "all", or "by_volume" (:func:`_volume_series`)
+    # seconds the period may be off by its signal's time steps: 0 on operations (their own
+    # timestamps), bin / periods spanned on heatmap bursts (bursts.sub_bin_periods)
+    period_resolution: float
 
 
 class Segments(TypedDict):
@@ -155,6 +158,7 @@ def meanshift_periodicity(
     nbytes: ArrayLike,
     settings: MeanShiftSettings,
     by_volume: bool = True,
+    busy: ArrayLike | None = None,
 ) -> MeanShiftPeriodicity:
     """Periodic operations of one direction's start-sorted merged operations.
 
@@ -177,9 +181,14 @@ def meanshift_periodicity(
     are segmented on their own too, and a series found there joins
     ``operations`` (``"segmentation": "by_volume"``; it does not count in
     ``share``) when it carries more bytes than every periodic cluster.
+
+    ``busy``: the seconds of I/O in each operation, for the busy fraction,
+    when its interval overstates them (heatmap bursts: whole bins, SPEC 3.5);
+    by default each operation's duration.
     """
     begin, finish = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
     volumes = np.asarray(nbytes, dtype=float)
+    lengths = finish - begin if busy is None else np.asarray(busy, dtype=float)
     durations, seg_bytes = segments(begin, finish, volumes)
     count = len(durations)
     operations: list[PeriodicOperation]
@@ -187,7 +196,7 @@ def meanshift_periodicity(
         ids = cluster(durations, seg_bytes, settings)
         operations = [
             op
-            for op in cluster_operations(ids, begin, finish, durations, seg_bytes, settings)
+            for op in cluster_operations(ids, begin, finish, durations, seg_bytes, settings, lengths)
             if op["period"] >= settings.min_period_seconds
             and _recurs(
                 begin[ids == op["cluster"]],
@@ -201,7 +210,7 @@ def meanshift_periodicity(
     periodic = bool(count and in_periodic >= settings.periodic_segment_share * count)
     occurrences = [_occurrences(begin, durations, ids == op["cluster"]) for op in operations]
     if periodic and by_volume:
-        for op, where in _volume_series(begin, finish, volumes, operations, settings):
+        for op, where in _volume_series(begin, finish, volumes, lengths, operations, settings):
             operations.append(op)
             occurrences.append(where)
     if len(operations) > 1:
@@ -267,6 +276,7 @@ def _volume_series(
     starts: NDArray[np.float64],
     ends: NDArray[np.float64],
     nbytes: NDArray[np.float64],
+    busy: NDArray[np.float64],
     periodic: list[PeriodicOperation],
     settings: MeanShiftSettings,
 ) -> list[tuple[PeriodicOperation, Occurrences]]:
@@ -300,7 +310,9 @@ def _volume_series(
             continue
         if (np.abs(small.mean(log_bytes[members]) - known) <= bandwidth).any():
             continue  # a periodic cluster of this volume already stands for the series
-        series = meanshift_periodicity(starts[members], ends[members], nbytes[members], settings, False)
+        series = meanshift_periodicity(
+            starts[members], ends[members], nbytes[members], settings, False, busy[members]
+        )
         if series["periodic"]:
             for op, where in zip(series["operations"], series["occurrences"]):
                 found.append(({**op, "segmentation": "by_volume"}, where))
@@ -371,6 +383,7 @@ def cluster_operations(
     durations: NDArray[np.float64],
     seg_bytes: NDArray[np.float64],
     settings: MeanShiftSettings,
+    busy: NDArray[np.float64] | None = None,
 ) -> list[PeriodicOperation]:
     """SPEC 3.4 figures per cluster of ``min_periodic_segments`` or more, dominant (most bytes) first.
 
@@ -393,13 +406,14 @@ def cluster_operations(
     one cycle, and each recurs at its own 8 s, not at the 4 s between
     operations of the volume. Measured on the held-out and scenario
     corpora: docs/method.md, 3.4 ("The period"). The busy fraction keeps
-    SPEC's definition (operation / segment duration).
+    SPEC's definition (operation / segment duration), ``busy`` giving each
+    operation's seconds of I/O when not its duration.
     """
     cluster_ids = (np.bincount(ids[ids >= 0], minlength=1) >= settings.min_periodic_segments).nonzero()[0]
     if not len(cluster_ids):
         return []
     operations: list[PeriodicOperation] = []
-    busy = (ends - starts) / np.where(durations > 0, durations, np.inf)
+    busy = (ends - starts if busy is None else busy) / np.where(durations > 0, durations, np.inf)
     log_bytes = np.log(np.maximum(seg_bytes, settings.meanshift_min_bytes))
     for cluster_id in cluster_ids:
         members = ids == cluster_id
@@ -415,6 +429,7 @@ def cluster_operations(
                 "start": float(starts[members][0]),
                 "end": float(ends[members].max()),
                 "segmentation": "all",
+                "period_resolution": 0.0,
             }
         )
     operations.sort(key=_total, reverse=True)

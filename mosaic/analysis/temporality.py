@@ -54,6 +54,26 @@ def chunk_bytes(
     )
 
 
+def heatmap_chunk_bytes(
+    bin_bytes: np.ndarray, bin_seconds: float, run_time: float, total: float
+) -> NDArray[np.float64]:
+    """Bytes per quarter of the run as a direction's HEATMAP bins place them (SPEC 3.6).
+
+    A record's bytes spread over its first-to-last window put bytes in its
+    idle gaps; the heatmap's bins hold what was moved in each. A bin across a
+    quarter line is split by time (its bytes spread over it, as an operation
+    of :func:`chunk_bytes`). The quarters keep the bins' shares but sum to
+    ``total``, the direction's bytes from its records: the heatmap is per API,
+    not per file, so it also holds traffic the name filter drops.
+    """
+    busy = (np.asarray(bin_bytes, dtype=float) > 0).nonzero()[0]
+    starts = busy * bin_seconds
+    chunks = chunk_bytes(starts, starts + bin_seconds, bin_bytes[busy], run_time)
+    moved = float(chunks.sum())
+    scaled: NDArray[np.float64] = chunks * (total / moved) if moved > 0 else chunks
+    return scaled
+
+
 def _spread(
     starts: NDArray[np.float64], ends: NDArray[np.float64], nbytes: NDArray[np.float64], width: float
 ) -> NDArray[np.float64]:

@@ -287,6 +287,26 @@ def log_plus_ckpt(rng: Rng, config: Config) -> Design:
     return design
 
 
+def stalled_checkpoints(rng: Rng, config: Config) -> Design:
+    """Six checkpoints every ``period``, the second and fourth stalled by a shared file
+    system: the same bytes over 20-40 % of the period, at under 1 % of the others' rate
+    (which take 0.03-0.1 % of it). They are still checkpoints (SPEC 3.3: minor by volume,
+    not by rate); dropped, the others leave segments of 2, 2, 1 and 1 periods."""
+    ranks, period = int(rng.integers(4, 65)), loguniform(rng, 5, 3600)
+    size = loguniform(rng, 2e8, 2e10)
+    records = Records()
+    small_input(records, rng, ranks)
+    times = regular_times(rng, period * rng.uniform(0.3, 1.0), period, 6)
+    durations = np.full(6, rng.uniform(0.0003, 0.001) * period)
+    durations[[1, 3]] = rng.uniform(0.2, 0.4, 2) * period
+    write = series(
+        records, rng, "write", times, np.full(6, size), durations, ranks, "shared", "/scratch/run/ckpt"
+    )
+    run_time = end_of_run(records, times[-1] + period * rng.uniform(0.6, 1.0))
+    params = dict(ranks=ranks, period=period, size=size, stalled_seconds=durations[[1, 3]].tolist())
+    return Design(run_time, ranks, records, params, write=claimed(config, write))
+
+
 def restart_ckpt_final(rng: Rng, config: Config, **given: Any) -> Design:
     """Read a restart file at start, checkpoint periodically, write a final state."""
     design = checkpoints(rng, config, **given)
@@ -1256,6 +1276,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
     ),
     "log_plus_ckpt": Scenario(log_plus_ckpt),
+    "stalled_checkpoints": Scenario(stalled_checkpoints),
     "restart_ckpt_final": Scenario(restart_ckpt_final, dict(count=Integers(14, 31), layout="shared")),
     "stdio_only": Scenario(
         stdio_only,

@@ -149,8 +149,9 @@ def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config
     one copying the previous) and bytes lie so close together that mean
     shift keeps them in one cluster: all within one bandwidth of each other
     in log scale, less the truth margin. The series' period is then the
-    median interval between bursts and its busy fraction the mean burst /
-    segment; anything else is too close to call.
+    median interval between bursts and its busy fraction the mean of each
+    burst's I/O (:func:`busy_bins`) / segment; anything else is too close to
+    call.
     """
     filled = np.flatnonzero(bins > 0)
     breaks = np.flatnonzero(np.diff(filled) > 1)
@@ -165,16 +166,46 @@ def heatmap_series(bins: np.ndarray, width: float, designed: int, config: Config
     spread = math.hypot(math.log(segments.max() / segments.min()), math.log(volumes.max() / volumes.min()))
     if spread >= config.meanshift_bandwidth * (1 - config.truth_margin):
         return UNKNOWN
+    busy = np.array([busy_bins(bins[a : b + 1]) for a, b in zip(first, last)]) * width
     return Periodicity(
         True,
-        [Series(float(np.median(gaps)), float(np.mean(lengths / segments)), float(bins.sum()), designed)],
+        [Series(float(np.median(gaps)), float(np.mean(busy / segments)), float(bins.sum()), designed)],
     )
 
 
+def busy_bins(burst: np.ndarray) -> float:
+    """SPEC 3.5: the bins of I/O in one burst's bins: the inner ones whole, the first and
+    the last by their bytes over the burst's median bin (never more than one); one bin
+    when the burst is one bin."""
+    if len(burst) == 1:
+        return 1.0
+    median = float(np.median(burst))
+    return len(burst) - 2 + min(1.0, float(burst[0]) / median) + min(1.0, float(burst[-1]) / median)
+
+
+def quarters(ops: dict[str, Any], run_time: float, bins: np.ndarray | None, width: float) -> np.ndarray:
+    """SPEC 3.6's four chunks: the ops' bytes, placed as the HEATMAP's ``bins`` (per bin of
+    ``width`` seconds from job start, each bin's bytes over its span in the run) place the
+    direction's traffic when the log has bins holding some."""
+    chunks = chunk_bytes(ops["start"], ops["end"], ops["bytes"], run_time)
+    if bins is None or not bins.sum() > 0:
+        return chunks
+    lo = np.minimum(width * np.arange(len(bins)), run_time)
+    placed = chunk_bytes(lo, np.minimum(lo + width, run_time), bins, run_time)
+    scaled: np.ndarray = placed * (chunks.sum() / placed.sum())
+    return scaled
+
+
 def direction_truth(
-    ops: dict[str, Any], run_time: float, design: Periodicity, config: Config
+    ops: dict[str, Any],
+    run_time: float,
+    design: Periodicity,
+    config: Config,
+    bins: np.ndarray | None = None,
+    width: float = 0.0,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(temporality family, periodicity family) of one direction, unprefixed."""
+    """(temporality family, periodicity family) of one direction, unprefixed; ``bins``:
+    the direction's HEATMAP bytes per bin of ``width`` seconds, summed over ranks."""
     total = float(ops["bytes"].sum())
     significant = significance(total, config)
     if significant is None:
@@ -184,7 +215,8 @@ def direction_truth(
             {"must": ["insignificant"], "must_not": list(TEMPORALITY[:-1])},
             {"must": [], "must_not": list(PERIODICITY)},
         )
-    rules = temporality_rules(chunk_bytes(ops["start"], ops["end"], ops["bytes"], run_time), config)
+    coarse = bins is not None and width * config.heatmap_quarter_bins * 4 > run_time  # too few bins
+    rules = temporality_rules(quarters(ops, run_time, None if coarse else bins, width), config)
     temporal = {
         "must": [k for k, x in rules.items() if x is True],
         "must_not": ["insignificant"] + [k for k, x in rules.items() if x is False],
@@ -307,8 +339,15 @@ def truth_families(design: Design, config: Config, legacy: bool = False) -> dict
     keep = kept_rows(table, config)
     ops = operations(design.records, table, keep)
     families = {}
+    heatmap = None if legacy else design.heatmap  # a 2.x log has no HEATMAP
     for name in ("read", "write"):
-        temporal, periodic = direction_truth(ops[name], design.run_time, getattr(design, name), config)
+        bins, width = None, 0.0
+        if heatmap is not None:  # every rank's record has the same bins
+            per_rank = heatmap.read_bins if name == "read" else heatmap.write_bins
+            bins, width = per_rank.reshape(len(heatmap.nbins), -1).sum(axis=0), float(heatmap.bin_seconds[0])
+        temporal, periodic = direction_truth(
+            ops[name], design.run_time, getattr(design, name), config, bins, width
+        )
         families[f"{name}_temporality"] = {k: [f"{name}_{x}" for x in v] for k, v in temporal.items()}
         families[f"{name}_periodicity"] = {k: [f"{name}_{x}" for x in v] for k, v in periodic.items()}
     kept = {k: v[keep] for k, v in table.items()}

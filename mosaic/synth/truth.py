@@ -7,7 +7,8 @@ compares is clearly on one side of its threshold (``Config.truth_margin``,
 relative); otherwise the label is in neither set.
 
 - Temporality and ``insignificant`` (SPEC 3.6): quarter-chunk bytes of the
-  operations written.
+  operations written, or of the HEATMAP bins written when the log has them
+  for the direction.
 - Metadata (SPEC 3.7): requests per second placed as the SPEC places them.
 - Periodicity (SPEC 3.4): from the scenario design, since what a clustering
   should find is a property of the design (how many bursts, how regular,
@@ -146,6 +147,18 @@ def chunk_bytes(starts: ArrayLike, ends: ArrayLike, nbytes: ArrayLike, run_time:
     )
     chunks: np.ndarray = (share * volumes[:, None]).sum(axis=0)
     return chunks
+
+
+def heatmap_chunks(bins: np.ndarray, width: float, run_time: float, records: np.ndarray) -> np.ndarray:
+    """SPEC 3.6 where the log has a HEATMAP holding the direction's bytes: the quarters
+    take the bins' shares (each bin's bytes spread over its time span within the run)
+    and the records' total; ``records`` (the records' quarters) when the bins are empty."""
+    starts = np.minimum(np.arange(len(bins)) * width, run_time)
+    shares = chunk_bytes(starts, np.minimum(starts + width, run_time), bins, run_time)
+    if not shares.sum() > 0:
+        return records
+    scaled: np.ndarray = shares / shares.sum() * records.sum()
+    return scaled
 
 
 def temporality_outcomes(chunks: Iterable[float], config: Config) -> dict[str, Tri]:
@@ -419,9 +432,26 @@ def burst_outcomes(bins: np.ndarray, width: float, design: np.ndarray, config: C
         return {}  # (the bounding box's diagonal: at least the largest distance)
     seen = float(np.median(np.diff(starts)))
     magnitude = _magnitude_labels(seen * (1 - m), seen * (1 + m), config)
-    return {"periodic": True, **magnitude} | _busy_labels(
-        [float(_busy_fractions(starts, lengths).mean())], config
-    )
+    busy = _filled_seconds(bins, first, after, width) / _segments(starts, lengths)
+    return {"periodic": True, **magnitude} | _busy_labels([float(busy.mean())], config)
+
+
+def _filled_seconds(bins: np.ndarray, first: np.ndarray, after: np.ndarray, width: float) -> np.ndarray:
+    """Seconds of I/O in each burst (bins ``first`` .. ``after - 1``, SPEC 3.5): every run of
+    non-empty bins in it counts its inner bins whole and each edge bin by its bytes over the
+    run's median bin (at most 1), a one-bin run one bin; an empty bin inside counts nothing."""
+    seconds = []
+    for a, b in zip(first.tolist(), after.tolist()):
+        span = bins[a:b]
+        edges = np.diff((span > 0).astype(np.int8), prepend=0, append=0)
+        filled = 0.0
+        for s, e in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+            run = span[s:e]
+            normal = float(np.median(run))
+            ends = min(run[0] / normal, 1.0) + min(run[-1] / normal, 1.0)
+            filled += 1.0 if len(run) == 1 else len(run) - 2 + ends
+        seconds.append(filled * width)
+    return np.array(seconds)
 
 
 def _split_occurrences(
@@ -491,6 +521,10 @@ def facts(
         io = rows[rows[column] > 0]
         totals[direction] = float(io[column].sum())
         chunks = chunk_bytes(io[f"{direction}_start"], io[f"{direction}_end"], io[column], run_time)
+        if heatmap is not None and not legacy:  # a 2.x log has no HEATMAP
+            bins, width = heatmap_bins(heatmap, direction)
+            if run_time / 4 >= config.heatmap_quarter_bins * width:  # bins resolve the quarters
+                chunks = heatmap_chunks(bins, width, run_time, chunks)
         temporal[direction] = temporality_outcomes(chunks, config)
         mine = design[design["direction"] == direction]
         appended = mine[mine["component"] != NOISE_COMPONENT]

@@ -14,6 +14,7 @@ from mosaic.config import Config
 from mosaic.logfile import categorize_file
 from mosaic.trace import read_trace
 from mosaic_testing.logs import REAL_LOGS
+from mosaic_testing.parser_text import RUNTIME_LOGS
 
 DLIO = REAL_LOGS / "dlio_logs"
 DLIO_B = ("2111031", "2111032", "2111157", "2111220", "2111375", "2111438", "2111501", "2111564")
@@ -69,6 +70,29 @@ def test_dlio_b_epochs_are_periodic_from_the_heatmap(job):
     assert result["read"]["periodicity"]["verdict"]["source"] == "meanshift"
 
 
+@pytest.mark.parametrize(
+    "job, quarters",
+    [
+        ("2111031", (0.0, 20.0, 60.0, 20.0)),
+        ("2111157", (0.0, 20.0, 59.36, 20.64)),
+        ("2111375", (0.0, 39.74, 40.26, 20.0)),
+    ],
+)
+def test_dlio_b_quarters_come_from_the_heatmap(job, quarters):
+    """Each file record spreads its bytes over its first-to-last read window, idle gaps
+    included: quarters 0/14/68/18, after_start_before_end. The read HEATMAP shows five equal
+    epochs split 0/20/60/20 (0/40/40/20 for the 2111375 group): the middle is exactly 4x the
+    ends (3.84x on 2111157), and the rule needs strictly more (SPEC 3.6)."""
+    config = Config()
+    read = analyze(read_trace(dlio(job), config), config).read
+    assert read.chunks_source == "heatmap"
+    shares = 100 * read.chunks / read.chunks.sum()
+    assert shares.tolist() == pytest.approx(quarters, abs=0.01)
+    assert read.chunks.sum() == pytest.approx(read.bytes, rel=1e-12)
+    assert "read_unclassified" in read.labels
+    assert "read_after_start_before_end" not in read.labels
+
+
 def test_dlio_b_bursts_by_hand():
     """2111031's read HEATMAP (0.8 s bins): two minor bursts of a few kB, then five epochs."""
     config = Config()
@@ -117,6 +141,104 @@ def test_dlio_a_first_epoch_split_by_one_empty_bin_is_one_occurrence(job, epochs
     assert not read.fft["periodic"]
 
 
+@pytest.mark.parametrize(
+    "job, busy, high",
+    [
+        ("2110483", 69.9, False),
+        ("2110488", 68.9, False),
+        ("2110489", 69.5, False),
+        ("2110532", 68.5, False),
+        ("2110533", 71.3, False),
+        ("2110531", 76.7, True),
+    ],
+)
+def test_dlio_a_busy_time_weights_edge_bins_by_fill(job, busy, high):
+    """Whole 0.8 s bins put these readers at 77.2/75.2/81.7/80.1/81.8/83.8 % busy: an epoch's
+    first and last bins hold 11-79 MB of a ~240 MB bin, and the empty bin inside a joined epoch
+    (2110489, 2110532, 2110533) counted as busy. Edge bins by their fill, no join gap: all but
+    2110531 fall under the 75 % of periodic_high_busy_time (SPEC 3.5)."""
+    result = categorize_file(dlio(job), Config())
+    verdict = result["read"]["periodicity"]["verdict"]
+    assert 100 * verdict["busy_fraction"] == pytest.approx(busy, abs=0.05)
+    assert ("read_periodic_high_busy_time" in result["categories"]) is high
+
+
+def test_a_busy_time_the_bins_bound_says_so():
+    """pub_samefile_heatmap_8s appends a few ms every 8 s: one 0.8 s bin each, busy "10 %" where
+    the truth is under 0.1 %; the label is right, the figure is the bin's bound, and the reason
+    says so (SPEC 3.5)."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    path = RUNTIME_LOGS / "darshan-main-programs" / "pub_samefile_heatmap_8s.darshan"
+    reasons = categorize_explained(read_trace(path, Config()), Config())["reasons"]
+    (busy,) = [r for r in reasons if r["label"] == "write_periodic_low_busy_time"]
+    assert busy["given"] and "busy 10 % of each period" in busy["text"]
+    assert "upper bound: each burst fills one or two 0.8 s heatmap bins" in busy["text"]
+    dlio_reasons = categorize_explained(read_trace(dlio("2110531"), Config()), Config())["reasons"]
+    (high,) = [r for r in dlio_reasons if r["label"] == "read_periodic_high_busy_time"]
+    assert "upper bound" not in high["text"]  # 8-bin epochs: the bins do not bound it
+
+
+@pytest.mark.parametrize("folder", ["darshan-main", "darshan-2.3.1"])
+def test_a_stalled_checkpoint_is_no_minor_operation(folder):
+    """pub_ckpt_newfile_7s wrote 12 checkpoints every 7 s; checkpoint 6 (45.08-46.18 s, 8 MiB per
+    rank at 7.7-9.5 MB/s against a median 1.4 GB/s) was under 1 % of the median rate, so it was
+    minor and the 38-52 s segment fell out of the cluster: "10 write phases". It moves a
+    checkpoint's bytes beside no faster traffic: 12 phases (SPEC 3.3)."""
+    (path,) = (RUNTIME_LOGS / folder).glob("pub_ckpt_newfile_7s.darshan*")
+    config = Config()
+    write = analyze(read_trace(path, config), config).write
+    assert not write.merged.minor.any()
+    (operation,) = write.meanshift["operations"]
+    assert operation["occurrences"] == 12
+    assert operation["period"] == pytest.approx(7.0, abs=0.01)
+
+
+def test_a_period_below_the_bins_and_its_resolution():
+    """pub_heatmap_append_7s appends every 7.0 s: its bursts start on 0.8 s bin edges, 9 x 7.2
+    and 2 x 6.4 s apart, and the median said 7.2 s. The 11 intervals span 11 periods, 77.6 s:
+    7.055 +- 0.073 s (0.8 / 11), and the reason says both (SPEC 3.5)."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    path = RUNTIME_LOGS / "darshan-main" / "pub_heatmap_append_7s.darshan"
+    explained = categorize_explained(read_trace(path, Config()), Config())
+    (operation,) = explained["write"]["periodicity"]["meanshift"]["operations"]
+    assert operation["period"] == pytest.approx(77.6 / 11)
+    assert operation["period_resolution"] == pytest.approx(0.8 / 11)
+    assert explained["write"]["periodicity"]["verdict"]["period"] == pytest.approx(77.6 / 11)
+    (periodic,) = [r for r in explained["reasons"] if r["label"] == "write_periodic"]
+    assert "12 write heatmap bursts every 7.05 s (+- 0.0727 s)" in periodic["text"]
+
+
+def test_dlio_2110720_counts_five_epochs_of_two_bursts():
+    """Not "6 read heatmap bursts": the dominant cluster's sixth member lies 4 s after the fifth,
+    in the same epoch; 10 bursts make 5 cycles of 2."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    explained = categorize_explained(read_trace(dlio("2110720"), Config()), Config())
+    (periodic,) = [r for r in explained["reasons"] if r["label"] == "read_periodic"]
+    assert periodic["text"].startswith("read periodic: 5 cycles of 2 read heatmap bursts every 8 s")
+    assert periodic["numbers"]["cycles"] == 5
+
+
+def test_bytes_through_dfs_are_said_not_counted():
+    """ior-DFS moved 16,777,216 B each way through DFS (and DAOS counts them again below it:
+    16,777,744 read, 16,777,304 written), none through POSIX or STDIO: "0 B moved" read as no
+    I/O (SPEC 2, "What is not counted"). A log without DFS or DAOS keeps "moved"."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    path = shared("snyder_ior-DFS_id4681120-53379_5-8-15060-3270540599978592154_1.darshan")
+    reasons = categorize_explained(read_trace(path, Config()), Config())["reasons"]
+    texts = {r["label"]: r["text"] for r in reasons}
+    for direction in ("read", "write"):
+        assert texts[f"{direction}_insignificant"] == (
+            f"{direction} insignificant: 0 B through POSIX, MPI-IO and STDIO "
+            "(DFS and DAOS not counted), under 100 MB"
+        )
+    posix = categorize_explained(read_trace(shared("skew-app.darshan"), Config()), Config())["reasons"]
+    assert "read insignificant: 0 B moved, under 100 MB" in [r["text"] for r in posix]
+
+
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
     """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s.
     The input's shared POSIX record has 514 opens over 0.030-5.419 s, but 512 of them are
@@ -147,40 +269,61 @@ def test_skew_app_closes_in_the_collective_close():
 
 
 def test_ior_one_seek_per_mib_read():
-    """skew-autobench-ior: 528,383 seeks; its opens alone make one high spike."""
+    """skew-autobench-ior: 528,383 seeks; its opens alone make one high spike. 4,096 of the
+    8,197 requests at 0 s were the STDIO records of <STDOUT> and <STDERR> (2,048 opens each,
+    anonymized names, known by their record ids): 4,101.34 are left (SPEC 2)."""
     path = shared("skew-autobench-ior.darshan")
-    assert metadata_labels(categorize_file(path, Config())) == ["metadata_high_spike"]
+    result = categorize_file(path, Config())
+    assert metadata_labels(result) == ["metadata_high_spike"]
+    assert result["metadata"]["peak_per_second"] == pytest.approx(4101.34, abs=0.01)
+    assert result["metadata"]["requests"] == 16_388 - 2 * 2048
     assert metadata_labels(categorize_file(path, PAPER)) == THREE
 
 
 def test_nonmpi_dxt_keeps_only_multiple_spikes():
-    """15,371 seeks beside 718 opens."""
+    """15,371 seeks beside the opens. Each fopen was counted twice (STDIO_OPENS 250 and
+    POSIX_OPENS 250 = POSIX_FILENOS 250): without the filenos and the std streams (known by
+    record id under anonymized names) the peak is 83.2/s, not 132.6/s, the mean 29.5/s, not
+    47.2/s (no longer near the 50/s of high density), 884 requests, not 1,417 (SPEC 3.7)."""
     path = shared("nonmpi_dxt_anonymized.darshan")
-    assert metadata_labels(categorize_file(path, Config())) == ["metadata_multiple_spikes"]
+    result = categorize_file(path, Config())
+    assert metadata_labels(result) == ["metadata_multiple_spikes"]
+    assert result["metadata"]["requests"] == 884
+    assert result["metadata"]["peak_per_second"] == pytest.approx(83.22, abs=0.01)
+    assert result["metadata"]["mean_per_second"] == pytest.approx(29.47, abs=0.01)
+    assert result["metadata"]["spikes"] == 9
     assert metadata_labels(categorize_file(path, PAPER)) == THREE
 
 
 def test_imbalanced_io_stand_ins_count_rank_0_alone():
     """Two shared MPI-IO records (496 collective opens each) stand in for rank 0's lost POSIX
-    records; ranks 1-495 have theirs. Counting all 496 ranks again added 2 x 990 requests:
-    20,747 (peak 1983.8/s, mean 14.03/s) where 18,767 were made (mean 12.69/s; peak 993.9/s,
-    with the collective opens of the third shared file in their MPI-IO window, SPEC 3.7)."""
+    records; ranks 1-495 have theirs. Counting all 496 ranks again added 2 x 990 requests
+    (peak 1983.8/s); peak 993.9/s, with the collective opens of the third shared file in
+    their MPI-IO window (SPEC 3.7). Rank 0's <STDIN> record (anonymized name, record id
+    14734109647742566553) counts 14,689 opens, all POSIX_FILENOS, never closed: a flat
+    ~272/s over 55 s made multiple spikes. Without the filenos (<STDERR> 24, <STDOUT> 36
+    more) and the two STDIO stream records (1 open each): 18,767 - 14,751 = 4,016 requests,
+    3 seconds of 50 or more, the high spike alone."""
     result = categorize_file(shared("imbalanced-io.darshan"), Config())
-    assert result["metadata"]["requests"] == 20_747 - 2 * 990
+    assert result["metadata"]["requests"] == 18_767 - 14_689 - 24 - 36 - 2
     assert result["metadata"]["peak_per_second"] == pytest.approx(993.93, abs=0.01)
-    assert result["metadata"]["mean_per_second"] == pytest.approx(18_767 / 1479)
-    assert metadata_labels(result) == ["metadata_high_spike", "metadata_multiple_spikes"]
+    assert result["metadata"]["mean_per_second"] == pytest.approx(4016 / 1479)
+    assert result["metadata"]["spikes"] == 3
+    assert metadata_labels(result) == ["metadata_high_spike"]
 
 
 def test_dlio_2110720_two_reads_per_epoch_recur_every_8_s():
-    """Two heatmap bursts per 8 s epoch (4.0 s and 1.6 s long, 0.91 and 0.89 GB): each cluster's
-    median interval between consecutive occurrences is 8.0 s; mixing both clusters into one
-    series of their volume said 4.0 s (SPEC 3.4)."""
+    """Two heatmap bursts per 8 s epoch (4.0 s and 1.6 s long, 0.91 and 0.89 GB): each cluster
+    recurs every ~8 s; mixing both clusters into one series of their volume said 4.0 s (SPEC
+    3.4). Below the 0.8 s bins (SPEC 3.5): the first cluster's intervals 8.8, 8.0, 7.2, 8.0 span
+    4 periods, 32 s: 8.0 +- 0.2 s (its sixth member, 4 s after the fifth, is the last epoch's
+    second burst: the last segment copies the previous length); the second's 8.0, 7.2, 8.0
+    span 3: 7.73 +- 0.27 s."""
     result = categorize_file(dlio("2110720"), Config())
     assert periodic_labels(result, "read")[:2] == ["read_periodic", "read_periodic_second"]
     operations = result["read"]["periodicity"]["meanshift"]["operations"]
-    assert [(op["occurrences"], op["period"]) for op in operations] == [
-        (6, pytest.approx(8.0)),
-        (4, pytest.approx(8.0)),
+    assert [(op["occurrences"], op["period"], op["period_resolution"]) for op in operations] == [
+        (6, pytest.approx(8.0), pytest.approx(0.2)),
+        (4, pytest.approx(23.2 / 3), pytest.approx(0.8 / 3)),
     ]
     assert result["read"]["periodicity"]["verdict"]["period"] == pytest.approx(8.0)

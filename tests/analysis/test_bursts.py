@@ -189,3 +189,55 @@ def test_a_join_that_makes_no_occurrence_is_dropped():
         bins[at] = 2e9
     analysis = analyze(appended(bins, 1.0), CFG).write
     assert not analysis.verdict["periodic"] and not analysis.bursts.joined.any()
+
+
+def test_edge_bins_count_by_their_fill_and_inner_bins_whole():
+    """Bins 50 200 200 100 | 300 | 20 200 (0.5 s): the first burst's median bin is 150, its
+    edges fill 1/3 and 2/3: 2 + 1 = 3 bins; a one-bin burst is one bin (the bin bounds it);
+    20 / 110 and min(200 / 110, 1): 1.18 bins (SPEC 3.5)."""
+    found = bursts([0, 50, 200, 200, 100, 0, 300, 0, 20, 200], bin_seconds=0.5)
+    assert found.busy.tolist() == pytest.approx([1.5, 0.5, 0.5 * (20 / 110 + 1)])
+    assert (found.ends - found.starts).tolist() == pytest.approx([2.0, 0.5, 1.0])
+
+
+def test_a_joined_occurrence_is_not_busy_in_the_empty_bin_between():
+    """200 200 | empty | 200 200 joined (the 800 of the bursts around): 4 bins busy, not 5."""
+    values = [400, 400, 0, 0, 200, 200, 0, 200, 200, 0, 0, 400, 400, 0, 0, 400, 400]
+    joined = join_split(bursts(values))
+    assert joined.joined.tolist() == [False, True, False, False]
+    assert joined.busy.tolist() == pytest.approx([2.0, 4.0, 2.0, 2.0])
+    assert (joined.ends - joined.starts).tolist() == pytest.approx([2.0, 5.0, 2.0, 2.0])
+
+
+def periodic(period, starts):
+    operation = {"period": period, "period_resolution": 0.0}
+    return {"operations": [operation], "occurrences": [{"starts": np.array(starts, float)}]}
+
+
+def test_a_period_below_the_bins_spans_its_intervals():
+    """Starts 0, 7.2, 14.4, 20.8 in 0.8 s bins (median 7.2): 3 intervals of one period each,
+    20.8 s: 6.93 +- 0.27 s."""
+    (operation,) = heatmap_bursts.sub_bin_periods(periodic(7.2, [0, 7.2, 14.4, 20.8]), 0.8)["operations"]
+    assert operation["period"] == pytest.approx(20.8 / 3)
+    assert operation["period_resolution"] == pytest.approx(0.8 / 3)
+
+
+def test_a_missed_cycle_spans_two_periods_and_a_burst_of_the_same_cycle_none():
+    """Intervals 8, 16 (a cycle missed) and 4 (half a period: the same cycle) with period 8:
+    1 + 2 + 0 periods over 24 s."""
+    (operation,) = heatmap_bursts.sub_bin_periods(periodic(8.0, [0, 8, 24, 28]), 0.8)["operations"]
+    assert operation["period"] == pytest.approx(8.0)
+    assert operation["period_resolution"] == pytest.approx(0.8 / 3)
+
+
+@pytest.mark.parametrize("bins, source", [(16, HEATMAP), (15, OPERATIONS)])
+def test_the_heatmap_places_the_quarters_when_a_quarter_holds_four_bins(bins, source):
+    """Appends in the last bin only: 16 bins of 1 s make quarters of 4 bins (heatmap_quarter_bins):
+    all bytes in q3, on_end; 15 make quarters of 3.75 bins, too coarse (a run shorter than a bin
+    would read as even): the records spread them evenly (SPEC 3.6)."""
+    write_bins = np.zeros(bins)
+    write_bins[-1] = 2e8
+    write = analyze(appended(write_bins, 1.0), CFG).write
+    assert write.chunks_source == source
+    assert write.chunks.sum() == pytest.approx(2e8)
+    assert ("write_on_end" in write.labels) is (source == HEATMAP)

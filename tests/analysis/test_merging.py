@@ -124,6 +124,34 @@ def test_minor_rate_exclusion_edge(light_bytes, minor):
         assert spans(merged) == [(0, 1000, 2000 + light_bytes)]
 
 
+def test_minor_is_judged_by_volume_among_slow_operations():
+    """Three checkpoints of 100 B in 1 s, one stalled (100 B over 1,000 s), a log over the run
+    (50 B) and start-up reads (0.5 B over 100 s): median rate 50.05 B/s, all three slow. The
+    stall moves a checkpoint's bytes beside no faster traffic: not minor; the log moves less
+    than the 300 B of checkpoints it overlaps, the reads under 1 % of the median 100 B: minor
+    (SPEC 3.3)."""
+    ops = [(0, 1, 100), (2, 3, 100), (4, 5, 100), (6, 1006, 100), (0, 2000, 50), (0, 100, 0.5)]
+    starts, ends, nbytes = (np.array(column, float) for column in zip(*ops))
+    found = minor_mask(starts, ends, nbytes, minor_rate_fraction=0.01)
+    assert found.tolist() == [False, False, False, False, True, True]
+
+
+@pytest.mark.parametrize("slow_bytes, minor", [(100, False), (99, True)])
+def test_a_slow_operation_is_minor_under_the_bytes_it_overlaps(slow_bytes, minor):
+    """The slow one (rate < 1 B/s, 1 % of the median 100 B/s) overlaps the last checkpoint's
+    100 B only: minor when it moves less."""
+    ops = [(0, 1, 100), (2, 3, 100), (4, 5, 100), (4.5, 1004.5, slow_bytes)]
+    starts, ends, nbytes = (np.array(column, float) for column in zip(*ops))
+    assert minor_mask(starts, ends, nbytes, minor_rate_fraction=0.01).tolist() == [False] * 3 + [minor]
+
+
+@pytest.mark.parametrize("slow_bytes, minor", [(1.0, False), (0.99, True)])
+def test_a_lone_slow_operation_is_minor_under_one_percent_of_the_median_bytes(slow_bytes, minor):
+    ops = [(0, 1, 100), (2, 3, 100), (4, 5, 100), (10, 1010, slow_bytes)]
+    starts, ends, nbytes = (np.array(column, float) for column in zip(*ops))
+    assert minor_mask(starts, ends, nbytes, minor_rate_fraction=0.01).tolist() == [False] * 3 + [minor]
+
+
 def test_zero_length_operations_are_never_minor_and_merge_when_inside():
     assert (
         minor_mask([0, 5, 5], [10, 5, 5], [1000, 1, 1], minor_rate_fraction=CFG.minor_rate_fraction).tolist()

@@ -5,7 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mosaic.analysis.temporality import TemporalitySettings, chunk_bytes, coefficient_of_variation, labels
+from mosaic.analysis.temporality import (
+    TemporalitySettings,
+    chunk_bytes,
+    coefficient_of_variation,
+    heatmap_chunk_bytes,
+    labels,
+)
 from mosaic.config import Config
 
 SETTINGS = TemporalitySettings.of(Config())
@@ -165,3 +171,17 @@ def test_chunks_add_the_operations_one_after_another(ops):
         shares = [max(min(e, (k + 1) * width) - max(s, k * width), 0.0) / (e - s) * b for k in range(4)]
         totals = shares if totals is None else [t + x for t, x in zip(totals, shares)]
     assert chunk_bytes(starts, ends, nbytes, run_time).tolist() == totals
+
+
+def test_heatmap_quarters_split_a_bin_across_a_quarter_line_by_time():
+    """1 s bins, run 4.5 s (quarters of 1.125 s). Bin [1, 2) holds 10: 0.125 s in q0, 0.875 s
+    in q1; bin [3, 4) holds 30: 0.375 s in q2, 0.625 s in q3; bin [4, 5) holds 20, its part
+    in the run [4, 4.5] all in q3: 1.25 / 8.75 / 11.25 / 38.75, scaled to the records' 120
+    bytes (x2): the heatmap gives the shares, the records the total (SPEC 3.6)."""
+    bins = np.array([0.0, 10.0, 0.0, 30.0, 20.0])
+    chunks = heatmap_chunk_bytes(bins, 1.0, 4.5, 120.0)
+    assert chunks.tolist() == pytest.approx([2.5, 17.5, 22.5, 77.5])
+
+
+def test_heatmap_quarters_of_an_empty_heatmap_are_zero():
+    assert heatmap_chunk_bytes(np.zeros(3), 1.0, 3.0, 0.0).tolist() == [0.0] * 4

@@ -125,6 +125,22 @@ def test_partial_bits_map_to_current_module_ids():
     assert not read_log(simple()).job.partial
 
 
+def test_opens_leave_out_filenos_and_dups_where_the_format_counts_them():
+    """POSIX v4's POSIX_OPENS includes POSIX_FILENOS (1) and POSIX_DUPS (2): 10 - 3 - 2 = 5
+    opens; all of them filenos and dups (4 - 4 - 1) floor at 0; -1 (unknown) subtracts
+    nothing. POSIX v3's counter 1 is POSIX_READS, and stays out of the opens (SPEC 3.7)."""
+    v4 = np.zeros((3, 69), np.int64)
+    v4[0, :3], v4[1, :3], v4[2, :3] = (10, 3, 2), (4, 4, 1), (5, -1, -1)
+    ids, ranks = np.array([1, 2, 3], np.uint64), np.zeros(3, np.int64)
+    posix = F.ModuleRecords(F.POSIX, 4, ids, ranks, v4, np.zeros((3, 17)))
+    assert posix.canonical()["opens"].tolist() == [5, 0, 5]
+    assert v4[:, 0].tolist() == [10, 4, 5]  # the raw counters are left as read
+    v3 = np.zeros((1, 64), np.int64)
+    v3[0, :3] = (10, 3, 2)
+    old = F.ModuleRecords(F.POSIX, 3, ids[:1], ranks[:1], v3, np.zeros((1, 17)))
+    assert old.canonical()["opens"].tolist() == [10]
+
+
 def test_dxt_segments_writes_then_reads():
     dxt = [
         dxt_record(11, 0, [(0, 10, 1.0, 1.5), (10, 10, 2.0, 2.5)], [(0, 5, 3.0, 3.25)]),

@@ -180,13 +180,14 @@ def test_appended_checkpoints_keep_their_bursts_in_the_heatmap_only(tmp_path):
     assert np.log2(width / 0.1) == int(np.log2(width / 0.1) + 1e-9)  # 0.1 s x a power of two
     assert hm.nbins[0] * width >= log.job.run_time
     assert "write_periodic" in truth["families"]["write_periodicity"]["must"]
-    # Busy time is the bins': a burst of L s spans L to L + 2 bins, its segment P -+ 1 bin.
+    # Busy time is the bins': a burst of L s spans L to L + 2 bins, its segment P -+ 1 bin;
+    # its edge bins count by their fill (SPEC 3.5), which brings the figure within half a bin
+    # of the design's (this seed: 0.249 against 0.222 designed; whole bins said 0.323).
     bins = hm.write_bins.reshape(len(hm.ranks), -1).sum(axis=0)
     seen = heatmap_series(bins, width, truth["params"]["count"], CONFIG).series[0]
     period, length = truth["params"]["period"], truth["params"]["busy"] * truth["params"]["period"]
     assert length / (period + width) <= seen.busy <= (length + 2 * width) / (period - width)
-    busy_labels = {"write_periodic_low_busy_time", "write_periodic_high_busy_time"}
-    assert busy_labels & set(truth["families"]["write_periodicity"]["must_not"])
+    assert abs(seen.busy - truth["params"]["busy"]) <= width / 2 / (period - width)
 
 
 @pytest.mark.parametrize(
