@@ -52,6 +52,10 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         2: "bad usage or configuration",
         3: "the server is unreachable or answered an error",
     },
+    "store": {
+        1: "the store is damaged, of a newer layout, or the copy failed (message on stderr)",
+        2: "bad usage",
+    },
     "apps": {
         1: "no application matches the filters",
         2: "bad usage or configuration",
@@ -90,6 +94,7 @@ class LazyGroup(click.Group):
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
         "apps": "mosaic.service.commands:apps",
+        "store": "mosaic.corpus.store_commands:store",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -117,6 +122,7 @@ def main() -> None:
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
     Applications: mosaic apps results/   |   mosaic lookup --uid U --app EXE --store results/store.sqlite
     Schedulers:   mosaic serve --store results/store.sqlite
+    Years:        mosaic store prune|backup|restore|info results/store.sqlite
     """
     from mosaic.limits import keep_heap
 

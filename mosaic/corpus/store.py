@@ -815,6 +815,32 @@ class Store:
         }
 
 
+def restore(backup: str | Path, target: str | Path) -> StoreInfo:
+    """Copy ``backup`` (a file :meth:`Store.backup` wrote) into the store at ``target``, in
+    place through SQLite's backup API: a process that has ``target`` open (a running
+    ``mosaic serve``) sees the backup's contents at its next read, never a mix. The
+    backup must pass integrity_check and be of a layout this release reads (an older one
+    is upgraded as the store opens)."""
+    source = sqlite3.connect(f"file:{Path(backup).resolve()}?mode=ro", uri=True)
+    try:
+        problems = [row[0] for row in source.execute("PRAGMA integrity_check")]
+        if problems != ["ok"]:
+            raise DamagedStore(Path(backup), problems[0])
+        found = source.execute("SELECT value FROM meta WHERE key = 'lookup_schema'").fetchone()
+        layout = int(found[0]) if found else 1
+        if layout > LOOKUP_SCHEMA:
+            raise NewerStore(Path(backup), layout, LOOKUP_SCHEMA)
+        into = sqlite3.connect(target, timeout=30.0)
+        try:
+            source.backup(into)
+        finally:
+            into.close()
+    finally:
+        source.close()
+    with Store(target) as restored:
+        return restored.info()
+
+
 class PruneCounts(TypedDict):
     """What :meth:`Store.prune` dropped."""
 
