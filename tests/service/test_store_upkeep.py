@@ -16,6 +16,10 @@ from tests.service.conftest import MOSAIC, TOKEN, launch, make_log, stop_server,
 UID, APP = 7500, "/apps/upkeep"
 
 
+def log(job: int) -> bytes:
+    return make_log(job_id=job, uid=UID, cmdline=APP)
+
+
 def stored_jobs(store: Path) -> set[str]:
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
@@ -39,9 +43,7 @@ class Poster(threading.Thread):
             while not self.stop.is_set():
                 job = self.next_job
                 self.next_job += 1
-                answer = client.post(
-                    "/v1/categorize", params={"store": "true"}, content=make_log(job_id=job, uid=UID, cmdline=APP)
-                )
+                answer = client.post("/v1/categorize", params={"store": "true"}, content=log(job))
                 (self.acknowledged if answer.status_code == 200 else self.failed).append(str(job))
 
     def wait_for(self, count: int) -> None:
@@ -83,9 +85,7 @@ def test_backup_while_posting_holds_every_post_acknowledged_before_it_and_restor
             assert client.get(f"/v1/jobs/{max(later)}").status_code == 404
             answer = client.get("/v1/applications", params={"uid": UID, "app": APP}).json()
             assert answer["runs"] == len(in_backup)
-            again = client.post(
-                "/v1/categorize", params={"store": "true"}, content=make_log(job_id=int(max(later)), uid=UID, cmdline=APP)
-            )
+            again = client.post("/v1/categorize", params={"store": "true"}, content=log(int(max(later))))
             assert again.status_code == 200
         assert max(later) in stored_jobs(server.store)
     finally:
