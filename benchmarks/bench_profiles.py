@@ -156,8 +156,8 @@ def finish_bulk(db: sqlite3.Connection) -> None:
         "instr(g.group_key, ':') - 1) AS INTEGER), substr(g.group_key, instr(g.group_key, ':') + 1), "
         "g.runs, g.last, j.file, j.total_bytes, j.run_time, j.categories FROM (SELECT group_key, "
         "count(*) AS runs, max(start) AS last, (SELECT run FROM jobs k WHERE k.group_key = jobs.group_key "
-        "ORDER BY total_bytes DESC, run_time DESC, file LIMIT 1) AS heaviest FROM jobs GROUP BY group_key) AS g "
-        "JOIN jobs j ON j.run = g.heaviest"
+        "ORDER BY total_bytes DESC, run_time DESC, file LIMIT 1) AS heaviest FROM jobs "
+        "GROUP BY group_key) AS g JOIN jobs j ON j.run = g.heaviest"
     )
     db.execute("COMMIT")
 
