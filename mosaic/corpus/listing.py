@@ -112,7 +112,12 @@ def list_applications(
     where, args = _where(filters, min_periodic_share)
     rows = db.cursor()
     rows.row_factory = None  # plain tuples: the store's row class costs per row
-    (total,) = rows.execute(f"SELECT count(*) {GROUPS} {where}", args).fetchone()
+    # Filters and sorts on the applications table alone count and order it alone (three
+    # index lookups a group fewer: 250,000 groups in a ten-year store); the page's rows
+    # are joined after.
+    alone = filters.periodic is None and filters.sort not in ALL_LABELS
+    source = "FROM applications a" if alone else GROUPS
+    (total,) = rows.execute(f"SELECT count(*) {source} {where}", args).fetchone()
     if filters.sort == "period_class":  # known only from the runs' periods: every match read
         chosen = rows.execute(f"SELECT {COLUMNS} {GROUPS} {where} ORDER BY a.uid, {APPLICATION}", args)
         everyone = [_listed(row, min_periodic_share) for row in chosen.fetchall()]
@@ -126,7 +131,8 @@ def list_applications(
     else:
         order = _order(filters)
         chosen = rows.execute(
-            f"SELECT {COLUMNS} {GROUPS} {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            f"SELECT {COLUMNS} {GROUPS} WHERE a.group_key IN (SELECT a.group_key {source} {where} "
+            f"ORDER BY {order} LIMIT ? OFFSET ?) ORDER BY {order}",
             (*args, filters.limit, filters.offset),
         )
         page = [_listed(row, min_periodic_share) for row in chosen.fetchall()]
