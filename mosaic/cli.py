@@ -66,7 +66,8 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
 
 def exit_status_epilog(name: str) -> str:
     """The "Exit status" paragraph of a command's --help (click keeps \\b blocks as written)."""
-    lines = [f"  {code:<3} {meaning}" for code, meaning in EXIT_STATUSES.get(name, USUAL_STATUSES).items()]
+    statuses = EXIT_STATUSES.get(name.split()[0], USUAL_STATUSES)  # a group's subcommands: the group's
+    lines = [f"  {code:<3} {meaning}" for code, meaning in statuses.items()]
     return "\b\nExit status:\n  0   done\n" + "\n".join(lines)
 
 
