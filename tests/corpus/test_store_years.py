@@ -4,6 +4,7 @@ writes."""
 
 import asyncio
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -204,3 +205,24 @@ def test_the_service_opens_its_store_durable(tmp_path):
             return store._db.execute("PRAGMA synchronous").fetchone()[0], store.listing_seconds
 
     assert asyncio.run(started()) == (2, Config().store_listing_seconds)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 10, 11, 2000])
+def test_spreads_are_numpys_nanquantile_bit_for_bit(count):
+    """The lookup's one-sort quantiles equal np.nanquantile's linear method exactly (ties,
+    missing values, a column without any), so windowed answers are the exact ones."""
+    rng = np.random.default_rng(count)
+    values = rng.lognormal(5, 3, (count, len(profiles.NUMBERS)))
+    values[rng.random(values.shape) < 0.3] = np.nan
+    values[:, 1] = np.nan  # never measured
+    values[:, 2] = 7.0  # all tied
+    found = profiles.spreads(values)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the all-NaN column
+        expected = np.nanquantile(values, profiles.QUANTILES, axis=0)
+    for column, spread in enumerate(found):
+        if spread is None:
+            assert np.isnan(expected[:, column]).all()
+            continue
+        assert [spread["median"], spread["p10"], spread["p90"]] == expected[:, column].tolist()
+        assert spread["runs"] == int((~np.isnan(values[:, column])).sum())
