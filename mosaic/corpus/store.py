@@ -777,6 +777,7 @@ class Store:
             problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
             if problems != ["ok"]:
                 raise DamagedStore(partial, problems[0])
+            copied = _info(copy, target)
         finally:
             copy.close()
             source.close()
@@ -788,31 +789,33 @@ class Store:
             os.fsync(folder)
         finally:
             os.close(folder)
-        with Store(target) as copied:
-            return copied.info()
+        return copied
 
     def info(self) -> StoreInfo:
         """What the store holds and its layout (``mosaic store info``)."""
         with self._snapshot() as db:
-            runs, groups = (
-                db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("jobs", "applications")
-            )
-            page_size, pages, free, vacuum = (
-                db.execute(f"PRAGMA {name}").fetchone()[0]
-                for name in ("page_size", "page_count", "freelist_count", "auto_vacuum")
-            )
-            oldest, newest = db.execute("SELECT min(nullif(start, '')), max(start) FROM jobs").fetchone()
-        return {
-            "path": str(self.path),
-            "lookup_schema": LOOKUP_SCHEMA,
-            "runs": runs,
-            "groups": groups,
-            "oldest_start": oldest,
-            "newest_start": newest or None,
-            "bytes": page_size * pages,
-            "free_bytes": page_size * free,
-            "incremental_vacuum": vacuum == INCREMENTAL_VACUUM,
-        }
+            return _info(db, self.path)
+
+
+def _info(db: sqlite3.Connection, path: Path) -> StoreInfo:
+    """What the store open on ``db`` (a file of this release's layout) holds."""
+    runs, groups = (db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("jobs", "applications"))
+    page_size, pages, free, vacuum = (
+        db.execute(f"PRAGMA {name}").fetchone()[0]
+        for name in ("page_size", "page_count", "freelist_count", "auto_vacuum")
+    )
+    oldest, newest = db.execute("SELECT min(nullif(start, '')), max(start) FROM jobs").fetchone()
+    return {
+        "path": str(path),
+        "lookup_schema": LOOKUP_SCHEMA,
+        "runs": runs,
+        "groups": groups,
+        "oldest_start": oldest,
+        "newest_start": newest or None,
+        "bytes": page_size * pages,
+        "free_bytes": page_size * free,
+        "incremental_vacuum": vacuum == INCREMENTAL_VACUUM,
+    }
 
 
 def restore(backup: str | Path, target: str | Path) -> StoreInfo:

@@ -69,7 +69,9 @@ def test_backup_while_posting_holds_every_post_acknowledged_before_it_and_restor
         poster.stop.set()
         poster.join(timeout=60)
         assert poster.failed == []
+        assert not (tmp_path / "backup.sqlite-wal").exists()  # one self-contained file
         backup = sqlite3.connect(tmp_path / "backup.sqlite")
+        assert backup.execute("PRAGMA journal_mode").fetchone() == ("delete",)
         assert backup.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         backup.close()
         in_backup = stored_jobs(tmp_path / "backup.sqlite")
