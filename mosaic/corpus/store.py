@@ -267,11 +267,19 @@ class Store:
     def _upgrade(self, layout: int) -> None:
         """Each step from ``layout`` to this version's, one transaction each; then the space
         the old tables held is given back (and incremental vacuum turned on), before the
-        store answers anything."""
+        store answers anything. The layout is read again inside each step's transaction:
+        another process opening the same store at once (a server and a batch run) may
+        have taken the step already."""
+        stepped = False
         for version in sorted(v for v in UPGRADES if v > layout):
             with self._atomic() as db:
-                UPGRADES[version](db, layout)
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('lookup_schema', ?)", (str(version),))
+                current = int(self._meta("lookup_schema") or 1)
+                if current < version:
+                    UPGRADES[version](db, current)
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('lookup_schema', ?)", (str(version),))
+                    stepped = True
+        if not stepped:
+            return
         with self._lock:
             self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             self._db.execute("VACUUM")
