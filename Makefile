@@ -8,7 +8,7 @@ SAMPLE_COUNT ?= 3000
 OUT ?= results
 WORKERS ?= 2
 
-.PHONY: venv chromium slurm run test figures bench bench-year lint clean
+.PHONY: venv chromium slurm run test figures bench bench-year bench-store lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -56,6 +56,10 @@ bench: $(STAMP)
 
 bench-year: $(STAMP)
 	$(BIN)/python -m benchmarks.year
+
+# Ten years of a center in one store (5 M runs, 250,000 groups; ~1 h on 2 cores, ~2.5 GB in /tmp)
+bench-store: $(STAMP)
+	$(BIN)/python -m benchmarks.bench_store_years
 
 lint: $(STAMP)
 	$(BIN)/ruff check mosaic tests benchmarks

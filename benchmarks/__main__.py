@@ -39,6 +39,7 @@ QUICK: dict[str, list[str]] = {
     "scaleout": ["--count", "2000", "--dir", "{tmp}"],
     "hosts": ["--count", "2000", "--dir", "{tmp}"],
     "bench_profiles": ["--sizes", "10", "1000", "--posts", "50"],
+    "bench_store_years": ["--runs", "200000", "--groups", "10000", "--samples", "500", "--dir", "{tmp}"],
     "year_profiles": ["--count", "5000", "--dir", "{tmp}"],
     "bench_slurm": ["--jobs", "3", "--submissions", "10"],
 }

@@ -65,6 +65,10 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         "job, its logs, the spool or the service on stderr and exits 0 (an epilog never fails a job)",
         2: "bad usage, or a spool folder others could use (the reason is printed)",
     },
+    "store": {
+        1: "the store is damaged, of a newer layout, or the copy failed (message on stderr)",
+        2: "bad usage",
+    },
     "apps": {
         1: "no application matches the filters",
         2: "bad usage or configuration",
@@ -106,6 +110,7 @@ class LazyGroup(click.Group):
         "lookup": "mosaic.service.commands:lookup",
         "apps": "mosaic.service.commands:apps",
         "epilog": "mosaic.service.epilog:epilog",
+        "store": "mosaic.corpus.store_commands:store",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -163,6 +168,7 @@ def main() -> None:
     Accuracy:     mosaic synth year data/sample --count 2000 && mosaic eval ...
     Applications: mosaic apps results/   |   mosaic lookup --uid U --app EXE --store results/store.sqlite
     Schedulers:   mosaic serve --store results/store.sqlite
+    Years:        mosaic store prune|backup|restore|info results/store.sqlite
     """
     from mosaic.limits import keep_heap
 

@@ -272,6 +272,15 @@ class Config:
     profile_min_periodic_share: float = service(
         0.5, **SHARE
     )  # an application profile names a period class when a direction is periodic in this share of its runs
+    profile_window_runs: int = service(
+        2000, lo=1
+    )  # a profile's medians and p10-p90 are over the group's this many most recent runs (counts over all): a lookup's cost stays bounded
+    store_listing_seconds: float = service(
+        2.0, **POSITIVE
+    )  # a listing (GET /v1/applications without app, mosaic apps) taking longer is stopped with 503: it never holds the store for long
+    store_durable_posts: bool = service(
+        True
+    )  # the service syncs each store=true post to disk before its 200 (SQLite synchronous=FULL): a power loss keeps every acknowledged post
     explain_close_margin: float = service(
         0.2, **SHARE
     )  # reasons (categorize --explain, explain=true): within this share of a threshold a label not given is explained, one given is a close call

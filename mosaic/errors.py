@@ -89,6 +89,17 @@ class DamagedStore(EngineError):
         )
 
 
+class NewerStore(EngineError):
+    """A store whose layout a newer mosaic wrote: refused, never misread nor rewritten."""
+
+    def __init__(self, path: Path, layout: int, known: int) -> None:
+        super().__init__(
+            f"{path} has lookup layout {layout}, written by a newer mosaic; this one reads "
+            f"layouts up to {known}. Open it with that release or a later one (nothing was "
+            "changed in the file), or restore a backup made by this release."
+        )
+
+
 class StoreUnavailable(Exception):
     """The service's store cannot be used now; the message says why (answered 503)."""
 

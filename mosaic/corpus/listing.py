@@ -106,16 +106,24 @@ class ApplicationList(TypedDict):
 profiles._documented(ListedApplication, ApplicationList)
 
 
-def list_applications(db: sqlite3.Connection, filters: Filters, min_periodic_share: float) -> ApplicationList:
-    """The page of groups ``filters`` asks for (the caller holds the store's lock)."""
+def list_applications(
+    db: sqlite3.Connection, filters: Filters, min_periodic_share: float, window: int
+) -> ApplicationList:
+    """The page of groups ``filters`` asks for; period classes over each group's ``window``
+    most recent runs, as the lookup's."""
     where, args = _where(filters, min_periodic_share)
     rows = db.cursor()
     rows.row_factory = None  # plain tuples: the store's row class costs per row
-    (total,) = rows.execute(f"SELECT count(*) {GROUPS} {where}", args).fetchone()
+    # Filters and sorts on the applications table alone count and order it alone (three
+    # index lookups a group fewer: 250,000 groups in a ten-year store); the page's rows
+    # are joined after.
+    alone = filters.periodic is None and filters.sort not in ALL_LABELS
+    source = "FROM applications a" if alone else GROUPS
+    (total,) = rows.execute(f"SELECT count(*) {source} {where}", args).fetchone()
     if filters.sort == "period_class":  # known only from the runs' periods: every match read
         chosen = rows.execute(f"SELECT {COLUMNS} {GROUPS} {where} ORDER BY a.uid, {APPLICATION}", args)
         everyone = [_listed(row, min_periodic_share) for row in chosen.fetchall()]
-        _add_period_classes(rows, everyone, f"IN (SELECT a.group_key {GROUPS} {where})", args)
+        _add_period_classes(rows, everyone, f"IN (SELECT a.group_key {GROUPS} {where})", args, window)
         # largest first, a missing class last; a stable sort keeps ties in (uid, application) order
         everyone.sort(
             key=lambda item: (item["period_class"] is not None, item["period_class"] or 0),
@@ -125,12 +133,13 @@ def list_applications(db: sqlite3.Connection, filters: Filters, min_periodic_sha
     else:
         order = _order(filters)
         chosen = rows.execute(
-            f"SELECT {COLUMNS} {GROUPS} {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            f"SELECT {COLUMNS} {GROUPS} WHERE a.group_key IN (SELECT a.group_key {source} {where} "
+            f"ORDER BY {order} LIMIT ? OFFSET ?) ORDER BY {order}",
             (*args, filters.limit, filters.offset),
         )
         page = [_listed(row, min_periodic_share) for row in chosen.fetchall()]
         keys = tuple(group_key(item) for item in page)
-        _add_period_classes(rows, page, f"IN ({', '.join('?' * len(keys))})", keys)
+        _add_period_classes(rows, page, f"IN ({', '.join('?' * len(keys))})", keys, window)
     _add_label_shares(rows, page)
     for item in page:  # kept as stored text until now: only the page's are decoded
         item["categories"] = json.loads(item["categories"]) if item["categories"] else None  # type: ignore[arg-type]
@@ -236,23 +245,38 @@ def _add_label_shares(rows: sqlite3.Cursor, page: list[ListedApplication]) -> No
 
 
 def _add_period_classes(
-    rows: sqlite3.Cursor, listed: list[ListedApplication], among: str, args: tuple[object, ...]
+    rows: sqlite3.Cursor,
+    listed: list[ListedApplication],
+    among: str,
+    args: tuple[object, ...],
+    window: int,
 ) -> None:
-    """Each periodic group's period class, from the median period of its periodic direction;
-    ``among`` (with ``args``) is the SQL condition on ``group_key`` that selects the listed."""
+    """Each periodic group's period class, from the median period of its periodic direction
+    over its ``window`` most recent runs; ``among`` (with ``args``) is the SQL condition on
+    ``group_key`` that selects the listed. Groups within the window (nearly all) are read in
+    one query; each larger one alone, its window only."""
     wanted = {group_key(item): item for item in listed if item["period_direction"]}
     if not wanted:
         return
     rows.execute(
         f"SELECT group_key, coalesce(numbers, ?) FROM profile_runs WHERE group_key {among} "
-        "ORDER BY group_key",
-        (profiles.UNMEASURED, *args),
+        "AND group_key NOT IN (SELECT group_key FROM profile_groups WHERE runs > ?) ORDER BY group_key",
+        (profiles.UNMEASURED, *args, window),
     )
-    keys, packed = zip(*rows.fetchall(), strict=True)
+    found = rows.fetchall()
+    keys = [key for key, _ in found]
+    chunks = [numbers for _, numbers in found]
+    for key, entry in wanted.items():
+        if entry["profile_runs"] > window:
+            recent = profiles.recent_numbers(rows.connection, key, window)
+            keys += [key] * len(recent)
+            chunks.append(recent.tobytes())
+    if not keys:
+        return
     ordered = np.array(keys, dtype=object)
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # rows come grouped by key
     groups = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(ordered)]))
-    values = np.frombuffer(b"".join(packed), profiles.PACKED).reshape(-1, len(profiles.NUMBERS))
+    values = np.frombuffer(b"".join(chunks), profiles.PACKED).reshape(-1, len(profiles.NUMBERS))
     for direction in DIRECTIONS:
         column = values[:, profiles.NUMBERS.index(f"{direction}_period")]
         for start, median in zip(starts, group_medians(groups, column, len(starts)), strict=True):

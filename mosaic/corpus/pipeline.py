@@ -117,6 +117,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     would read and parse every log twice.
     """
     from mosaic.analysis.categorize import categorize_trace
+    from mosaic.corpus.profiles import run_identity
     from mosaic.trace import LogFacts, build_trace, log_facts
 
     def work() -> dict[str, Any]:
@@ -147,6 +148,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "run_time": job["run_time"],
             "partial": bool(facts.partial),
             "dropped_records": facts.dropped_records,
+            "run": run_identity(job),
             "result": result,
         }
 

@@ -11,41 +11,62 @@ groups applications by the power of ten of their characteristic time),
 median run time and peak metadata load, first and last seen.
 
 Why the tables look like this (a post must stay cheap whatever the group's
-size, a lookup must stay exact):
+size, and so must a lookup: a center keeps its store for years):
 
-* ``profile_runs``: one summary row per stored run, keyed like ``jobs`` by
-  log file name, clustered by group (``WITHOUT ROWID``, primary key group +
-  file): a group's rows sit together, so a lookup reads them in one range
-  scan. ~150 bytes a run.
+* ``profile_runs``: one summary row per stored run, keyed by its run
+  identity (:func:`run_identity`) and clustered by group, then start
+  (``WITHOUT ROWID``, primary key group + start + run; a start the log does
+  not give is stored as ``''`` and sorts oldest): a group's most recent runs
+  sit together at the end of its range, so a lookup reads them in one
+  backward range scan. ~150 bytes a run.
 * counters, changed in the transaction that adds the row, by one per
   label: ``profile_groups`` (runs, first and last seen), ``profile_labels``
   (runs per label), ``profile_label_sets`` (runs per distinct label set;
   stability is the largest count over the runs). A post costs the same for
-  the first run of a group and the 20,000th.
-* quantiles are computed at lookup from the group's rows, exactly (numpy,
-  linear interpolation between order statistics): a sketch would make the
-  lookup constant in time but approximate, and would store one row per
-  (group, quantity, bin), more rows than runs for the typical group of ~12
-  runs. ``benchmarks/bench_profiles.py`` measures both costs.
+  the first run of a group and the millionth. Label shares, stability, run
+  counts, first and last seen are over every stored run, exactly.
+* quantiles (median, p10-p90) are exact over the group's most recent
+  ``profile_window_runs`` runs (Config, service section; 2,000 by default),
+  by start: the lookup reads at most that many rows whatever the group's
+  history, ~1-2 ms. Chosen over a mergeable sketch (KLL, DDSketch) because
+  (1) every group up to the window is answered exactly (all of the
+  calibrated year's 25,178 groups: the largest holds 1,709 runs), with no
+  rank error to document or test around; (2) a scheduler planning the next
+  job wants what the application does now, and ten years of history would
+  pin an all-time median to a code long since changed; (3) a post stays one
+  row and counters, never a read-modify-write of a per-group blob, and
+  pruning needs nothing but deleting rows. The cost: a group's quantiles
+  forget runs older than its latest window (documented in docs/api.md).
+  ``benchmarks/bench_profiles.py`` measures both costs up to 1,000,000 runs.
 
 A batch run (``mosaic run``) adds its categorized runs and rebuilds the
 counters of the groups it saw from their rows (:func:`publish`); a post adds
 one run (:func:`add_run`). Both leave the same counters
-(tests/corpus/test_profiles.py). A store keeps every run it was given: a
+(tests/corpus/test_profiles.py). A store keeps every run it was given until
+``mosaic store prune`` drops some (:func:`rebuild` recounts what remains): a
 re-run over the same logs replaces their rows, it never forgets other runs.
+
+**What identifies a run** (:func:`run_identity`): the log's job record as
+Darshan wrote it: uid, job id, command line, process count, start and end
+(to the nanosecond where the log has them), hashed to a 64-bit integer.
+``mosaic run`` and a post of the same log compute the same identity, so one
+log is one run whichever path recorded it first, under whatever file name;
+a file name recorded again with other contents replaces its former run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 from typing_extensions import TypedDict
 
+from mosaic.config import DEFAULT
 from mosaic.directions import DIRECTIONS
 
 PERIODIC_NUMBERS = ("period", "busy_fraction", "bytes_per_occurrence")
@@ -64,11 +85,14 @@ SUMMARY_COLUMNS = ("label_set", "numbers")
 SUMMARY_COLUMNS_SQL = "label_set TEXT, numbers BLOB"
 QUANTILES = (0.5, 0.1, 0.9)  # median, p10, p90 (numpy's default linear interpolation)
 
-SCHEMA = f"""
+RUNS_TABLE = f"""
 CREATE TABLE IF NOT EXISTS profile_runs (
-    group_key TEXT NOT NULL, file TEXT NOT NULL, start TEXT, {SUMMARY_COLUMNS_SQL},
-    PRIMARY KEY (group_key, file)) WITHOUT ROWID;
+    group_key TEXT NOT NULL, start TEXT NOT NULL, run INTEGER NOT NULL, file TEXT NOT NULL,
+    {SUMMARY_COLUMNS_SQL}, PRIMARY KEY (group_key, start, run)) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS profile_runs_by_file ON profile_runs (file);
+CREATE UNIQUE INDEX IF NOT EXISTS profile_runs_by_run ON profile_runs (run);
+"""
+SCHEMA = f"""{RUNS_TABLE}
 CREATE TABLE IF NOT EXISTS profile_groups (
     group_key TEXT PRIMARY KEY, runs INTEGER NOT NULL, first_seen TEXT, last_seen TEXT);
 CREATE TABLE IF NOT EXISTS profile_labels (
@@ -77,7 +101,7 @@ CREATE TABLE IF NOT EXISTS profile_label_sets (
     group_key TEXT, label_set TEXT, runs INTEGER NOT NULL,
     PRIMARY KEY (group_key, label_set)) WITHOUT ROWID;
 """
-RUN_COLUMNS = ("group_key", "file", "start", *SUMMARY_COLUMNS)
+RUN_COLUMNS = ("group_key", "file", "start", "run", *SUMMARY_COLUMNS)
 _INSERT_RUN = (
     f"INSERT OR REPLACE INTO profile_runs ({', '.join(RUN_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
@@ -183,6 +207,19 @@ _documented(Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Appli
 # ----- one run's summary (workers, service posts) -----
 
 
+def run_identity(job: Mapping[str, Any]) -> int:
+    """What identifies a run whichever path records it: a signed 64-bit integer hashed from
+    the log's job record (uid, job id, command line, processes, start and end, in seconds
+    since the epoch to the nanosecond where the log keeps them, and as the start text and
+    run time a hand-made object may give instead). One log always gives the same number;
+    two launches differ in their start or end unless they began and ended within the
+    same clock tick of the log's resolution (2.x logs and 3.x before 3.4: one second)."""
+    fields = [job.get(k) for k in ("uid", "job_id", "exe", "nprocs", "start_epoch", "end_epoch", "start")]
+    fields.append(job.get("run_time"))
+    digest = hashlib.sha256(json.dumps(fields, default=str).encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "little", signed=True)
+
+
 def label_set(categories: Iterable[str]) -> str:
     """A run's categories as one comparable value: sorted, in SQLite's compact JSON."""
     return json.dumps(sorted(categories), separators=(",", ":"))
@@ -240,26 +277,33 @@ def period_class(seconds: float) -> int:
 
 def add_run(db: sqlite3.Connection, row: Sequence[Any]) -> None:
     """Add one run (a RUN_COLUMNS row) to its group's profile: its row, and the counters moved
-    by one. A file already stored is replaced: its former contribution is taken back first."""
-    group_key, file, start, labels = row[0], row[1], row[2], row[RUN_COLUMNS.index("label_set")]
+    by one. A run already stored (same identity, or the same file name) is replaced: its
+    former contribution is taken back first."""
+    group_key, file, start, run, labels = row[0], row[1], row[2] or "", row[3], row[4]
     if labels is None:  # not a categorization
         return
-    former = db.execute(
-        "SELECT group_key, label_set, start FROM profile_runs WHERE file = ?", (file,)
-    ).fetchone()
-    if former is not None:
+    formers = db.execute(
+        "SELECT group_key, label_set, start FROM profile_runs WHERE run = ? OR file = ?", (run, file)
+    ).fetchall()
+    for former in formers:
         _count(db, former[0], former[1], -1, None)
-    db.execute(_INSERT_RUN, tuple(row))
-    _count(db, group_key, labels, 1, start)
-    if former is not None and (former[0], former[2]) != (group_key, start):
-        # Not the same log posted again (that keeps its job): first and last seen of the
-        # group it left may have been its start. The one case that reads a group's rows.
+    db.execute(_INSERT_RUN, (group_key, file, start, *row[3:]))
+    _count(db, group_key, labels, 1, start or None)
+    for former_group in {former[0] for former in formers if (former[0], former[2]) != (group_key, start)}:
+        # Not the same log posted again (that keeps its group and start): first and last seen
+        # of the group it left may have been its start. Two index seeks.
         db.execute(
-            "UPDATE profile_groups SET first_seen = (SELECT min(start) FROM profile_runs p "
-            "WHERE p.group_key = profile_groups.group_key), last_seen = (SELECT max(start) "
-            "FROM profile_runs p WHERE p.group_key = profile_groups.group_key) WHERE group_key = ?",
-            (former[0],),
+            f"UPDATE profile_groups SET first_seen = ({_SEEN.format('min', 'ASC')}), "
+            f"last_seen = ({_SEEN.format('max', 'DESC')}) WHERE group_key = ?",
+            (former_group,),
         )
+
+
+# A group's earliest or latest known start (the group is profile_groups' row being updated).
+_SEEN = (
+    "SELECT {0}(start) FROM (SELECT start FROM profile_runs p WHERE p.group_key = "
+    "profile_groups.group_key AND start != '' ORDER BY start {1} LIMIT 1)"
+)
 
 
 def _count(db: sqlite3.Connection, group_key: str, labels: str, delta: int, start: str | None) -> None:
@@ -289,7 +333,8 @@ def publish(db: sqlite3.Connection, run_id: int) -> None:
     rebuilt from their rows; first and last seen over every valid run of theirs."""
     db.execute(
         f"INSERT OR REPLACE INTO profile_runs ({', '.join(RUN_COLUMNS)}) "
-        f"SELECT l.group_key, l.file, l.start, {', '.join('r.' + c for c in SUMMARY_COLUMNS)} "
+        "SELECT l.group_key, l.file, coalesce(l.start, ''), l.run, "
+        f"{', '.join('r.' + c for c in SUMMARY_COLUMNS)} "
         "FROM logs l JOIN results r USING (file) WHERE l.seen = ? AND l.status = 'ok' AND r.status = 'ok'",
         (run_id,),
     )
@@ -304,16 +349,43 @@ def publish(db: sqlite3.Connection, run_id: int) -> None:
     )
 
 
+def drop_runs(db: sqlite3.Connection, runs_sql: str) -> None:
+    """Drop the rows of the runs ``runs_sql`` selects; their groups' counters move down by
+    what the rows counted (in SQL, whatever their number), first and last seen sought again."""
+    doomed = f"SELECT group_key, label_set FROM profile_runs WHERE run IN ({runs_sql})"
+    db.execute(
+        "UPDATE profile_groups SET runs = runs - d.n FROM (SELECT group_key, count(*) AS n "
+        f"FROM ({doomed}) GROUP BY group_key) AS d WHERE profile_groups.group_key = d.group_key"
+    )
+    db.execute(
+        "UPDATE profile_labels SET runs = runs - d.n FROM (SELECT p.group_key, j.value AS label, "
+        f"count(*) AS n FROM ({doomed}) p, json_each(p.label_set) j GROUP BY p.group_key, j.value) AS d "
+        "WHERE profile_labels.group_key = d.group_key AND profile_labels.label = d.label"
+    )
+    db.execute(
+        "UPDATE profile_label_sets SET runs = runs - d.n FROM (SELECT group_key, label_set, count(*) AS n "
+        f"FROM ({doomed}) GROUP BY group_key, label_set) AS d "
+        "WHERE profile_label_sets.group_key = d.group_key AND profile_label_sets.label_set = d.label_set"
+    )
+    _touch(db, f"SELECT group_key FROM ({doomed})")
+    db.execute(f"DELETE FROM profile_runs WHERE run IN ({runs_sql})")
+    for table in ("profile_groups", "profile_labels", "profile_label_sets"):
+        db.execute(f"DELETE FROM {table} WHERE runs <= 0 AND group_key IN ({_TOUCHED})")
+    db.execute(
+        f"UPDATE profile_groups SET first_seen = ({_SEEN.format('min', 'ASC')}), "
+        f"last_seen = ({_SEEN.format('max', 'DESC')}) WHERE group_key IN ({_TOUCHED})"
+    )
+
+
 def rebuild(db: sqlite3.Connection, groups_sql: str, args: tuple[Any, ...] = ()) -> None:
     """The counters of the groups ``groups_sql`` selects, recounted from their rows in SQL
     (the batch view that :func:`add_run` keeps up one run at a time)."""
-    db.execute("CREATE TEMP TABLE IF NOT EXISTS profile_touched (group_key TEXT PRIMARY KEY)")
-    db.execute("DELETE FROM temp.profile_touched")
-    db.execute(f"INSERT OR IGNORE INTO temp.profile_touched {groups_sql}", args)
+    _touch(db, groups_sql, args)
     for table in ("profile_groups", "profile_labels", "profile_label_sets"):
         db.execute(f"DELETE FROM {table} WHERE group_key IN ({_TOUCHED})")
     db.execute(
-        "INSERT INTO profile_groups SELECT group_key, count(*), min(start), max(start) FROM profile_runs "
+        "INSERT INTO profile_groups SELECT group_key, count(*), min(nullif(start, '')), "
+        "max(nullif(start, '')) FROM profile_runs "
         f"WHERE group_key IN ({_TOUCHED}) GROUP BY group_key"
     )
     db.execute(
@@ -326,19 +398,27 @@ def rebuild(db: sqlite3.Connection, groups_sql: str, args: tuple[Any, ...] = ())
     )
 
 
+def _touch(db: sqlite3.Connection, groups_sql: str, args: tuple[Any, ...] = ()) -> None:
+    """The groups ``groups_sql`` selects, in temp.profile_touched (_TOUCHED reads them)."""
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS profile_touched (group_key TEXT PRIMARY KEY)")
+    db.execute("DELETE FROM temp.profile_touched")
+    db.execute(f"INSERT OR IGNORE INTO temp.profile_touched {groups_sql}", args)
+
+
 def rebuild_all(db: sqlite3.Connection) -> None:
     """Every group's counters from the rows (what a batch would count)."""
     rebuild(db, "SELECT DISTINCT group_key FROM profile_runs")
 
 
 def backfill(db: sqlite3.Connection) -> None:
-    """A store from before the profiles (2026-11-25): every categorized run in ``jobs`` gets a
+    """A store from before the profiles (lookup layout 1, before 2026-11-25; its ``jobs`` already
+    upgraded, each run with its identity): every categorized run in ``jobs`` gets a
     row with its labels (its numbers were never kept: None), then the counters are built.
     Last seen comes from ``applications``; first seen stays unknown."""
     db.execute(
-        "INSERT OR IGNORE INTO profile_runs (group_key, file, label_set) SELECT group_key, file, "
-        "(SELECT json_group_array(value) FROM (SELECT value FROM json_each(jobs.categories) ORDER BY value)) "
-        "FROM jobs WHERE json_type(categories) = 'array'"
+        "INSERT OR IGNORE INTO profile_runs (group_key, start, run, file, label_set) SELECT group_key, '', "
+        "run, file, (SELECT json_group_array(value) FROM (SELECT value FROM json_each(jobs.categories) "
+        "ORDER BY value)) FROM jobs WHERE json_type(categories) = 'array'"
     )
     rebuild_all(db)
     db.execute(
@@ -351,9 +431,14 @@ def backfill(db: sqlite3.Connection) -> None:
 
 
 def profile(
-    db: sqlite3.Connection, group_key: str, known_runs: int, min_periodic_share: float
+    db: sqlite3.Connection,
+    group_key: str,
+    known_runs: int,
+    min_periodic_share: float,
+    window: int = DEFAULT.profile_window_runs,
 ) -> ApplicationProfile | None:
-    """The profile of one group (None when none of its runs is in the profile tables)."""
+    """The profile of one group (None when none of its runs is in the profile tables): counts
+    over every stored run, spreads over the ``window`` most recent."""
     counted = db.execute(
         "SELECT runs, first_seen, last_seen FROM profile_groups WHERE group_key = ?", (group_key,)
     ).fetchone()
@@ -368,12 +453,7 @@ def profile(
         "LIMIT 1",
         (group_key,),
     ).fetchone()
-    rows = db.cursor()
-    rows.row_factory = None  # plain tuples: a caller's row class would cost per row
-    rows.execute("SELECT coalesce(numbers, ?) FROM profile_runs WHERE group_key = ?", (UNMEASURED, group_key))
-    packed = b"".join(numbers for (numbers,) in rows)
-    values = np.frombuffer(packed, PACKED).reshape(-1, len(NUMBERS))
-    spread = dict(zip(NUMBERS, spreads(values)))
+    spread = dict(zip(NUMBERS, spreads(recent_numbers(db, group_key, window))))
     directions = {d: _direction(d, spread, labels.get(f"{d}_periodic", 0), runs) for d in DIRECTIONS}
     leading = max(reversed(DIRECTIONS), key=lambda d: directions[d]["periodic"]["runs"])
     periodic = directions[leading]["periodic"]
@@ -413,20 +493,46 @@ def _direction(
     }
 
 
+def recent_numbers(db: sqlite3.Connection, group_key: str, window: int) -> np.ndarray:
+    """The numbers of the group's ``window`` most recent runs (runs x NUMBERS, in no set order;
+    most recent: latest start, ties by identity): one backward range scan of the group's rows.
+
+    SQLite joins the rows' BLOBs itself (group_concat copies their bytes as they are in a
+    UTF-8 store, NULs included; CAST gives them back as a BLOB): one Python object instead
+    of one per run, 2.3x less CPU on a window of 2,000.
+    """
+    rows = db.cursor()
+    rows.row_factory = None  # a plain tuple: a caller's row class would cost
+    (joined,) = rows.execute(
+        "SELECT CAST(group_concat(numbers, '') AS BLOB) FROM (SELECT coalesce(numbers, ?) AS numbers "
+        "FROM profile_runs WHERE group_key = ? ORDER BY start DESC, run DESC LIMIT ?)",
+        (UNMEASURED, group_key, window),
+    ).fetchone()
+    return np.frombuffer(joined or b"", PACKED).reshape(-1, len(NUMBERS))
+
+
 def spreads(values: np.ndarray) -> list[Spread | None]:
     """Median, p10, p90 and count of each column of ``values`` (runs x quantities), NaN (not
     measured) left out; None for a column without any value."""
-    measured = ~np.isnan(values)
-    counts = measured.sum(axis=0)
+    counts = (~np.isnan(values)).sum(axis=0)
     present = np.flatnonzero(counts)
     out: list[Spread | None] = [None] * values.shape[1]
-    if len(present):
-        median, p10, p90 = np.nanquantile(values[:, present], QUANTILES, axis=0)
-        for i, column in enumerate(present):
-            out[column] = {
-                "median": float(median[i]),
-                "p10": float(p10[i]),
-                "p90": float(p90[i]),
-                "runs": int(counts[column]),
-            }
+    if not len(present):
+        return out
+    # np.nanquantile's linear method, bit for bit, for every column from one sort (NaNs sort
+    # last): numpy takes the columns one by one, 4x the time of the lookup's window read.
+    ordered = np.sort(values[:, present], axis=0)
+    last = counts[present] - 1
+    virtual = last * np.array(QUANTILES)[:, None]  # quantiles x columns
+    below = np.floor(virtual).astype(np.intp)
+    above = np.minimum(below + 1, last)
+    below = np.where(virtual >= last, last, below)
+    low, high = ordered[below, np.arange(len(present))], ordered[above, np.arange(len(present))]
+    weight = virtual - below
+    step = high - low
+    # numpy's _lerp: from the nearer end
+    found = np.where(weight >= 0.5, high - step * (1 - weight), low + step * weight).tolist()
+    for i, column in enumerate(present):
+        median, p10, p90 = found[0][i], found[1][i], found[2][i]
+        out[column] = {"median": median, "p10": p10, "p90": p90, "runs": int(counts[column])}
     return out

@@ -13,8 +13,23 @@ HTTP service can read while a batch run writes):
   valid run and its group) and the profile tables (every categorized run's
   summary and its group's counters, :mod:`mosaic.corpus.profiles`). A batch
   run fills them at its end; the service adds single results with
-  :meth:`Store.record`. Their layout is versioned by ``lookup_schema``: an
-  older store gets the new tables, filled from what it holds, never emptied.
+  :meth:`Store.record`. A run is known by its identity
+  (:func:`mosaic.corpus.profiles.run_identity`, from the log's job record), so
+  one log is one run whether ``mosaic run`` or a post recorded it first.
+
+Layouts. ``meta`` keeps ``lookup_schema``, the layout of the lookup tables: an
+older store is upgraded step by step when opened (``UPGRADES``; each step one
+transaction, nothing dropped), a newer one is refused (:class:`NewerStore`),
+never misread. ``tests/data/stores`` keeps a small store of each earlier
+layout, written by the code of its time. The resume tables (``resume_schema``)
+are a cache of one batch run: another version starts them over.
+
+Years of service: :meth:`Store.prune` drops old runs (counters moved down in
+SQL, batch by batch, so posts go on), then gives the pages back to the file
+system in small incremental-vacuum steps; :meth:`Store.backup` copies a
+consistent snapshot through SQLite's online backup API while the service
+writes. Readers (lookups, listings) each get their own connection per thread:
+under WAL they never wait for each other nor for a post.
 
 Public API (used by ``mosaic/service/``)::
 
@@ -23,6 +38,7 @@ Public API (used by ``mosaic/service/``)::
     store.job(job_id)            -> list[dict]
     store.job_uids(job_id)       -> set[int]
     store.record(result)         # one SPEC 4 trace object posted by a scheduler
+    store.prune(before=..., keep=...), store.backup(dest), store.info()
 
 File names are kept byte-exact: a name that is not UTF-8 (a ``surrogateescape``
 str, as ``os.scandir`` returns it) is stored as a BLOB of its bytes and read
@@ -35,6 +51,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,13 +61,26 @@ from mosaic.config import DEFAULT
 from mosaic.corpus import listing, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
-from mosaic.errors import DamagedStore
+from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
 from mosaic.trace import group_key as job_group_key
 
-RESUME_SCHEMA = "4"  # version of the resume tables; a store of another version starts them over
+RESUME_SCHEMA = 5  # version of the resume tables; a store of another version starts them over
 # 3 (2026-11-25): results carry the run summary of the profiles (profiles.SUMMARY_COLUMNS)
 # 4 (2026-11-25): logs and archives carry ctime_ns, compared by reruns (scan.Stamp)
-LOOKUP_SCHEMA = "2"  # 2 (2026-11-25): the profile tables; an older store gets them (profiles.backfill)
+# 5 (2026-11-29): logs carry the run identity (profiles.run_identity)
+LOOKUP_SCHEMA = 3  # the lookup tables' layout; see UPGRADES for each step
+# 1: applications and jobs (jobs keyed by file name)
+# 2 (2026-11-25): the profile tables
+# 3 (2026-11-29): jobs and profile_runs keyed by run identity, with start, bytes and run time;
+#   profile_runs clustered by start (the lookup's window); auto_vacuum incremental (pruning)
+JOBS_TABLE = """
+CREATE TABLE IF NOT EXISTS jobs (
+    run INTEGER PRIMARY KEY, file TEXT NOT NULL UNIQUE, job_id TEXT, group_key TEXT,
+    start TEXT NOT NULL DEFAULT '', total_bytes REAL, run_time REAL, categories TEXT);
+CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
+CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs (group_key, start);
+"""
+JOB_COLUMNS = "run, file, job_id, group_key, start, total_bytes, run_time, categories"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS logs (
@@ -59,7 +89,7 @@ CREATE TABLE IF NOT EXISTS logs (
     status TEXT, reason TEXT, detail TEXT,
     group_key TEXT, uid INTEGER, job_id TEXT, application TEXT, start TEXT,
     total_bytes REAL, run_time REAL, partial INTEGER, dropped_records INTEGER,
-    runs INTEGER, representative INTEGER);
+    runs INTEGER, representative INTEGER, run INTEGER);
 CREATE INDEX IF NOT EXISTS logs_by_group ON logs (group_key);
 CREATE TABLE IF NOT EXISTS archives (
     location TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, logs INTEGER);
@@ -70,9 +100,7 @@ CREATE TABLE IF NOT EXISTS applications (
     group_key TEXT PRIMARY KEY, uid INTEGER, application TEXT, runs INTEGER,
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
     categories TEXT);
-CREATE TABLE IF NOT EXISTS jobs (
-    file TEXT PRIMARY KEY, job_id TEXT, group_key TEXT, categories TEXT);
-CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs (job_id);
+{JOBS_TABLE}
 {profiles.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
@@ -102,7 +130,10 @@ FACT_COLUMNS = (
     "run_time",
     "partial",
     "dropped_records",
+    "run",
 )
+PRUNE_BATCH_RUNS = 5000  # runs dropped per transaction: a post waits for one batch at most
+VACUUM_STEP_PAGES = 256  # pages given back per incremental-vacuum transaction (1 MB of 4 kB pages)
 
 
 def _value(value: object) -> object:
@@ -165,45 +196,103 @@ class FunnelCounts(TypedDict):
 
 
 class Store:
-    """One SQLite file; safe to share between threads (one lock) and processes (WAL)."""
+    """One SQLite file; safe to share between threads (one write lock, a read connection per
+    thread) and processes (WAL).
 
-    def __init__(self, path: str | Path, busy_timeout_seconds: float = 30.0) -> None:
+    ``durable``: every commit is synced to disk before it returns (``synchronous=FULL``; the
+    service's posts), else WAL's NORMAL (a power loss may take back the last commits).
+    ``window``: the runs behind a profile's spreads. ``listing_seconds``: a listing taking
+    longer is stopped (:class:`StoreUnavailable`); None: unbounded (the command line).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        busy_timeout_seconds: float = 30.0,
+        *,
+        durable: bool = False,
+        window: int = DEFAULT.profile_window_runs,
+        listing_seconds: float | None = None,
+    ) -> None:
         self.path = Path(path)
-        self._db = sqlite3.connect(
-            self.path, timeout=busy_timeout_seconds, check_same_thread=False, isolation_level=None
-        )
-        self._db.row_factory = Row
+        self.window = window
+        self.listing_seconds = listing_seconds
+        self._timeout = busy_timeout_seconds
+        self._db = self._connect()
         # Streams read through their own connection: a WAL snapshot unaffected
         # by the writes the caller makes while consuming them.
-        self._reader = sqlite3.connect(
-            self.path, timeout=busy_timeout_seconds, check_same_thread=False, isolation_level=None
-        )
-        self._reader.row_factory = Row
+        self._reader = self._connect()
         self._lock = threading.Lock()
+        self._local = threading.local()  # each thread's read connection (lookups, listings)
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         try:
-            self._prepare()
+            self._prepare(durable)
         except sqlite3.DatabaseError as error:
             self.close()
             if is_damage(error):
                 raise DamagedStore(self.path, str(error)) from None
             raise
+        except NewerStore:
+            self.close()
+            raise
         self.run_id = 0
         self._fresh = False
 
-    def _prepare(self) -> None:
-        """WAL journal, the tables of this version (an older layout is upgraded)."""
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self._timeout, check_same_thread=False, isolation_level=None)
+        db.row_factory = Row
+        return db
+
+    def _prepare(self, durable: bool) -> None:
+        """WAL journal, the tables of this version: a fresh file gets them, an older layout is
+        upgraded (UPGRADES), a newer one refused before anything is written."""
         with self._lock:
+            fresh = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+            if fresh:  # before the first table: a later VACUUM is never needed to turn it on
+                self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
+            # NORMAL: WAL stays consistent through a power loss but may lose the last commits
+            self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            if fresh:
+                self._db.executescript(SCHEMA)
+                self._set_meta(("lookup_schema", str(LOOKUP_SCHEMA)), ("resume_schema", str(RESUME_SCHEMA)))
+                return
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            lookup, resume = int(self._meta("lookup_schema") or 1), self._meta("resume_schema")
+            if lookup > LOOKUP_SCHEMA or int(resume or 0) > RESUME_SCHEMA:
+                raise NewerStore(self.path, lookup, LOOKUP_SCHEMA)
+        if lookup < LOOKUP_SCHEMA:
+            self._upgrade(lookup)
+        with self._lock:
             self._db.executescript(SCHEMA)
-            if self._meta("resume_schema") != RESUME_SCHEMA:  # older layout: redo, never misread
+            if resume != str(RESUME_SCHEMA):  # an older cache of a batch run: redo, never misread
                 self._db.executescript("".join(f"DROP TABLE {t};" for t in RESUME_TABLES))
                 self._db.executescript(SCHEMA)
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('resume_schema', ?)", (RESUME_SCHEMA,))
-        if self._meta("lookup_schema") != LOOKUP_SCHEMA:
-            with self._atomic():
-                profiles.backfill(self._db)
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('lookup_schema', ?)", (LOOKUP_SCHEMA,))
+                self._set_meta(("resume_schema", str(RESUME_SCHEMA)))
+
+    def _upgrade(self, layout: int) -> None:
+        """Each step from ``layout`` to this version's, one transaction each; then the space
+        the old tables held is given back (and incremental vacuum turned on), before the
+        store answers anything. The layout is read again inside each step's transaction:
+        another process opening the same store at once (a server and a batch run) may
+        have taken the step already."""
+        stepped = False
+        for version in sorted(v for v in UPGRADES if v > layout):
+            with self._atomic() as db:
+                current = int(self._meta("lookup_schema") or 1)
+                if current < version:
+                    UPGRADES[version](db, current)
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('lookup_schema', ?)", (str(version),))
+                    stepped = True
+        if not stepped:
+            return
+        with self._lock:
+            self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            self._db.execute("VACUUM")
+
+    def _set_meta(self, *pairs: tuple[str, str]) -> None:
+        self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", pairs)
 
     def check(self) -> None:
         """Raise :class:`DamagedStore` if SQLite's quick_check finds the file damaged
@@ -219,8 +308,27 @@ class Store:
             raise DamagedStore(self.path, problems[0])
 
     def close(self) -> None:
+        with self._readers_lock:
+            for db in self._readers:
+                db.close()
+            self._readers.clear()
         self._reader.close()
         self._db.close()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """This thread's read connection, in one read transaction (one WAL snapshot: the
+        counters and rows of a lookup agree); it never takes the write lock."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = self._connect()
+            with self._readers_lock:
+                self._readers.append(db)
+        db.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            db.execute("COMMIT")
 
     def __enter__(self) -> Store:
         return self
@@ -494,8 +602,9 @@ class Store:
     def publish(self) -> None:
         """Fill the lookup tables from this run's groups and results."""
         run = [(self.run_id,)]
-        self._write(
-            "INSERT OR REPLACE INTO jobs SELECT l.file, l.job_id, l.group_key, r.categories "
+        self._write(  # a run a post recorded under another name is replaced, not added
+            f"INSERT OR REPLACE INTO jobs ({JOB_COLUMNS}) SELECT l.run, l.file, l.job_id, l.group_key, "
+            "coalesce(l.start, ''), l.total_bytes, l.run_time, r.categories "
             "FROM logs l LEFT JOIN results r ON r.file = l.file AND r.status = 'ok' "
             "WHERE l.seen = ? AND l.status = 'ok'",
             run,
@@ -506,6 +615,11 @@ class Store:
             "AND m.seen = l.seen AND m.status = 'ok'), l.file, l.total_bytes, l.run_time, "
             "r.categories FROM logs l JOIN results r ON r.file = l.file AND r.status = 'ok' "
             "WHERE l.seen = ? AND l.representative = 1",
+            run,
+        )
+        self._write(  # every stored run of the group: the posted ones too, each once
+            f"UPDATE applications SET {_RECOUNT} WHERE group_key IN "
+            "(SELECT DISTINCT group_key FROM logs WHERE seen = ? AND representative = 1)",
             run,
         )
         with self._atomic() as db:
@@ -523,24 +637,39 @@ class Store:
         by command line). None if the store has never seen it.
         """
         key = f"{uid}:{app}"
-        with self._lock:
-            row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
+        with self._snapshot() as db:
+            row = db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
             if row is None:
                 return None
-            found = profiles.profile(self._db, key, row["runs"], min_periodic_share)
+            found = profiles.profile(db, key, row["runs"], min_periodic_share, self.window)
         return {**_application(row), "profile": found}
 
     def applications(
         self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share
     ) -> listing.ApplicationList:
-        """One page of the stored groups, filtered and sorted (:mod:`mosaic.corpus.listing`)."""
-        with self._lock:
-            return listing.list_applications(self._db, filters, min_periodic_share)
+        """One page of the stored groups, filtered and sorted (:mod:`mosaic.corpus.listing`);
+        stopped past ``listing_seconds`` (:class:`StoreUnavailable`, answered 503)."""
+        with self._snapshot() as db:
+            if self.listing_seconds is None:
+                return listing.list_applications(db, filters, min_periodic_share, self.window)
+            deadline = time.monotonic() + self.listing_seconds
+            db.set_progress_handler(lambda: time.monotonic() > deadline, LISTING_CHECK_STEPS)
+            try:
+                return listing.list_applications(db, filters, min_periodic_share, self.window)
+            except sqlite3.OperationalError as error:
+                if time.monotonic() <= deadline:
+                    raise
+                raise StoreUnavailable(
+                    f"listing stopped after {self.listing_seconds:g} s (store_listing_seconds): "
+                    "narrow it (uid, match, label) or ask a smaller page"
+                ) from error
+            finally:
+                db.set_progress_handler(None, 0)
 
     def job(self, job_id: str) -> list[dict[str, Any]]:
         """Every stored run of a job id (one per log), with its group's categories."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._snapshot() as db:
+            rows = db.execute(
                 "SELECT j.file, j.job_id, j.group_key, j.categories AS own, a.* FROM jobs j "
                 "LEFT JOIN applications a USING (group_key) WHERE j.job_id = ? ORDER BY j.file",
                 (str(job_id),),
@@ -557,8 +686,8 @@ class Store:
 
     def job_uids(self, job_id: str) -> set[int]:
         """The uids of the runs stored under ``job_id`` (a scheduler job has one owner)."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._snapshot() as db:
+            rows = db.execute(
                 "SELECT DISTINCT group_key FROM jobs WHERE job_id = ?", (str(job_id),)
             ).fetchall()
         return {int(row[0].split(":", 1)[0]) for row in rows}
@@ -566,21 +695,29 @@ class Store:
     def record(self, result: dict[str, Any]) -> None:
         """Store one categorized trace (SPEC 4 object) posted after a job ended.
 
-        Its group's run count grows by one (a file already recorded is not
-        counted twice), last seen moves forward, and it becomes the
-        representative if it is heavier (SPEC 3.2 order).
+        Its group's run count grows by one (a run already recorded, by a post or by
+        ``mosaic run``, under this name or another, is not counted twice), last seen
+        moves forward, and it becomes the representative if it is heavier (SPEC 3.2 order).
         """
         job = result["job"]
         key = result.get("group", {}).get("key") or job_group_key(job)
         run = Run(result["file"], key, _total_bytes(result), float(job["run_time"]))
+        identity = profiles.run_identity(job)
         categories = json.dumps(result.get("categories"))
+        start = job.get("start") or ""
         with self._atomic():
-            known = self._db.execute("SELECT 1 FROM jobs WHERE file = ?", _params((run.file,))).fetchone()
+            known = self._db.execute(
+                "SELECT 1 FROM jobs WHERE (run = ? OR file = ?) AND group_key = ?",
+                _params((identity, run.file, key)),
+            ).fetchone()
             self._db.execute(
-                "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
-                _params((run.file, str(job["job_id"]), key, categories)),
+                f"INSERT OR REPLACE INTO jobs ({JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _params(
+                    (identity, run.file, str(job["job_id"]), key, start)
+                    + (run.total_bytes, run.run_time, categories)
+                ),
             )
-            summary = (key, run.file, job.get("start"), *profiles.run_summary(result))
+            summary = (key, run.file, start, identity, *profiles.run_summary(result))
             profiles.add_run(self._db, _params(summary))
             row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
             if row is None:
@@ -613,6 +750,239 @@ class Store:
                         "run_time = ?, categories = ? WHERE group_key = ?",
                         _params((run.file, run.total_bytes, run.run_time, categories, key)),
                     )
+
+    # ----- years of service (mosaic store) -----
+
+    def prune(self, before: str | None = None, keep: int | None = None) -> PruneCounts:
+        """Drop the runs that started before ``before`` (an ISO date or time; a run whose
+        log gives no start is kept) and those beyond the ``keep`` most recent of each
+        group, then give the freed pages back to the file system.
+
+        Every count moves down with the runs (the profiles' counters, each group's runs,
+        last seen and representative: what a store built from the remaining runs alone
+        holds), :data:`PRUNE_BATCH_RUNS` runs a transaction, so posts go on between them.
+        """
+        doomed: list[tuple[int, str]] = []
+        with self._snapshot() as db:
+            if before is not None:
+                doomed += db.execute(
+                    "SELECT run, group_key FROM jobs WHERE start != '' AND start < ?", (before,)
+                ).fetchall()
+            if keep is not None:
+                doomed += db.execute(
+                    "SELECT run, group_key FROM (SELECT run, group_key, row_number() OVER (PARTITION BY "
+                    "group_key ORDER BY start DESC, run DESC) AS recent FROM jobs) WHERE recent > ?",
+                    (keep,),
+                ).fetchall()
+        runs = sorted({run: key for run, key in doomed}.items(), key=lambda pair: pair[1])
+        for first in range(0, len(runs), PRUNE_BATCH_RUNS):
+            with self._atomic() as db:
+                _drop_runs(db, runs[first : first + PRUNE_BATCH_RUNS])
+        pages = self.vacuum()
+        return {"runs": len(runs), "groups": len({key for _, key in runs}), "pages_freed": pages}
+
+    def vacuum(self) -> int:
+        """Give free pages back to the file system, :data:`VACUUM_STEP_PAGES` a transaction (a
+        post waits for one step at most); returns how many. The file shrinks at the next
+        checkpoint, tried at once (it waits for no reader)."""
+        freed = 0
+        while True:
+            with self._atomic() as db:
+                free = db.execute("PRAGMA freelist_count").fetchone()[0]
+                if free == 0:
+                    break
+                db.execute(f"PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")
+                freed += min(free, VACUUM_STEP_PAGES)
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        return freed
+
+    def backup(self, destination: str | Path) -> StoreInfo:
+        """A consistent copy of the store as it was when the copy began (every commit before
+        it, none after), through SQLite's online backup API in one step: a WAL read
+        snapshot, so posts go on meanwhile. Written to ``destination``.tmp, checked
+        (integrity_check), synced, then renamed into place; returns what the copy holds."""
+        target = Path(destination)
+        partial = target.with_name(target.name + ".tmp")
+        partial.unlink(missing_ok=True)
+        source = self._connect()
+        copy = sqlite3.connect(partial, isolation_level=None)
+        try:
+            source.backup(copy)  # pages=-1: the whole file from one snapshot
+            copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
+            if problems != ["ok"]:
+                raise DamagedStore(partial, problems[0])
+            copied = _info(copy, target)
+        finally:
+            copy.close()
+            source.close()
+        with open(partial, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(partial, target)
+        folder = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+        return copied
+
+    def info(self) -> StoreInfo:
+        """What the store holds and its layout (``mosaic store info``)."""
+        with self._snapshot() as db:
+            return _info(db, self.path)
+
+
+def _info(db: sqlite3.Connection, path: Path) -> StoreInfo:
+    """What the store open on ``db`` (a file of this release's layout) holds."""
+    runs, groups = (db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("jobs", "applications"))
+    page_size, pages, free, vacuum = (
+        db.execute(f"PRAGMA {name}").fetchone()[0]
+        for name in ("page_size", "page_count", "freelist_count", "auto_vacuum")
+    )
+    oldest, newest = db.execute("SELECT min(nullif(start, '')), max(start) FROM jobs").fetchone()
+    return {
+        "path": str(path),
+        "lookup_schema": LOOKUP_SCHEMA,
+        "runs": runs,
+        "groups": groups,
+        "oldest_start": oldest,
+        "newest_start": newest or None,
+        "bytes": page_size * pages,
+        "free_bytes": page_size * free,
+        "incremental_vacuum": vacuum == INCREMENTAL_VACUUM,
+    }
+
+
+def restore(backup: str | Path, target: str | Path) -> StoreInfo:
+    """Copy ``backup`` (a file :meth:`Store.backup` wrote) into the store at ``target``, in
+    place through SQLite's backup API: a process that has ``target`` open (a running
+    ``mosaic serve``) sees the backup's contents at its next read, never a mix. The
+    backup must pass integrity_check and be of a layout this release reads (an older one
+    is upgraded as the store opens)."""
+    source = sqlite3.connect(f"file:{Path(backup).resolve()}?mode=ro", uri=True)
+    try:
+        problems = [row[0] for row in source.execute("PRAGMA integrity_check")]
+        if problems != ["ok"]:
+            raise DamagedStore(Path(backup), problems[0])
+        found = source.execute("SELECT value FROM meta WHERE key = 'lookup_schema'").fetchone()
+        layout = int(found[0]) if found else 1
+        if layout > LOOKUP_SCHEMA:
+            raise NewerStore(Path(backup), layout, LOOKUP_SCHEMA)
+        into = sqlite3.connect(target, timeout=30.0)
+        try:
+            source.backup(into)
+        finally:
+            into.close()
+    finally:
+        source.close()
+    with Store(target) as restored:
+        return restored.info()
+
+
+class PruneCounts(TypedDict):
+    """What :meth:`Store.prune` dropped."""
+
+    runs: int
+    groups: int  # groups that lost runs (a group left with none is gone)
+    pages_freed: int
+
+
+class StoreInfo(TypedDict):
+    """:meth:`Store.info`."""
+
+    path: str
+    lookup_schema: int
+    runs: int
+    groups: int
+    oldest_start: str | None
+    newest_start: str | None
+    bytes: int
+    free_bytes: int
+    incremental_vacuum: bool
+
+
+LISTING_CHECK_STEPS = 10_000  # SQLite steps between two looks at a listing's deadline (~1 ms)
+INCREMENTAL_VACUUM = 2  # PRAGMA auto_vacuum's value for INCREMENTAL
+# A group's runs and last seen, from its stored runs (jobs' index on group and start).
+_RECOUNT = (
+    "runs = (SELECT count(*) FROM jobs j WHERE j.group_key = applications.group_key), "
+    "last_seen = (SELECT nullif(max(j.start), '') FROM jobs j WHERE j.group_key = applications.group_key)"
+)
+
+
+def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
+    """Drop (run, group key) pairs in the caller's transaction; every count follows."""
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS doomed (run INTEGER PRIMARY KEY, group_key TEXT)")
+    db.execute("DELETE FROM temp.doomed")
+    db.executemany("INSERT INTO temp.doomed VALUES (?, ?)", runs)
+    profiles.drop_runs(db, "SELECT run FROM temp.doomed")
+    db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
+    touched = "SELECT DISTINCT group_key FROM temp.doomed"
+    db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
+    db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")
+    # a group whose heaviest run went: the heaviest left stands in (SPEC 3.2 order)
+    db.execute(
+        "UPDATE applications SET (representative, total_bytes, run_time, categories) = (SELECT j.file, "
+        "j.total_bytes, j.run_time, j.categories FROM jobs j WHERE j.group_key = applications.group_key "
+        "ORDER BY j.total_bytes DESC, j.run_time DESC, j.file LIMIT 1) "
+        f"WHERE group_key IN ({touched}) AND NOT EXISTS (SELECT 1 FROM jobs j "
+        "WHERE j.file = applications.representative)"
+    )
+
+
+def _statements(script: str) -> list[str]:
+    """A schema script's statements, to run inside a transaction (executescript commits)."""
+    return [statement for statement in script.split(";") if statement.strip()]
+
+
+def _to_layout_3(db: sqlite3.Connection, layout: int) -> None:
+    """jobs and profile_runs keyed by run identity; jobs with start, bytes and run time.
+
+    A run recorded before has no identity to compute (its job record was never
+    kept): it gets a new number, so a later post of the same log counts once more
+    until ``mosaic run`` over that log replaces it (same file name). Its start,
+    bytes and run time come from the batch facts or its profile row where they
+    exist (a post's: from its profile row, the start only).
+    """
+    db.execute("DROP INDEX IF EXISTS jobs_by_id")
+    db.execute("ALTER TABLE jobs RENAME TO jobs_layout_2")
+    for statement in _statements(JOBS_TABLE):
+        db.execute(statement)
+    has_logs = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'logs'").fetchone() is not None
+    facts = (
+        "coalesce(l.start, ''), l.total_bytes, l.run_time FROM jobs_layout_2 j LEFT JOIN logs l USING (file)"
+        if has_logs
+        else "'', NULL, NULL FROM jobs_layout_2 j"
+    )
+    db.execute(
+        "INSERT INTO jobs (file, job_id, group_key, categories, start, total_bytes, run_time) "
+        f"SELECT j.file, j.job_id, j.group_key, j.categories, {facts}"
+    )
+    db.execute("DROP TABLE jobs_layout_2")
+    if layout < 2:  # no profiles yet: built from the jobs' categories
+        for statement in _statements(profiles.SCHEMA):
+            db.execute(statement)
+        profiles.backfill(db)
+        return
+    db.execute("DROP INDEX IF EXISTS profile_runs_by_file")
+    db.execute("ALTER TABLE profile_runs RENAME TO profile_runs_layout_2")
+    for statement in _statements(profiles.RUNS_TABLE):
+        db.execute(statement)
+    db.execute(
+        "INSERT INTO profile_runs (group_key, start, run, file, label_set, numbers) SELECT p.group_key, "
+        "coalesce(p.start, ''), j.run, p.file, p.label_set, p.numbers FROM profile_runs_layout_2 p "
+        "JOIN jobs j USING (file)"
+    )
+    db.execute("DROP TABLE profile_runs_layout_2")
+    db.execute(
+        "UPDATE jobs SET start = p.start FROM profile_runs p WHERE p.run = jobs.run AND jobs.start = ''"
+    )
+
+
+# Upgrade steps of the lookup tables, by the layout each step produces (LOOKUP_SCHEMA's
+# history); a step gets the layout the store had when opened.
+UPGRADES = {3: _to_layout_3}  # 2 (the profile tables) is built by 3 from what 1 holds
 
 
 def _total_bytes(result: dict[str, Any]) -> float:

@@ -44,7 +44,13 @@ class ServiceSettings:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the store and start (and warm) the workers before answering."""
     settings: ServiceSettings = app.state.settings
-    app.state.store = Store(settings.store)
+    config = settings.config
+    app.state.store = Store(
+        settings.store,
+        durable=config.store_durable_posts,
+        window=config.profile_window_runs,
+        listing_seconds=config.store_listing_seconds,
+    )
     try:
         app.state.store_versions = app.state.store.versions()  # /healthz shows them; a record adds its own
         app.state.store_file = StoreFile.opened(settings.store)
