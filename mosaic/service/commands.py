@@ -141,6 +141,7 @@ def serve(
         log_level="info",
         http=protocol_class(config),
         h11_max_incomplete_event_size=config.service_max_header_bytes,
+        timeout_graceful_shutdown=config.service_shutdown_seconds,
     )
 
 
