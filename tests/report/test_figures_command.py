@@ -205,9 +205,8 @@ def test_a_killed_run_leaves_no_staging_folder_behind(results_dir):
     killed.kill()
     killed.wait()
     (stale,) = results_dir.glob(".figures-*")
-    live = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(results_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    holder = [sys.executable, "-c", HOLD, str(results_dir)]
+    live = subprocess.Popen(holder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         held = Path(live.stdout.readline().strip())
         assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
