@@ -245,6 +245,9 @@ class Config:
     max_job_bytes: int = execution(
         1 << 20, lo=4096
     )  # a log's job region inflated (job record and metadata, command line, mount table); past it: too_large
+    max_name_chars: int = execution(
+        4096, lo=64
+    )  # an application or command line longer is kept as its start and a hash of the whole (trace.bounded_name)
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading

@@ -46,6 +46,7 @@ from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
 from mosaic.service.storewatch import StoreFile
+from mosaic.trace import bounded_name
 
 GZIP_MAGIC = b"\x1f\x8b"
 IDENTITY_ENCODINGS = ("", "identity")
@@ -347,7 +348,11 @@ def parse_query(body: bytes) -> ApplicationQuery:
 
 
 def look_up(request: Request, results: Store, uid: int, app: str) -> ApplicationAnswer | JSONResponse:
-    found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
+    """The group of ``app`` as stored: a long one by its bounded name."""
+    config = request.app.state.config
+    found = results.application(
+        uid, bounded_name(app, config.max_name_chars), config.profile_min_periodic_share
+    )
     if found is None:
         return error_response(
             404, ApiError.UNKNOWN_APPLICATION, f"no application {excerpt(app)} for uid {uid}"
