@@ -327,6 +327,9 @@ class Config:
     report_chart_points: int = display(
         2000, lo=16
     )  # points of an interactive chart at most: longer series show the peak of each stretch
+    display_name_chars: int = display(
+        120, lo=16
+    )  # a name from a log (application, file) in a figure: longer shows its start and end around an ellipsis
 
     def __post_init__(self) -> None:
         hints = _type_hints()

@@ -23,6 +23,7 @@ from matplotlib.ticker import EngFormatter
 from typing_extensions import TypedDict
 
 from mosaic.report.tables import display_name
+from mosaic.report.text import readable
 from mosaic.report.timeline import per_stretch
 
 STYLESHEETS = ("uPlot.min.css", "mosaic.css")
@@ -37,8 +38,9 @@ class Html(str):
 
 
 def esc(value: object) -> Html:
-    """``value`` as text in markup (quotes escaped too: safe in attributes)."""
-    return value if isinstance(value, Html) else Html(html.escape(str(value), quote=True))
+    """``value`` as text in markup (quotes escaped too: safe in attributes), readable
+    whatever its bytes (:func:`mosaic.report.text.readable`)."""
+    return value if isinstance(value, Html) else Html(html.escape(readable(value), quote=True))
 
 
 def asset_text(name: str) -> str:

@@ -34,6 +34,7 @@ from mosaic.config import Config
 from mosaic.report import style
 from mosaic.report.style import PALETTE
 from mosaic.report.tables import counted, display_name
+from mosaic.report.text import in_figure
 from mosaic.trace import HeatmapSignal
 
 # (unit, seconds) from the largest: the first unit giving at least 2 of them over the run.
@@ -489,8 +490,12 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
     ranks = counted(nprocs, "rank") if isinstance(nprocs, int) else "? ranks"
     absent = [d.name for d in (analysis.read, analysis.write) if not len(d.ops)]
     none = f"; no {' or '.join(absent)} operation" if absent else ""
+    names = [
+        in_figure(name, config.display_name_chars)
+        for name in (Path(trace.file).name, job.get("application", ""))
+    ]
     fig.suptitle(
-        f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {ranks}, "
+        f"{names[0]}\n{names[1]} \u2014 {ranks}, "
         f"run time {run_time:,.0f} s, {'DXT' if trace.has_dxt else 'per-file'} timing{none}\n"
         f"{', '.join(map(display_name, analysis.metadata_labels))}",
         fontsize=style.SUPTITLE_FONT,
