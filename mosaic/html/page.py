@@ -22,6 +22,7 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 from typing_extensions import TypedDict
 
+from mosaic.html.csp import policy
 from mosaic.report.tables import display_name
 from mosaic.report.text import readable
 from mosaic.report.timeline import per_stretch
@@ -185,12 +186,15 @@ class Page:
             scripts = [*CHART_SCRIPTS, *scripts]
         loaded = "".join(f'<script src="{esc(src)}"></script>' for src in self.data_scripts)
         nav = " ".join(f'<a href="{esc(href)}">{esc(text)}</a>' for href, text in self.nav)
+        body = (
+            f"<body><header><nav>{nav}</nav><h1>{esc(self.title)}</h1></header><main>{''.join(self.sections)}"
+            f"</main><footer>mosaic: HPC I/O categories from Darshan logs</footer>"
+            f"{data}{loaded}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body>"
+        )
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{esc(policy(body))}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<link rel="icon" href="data:,">'  # no request for /favicon.ico
-            f"<title>{esc(self.title)}</title>{self.assets.styles()}</head><body>"
-            f"<header><nav>{nav}</nav><h1>{esc(self.title)}</h1></header><main>{''.join(self.sections)}"
-            f"</main><footer>mosaic: HPC I/O categories from Darshan logs</footer>"
-            f"{data}{loaded}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body></html>\n"
+            f"<title>{esc(self.title)}</title>{self.assets.styles()}</head>{body}</html>\n"
         )

@@ -17,16 +17,21 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
 
 from mosaic.config import Config
 from mosaic.corpus.store import Store
-from mosaic.service.guard import GuardMiddleware
+from mosaic.html.csp import policy
+from mosaic.service.guard import CSP_HEADER, GuardMiddleware
 from mosaic.service.handlers import install_handlers
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
 from mosaic.service.routes import router
 from mosaic.service.security import Tokens
 from mosaic.service.storewatch import StoreFile
+
+SWAGGER_HOSTS = ("https://cdn.jsdelivr.net", "https://fastapi.tiangolo.com")  # its scripts, its icon
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,18 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         version="1",
         summary="I/O categories of HPC jobs from their Darshan logs",
         lifespan=lifespan,
+        docs_url=None,  # served below, with its policy
+        redoc_url=None,
     )
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        """Swagger UI (from its CDN, as FastAPI serves it), under a policy that runs its
+        scripts and the page's own inline one alone."""
+        page = get_swagger_ui_html(openapi_url=str(app.openapi_url), title=f"{app.title} - Swagger UI")
+        page.headers[CSP_HEADER.decode()] = policy(bytes(page.body).decode(), SWAGGER_HOSTS)
+        return page
+
     app.state.settings = settings
     app.state.config = settings.config
     app.state.metrics = Metrics(settings.config)

@@ -17,6 +17,11 @@ from mosaic.report.text import in_figure, readable, shortened
 from mosaic.trace import bounded_name
 from mosaic_testing.written import make_log
 
+from . import test_browser
+from .test_browser import open_page
+
+browser = test_browser.browser  # chromium, the fixture of the browser tests
+
 HOSTILE_APPS = {
     "mathtext": "/apps/$x^{$y",  # two dollars: mathtext, a ValueError before
     "deep": "/apps/$" + "{" * 400 + "$",  # RecursionError in matplotlib's parser before
@@ -97,3 +102,32 @@ def test_the_report_names_a_gone_log_that_is_not_utf8_as_text(tmp_path):
         f"(log no longer at {readable(os.fsencode(log))})".replace("<", "&lt;").replace(">", "&gt;") in text
     )
     assert "b&#x27;" not in text and "\u202e" not in text
+
+
+@pytest.mark.slow  # a page, then chromium
+def test_a_page_runs_no_script_but_its_own_and_shows_no_override(browser, tmp_path):
+    """Item 9. The page of a log whose application holds U+202E shows the control as
+    <U+202E> (before: the name showed reversed). A script a missed escape would let into
+    the page (here inserted by hand) does not run: the page's policy names its own
+    inline scripts by hash (before: no policy, it ran)."""
+    path = hostile_log(tmp_path, HOSTILE_APPS["bidi"])
+    assert mosaic("explain", path, "-o", "page.html", cwd=tmp_path).returncode == 0
+    page_file = tmp_path / "page.html"
+    text = page_file.read_text(encoding="utf-8")
+    assert text.count('http-equiv="Content-Security-Policy"') == 1
+    injected = tmp_path / "injected.html"
+    injected.write_text(
+        text.replace("<main>", "<main><script>window.pwned = 1</script>", 1), encoding="utf-8"
+    )
+    page, problems = open_page(browser, page_file)
+    shown = page.evaluate(
+        "[...document.querySelectorAll('.facts th')].find(th => th.textContent === 'application')"
+        ".nextElementSibling.textContent"
+    )
+    charts = page.evaluate("document.querySelectorAll('.chart canvas').length")
+    assert problems == []
+    assert shown == "/apps/<U+202E>exe.sh"
+    assert charts > 0  # the page's own scripts ran
+    attacked, problems = open_page(browser, injected)
+    assert attacked.evaluate("window.pwned") is None
+    assert any("Content Security Policy" in problem for problem in problems)
