@@ -176,6 +176,7 @@ def big_server(tmp_path_factory):
         None,
         max_body=Config().service_max_request_bytes,
         request_timeout=Config().service_request_timeout_seconds,
+        service_max_queued_per_client=16,  # a burst of 12 posts from one client, all read
     )
     try:
         yield wait_ready(started)
