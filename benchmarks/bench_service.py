@@ -74,10 +74,18 @@ def serial_rate(logs: list[bytes]) -> tuple[float, float, float]:
     return len(seconds) / sum(seconds), float(np.percentile(seconds, 99)), ok / len(seconds)
 
 
-def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, int]:
+def start_server(folder: Path, workers: int, clients: int) -> tuple[subprocess.Popen, int]:
+    """`mosaic serve` whose queue takes a post of every client at once: they all come
+    from 127.0.0.1, one client to the server (service_max_queued_per_client)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    config = folder / "service.toml"
+    default = Config()
+    config.write_text(
+        f"service_max_queued = {max(clients, default.service_max_queued)}\n"
+        f"service_max_queued_per_client = {max(clients, default.service_max_queued_per_client)}\n"
+    )
     mosaic = Path(sys.executable).with_name("mosaic")
     process = subprocess.Popen(
         [
@@ -90,6 +98,8 @@ def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen, int]:
             str(port),
             "--workers",
             str(workers),
+            "--config",
+            str(config),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -211,7 +221,7 @@ def main() -> None:
             f"{args.seconds:g} s; load average before {os.getloadavg()[0]:.1f}"
         )
         floor, floor_p99, ok_share = serial_rate(logs)
-        process, port = start_server(folder, args.workers)
+        process, port = start_server(folder, args.workers, args.clients)
         try:
             server = psutil.Process(process.pid)
             main_before, workers_before = cpu_seconds(server)

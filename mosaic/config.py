@@ -44,6 +44,7 @@ ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
     ("period_second_max", "period_minute_max", False, "each period magnitude keeps a range"),
     ("period_minute_max", "period_hour_max", False, "each period magnitude keeps a range"),
     ("fft_min_samples", "fft_max_samples", True, "the FFT's sample count lies between them"),
+    ("service_max_queued_per_client", "service_max_queued", True, "a client's share is part of the queue"),
 )
 
 
@@ -252,6 +253,9 @@ class Config:
     max_job_bytes: int = execution(
         1 << 20, lo=4096
     )  # a log's job region inflated (job record and metadata, command line, mount table); past it: too_large
+    max_name_chars: int = execution(
+        4096, lo=64
+    )  # an application or command line longer is kept as its start and a hash of the whole (trace.bounded_name)
 
     # ===== service: the scheduler API (mosaic serve) =====
     service_max_request_bytes: int = service(64 << 20, lo=1)  # larger bodies get 413, checked while reading
@@ -269,6 +273,19 @@ class Config:
         32, lo=0
     )  # requests queued on a connection behind the one answered; one more: 429 and the connection closes
     service_spool_bytes: int = service(1 << 20, lo=0)  # bodies above this stream to a temp file, not memory
+    service_max_queued: int = service(
+        64, lo=1
+    )  # categorizations admitted at once (body arriving, waiting for a worker, categorized); one more: 429 before its body is read
+    service_max_queued_per_client: int = service(
+        8, lo=1
+    )  # ... of them, one client's (source address and token); one more: 429
+    service_queue_timeout_seconds: float = service(
+        30.0, **POSITIVE
+    )  # a categorization waiting longer for a worker gets 503 (workers go to the client with fewest running first)
+    service_retry_after_seconds: int = service(5, lo=1)  # Retry-After of those 429 and 503
+    service_shutdown_seconds: int = service(
+        10, lo=0
+    )  # SIGTERM: requests under way get this long, then are dropped and the workers stopped
     profile_min_periodic_share: float = service(
         0.5, **SHARE
     )  # an application profile names a period class when a direction is periodic in this share of its runs
@@ -340,6 +357,9 @@ class Config:
     report_chart_points: int = display(
         2000, lo=16
     )  # points of an interactive chart at most: longer series show the peak of each stretch
+    display_name_chars: int = display(
+        120, lo=16
+    )  # a name from a log (application, file) in a figure: longer shows its start and end around an ellipsis
 
     def __post_init__(self) -> None:
         hints = _type_hints()

@@ -122,7 +122,8 @@ class ApiError(StrEnum):
     TOO_LARGE = "too_large"  # 413: body past the limit (Reason.TOO_LARGE's string)
     UNSUPPORTED_ENCODING = "unsupported_encoding"  # 415
     INVALID_REQUEST = "invalid_request"  # 422: query, path or body parameters
-    TOO_MANY_REQUESTS = "too_many_requests"  # 429: more pipelined requests queued than allowed
+    TOO_MANY_REQUESTS = "too_many_requests"  # 429: too many requests pipelined or categorizations queued
     HEADER_TOO_LARGE = "header_too_large"  # 431: request head past the limit
     TOO_MANY_CONNECTIONS = "too_many_connections"  # 503: dropped past the connection cap
     STORE_UNAVAILABLE = "store_unavailable"  # 503: store file gone, replaced, damaged or full
+    QUEUE_TIMEOUT = "queue_timeout"  # 503: no worker free for the categorization in time

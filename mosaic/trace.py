@@ -10,6 +10,7 @@ mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
 import os
@@ -279,7 +280,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     has_dxt = len(clean.dxt_files) > 0
     return Trace(
         file=file,
-        job=_job_dict(log),
+        job=_job_dict(log, config.max_name_chars),
         ops=_assemble(ops),
         meta=_meta_rows(clean, log),
         partial=job.partial,
@@ -330,7 +331,7 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
     fields, sel = clean.fields, clean.from_records
     dxt = float(clean.dxt_ops[2].sum()) if len(clean.dxt_ops[2]) else 0.0
     total = dxt + float(fields["bytes_read"][sel].sum()) + float(fields["bytes_written"][sel].sum())
-    return LogFacts(_job_dict(log), total, log.job.partial, clean.dropped_rows)
+    return LogFacts(_job_dict(log, config.max_name_chars), total, log.job.partial, clean.dropped_rows)
 
 
 def _file_records(
@@ -443,7 +444,26 @@ def _mpiio_stand_ins(log: DarshanLog) -> F.ModuleRecords | None:
     )
 
 
-def _job_dict(log: DarshanLog) -> Job:
+NAME_HASH_CHARS = 16  # hex digits of SHA-256 closing a shortened name
+NAME_CUT = "\u2026#"  # between a shortened name's start and its hash
+
+
+def bounded_name(name: str, max_chars: int) -> str:
+    """``name`` if it has at most ``max_chars`` characters, else its start, then
+    :data:`NAME_CUT` and the hash of the whole: exactly ``max_chars`` characters, and
+    names alike in their start stay apart (another group) by the hash.
+
+    Why: a log may claim a command line of ``max_job_bytes`` (1 MB); stored as its
+    group's name it was kept in several tables and indexes (~15.5 MB a post in the
+    store), and listed 30 at a time it was 30 MB an answer.
+    """
+    if len(name) <= max_chars:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:NAME_HASH_CHARS]
+    return name[: max_chars - len(NAME_CUT) - NAME_HASH_CHARS] + NAME_CUT + digest
+
+
+def _job_dict(log: DarshanLog, max_name_chars: int) -> Job:
     job = log.job
     try:
         start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(job.start))
@@ -451,12 +471,12 @@ def _job_dict(log: DarshanLog) -> Job:
         start = ""
     if len(start) != len("2019-01-01T00:00:00Z"):  # no time before year 1 or after 9999
         raise LogError(Reason.BAD_JOB, f"start time {job.start} out of range")
-    tokens = job.cmdline.split()
+    tokens = job.cmdline.split(maxsplit=1)
     return {
         "uid": int(job.uid),
         "job_id": str(job.job_id),
-        "exe": job.cmdline,
-        "application": tokens[0] if tokens else "",
+        "exe": bounded_name(job.cmdline, max_name_chars),
+        "application": bounded_name(tokens[0] if tokens else "", max_name_chars),
         "nprocs": int(job.nprocs),
         "start": start,
         "start_epoch": float(job.start),

@@ -40,6 +40,7 @@ SORT_KEYS = ("runs", "bytes", "period_class", "last_seen", "app", "uid")
 ASCENDING = ("app", "uid")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000  # one page: a year holds ~38,000 groups
+MAX_OFFSET = (1 << 63) - 1  # SQLite's OFFSET is an int64: a larger one overflowed into a 500
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,8 @@ class Filters:
             raise ValueError(f"sort by {self.sort!r}: choose from {', '.join(SORT_KEYS)} or a label")
         if self.label is not None and self.label not in ALL_LABELS:
             raise ValueError(f"label {self.label!r}: not a label (see mosaic.analysis.labels)")
-        if self.offset < 0 or not 1 <= self.limit <= MAX_LIMIT:
-            raise ValueError(f"offset >= 0 and 1 <= limit <= {MAX_LIMIT}")
+        if not 0 <= self.offset <= MAX_OFFSET or not 1 <= self.limit <= MAX_LIMIT:
+            raise ValueError(f"0 <= offset <= {MAX_OFFSET} and 1 <= limit <= {MAX_LIMIT}")
 
 
 class ListedApplication(TypedDict):

@@ -17,8 +17,12 @@ needs room for its new outputs beside the previous ones.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
-from collections.abc import Callable, Sequence
+import re
+import shutil
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
@@ -95,3 +99,56 @@ class OutputSet:
         self._files.clear()
         for path in self.paths:
             temporary(path).unlink(missing_ok=True)
+
+
+STAGING_HEX = 12  # random hex digits of a staging folder's name
+
+
+@contextlib.contextmanager
+def staging_folder(out: Path, prefix: str) -> Iterator[Path]:
+    """A new folder ``OUT/PREFIX<hex>`` to fill before it is swapped in, removed after.
+
+    The folder is locked (``flock`` on its descriptor) for as long as its run
+    lives, so a later run tells the folders killed runs left (nobody holds
+    their lock: the kernel dropped it) from those of runs still drawing, and
+    removes only the former (before 2026-11-29 each ``kill -9`` of ``mosaic
+    figures`` left one for good). The folder has the umask's mode, as the
+    folder it replaces (mkdtemp would give 0700).
+    """
+    remove_stale(out, prefix)
+    while True:
+        path = out / f"{prefix}{uuid.uuid4().hex[:STAGING_HEX]}"
+        path.mkdir()
+        held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(held, fcntl.LOCK_EX)  # waits while a cleaner that found it unlocked removes it
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.samestat(os.fstat(held), os.stat(path)):
+                break
+        os.close(held)  # removed between its creation and the lock: another name
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(held)
+
+
+def remove_stale(out: Path, prefix: str) -> list[Path]:
+    """Remove the staging folders of ``out`` whose lock no live process holds; the removed."""
+    name = re.compile(re.escape(prefix) + f"[0-9a-f]{{{STAGING_HEX}}}")
+    removed = []
+    for path in out.glob(prefix + "*"):
+        if not name.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            held = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:  # gone meanwhile
+            continue
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        except BlockingIOError:
+            pass  # a live run's
+        finally:
+            os.close(held)
+    return removed

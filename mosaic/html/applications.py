@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from mosaic.corpus import profiles
 from mosaic.directions import DIRECTIONS
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
 from mosaic.periods import duration, median_period, period_text
+from mosaic.report.text import readable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 DAY = 86400.0
@@ -41,6 +43,9 @@ def slug(name: str) -> str:
     return f"{_UNSAFE.sub('_', name)[-60:].strip('_.') or 'page'}-{digest}.html"
 
 
+StoredName = str | bytes  # a file name as the store keeps it: one that is not UTF-8 as its bytes
+
+
 @dataclass
 class Application:
     """One group's row of the table."""
@@ -50,7 +55,7 @@ class Application:
     name: str
     runs: int  # valid runs of the group
     bytes: float  # over its valid runs of the last batch run
-    representative: str
+    representative: StoredName
     profile: profiles.ApplicationProfile | None
 
 
@@ -70,7 +75,7 @@ def applications(db: sqlite3.Connection, config: Config) -> Iterator[Application
             str(name),
             int(runs),
             float(totals.get(key) or heaviest or 0.0),
-            str(representative),
+            representative,
             profiles.profile(db, key, int(runs), config.profile_min_periodic_share),
         )
 
@@ -107,7 +112,7 @@ def table_rows(apps: list[Application], pages: dict[str, str], config: Config) -
         direction = None if profile is None else profile["period_direction"]
         rows.append(
             [
-                app.name,
+                readable(app.name),
                 app.uid,
                 app.runs,
                 app.bytes,
@@ -168,7 +173,8 @@ def job_choices(db: sqlite3.Connection, app: Application, count: int) -> list[tu
         "WHERE p.group_key = ? ORDER BY p.file = ? DESC, p.start DESC, p.file LIMIT ?",
         (app.key, app.representative, count),
     ).fetchall()
-    return [(str(file), str(location), start) for file, location, start in rows]
+    # a name that is not UTF-8 is kept as bytes (the store's rule): back to the str it was
+    return [(os.fsdecode(file), os.fsdecode(location), start) for file, location, start in rows]
 
 
 def runs_over_time(db: sqlite3.Connection, key: str) -> Chart | None:

@@ -23,7 +23,9 @@ from matplotlib.ticker import EngFormatter
 from typing_extensions import TypedDict
 
 from mosaic import __version__
+from mosaic.html.csp import policy
 from mosaic.report.tables import display_name
+from mosaic.report.text import readable
 from mosaic.report.timeline import per_stretch
 
 STYLESHEETS = ("uPlot.min.css", "mosaic.css")
@@ -38,8 +40,9 @@ class Html(str):
 
 
 def esc(value: object) -> Html:
-    """``value`` as text in markup (quotes escaped too: safe in attributes)."""
-    return value if isinstance(value, Html) else Html(html.escape(str(value), quote=True))
+    """``value`` as text in markup (quotes escaped too: safe in attributes), readable
+    whatever its bytes (:func:`mosaic.report.text.readable`)."""
+    return value if isinstance(value, Html) else Html(html.escape(readable(value), quote=True))
 
 
 def asset_text(name: str) -> str:
@@ -191,13 +194,16 @@ class Page:
             scripts = [*CHART_SCRIPTS, *scripts]
         loaded = "".join(f'<script src="{esc(src)}"></script>' for src in self.data_scripts)
         nav = " ".join(f'<a href="{esc(href)}">{esc(text)}</a>' for href, text in self.nav)
+        body = (
+            f"<body><header><nav>{nav}</nav><h1>{esc(self.title)}</h1></header><main>{''.join(self.sections)}"
+            f"</main><footer>mosaic-io {esc(__version__)}: HPC I/O categories from Darshan logs</footer>"
+            f"{data}{loaded}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body>"
+        )
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{esc(policy(body))}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta name="generator" content="mosaic-io {esc(__version__)}">'  # the code that made it
             '<link rel="icon" href="data:,">'  # no request for /favicon.ico
-            f"<title>{esc(self.title)}</title>{self.assets.styles()}</head><body>"
-            f"<header><nav>{nav}</nav><h1>{esc(self.title)}</h1></header><main>{''.join(self.sections)}"
-            f"</main><footer>mosaic-io {esc(__version__)}: HPC I/O categories from Darshan logs</footer>"
-            f"{data}{loaded}{self.assets.scripts(list(dict.fromkeys(scripts)))}</body></html>\n"
+            f"<title>{esc(self.title)}</title>{self.assets.styles()}</head>{body}</html>\n"
         )

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import shutil
-import uuid
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -28,6 +26,7 @@ from scipy.cluster.hierarchy import leaves_list, linkage
 from scipy.spatial.distance import squareform
 
 from mosaic.config import Config
+from mosaic.corpus.outputs import staging_folder
 from mosaic.corpus.stats import VIEWS
 from mosaic.report import tables
 from mosaic.report.style import CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure, save_png_svg, themed
@@ -414,16 +413,12 @@ def render_figures(
         plots[f"jaccard_{view}"] = partial(plot_jaccard, summary, view, config=config)
         plots[f"conditional_{view}"] = partial(plot_conditional, summary, view, config=config)
     drawn = {}
-    staging = out / f".figures-{uuid.uuid4().hex[:12]}"
-    staging.mkdir()  # the umask's mode, as the folder it replaces (mkdtemp would give 0700)
-    try:
+    with staging_folder(out, ".figures-") as staging:
         for name in FIGURES:
             drawn[name] = plots[name](staging)
             if on_drawn is not None:
                 on_drawn(name)
         swap_in(staging, out / "figures")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return drawn
 
 

@@ -37,6 +37,7 @@ from mosaic.periods import duration, run_time_text
 from mosaic.report import style
 from mosaic.report.style import PALETTE
 from mosaic.report.tables import counted, display_name
+from mosaic.report.text import in_figure
 from mosaic.trace import HeatmapSignal
 
 RECORDS_AXIS = "records doing I/O\n(rank-file pairs)"  # not ranks: one rank may hold many files
@@ -499,8 +500,12 @@ def plot_timeline(analysis: TraceAnalysis, config: Config, path: Path) -> dict[s
     ranks = counted(nprocs, "rank") if isinstance(nprocs, int) else "? ranks"
     absent = [d.name for d in (analysis.read, analysis.write) if not len(d.ops)]
     none = f"; no {' or '.join(absent)} operation" if absent else ""
+    names = [
+        in_figure(name, config.display_name_chars)
+        for name in (Path(trace.file).name, job.get("application", ""))
+    ]
     fig.suptitle(
-        f"{Path(trace.file).name}\n{job.get('application', '')} \u2014 {ranks}, "
+        f"{names[0]}\n{names[1]} \u2014 {ranks}, "
         f"run time {run_time_text(run_time)}, {'DXT' if trace.has_dxt else 'per-file'} timing{none}\n"
         f"{', '.join(map(display_name, analysis.metadata_labels))}",
         fontsize=style.SUPTITLE_FONT,

@@ -77,9 +77,10 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         version="1",
         summary="I/O categories of HPC jobs from their Darshan logs",
         lifespan=lifespan,
-        docs_url=None,  # FastAPI's page loads its scripts from a CDN: blank offline
+        docs_url=None,  # FastAPI's page loads its scripts from a CDN: blank offline (reference_page)
         redoc_url=None,
     )
+
     app.state.settings = settings
     app.state.config = settings.config
     app.state.metrics = Metrics(settings.config)

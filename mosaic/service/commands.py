@@ -147,6 +147,7 @@ def serve(
         log_level="info",
         http=protocol_class(config),
         h11_max_incomplete_event_size=config.service_max_header_bytes,
+        timeout_graceful_shutdown=config.service_shutdown_seconds,
     )
 
 
@@ -186,10 +187,12 @@ def lookup(
     source = Source.of(None, store_path, server, token_file, takes_out=False)
     answer: dict[str, Any] | None
     if source.store is not None:
+        from mosaic.config import DEFAULT
         from mosaic.corpus.store import Store
+        from mosaic.trace import bounded_name
 
-        with Store(source.store) as store:
-            stored = store.application(uid, application)
+        with Store(source.store) as store:  # a long name as `mosaic run` stored it
+            stored = store.application(uid, bounded_name(application, DEFAULT.max_name_chars))
         found = stored is not None
         none = {"status": "error", "error": ApiError.UNKNOWN_APPLICATION}
         answer = dict(stored) if stored is not None else none

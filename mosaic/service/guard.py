@@ -7,13 +7,17 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mosaic.errors import ApiError
+from mosaic.html.csp import NOTHING
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.security import OPEN_PATHS, Tokens
 
+CSP_HEADER = b"content-security-policy"
+
 
 class GuardMiddleware:
-    """Bearer-token check and request metrics, as plain ASGI (cheap per request).
+    """Bearer-token check, request metrics, and a Content-Security-Policy that lets no
+    answer act as a page (:data:`mosaic.html.csp.NOTHING`), as plain ASGI (cheap per request).
 
     The request's write permission is left in ``scope["state"]["may_write"]``
     (``request.state.may_write`` in a route): recording in the store needs it.
@@ -34,6 +38,9 @@ class GuardMiddleware:
         async def send_and_note(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+                headers = message.setdefault("headers", [])
+                if not any(name.lower() == CSP_HEADER for name, _ in headers):  # /docs sets its own
+                    message["headers"] = [*headers, (CSP_HEADER, NOTHING.encode())]
             await send(message)
 
         try:

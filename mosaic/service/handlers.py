@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mosaic.errors import ApiError, StoreUnavailable
 from mosaic.service.errors import error_body
+from mosaic.service.fairqueue import Busy
 
 # FastAPI's own HTTP errors (routing); any other status it raises is a bad request.
 HTTP_ERRORS = {404: ApiError.NOT_FOUND, 405: ApiError.METHOD_NOT_ALLOWED}
@@ -38,6 +39,14 @@ def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreUnavailable)
     async def store_unavailable(_request: Request, exc: StoreUnavailable) -> JSONResponse:
         return error_response(503, ApiError.STORE_UNAVAILABLE, str(exc))
+
+    @app.exception_handler(Busy)
+    async def busy(_request: Request, exc: Busy) -> JSONResponse:
+        """Queue full or no worker in time: the client comes back later, on a new
+        connection (its body, maybe unread, is not drained)."""
+        response = error_response(exc.status, exc.error, exc.detail)
+        response.headers.update({"Retry-After": str(exc.retry_after), "Connection": "close"})
+        return response
 
     @app.exception_handler(sqlite3.DatabaseError)
     async def store_failed(_request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:

@@ -41,6 +41,7 @@ from mosaic.darshan.reader import unwrap
 from mosaic.errors import MEMORY_BOUND, Reason
 from mosaic.limits import limit_memory
 from mosaic.logfile import evicted_result, guarded
+from mosaic.service.fairqueue import FairQueue, Ticket
 from mosaic.trace import trace_from_bytes
 
 LOG = logging.getLogger("mosaic.service")
@@ -104,11 +105,13 @@ def _worker_init(memory_bytes: int) -> None:
 
 
 class WorkerPool:
-    """A pebble process pool answering one log at a time per worker."""
+    """A pebble process pool answering one log at a time per worker, handed out by a
+    :class:`~mosaic.service.fairqueue.FairQueue`."""
 
     def __init__(self, workers: int, config: Config):
         self.workers = workers
         self.config = config
+        self.queue = FairQueue(workers, config)
         # forkserver: workers (and their replacements) fork from a clean, single-threaded
         # process, never from the threaded server.
         context = multiprocessing.get_context("forkserver")
@@ -120,11 +123,16 @@ class WorkerPool:
             context=context,
         )
 
-    async def categorize(self, source: bytes | str, explain: bool = False) -> Answer:
-        """Categorize one posted log (bytes, or a spooled file's path); a crash or a
-        hang of its worker evicts it, and so does a MemoryError the worker raises outside
-        the categorization's own guard (encoding or sending back a huge result):
-        ``too_large``, as ``mosaic run`` evicts it."""
+    async def categorize(self, source: bytes | str, ticket: Ticket, explain: bool = False) -> Answer:
+        """Categorize one posted log (bytes, or a spooled file's path) admitted with
+        ``ticket``, once the queue gives it a worker."""
+        async with self.queue.worker(ticket):
+            return await self._run(source, explain)
+
+    async def _run(self, source: bytes | str, explain: bool = False) -> Answer:
+        """A crash or a hang of the worker evicts the log, and so does a MemoryError the
+        worker raises outside the categorization's own guard (encoding or sending back a
+        huge result): ``too_large``, as ``mosaic run`` evicts it."""
         timeout = self.config.trace_timeout_seconds
         future = self._pool.schedule(categorize_posted, (source, self.config, explain), timeout=timeout)
         try:
@@ -149,7 +157,7 @@ class WorkerPool:
         Called before the server reports ready, so that readiness means "can
         categorize now", not "will in a few seconds".
         """
-        answer = await self.categorize(b"")
+        answer = await self._run(b"")  # before any request: no ticket needed
         if answer.reason in WORKER_FAILURES:
             raise RuntimeError(f"categorization workers do not work: {answer.body.decode()}")
 

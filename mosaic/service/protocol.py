@@ -28,22 +28,30 @@ Neither parser bounds time, so this protocol adds, per connection:
 * a bound on pipelined requests: past ``max_pipelined`` requests already
   received behind the one answered, the next gets 429 and the connection
   closes (the work one write of a client can queue is bounded);
-* a cap on open connections: past ``max_connections``, the connection whose
-  client has made no progress for longest (idle keep-alive or a slow head,
-  the rest of a body, or answers it does not read; counted from its last
-  byte received, or from when its answers stopped draining) is dropped with
-  a 503 (aborted if it does not read), never the newcomer, so slow clients
-  cannot hold every file descriptor and a healthy client, which sends its
-  request at once, always gets in; an upload still arriving is never dropped
-  before a connection that has sent nothing since. Only when every other
-  connection holds a complete request being answered (and reads) is the
-  newcomer itself refused.
+* a cap on open connections, shared out per source address: past
+  ``max_connections`` a connection is dropped (503 when it owes bytes, aborted
+  when it does not read), always from the address holding the most
+  connections, so many connections from one address cannot lock out a client
+  from another. A newcomer has sent nothing yet (its request may sit unread in
+  the kernel), so it may displace only a connection that has sent nothing
+  either (idle reconnectors are shed first: before 2026-11-29, 80 connections
+  that reconnected at once as they were dropped made most /healthz probes
+  fail on a cap of 40); when there is none it is admitted one over the cap,
+  and once its first bytes arrive it takes the place of the connection of the
+  heaviest address that has made no progress for longest (idle keep-alive or
+  a slow head, the rest of a body, answers it does not read, a pipelined
+  request; counted from its last byte received, or from when its answers
+  stopped draining). A connection whose request is being answered, and which
+  reads, is never dropped: only when every other connection is one is a
+  client that has spoken refused. An upload still arriving is thus never
+  dropped for connections that have sent nothing since.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import h11
@@ -130,16 +138,22 @@ class StrictHeadBuffer(ReceiveBuffer):
         raise h11.LocalProtocolError(refusal.detail)  # h11 re-raises it as a RemoteProtocolError
 
 
+Registry = dict[str, dict["GuardedH11Protocol", None]]  # per source address, an ordered set
+
+
 class GuardedH11Protocol(H11Protocol):
-    """Set by :func:`protocol_class`: limits, and the connections that may be dropped, the
-    one without progress for longest first."""
+    """Set by :func:`protocol_class`: limits, and the connections that may be dropped per
+    source address: those that have sent nothing (in arrival order) and the others (the
+    one without progress for longest first)."""
 
     request_timeout: float
     write_timeout: float
     max_connections: int
     max_header_bytes: int
     max_pipelined: int
-    waiting: dict[GuardedH11Protocol, None]  # in order of their last progress (an ordered set)
+    silent: Registry  # connections that have sent nothing yet, in arrival order
+    waiting: Registry  # the other droppable ones, in order of their last progress
+    per_address: Counter[str]  # open connections of each source address
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]  # uvicorn: a Transport
@@ -151,12 +165,21 @@ class GuardedH11Protocol(H11Protocol):
         self.unsent = 0  # bytes not yet taken by the socket when the write deadline was armed
         self.owes: type[h11.IDLE] | type[h11.SEND_BODY] | None = None
         self.pipelined = 0  # requests in a row that were received before the previous answer ended
-        if len(self.connections) > self.max_connections:
-            self._make_room()  # before this connection waits: it is never the one dropped
+        peer = transport.get_extra_info("peername")
+        self.address: str = peer[0] if isinstance(peer, tuple) else ""
+        self.per_address[self.address] += 1
+        self.heard = False  # any byte received yet
         self._track()
         self._arm()
+        if self._crowded():
+            self._make_room(self.silent)
 
     def data_received(self, data: bytes) -> None:
+        if not self.heard:
+            self.heard = True
+            self._unplace()
+            if self._crowded() and not self._make_room(self.silent, self.waiting):
+                return  # refused: every other connection is being answered
         if self.conn.their_state is h11.IDLE and self.deadline is None:
             self._arm()  # first bytes after an idle keep-alive
         super().data_received(data)
@@ -191,7 +214,10 @@ class GuardedH11Protocol(H11Protocol):
         self._place(progress=True)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.waiting.pop(self, None)
+        self._unplace()
+        self.per_address[self.address] -= 1
+        if not self.per_address[self.address]:
+            del self.per_address[self.address]
         self._disarm()
         self._cancel_write_deadline()
         super().connection_lost(exc)
@@ -213,14 +239,29 @@ class GuardedH11Protocol(H11Protocol):
             if cycle is None or not cycle.response_started or cycle.response_complete:
                 self.transport.write(raw_response(refusal))
             self.transport.close()
-        self.waiting.pop(self, None)
+        self._unplace()
 
-    def _make_room(self) -> None:
-        """Drop the connection without progress for longest; this one only when no other
-        may be dropped."""
-        oldest = next(iter(self.waiting), self)
-        why = "every other one is being answered" if oldest is self else "this one waited longest"
-        oldest.drop(
+    def _crowded(self) -> bool:
+        return len(self.connections) > self.max_connections
+
+    def _make_room(self, *registries: Registry) -> bool:
+        """Drop the first connection of ``registries`` (the first of them holding one) from
+        the source address holding the most connections. On arrival (the silent only, this
+        one among them) this one is dropped only when its address is the heaviest and
+        others are silent, and nothing is when no other is: it is admitted one over the
+        cap until it speaks. On its first bytes (not registered), this one is refused
+        only when no other may be dropped. Whether this one is kept."""
+        heaviest = max(
+            (address for registry in registries for address in registry),
+            key=self.per_address.__getitem__,
+            default=None,
+        )
+        ours = [registry[heaviest] for registry in registries if heaviest in registry]
+        victim = next(iter(ours[0])) if ours else self
+        if victim is self and registries == (self.silent,) and sum(map(len, self.silent.values())) == 1:
+            return True
+        why = "every other one is being answered" if heaviest is None else f"{heaviest} holds the most"
+        victim.drop(
             Refusal(
                 503,
                 "Service Unavailable",
@@ -228,6 +269,7 @@ class GuardedH11Protocol(H11Protocol):
                 f"more than {self.max_connections} connections; {why}",
             )
         )
+        return victim is not self
 
     def _track(self, progress: bool = False) -> None:
         """Keep this connection's deadline and place among the waiting in step with what the
@@ -250,15 +292,25 @@ class GuardedH11Protocol(H11Protocol):
         self._place(progress)
 
     def _place(self, progress: bool) -> None:
-        """Among the waiting while the client owes bytes, does not read its answers, or is
-        answered a request it sent before reading the previous answer; moved last on
-        ``progress``."""
+        """Droppable while the client owes bytes, does not read its answers, or is answered
+        a request it sent before reading the previous answer: among the silent until its
+        first byte, then among the waiting, moved last on ``progress``."""
         queued = self.pipelined and not self.transport.is_closing()
         if self.owes is None and not queued and not self.flow.write_paused:  # (a close waits
-            self.waiting.pop(self, None)  # for the unsent bytes: paused, it stays droppable)
-        elif progress or self not in self.waiting:
-            self.waiting.pop(self, None)
-            self.waiting[self] = None
+            self._unplace()  # for the unsent bytes: paused, it stays droppable)
+            return
+        registry = self.waiting if self.heard else self.silent
+        ours = registry.setdefault(self.address, {})
+        if progress or self not in ours:
+            ours.pop(self, None)
+            ours[self] = None
+
+    def _unplace(self) -> None:
+        for registry in (self.silent, self.waiting):
+            ours = registry.get(self.address, {})
+            ours.pop(self, None)
+            if not ours:
+                registry.pop(self.address, None)
 
     def _arm(self) -> None:
         if self.deadline is not None:
@@ -310,6 +362,8 @@ def protocol_class(config: Config) -> type[GuardedH11Protocol]:
             "max_connections": config.service_max_connections,
             "max_header_bytes": config.service_max_header_bytes,
             "max_pipelined": config.service_max_pipelined_requests,
+            "silent": {},
             "waiting": {},
+            "per_address": Counter(),
         },
     )

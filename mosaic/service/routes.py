@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path as FilePath
 from typing import IO, Any
 
@@ -43,10 +44,12 @@ from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import ApiError, Reason
 from mosaic.service.errors import ERROR_SCHEMA, EVICTED_SCHEMA, INVALID, JSON, error_doc, excerpt
+from mosaic.service.fairqueue import Ticket
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
 from mosaic.service.storewatch import StoreFile
+from mosaic.trace import bounded_name
 
 GZIP_MAGIC = b"\x1f\x8b"
 IDENTITY_ENCODINGS = ("", "identity")
@@ -87,6 +90,18 @@ async def get_pool(request: Request) -> WorkerPool:
 async def get_metrics(request: Request) -> Metrics:
     metrics: Metrics = request.app.state.metrics
     return metrics
+
+
+async def admission(request: Request) -> AsyncIterator[Ticket]:
+    """A place in the worker pool's queue for this client (its address and token), taken
+    before the body is read (:class:`~mosaic.service.fairqueue.Busy`: 429) and given
+    back once answered."""
+    pool: WorkerPool = request.app.state.pool
+    ticket = pool.queue.admit((request.client.host if request.client else "", request.state.may_write))
+    try:
+        yield ticket
+    finally:
+        pool.queue.leave(ticket)
 
 
 async def receive_body(
@@ -182,8 +197,9 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
             "The log was evicted (reason says why), or an invalid query",
             {"anyOf": [EVICTED_SCHEMA, ERROR_SCHEMA]},
         ),
+        429: error_doc("The queue, or this client's share of it, is full (Retry-After)"),
         500: error_doc("A defect of mosaic met on this log (reason internal_error)", EVICTED_SCHEMA),
-        503: STORE_UNAVAILABLE,
+        503: error_doc("The store is not usable, or no worker was free in time (Retry-After)"),
     },
 )
 async def categorize(
@@ -196,6 +212,7 @@ async def categorize(
     uid: int | None = Query(None, ge=MIN_UID, le=MAX_UID, description="Refuse (409) a log of another uid"),
     pool: WorkerPool = Depends(get_pool),
     metrics: Metrics = Depends(get_metrics),
+    ticket: Ticket = Depends(admission),
 ) -> Response:
     """Categorize one Darshan log posted as the request body."""
     if store and not request.state.may_write:
@@ -217,7 +234,7 @@ async def categorize(
                 400, ApiError.BAD_ENCODING, "Content-Encoding is gzip but the body is not gzip data"
             )
         # The worker inflates gzip itself, within its own memory limit.
-        answer = await pool.categorize(body if isinstance(body, bytes) else str(body), explain)
+        answer = await pool.categorize(body if isinstance(body, bytes) else str(body), ticket, explain)
     finally:
         discard(body if isinstance(body, FilePath) else None)
     if answer.status != "ok":
@@ -356,7 +373,11 @@ def parse_query(body: bytes) -> ApplicationQuery:
 
 
 def look_up(request: Request, results: Store, uid: int, app: str) -> ApplicationAnswer | JSONResponse:
-    found = results.application(uid, app, request.app.state.config.profile_min_periodic_share)
+    """The group of ``app`` as stored: a long one by its bounded name."""
+    config = request.app.state.config
+    found = results.application(
+        uid, bounded_name(app, config.max_name_chars), config.profile_min_periodic_share
+    )
     if found is None:
         return error_response(
             404, ApiError.UNKNOWN_APPLICATION, f"no application {excerpt(app)} for uid {uid}"

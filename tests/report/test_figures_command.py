@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,35 @@ def test_progress_shows_on_a_terminal_unless_quiet(results_dir):
 def test_no_progress_bar_into_a_pipe(results_dir):
     done = subprocess.run([str(MOSAIC), "figures", str(results_dir)], capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == ""
+
+
+HOLD = (
+    "import sys; from pathlib import Path; from mosaic.corpus.outputs import staging_folder\n"
+    "with staging_folder(Path(sys.argv[1]), '.figures-') as path:\n"
+    "    print(path, flush=True); sys.stdin.read()\n"
+)
+APPEAR_SECONDS = 60.0  # bound on waiting for the killed run's staging folder
+
+
+@pytest.mark.slow  # two runs of the figures (~10 s on a quiet machine)
+def test_a_killed_run_leaves_no_staging_folder_behind(results_dir):
+    """kill -9 of `mosaic figures` while it draws left OUT/.figures-XXXX for good (issue 45
+    item 8). The next run removes it, and keeps the one a live run (here a process that
+    holds its staging folder, waiting) is filling."""
+    killed = subprocess.Popen([str(MOSAIC), "figures", "--quiet", str(results_dir)])
+    deadline = time.monotonic() + APPEAR_SECONDS
+    while not list(results_dir.glob(".figures-*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    killed.kill()
+    killed.wait()
+    (stale,) = results_dir.glob(".figures-*")
+    holder = [sys.executable, "-c", HOLD, str(results_dir)]
+    live = subprocess.Popen(holder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        held = Path(live.stdout.readline().strip())
+        assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
+        left = sorted(results_dir.glob(".figures-*"))
+    finally:
+        live.communicate("")
+    assert left == [held] and not stale.exists()
+    assert not list(results_dir.glob(".figures-*"))  # the live one removed its own

@@ -80,22 +80,25 @@ def launch(
     max_connections: int = MAX_CONNECTIONS,
     write_timeout: float = WRITE_TIMEOUT,
     max_pipelined: int = MAX_PIPELINED,
+    **settings: float,
 ) -> Server:
     """Start `mosaic serve` (not yet waiting for it: servers start side by side) on
-    ``store`` (default: a new one in ``tmp``)."""
+    ``store`` (default: a new one in ``tmp``); ``settings``: more Config fields."""
     port = free_port()
     store = store or tmp / "store.sqlite"
     config = tmp / "service.toml"
-    config.write_text(
-        f"trace_timeout_seconds = {TIMEOUT_SECONDS}\n"
-        f"service_max_request_bytes = {max_body}\n"
-        f"service_request_timeout_seconds = {request_timeout}\n"
-        f"service_max_connections = {max_connections}\n"
-        f"service_write_timeout_seconds = {write_timeout}\n"
-        f"service_max_pipelined_requests = {max_pipelined}\n"
-        f"service_spool_bytes = {SPOOL_BYTES}\n"
-        f"max_inflated_bytes = {MAX_INFLATED}\n"
-    )
+    fields = {
+        "trace_timeout_seconds": TIMEOUT_SECONDS,
+        "service_max_request_bytes": max_body,
+        "service_request_timeout_seconds": request_timeout,
+        "service_max_connections": max_connections,
+        "service_write_timeout_seconds": write_timeout,
+        "service_max_pipelined_requests": max_pipelined,
+        "service_spool_bytes": SPOOL_BYTES,
+        "max_inflated_bytes": MAX_INFLATED,
+        **settings,
+    }
+    config.write_text("".join(f"{key} = {value}\n" for key, value in fields.items()))
     # With faults, the same command through mosaic_testing.faulty_service (markers in a body
     # crash, hang, exhaust or break its worker); the server's own code has no test hook.
     runner = [sys.executable, "-m", "mosaic_testing.faulty_service"] if faults else [str(MOSAIC)]
@@ -174,6 +177,7 @@ def big_server(tmp_path_factory):
         None,
         max_body=Config().service_max_request_bytes,
         request_timeout=Config().service_request_timeout_seconds,
+        service_max_queued_per_client=16,  # a burst of 12 posts from one client, all read
     )
     try:
         yield wait_ready(started)

@@ -16,7 +16,7 @@ from mosaic.analysis.categorize import categorize_trace
 from mosaic.config import Config
 from mosaic.darshan import writer
 from mosaic.logfile import categorize_file
-from mosaic.trace import trace_from_bytes
+from mosaic.trace import bounded_name, trace_from_bytes
 from mosaic_testing.faulty_service import CRASH_MARKER, DEFECT_MARKER, HANG_MARKER
 
 # make_log()'s defaults, by hand: 200 MB (>= 1e8) written in [1, 5] s of a
@@ -300,18 +300,20 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 )
 def test_whatever_is_stored_can_be_looked_up(server, log_factory, monkeypatch, uid, app):
     """A negative uid or an application over 4,096 characters was stored
-    but refused by the lookup's validation (422). darshan-util writes at most 4 KB of job
+    but refused by the lookup's validation (422); a longer one is stored by its bounded
+    name, and found by its whole one. darshan-util writes at most 4 KB of job
     region; a crafted log holds more (the writer's cap lifted here)."""
     monkeypatch.setattr(writer, "JOB_REGION_MAX", 1 << 20)
     log = log_factory(job_id=abs(uid) % 10**9 + len(app), uid=uid, cmdline=f"{app} -in in.lj" if app else "")
     with server.client() as client:
         stored = post(client, log, params={"store": "true"})
         assert stored.status_code == 200, stored.text
-        assert (stored.json()["job"]["uid"], stored.json()["job"]["application"]) == (uid, app)
+        kept = bounded_name(app, Config().max_name_chars)  # past 4,096 characters: start and hash
+        assert (stored.json()["job"]["uid"], stored.json()["job"]["application"]) == (uid, kept)
         queried = client.post("/v1/applications/query", json={"uid": uid, "app": app})
         assert queried.status_code == 200, queried.text
         group = queried.json()
-        assert (group["uid"], group["application"], group["runs"]) == (uid, app, 1)
+        assert (group["uid"], group["application"], group["runs"]) == (uid, kept, 1)
         if len(quote(app)) < HEAD_LIMIT - 1000:  # a request head carries it: GET answers too
             assert client.get("/v1/applications", params={"uid": uid, "app": app}).json() == group
 

@@ -103,6 +103,7 @@ def test_the_endpoint_lists_filters_sorts_and_pages(listing_server):
         ({"limit": 0}, None),
         ({"limit": 1001}, None),
         ({"offset": -1}, None),
+        ({"offset": 1 << 63}, "0 <= offset <= 9223372036854775807"),  # SQLite's int64: a 500 before
     ],
 )
 def test_bad_parameters_are_422(listing_server, params, detail):
@@ -148,6 +149,8 @@ def test_the_command_prints_a_table_and_exits_1_when_nothing_matches(results):
     assert pairs.output == f"7\t{HOME_GMX}\n42\t{LMP}\n42\t{GMX}\n"
     none = CliRunner().invoke(apps, [str(results), "--uid", "9"])
     assert (none.exit_code, none.output) == (1, "no application matches\n")
+    farthest = CliRunner().invoke(apps, [str(results), "--offset", str((1 << 63) - 1)])
+    assert (farthest.exit_code, farthest.output) == (0, "no application on this page: 3 match\n")
 
 
 def test_the_command_refuses_bad_usage(results, listing_server, tmp_path):
@@ -157,6 +160,8 @@ def test_the_command_refuses_bad_usage(results, listing_server, tmp_path):
     assert neither.exit_code == 2
     not_a_run = CliRunner().invoke(apps, [str(tmp_path)])
     assert not_a_run.exit_code == 2 and "store.sqlite not found" in not_a_run.output
+    too_far = CliRunner().invoke(apps, [str(results), "--offset", str(1 << 63)])  # a traceback before
+    assert too_far.exit_code == 2 and "0 <= offset <= 9223372036854775807" in too_far.output
     bad_sort = CliRunner().invoke(apps, [str(results), "--sort", "size"])
     assert bad_sort.exit_code == 2 and "sort by 'size': choose from runs, bytes" in bad_sort.output
     unauthorized = CliRunner().invoke(apps, ["--server", listing_server.url])

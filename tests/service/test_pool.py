@@ -59,10 +59,10 @@ def test_an_unexpected_exception_is_an_internal_error(log_bytes, monkeypatch):
 def test_warm_up_fails_only_when_workers_fail(reason, starts):
     pool = WorkerPool.__new__(WorkerPool)  # no processes: the answer is faked
 
-    async def fake_categorize(source):
+    async def fake_run(source):
         return encode(evicted_result("warm-up", reason, "empty file"))
 
-    pool.categorize = fake_categorize
+    pool._run = fake_run
     if starts:
         asyncio.run(pool.warm_up())
     else:
