@@ -178,9 +178,8 @@ def test_next_heaviest_run_stands_in_for_an_evicted_representative(
     [trace] = [t for t in lines(tmp_path, "traces.jsonl") if t["group"]["key"] == key]
     assert trace["file"] == rest[0][0] and trace["group"]["representative"]
     assert trace["group"]["runs"] == len(runs)
-    assert {"file": heaviest, "reason": "timeout", "detail": "test: no result"} in lines(
-        tmp_path, "evicted.jsonl"
-    )
+    timed_out = {"file": heaviest, "reason": "timeout", "detail": "test: no result"}
+    assert any(timed_out.items() <= line.items() for line in lines(tmp_path, "evicted.jsonl"))
     reference = json.loads((reference_run / "summary.json").read_text())["funnel"]
     assert summary["funnel"]["stand_ins"] == 1 and reference["stand_ins"] == 0
     assert summary["funnel"]["categorized"] == reference["categorized"]

@@ -144,7 +144,9 @@ def test_a_log_the_service_cannot_take_waits_in_the_spool(server, site, log_fact
     me = os.geteuid()
     for job, pid in ((5101, 77), (5102, 78), (5102, 79)):
         name = f"carol_lmp_id{job}-{pid}_11-29-100-{job}_1.darshan"
-        (folder / name).write_bytes(log_factory(job_id=job, uid=me, write_bytes=1e6 * pid))
+        # two steps of job 5102: two runs (another input each; one log is one run, docs/operations.md)
+        step = log_factory(job_id=job, uid=me, write_bytes=1e6 * pid, cmdline=f"/apps/lmp -in in.{pid}")
+        (folder / name).write_bytes(step)
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{closed.getsockname()[1]}"
