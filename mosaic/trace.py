@@ -2,7 +2,10 @@
 
 A Trace is what every analysis sees: job facts, one row per I/O operation
 (SPEC 3.3 step 1) and one row per file record for metadata requests
-(SPEC 3.7). It is small and cheap to pickle to a dispy worker and back.
+(SPEC 3.7), with each row's record id and the log's names (a reference to
+the name mapping the reader built, decoded only when a metadata peak's files
+are named). It is cheap to pickle to a dispy worker and back (the name
+region's bytes ride along).
 Building it from a :class:`~mosaic.darshan.formats.DarshanLog` applies the
 mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 """
