@@ -141,9 +141,7 @@ def _metadata_labels(trace: Trace, config: Config) -> list[str]:
     per_second = metadata.requests_per_second(
         trace.meta, trace.run_time, metadata_seeks=config.metadata_seeks
     )
-    summary = metadata.statistics(
-        per_second, trace.run_time, metadata_spike_level=config.metadata_spike_level
-    )
+    summary = metadata.statistics(per_second, metadata_spike_level=config.metadata_spike_level)
     return metadata.summary_labels(
         summary,
         metadata_high_spike=config.metadata_high_spike,

@@ -301,6 +301,9 @@ class Config:
     explain_close_margin: float = service(
         0.2, **SHARE
     )  # reasons (categorize --explain, explain=true): within this share of a threshold a label not given is explained, one given is a close call
+    explain_peak_files: int = service(
+        3, lo=1
+    )  # reasons and the job page name this many files behind the metadata peak, the most requests first
     # The Slurm epilog (mosaic epilog, cluster/slurm-epilog.sh):
     epilog_max_logs: int = service(
         64, lo=1

@@ -2,7 +2,10 @@
 
 A Trace is what every analysis sees: job facts, one row per I/O operation
 (SPEC 3.3 step 1) and one row per file record for metadata requests
-(SPEC 3.7). It is small and cheap to pickle to a dispy worker and back.
+(SPEC 3.7), with each row's record id and the log's names (a reference to
+the name mapping the reader built, decoded only when a metadata peak's files
+are named). It is cheap to pickle to a dispy worker and back (the name
+region's bytes ride along).
 Building it from a :class:`~mosaic.darshan.formats.DarshanLog` applies the
 mount / pseudo-file filter and record-level cleaning (SPEC 2, 3.1).
 """
@@ -16,6 +19,7 @@ import math
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -96,6 +100,10 @@ class Trace:
     has_dxt: bool = False
     heatmap: HeatmapSignal | None = None  # None: no POSIX or STDIO heatmap records
     info: dict[str, Any] = field(default_factory=dict)  # free-form reader facts (modules, format)
+    # The record id of each row of ``meta`` (uint64; empty for a trace built by hand) and
+    # the log's names by record id: what names the files behind a metadata peak.
+    meta_ids: NDArray[np.uint64] = field(default_factory=lambda: np.zeros(0, np.uint64))
+    names: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def run_time(self) -> float:
@@ -278,11 +286,12 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
     job = log.job
     ops = [clean.dxt_ops] + _record_operations(clean.fields, clean.stands_for, clean.from_records)
     has_dxt = len(clean.dxt_files) > 0
+    meta, meta_ids = _meta_rows(clean, log)
     return Trace(
         file=file,
         job=_job_dict(log, config.max_name_chars),
         ops=_assemble(ops),
-        meta=_meta_rows(clean, log),
+        meta=meta,
         partial=job.partial,
         dropped_records=clean.dropped_rows,
         has_dxt=has_dxt,
@@ -296,6 +305,8 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
             "partial_modules": [F.MODULE_NAMES.get(m, str(m)) for m in log.partial_modules],
             "stand_in_bytes": _stand_in_bytes(clean),
         },
+        meta_ids=meta_ids,
+        names=log.names,
     )
 
 
@@ -690,23 +701,25 @@ def _within(t: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return inside if math.isfinite(lo) and math.isfinite(hi) else inside & np.isfinite(t)
 
 
-def _meta_rows(clean: _CleanRecords, log: DarshanLog) -> np.ndarray:
-    """SPEC 3.7's metadata rows of the kept records: one per record, and a second one
-    for a shared POSIX record's opens and closes made by collective MPI-IO calls
-    (:func:`_collective_opens`)."""
+def _meta_rows(clean: _CleanRecords, log: DarshanLog) -> tuple[np.ndarray, np.ndarray]:
+    """SPEC 3.7's metadata rows of the kept records and the record id of each: one row
+    per record, and a second one for a shared POSIX record's opens and closes made by
+    collective MPI-IO calls (:func:`_collective_opens`)."""
     kept = clean.kept
     rows = np.zeros(int(kept.sum()), META_DTYPE)
     for name in META_DTYPE.names or ():
         rows[name] = clean.fields[name][kept]
+    ids = clean.ids[kept]
     if log.job.version in F.LEGACY_VERSIONS:
         _spread_reopened(rows)
-        return rows
+        return rows, ids
     collective = _shared_mpiio_windows(log, clean.bounds)
     if collective is None:
-        return rows
+        return rows, ids
     shared = kept & (clean.ranks == -1)
     shared[clean.posix_rows :] = False  # POSIX records (not STDIO, not stand-ins)
-    return _collective_opens(rows, (np.cumsum(kept) - 1)[shared], clean.ids[shared], collective)
+    rows, added = _collective_opens(rows, (np.cumsum(kept) - 1)[shared], clean.ids[shared], collective)
+    return rows, np.concatenate([ids, added])
 
 
 def _shared_mpiio_windows(log: DarshanLog, bounds: tuple[float, float]) -> np.ndarray | None:
@@ -741,7 +754,7 @@ _COLLECTIVE_DTYPE = np.dtype(
 
 def _collective_opens(
     rows: np.ndarray, at: np.ndarray, ids: np.ndarray, collective: np.ndarray
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """Split each shared POSIX record's row whose file has a shared MPI-IO record (SPEC 3.7).
 
     MPI-IO opens and closes are collective: the POSIX opens and closes they
@@ -756,14 +769,15 @@ def _collective_opens(
     the collective close took 0.3 s.
 
     ``at``: the rows of the shared POSIX records; ``ids``: their file ids;
-    ``collective``: :func:`_shared_mpiio_windows`.
+    ``collective``: :func:`_shared_mpiio_windows`. Returns the new rows and the
+    record ids of the rows added.
     """
     place = np.minimum(np.searchsorted(collective["id"], ids), len(collective) - 1)
     match = collective[place]
     moved = np.where(match["id"] == ids, np.minimum(match["opens"], rows["opens"][at]), 0.0)
     has = moved > 0
     if not has.any():
-        return rows
+        return rows, ids[:0]
     at, match = at[has], match[has]
     extra = np.zeros(len(at), META_DTYPE)
     extra["opens"] = moved[has]
@@ -772,7 +786,7 @@ def _collective_opens(
     for name in ("close_start", "close_end"):
         extra[name] = np.where(closed, match[name], rows[name][at])
     rows["opens"][at] -= extra["opens"]
-    return np.concatenate([rows, extra])
+    return np.concatenate([rows, extra]), ids[has]
 
 
 def _spread_reopened(rows: np.ndarray) -> None:

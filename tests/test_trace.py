@@ -1000,3 +1000,13 @@ def test_an_invalid_or_filtered_mpiio_record_moves_nothing():
     for rows in ([(1, -1, 0, 8, 0, 80, late)], [(6, -1, 0, 8, 0, 80, COLLECTIVE)]):
         trace = build_trace(collective_log([SHARED], rows), "f", Config())
         assert meta_rows(trace) == [(10.0, 3.0, 0.0, 4.0, 5.0, 9.0)]
+
+
+def test_every_metadata_row_carries_its_record_id():
+    """The record id of each metadata row, the split-off collective row included (it is
+    its file's): what names the files behind a metadata peak (issue 46 item 16)."""
+    other = (2, 0, 4, 0, 0, 10, TIMES)
+    trace = build_trace(collective_log([SHARED, other], [(1, -1, 2, 6, 0, 80, COLLECTIVE)]), "f", Config())
+    assert trace.meta["opens"].tolist() == [2.0, 4.0, 8.0]  # file 1's POSIX rest, file 2, file 1's collective
+    assert trace.meta_ids.tolist() == [1, 2, 1]
+    assert trace.meta_ids.dtype == np.uint64

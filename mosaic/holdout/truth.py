@@ -267,7 +267,8 @@ def _ramps_before(at: np.ndarray, slope: np.ndarray, bins: int) -> np.ndarray:
     return ramps
 
 
-def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> dict[str, Any]:
+def metadata_family(per_second: np.ndarray, config: Config) -> dict[str, Any]:
+    """SPEC 3.7's labels with margins; the mean is over the seconds the peak is the max of."""
     v = Verdicts(config.truth_margin, 0.0)
     m = config.truth_margin
     level = config.metadata_spike_level
@@ -279,7 +280,7 @@ def metadata_family(per_second: np.ndarray, run_time: float, config: Config) -> 
         if surely >= config.metadata_min_spikes
         else (False if maybe < config.metadata_min_spikes else None)
     )
-    mean = per_second.sum() / run_time
+    mean = per_second.sum() / max(len(per_second), 1)
     density = both(spikes, v.greater(mean, config.metadata_density_mean) if mean > 0 else False)
     outcome = {
         "metadata_high_spike": high,
@@ -354,7 +355,7 @@ def truth_families(design: Design, config: Config, legacy: bool = False) -> dict
     if legacy:
         kept = legacy_windows(kept)
     families["metadata"] = metadata_family(
-        requests_per_second(kept, design.run_time, config.metadata_seeks), design.run_time, config
+        requests_per_second(kept, design.run_time, config.metadata_seeks), config
     )
     assert set(families) == set(FAMILIES)
     assert set(families["metadata"]["must"]) <= set(METADATA)

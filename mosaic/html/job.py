@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from mosaic.analysis.categorize import HEATMAP, DirectionAnalysis, TraceAnalysis, analyze
+from mosaic.analysis.peak_files import peak_files
 from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
 from mosaic.directions import DIRECTIONS
@@ -121,6 +122,7 @@ def analysis_page(
         "job",
     )
     page.add("Reads and writes", _directions_table(analysis), "directions")
+    page.add("Metadata peak", _metadata_peak(analysis, config), "metadata-peak")
     with tempfile.TemporaryDirectory(prefix="mosaic-explain-") as folder:
         png = Path(folder) / "timeline.png"
         drawn = plot_timeline(analysis, config, png)
@@ -214,6 +216,29 @@ def _direction_row(direction: DirectionAnalysis) -> list[object]:
         *quarters,
         *found,
     ]
+
+
+def _metadata_peak(analysis: TraceAnalysis, config: Config) -> Html:
+    """The second with the most metadata requests and the files that made them (SPEC 3.7)."""
+    per_second = analysis.requests_per_second
+    second = int(np.argmax(per_second))
+    if not per_second[second]:
+        return Html("<p>No metadata requests.</p>")
+    behind = peak_files(
+        analysis.trace, second, config.explain_peak_files, metadata_seeks=config.metadata_seeks
+    )
+    rows = [
+        [f["name"], str(f["record_id"]), f"{f['requests']:,.6g}", percent(f["share"])]
+        for f in behind["files"]
+    ]
+    more = behind["others"]
+    tail = f"<p>and {more:,} more file{'s' if more > 1 else ''} with fewer requests.</p>" if more else ""
+    return Html(
+        f"<p>{per_second[second]:,.6g} requests in the second at {second} s, from these files "
+        "(all ranks' records of a file together; an anonymized log shows record ids):</p>"
+        + table(["file", "record id", "requests", "share of the second"], rows, "numbers")
+        + tail
+    )
 
 
 def peak_grid(times: np.ndarray, level: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -226,7 +226,8 @@ def requests_per_second(rows: np.ndarray, run_time: float, seeks: bool = False) 
     return per_bin
 
 
-def metadata_outcomes(per_second: np.ndarray, run_time: float, config: Config) -> dict[str, Tri]:
+def metadata_outcomes(per_second: np.ndarray, config: Config) -> dict[str, Tri]:
+    """SPEC 3.7's labels with margins; the mean is over the seconds the peak is the max of."""
     m = config.truth_margin
     peak = float(per_second.max()) if len(per_second) else 0.0
     level = config.metadata_spike_level
@@ -239,7 +240,7 @@ def metadata_outcomes(per_second: np.ndarray, run_time: float, config: Config) -
         if maybe_spikes < config.metadata_min_spikes
         else None
     )
-    mean = float(per_second.sum()) / run_time
+    mean = float(per_second.sum()) / max(len(per_second), 1)
     out = {
         "metadata_high_spike": _greater(peak, config.metadata_high_spike, m),
         "metadata_multiple_spikes": multiple,
@@ -535,7 +536,7 @@ def facts(
         else:  # appended files beside others: no design of ours, no exact rule
             periodic[direction] = {}
     per_second = requests_per_second(rows, run_time, config.metadata_seeks)
-    return Facts(totals, temporal, periodic, metadata_outcomes(per_second, run_time, config))
+    return Facts(totals, temporal, periodic, metadata_outcomes(per_second, config))
 
 
 def families(f: Facts, config: Config, scale: float = 1.0) -> dict[str, dict[str, list[str]]]:

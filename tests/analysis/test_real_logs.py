@@ -7,7 +7,7 @@ import pytest
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 from mosaic.config import Config
 from mosaic.logfile import categorize_file
-from mosaic_testing.logs import pydarshan_example_logs, real_logs
+from mosaic_testing.logs import REAL_LOGS, pydarshan_example_logs, real_logs
 
 REASONS = {
     "unreadable",
@@ -45,6 +45,22 @@ def test_real_log_gives_a_consistent_result(path):
         part = result[direction]
         assert sum(part["chunks_bytes"]) == pytest.approx(part["bytes"], rel=1e-9, abs=1e-6)
         assert part["merged_operations"] <= part["operations"] - part["minor_operations"]
+    meta = result["metadata"]  # the mean and the peak of one per-second series (SPEC 3.7)
+    assert meta["mean_per_second"] <= meta["peak_per_second"] + 1e-6
+
+
+def test_a_run_of_72_ms_has_its_mean_metadata_rate_no_higher_than_its_peak():
+    """mpi-io-test 3.4.7: 0.0721 s, 16 opens and 16 closes in its one second. The mean was
+    32 / 0.0721 s = 443.8/s beside a peak of 32/s; over the one bin it is 32/s."""
+    path = REAL_LOGS / "release_logs" / "mpi-io-test-x86_64-3.4.7.darshan"
+    result = categorize_file(path, Config())
+    assert result["job"]["run_time"] == pytest.approx(0.07211, abs=1e-5)
+    assert result["metadata"] == {
+        "requests": 32.0,
+        "peak_per_second": 32.0,
+        "spikes": 0,
+        "mean_per_second": 32.0,
+    }
 
 
 def test_requests_every_84ms_in_one_phase_are_not_a_period(shared_logs):

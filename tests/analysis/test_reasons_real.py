@@ -136,7 +136,11 @@ def test_a_partial_stdio_module_is_said_beside_bytes_and_requests():
     )
     assert found["write_unclassified"].endswith(note.format("bytes"))
     assert found["metadata_high_spike"] == (
-        "metadata high_spike: 309 requests in the second at 2 s, more than 250" + note.format("requests")
+        "metadata high_spike: 309 requests in the second at 2 s, more than 250; the files behind the "
+        "peak: /home/carns/working/dbg/darshan-examples/foo345 (2 requests, 0.648 %), "
+        "/home/carns/working/dbg/darshan-examples/foo313 (2 requests, 0.648 %), "
+        "/home/carns/working/dbg/darshan-examples/foo409 (2 requests, 0.648 %) and 153 more files"
+        + note.format("requests")
     )
 
 

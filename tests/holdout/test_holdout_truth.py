@@ -89,14 +89,14 @@ def test_requests_per_second_spreads_windows_and_honours_unrecorded_closes():
 
 def test_metadata_family_both_sides():
     five_spikes = np.array([60.0] * 5)
-    assert metadata_family(five_spikes, 5.0, CONFIG) == {
+    assert metadata_family(five_spikes, CONFIG) == {
         "must": ["metadata_multiple_spikes", "metadata_high_density"],
         "must_not": ["metadata_high_spike", "metadata_insignificant_load"],
     }
     # 50 per second is on the spike level: nothing about spikes is asserted.
-    at_level = metadata_family(np.array([50.0] * 5), 5.0, CONFIG)
+    at_level = metadata_family(np.array([50.0] * 5), CONFIG)
     assert "metadata_multiple_spikes" not in at_level["must"] + at_level["must_not"]
-    quiet = metadata_family(np.array([300.0, 1.0, 1.0, 1.0]), 400.0, CONFIG)
+    quiet = metadata_family(np.array([300.0, 1.0, 1.0, 1.0]), CONFIG)
     assert quiet == {
         "must": ["metadata_high_spike"],
         "must_not": ["metadata_multiple_spikes", "metadata_high_density", "metadata_insignificant_load"],

@@ -89,9 +89,8 @@ def test_one_recorded_close_end_is_an_instant():
     assert truth.requests_per_second(r, 7.0).tolist() == [3, 0, 0, 0, 0, 0, 3]
 
 
-def outcomes(per_second, run_time=None):
-    per_second = np.asarray(per_second, float)
-    return truth.metadata_outcomes(per_second, run_time or len(per_second), CFG)
+def outcomes(per_second):
+    return truth.metadata_outcomes(np.asarray(per_second, float), CFG)
 
 
 def test_metadata_thresholds_with_margin():
