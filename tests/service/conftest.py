@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -218,6 +219,15 @@ def server(servers):
 def open_server(servers):
     """A loopback server without a token."""
     return servers[1]
+
+
+def stored_jobs(store: Path) -> set[str]:
+    """The job ids a fresh read-only connection of another process's making sees."""
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return {row[0] for row in db.execute("SELECT job_id FROM jobs")}
+    finally:
+        db.close()
 
 
 def make_log(

@@ -14,24 +14,14 @@ reader's.
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 from pathlib import Path
 
-from tests.service.conftest import MOSAIC, TOKEN, launch, make_log, stop_server, wait_ready
+from tests.service.conftest import MOSAIC, TOKEN, launch, make_log, stop_server, stored_jobs, wait_ready
 
 UID, APP = 7300, "/apps/lmp"
 BATCH_JOBS = range(7400, 7404)  # logs of the `mosaic run` into the server's folder
 POSTS_PER_STEP = 3
-
-
-def stored_jobs(store: Path) -> set[str]:
-    """The job ids a fresh read-only connection of another process's making sees."""
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        return {row[0] for row in db.execute("SELECT job_id FROM jobs")}
-    finally:
-        db.close()
 
 
 def look_up(store: Path) -> None:

@@ -9,23 +9,14 @@ import json
 import sqlite3
 import subprocess
 import threading
-from pathlib import Path
 
-from tests.service.conftest import MOSAIC, TOKEN, launch, make_log, stop_server, wait_ready
+from tests.service.conftest import MOSAIC, TOKEN, launch, make_log, stop_server, stored_jobs, wait_ready
 
 UID, APP = 7500, "/apps/upkeep"
 
 
 def log(job: int) -> bytes:
     return make_log(job_id=job, uid=UID, cmdline=APP)
-
-
-def stored_jobs(store: Path) -> set[str]:
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        return {row[0] for row in db.execute("SELECT job_id FROM jobs")}
-    finally:
-        db.close()
 
 
 class Poster(threading.Thread):
