@@ -150,13 +150,15 @@ def test_pages(store):
         ({"label": "write_periodical"}, "label 'write_periodical'"),
         ({"limit": 0}, "1 <= limit"),
         ({"limit": MAX_LIMIT + 1}, "1 <= limit"),
-        ({"offset": -1}, "offset >= 0"),
+        ({"offset": -1}, "0 <= offset"),
+        ({"offset": 2**63}, "offset <= 9223372036854775807"),  # past SQLite's int64
     ],
 )
 def test_bad_filters_are_refused(filters, message):
     with pytest.raises(ValueError, match=message):
         Filters(**filters)
     Filters(limit=MAX_LIMIT, offset=0)  # the edges themselves are allowed
+    Filters(offset=2**63 - 1)
 
 
 @settings(max_examples=200, deadline=None)
