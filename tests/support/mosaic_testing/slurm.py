@@ -99,7 +99,15 @@ class Service:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, wait: bool = True) -> None:
-        args = [str(MOSAIC), "serve", "--store", str(self.folder / "store.sqlite"), "--port", str(self.port)]
+        args = [
+            str(MOSAIC),
+            "serve",
+            "--store",
+            str(self.folder / "store.sqlite"),
+            "--create",
+            "--port",
+            str(self.port),
+        ]
         args += ["--workers", "1", "--token-file", str(self.folder / "read-token")]
         args += ["--write-token-file", str(self.folder / "write-token")]
         with open(self.folder / "serve.log", "ab") as log:
