@@ -472,6 +472,28 @@ def test_the_slurm_job_gives_each_node_a_fresh_folder_not_one_named_by_the_job_s
     assert list((tmp_path / "tmp").iterdir()) == []  # removed with the node, as the node list
 
 
+def test_the_slurm_job_refuses_more_tasks_than_machines_on_several_machines(tmp_path):
+    # dispy tells nodes apart by address: two nodes of one machine would be taken for one
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "srun", f"touch {tmp_path}/srun-ran")
+    write_secret(str(tmp_path / "node-secret"))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
+    env.update(MOSAIC_NODE_SECRET_FILE=str(tmp_path / "node-secret"), SLURM_JOB_NUM_NODES="2")
+    for tasks, refused in (("2", False), ("3", True)):
+        job = subprocess.run(
+            ["bash", str(REPO / "cluster" / "mosaic-run.sbatch"), "in", "out"],
+            cwd=REPO,
+            env={**env, "SLURM_NTASKS": tasks},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (job.returncode == 2) == refused, job.stderr
+        assert ("3 tasks on 2 machines" in job.stderr) == refused
+        assert (tmp_path / "srun-ran").exists() != refused
+        (tmp_path / "srun-ran").unlink(missing_ok=True)
+
+
 def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
     bin_dir = tmp_path / "bin"
     fake_command(bin_dir, "ssh", 'shift; exec bash -c "$*"')  # as ssh: the words, joined
