@@ -43,6 +43,13 @@ from mosaic.options import config_option, load_config, mount_option, strict_opti
     "client_address, else the address of the interface that routes to the first node off the loopback).",
 )
 @click.option(
+    "--dispy-port",
+    type=click.IntRange(min=1, max=65534),
+    metavar="PORT",
+    help="With --nodes: the port this run listens on, and the -p of nodes named without :PORT "
+    "(default: dispy_port, 9700).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0),
     default=None,
@@ -82,6 +89,7 @@ def run(
     nodes: str | None,
     node_secret_file: str | None,
     client_address: str | None,
+    dispy_port: int | None,
     workers: int | None,
     all_runs: bool | None,
     group_by: str | None,
@@ -109,6 +117,7 @@ def run(
         trace_timeout_seconds=timeout,
         node_secret_file=node_secret_file,
         client_address=client_address,
+        dispy_port=dispy_port,
     )
     node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
     cpus = _workers(workers)

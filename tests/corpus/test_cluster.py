@@ -230,6 +230,27 @@ def test_a_port_held_by_another_program_stops_the_run_at_once_with_a_clear_error
     assert "Traceback" not in done.stderr
 
 
+def test_dispy_port_gives_the_run_its_port_over_the_configuration(year_corpus, small_config, tmp_path):
+    # how cluster/mosaic-run.sbatch gives the run its nodes' port (MOSAIC_PORT): the port
+    # held here is the option's, not the configuration's (free), so the run must name it
+    configured = 40000 + (os.getpid() + 17) % 20000
+    write_secret(str(tmp_path / "node-secret"))
+    config = config_file(tmp_path, small_config, nodes_config(tmp_path, configured))
+    command = [MOSAIC, "run", str(year_corpus), "--out", str(tmp_path / "out"), "--config", config]
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            command + ["--nodes", "127.0.0.2", "--dispy-port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"port {port}, where the nodes answer this run, is in use" in done.stderr
+
+
 def test_a_client_address_the_nodes_cannot_reach_stops_the_run_with_a_clear_error(
     year_corpus, small_config, tmp_path
 ):

@@ -11,6 +11,7 @@ config.pkl that would leave a marker when unpickled is never used.
 import operator
 import os
 import pickle
+import pwd
 import re
 import shutil
 import socket
@@ -421,7 +422,8 @@ def test_ssh_nodes_and_the_slurm_job_refuse_before_starting_any_node(tmp_path):
     assert "started dispynode" not in ssh.stdout and not list(tmp_path.glob("mosaic-dispynode-u*"))
     job = subprocess.run(
         ["bash", str(REPO / "cluster" / "mosaic-run.sbatch"), "in", "out"],
-        env={**env, "SLURM_SUBMIT_DIR": str(REPO), "SLURM_JOB_NODELIST": "node01"},
+        cwd=REPO,
+        env={**env, "SLURM_JOB_NUM_NODES": "1", "SLURM_NTASKS": "1"},
         capture_output=True,
         text=True,
         timeout=60,
@@ -430,12 +432,16 @@ def test_ssh_nodes_and_the_slurm_job_refuse_before_starting_any_node(tmp_path):
     assert not (tmp_path / "srun-ran").exists()
 
 
-def test_the_slurm_job_lets_each_node_make_a_fresh_folder_not_one_named_by_the_job_s_ids(tmp_path):
+def test_the_slurm_job_gives_each_node_a_fresh_folder_not_one_named_by_the_job_s_ids(tmp_path):
     repo = tmp_path / "repo"  # the submission folder: the job script, a start-node.sh that tells
     (repo / "cluster").mkdir(parents=True)  # which folder it was given, a mosaic that waits for it
     shutil.copy(REPO / "cluster" / "mosaic-run.sbatch", repo / "cluster")
     told = tmp_path / "node-dir"
-    fake_command(repo / "cluster", "start-node.sh", f'echo "${{MOSAIC_NODE_DIR-unset}}" > {told}')
+    fake_command(
+        repo / "cluster",
+        "start-node.sh",
+        f'stat -c "%n %a %U" "${{MOSAIC_NODE_DIR-unset}}" > {told}.new; mv {told}.new {told}',
+    )
     (repo / ".venv").mkdir()
     fake_command(repo / ".venv" / "bin", "python", f'exec {sys.executable} "$@"')
     fake_command(
@@ -443,20 +449,49 @@ def test_the_slurm_job_lets_each_node_make_a_fresh_folder_not_one_named_by_the_j
     )
     bin_dir = tmp_path / "bin"
     fake_command(bin_dir, "srun", 'while [[ $1 == --* ]]; do shift; done; exec "$@"')  # on "each node": here
-    fake_command(bin_dir, "scontrol", "echo node01")
+    fake_command(bin_dir, "squeue", "true")
     write_secret(str(tmp_path / "node-secret"))
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
+    (tmp_path / "tmp").mkdir(mode=0o700)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path / "tmp")}
     env.update(MOSAIC_NODE_SECRET_FILE=str(tmp_path / "node-secret"), MOSAIC_NODE_DIR=str(tmp_path / "mine"))
-    env.update(SLURM_SUBMIT_DIR=str(repo), SLURM_JOB_NODELIST="node01", SLURM_JOB_ID="42", SLURM_NODEID="0")
+    env.update(SLURM_JOB_NUM_NODES="1", SLURM_NTASKS="1", SLURM_NTASKS_PER_NODE="1", SLURM_LOCALID="0")
+    env.update(SLURM_JOB_ID="42", SLURM_CPUS_ON_NODE="2")
     job = subprocess.run(
         ["bash", str(repo / "cluster" / "mosaic-run.sbatch"), "in", "out"],
+        cwd=repo,
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert job.returncode == 0, job.stderr
-    assert told.read_text() == "unset\n"  # not even the submitter's own: nodes would share it
+    folder, mode, owner = told.read_text().split()
+    # not the submitter's own (nodes would share it), nor a name made of the job's ids: mktemp's
+    assert Path(folder).parent == tmp_path / "tmp" and Path(folder).name.startswith("mosaic-dispynode-")
+    assert (mode, owner) == ("700", pwd.getpwuid(os.getuid()).pw_name)
+    assert list((tmp_path / "tmp").iterdir()) == []  # removed with the node, as the node list
+
+
+def test_the_slurm_job_refuses_more_tasks_than_machines_on_several_machines(tmp_path):
+    # dispy tells nodes apart by address: two nodes of one machine would be taken for one
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "srun", f"touch {tmp_path}/srun-ran")
+    write_secret(str(tmp_path / "node-secret"))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
+    env.update(MOSAIC_NODE_SECRET_FILE=str(tmp_path / "node-secret"), SLURM_JOB_NUM_NODES="2")
+    for tasks, refused in (("2", False), ("3", True)):
+        job = subprocess.run(
+            ["bash", str(REPO / "cluster" / "mosaic-run.sbatch"), "in", "out"],
+            cwd=REPO,
+            env={**env, "SLURM_NTASKS": tasks},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (job.returncode == 2) == refused, job.stderr
+        assert ("3 tasks on 2 machines" in job.stderr) == refused
+        assert (tmp_path / "srun-ran").exists() != refused
+        (tmp_path / "srun-ran").unlink(missing_ok=True)
 
 
 def test_ssh_nodes_starts_a_node_with_the_secret_file_it_is_given(tmp_path):
