@@ -57,7 +57,7 @@ bench: $(STAMP)
 bench-year: $(STAMP)
 	$(BIN)/python -m benchmarks.year
 
-# Ten years of a center in one store (5 M runs, 250,000 groups; ~1 h on 2 cores, ~2.5 GB in /tmp)
+# Ten years of a center in one store (5 M runs, 250,000 groups; ~15 min on 2 cores, ~5 GB in /tmp)
 bench-store: $(STAMP)
 	$(BIN)/python -m benchmarks.bench_store_years
 
