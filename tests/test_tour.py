@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from mosaic_testing.ports import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 TOUR = REPO / "docs" / "tour.sh"
 MOSAIC = Path(sys.executable).with_name("mosaic")
 SAMPLE_LOGS = 100  # enough for a periodic application (the 3,000 of `make run` take minutes)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def commands(script: str) -> list[str]:

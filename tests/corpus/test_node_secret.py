@@ -30,6 +30,7 @@ from mosaic.corpus.node import private_folder, read_secret, write_secret
 from mosaic.corpus.pipeline import engine_settings, given_up
 from mosaic.errors import EngineError
 from mosaic_testing.faults import node_path
+from mosaic_testing.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 START_NODE = REPO / "cluster" / "start-node.sh"
@@ -58,12 +59,6 @@ def plant(folder: Path, marker: Path, mode: int = 0o755) -> None:
     for path in (folder, folder / "dispy", node, node / "config.pkl"):
         os.chown(path, NOBODY, NOBODY)
     folder.chmod(mode)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def foreign(host: str, node_port: int, marker: Path, *secret_and_bypass: str) -> tuple[str, str]:

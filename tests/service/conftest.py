@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.writer import darshan_hash, write_log
 from mosaic_testing.faults import node_path
+from mosaic_testing.ports import free_port
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
 TOKEN = "s3cret-token-for-tests"
@@ -42,12 +42,6 @@ def write_secret(path: Path, text: str) -> Path:
     path.write_text(text)
     path.chmod(0o600)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import httpx
 
+from mosaic_testing.ports import free_port
+
 REPO = Path(__file__).resolve().parents[3]  # tests/support/mosaic_testing/slurm.py
 MOSAIC = Path(sys.executable).with_name("mosaic")
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -67,12 +69,6 @@ def missing() -> str | None:
 
 
 SBIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(check, seconds: float, what: str, step: float = 0.05):  # type: ignore[no-untyped-def]
@@ -225,12 +221,16 @@ class SlurmCluster:
     def slurm_conf(self) -> str:
         f = self.folder
         host = socket.gethostname()
+        ctld_port = free_port()
+        slurmd_port = free_port()
+        while slurmd_port == ctld_port:
+            slurmd_port = free_port()
         return f"""ClusterName=mosaictest
 SlurmctldHost={host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
-SlurmctldPort={free_port()}
-SlurmdPort={free_port()}
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
 AuthType=auth/munge
 AuthInfo=socket={f / "munge" / "socket"}
 CredType=cred/munge
