@@ -202,7 +202,10 @@ def categorize(
     is too_large, as in `mosaic run` and `mosaic serve`.
     --explain adds "reasons" to each object; --text prints, per log, its
     labels and one line per reason ("+" given, "-" close but not given).
+    Each JSON object names the mosaic_version and config_hash that made it,
+    as the lines of `mosaic run`'s traces.jsonl and evicted.jsonl do.
     """
+    from mosaic import __version__
     from mosaic.analysis.reasons import as_text
     from mosaic.limits import limit_memory
     from mosaic.logfile import categorize_file
@@ -212,11 +215,12 @@ def categorize(
     # with a 6e7-bin HEATMAP took 4.4 GB here). Logs are read one after another, so
     # one bound on this process bounds each of them.
     limit_memory(cfg.worker_memory_bytes)
+    made = {"mosaic_version": __version__, "config_hash": cfg.hash()}  # docs/release.md
     evicted = 0
     for path in files:
         found = categorize_file(path, cfg, explain or text)
         evicted += found["status"] != "ok"
-        sys.stdout.write((as_text(found) if text else json.dumps(found)) + "\n")
+        sys.stdout.write((as_text(found) if text else json.dumps({**found, **made})) + "\n")
     sys.exit(1 if evicted else 0)
 
 

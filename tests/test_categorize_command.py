@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mosaic import __version__
+from mosaic.config import Config
 from mosaic_testing.written import heatmap_log
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
@@ -58,3 +60,26 @@ def test_the_exit_status_is_1_when_any_log_is_evicted_and_every_log_is_printed(t
     assert results[2]["reason"] == "unreadable"
     status, results = categorize(tmp_path / "missing.darshan")
     assert status == 1 and len(results) == 1
+
+
+def test_every_object_names_the_version_and_configuration_that_made_it(tmp_path):
+    """As traces.jsonl and evicted.jsonl lines do (docs/release.md): an ok and an evicted
+    log alike, and another configuration gives another hash."""
+    good = tmp_path / "good.darshan"
+    good.write_bytes(heatmap_log(4))
+    _, results = categorize(good, tmp_path / "missing.darshan")
+    assert [(r["status"], r["mosaic_version"], r["config_hash"]) for r in results] == [
+        ("ok", __version__, Config().hash()),
+        ("evicted", __version__, Config().hash()),
+    ]
+    config = tmp_path / "share.toml"
+    config.write_text("periodic_segment_share = 0.7\n")
+    done = subprocess.run(
+        [str(MOSAIC), "categorize", str(good), "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        json.loads(done.stdout)["config_hash"] == Config(periodic_segment_share=0.7).hash() != Config().hash()
+    )

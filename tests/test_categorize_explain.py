@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mosaic import __version__
 from mosaic.config import Config
 from mosaic.logfile import categorize_file
 from mosaic_testing.logs import TEST_DATA
@@ -27,10 +28,11 @@ def test_explain_adds_reasons_to_each_json_line(tmp_path):
     bad.write_bytes(b"not a log")
     plain, plain_bad = categorize(str(LOG), str(bad), status=1)
     explained, explained_bad = map(json.loads, categorize("--explain", str(LOG), str(bad), status=1))
-    assert json.loads(plain) == categorize_file(LOG, Config())  # the default output is unchanged
+    made = {"mosaic_version": __version__, "config_hash": Config().hash()}  # on every object
+    assert json.loads(plain) == {**categorize_file(LOG, Config()), **made}  # no reasons by default
     assert "reasons" not in json.loads(plain)
     assert {k: v for k, v in explained.items() if k != "reasons"} == json.loads(plain)
-    assert explained == categorize_file(LOG, Config(), explain=True)
+    assert explained == {**categorize_file(LOG, Config(), explain=True), **made}
     assert explained_bad == json.loads(plain_bad)  # an eviction has no reasons to give
     # its quarters' CV, 0.274, is within 20 % of steady's 0.25: the one close call not given
     refused = [r for r in explained["reasons"] if not r["given"]]
