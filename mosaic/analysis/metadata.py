@@ -49,15 +49,27 @@ def requests_per_second(meta: np.ndarray, run_time: float, *, metadata_seeks: bo
     return _spread(*_windows(meta, run_time, metadata_seeks))
 
 
-def requests_in_second(meta: np.ndarray, second: int, run_time: float, *, metadata_seeks: bool) -> np.ndarray:
-    """Each row's requests in the bin ``[second, second+1)`` of :func:`requests_per_second`
-    (the files behind a peak): the same windows, each row's share of that one bin."""
+def requests_in_seconds(
+    meta: np.ndarray, seconds: np.ndarray, run_time: float, *, metadata_seeks: bool
+) -> np.ndarray:
+    """Each row's requests in the bins ``[k, k+1)`` of :func:`requests_per_second` for ``k``
+    in ``seconds`` (the files behind a peak, or behind every spike): the same windows, each
+    row's share of those bins, measured on their running count (no loop over seconds)."""
     lows, highs, counts, bins = _windows(meta, run_time, metadata_seeks)
+    chosen = np.zeros(bins)
+    chosen[np.asarray(seconds, dtype=np.int64)] = 1.0
+    before = np.concatenate([[0.0], np.cumsum(chosen)])  # chosen bins in [0, k)
+
+    def covered(t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The measure of the chosen bins within [0, t]."""
+        k = np.minimum(t, bins - 1).astype(np.int64)  # truncation floors: times are >= 0
+        inside: NDArray[np.float64] = before[k] + (t - k) * chosen[k]
+        return inside
+
     low_bin = np.minimum(lows, bins - 1).astype(np.int64)
     one_bin = low_bin == np.minimum(highs, bins - 1).astype(np.int64)
-    overlap = np.maximum(np.minimum(highs, second + 1) - np.maximum(lows, second), 0.0)
-    spread = counts * overlap / np.where(one_bin, 1.0, highs - lows)
-    share = np.where(one_bin, np.where(low_bin == second, counts, 0.0), spread)
+    spread = counts * (covered(highs) - covered(lows)) / np.where(one_bin, 1.0, highs - lows)
+    share = np.where(one_bin, counts * chosen[low_bin], spread)
     found: np.ndarray = share[: len(meta)] + share[len(meta) :]  # opens, then closes
     return found
 
@@ -140,6 +152,14 @@ def summary_labels(
     return found or ["metadata_insignificant_load"]
 
 
+def spike_seconds(per_second: np.ndarray, *, metadata_spike_level: int) -> NDArray[np.int64]:
+    """The seconds with at least ``metadata_spike_level`` requests, counted as the labels
+    count them: only the seconds within one request of the level are rounded."""
+    near = np.flatnonzero(per_second > metadata_spike_level - 1)
+    found: NDArray[np.int64] = near[per_second[near].round(_COUNT_DECIMALS) >= metadata_spike_level]
+    return found
+
+
 def statistics(per_second: np.ndarray, *, metadata_spike_level: int) -> MetadataStatistics:
     """Totals behind the labels, as the result object reports them (SPEC 4).
 
@@ -153,10 +173,11 @@ def statistics(per_second: np.ndarray, *, metadata_spike_level: int) -> Metadata
     """
     requests = round(float(per_second.sum()), _COUNT_DECIMALS)
     peak = float(per_second.max(initial=0.0))
-    spikes = 0
-    if peak > metadata_spike_level - 1:
-        near = per_second[per_second > metadata_spike_level - 1]
-        spikes = int(np.count_nonzero(near.round(_COUNT_DECIMALS) >= metadata_spike_level))
+    spikes = (
+        len(spike_seconds(per_second, metadata_spike_level=metadata_spike_level))
+        if peak > metadata_spike_level - 1
+        else 0
+    )
     return {
         "requests": requests,
         "peak_per_second": round(peak, _COUNT_DECIMALS),

@@ -1,49 +1,55 @@
-"""The files behind a second of metadata requests: which records made a peak (SPEC 3.7).
+"""The files behind seconds of metadata requests: which records made a peak, or the spikes (SPEC 3.7).
 
 A peak of 994 requests in one second says nothing of where to look; the
-records' own share of that second does (issue 46 item 16). Built only when a
+records' own share of that second does (issue 46 item 16). Several spikes
+ask the same of all their seconds together: the peak second of
+pub_meta_dense is 61 files at 1.7 % each, e3sm's four spikes are its input
+file's collective opens and its output's (2026-11-29). Built only when a
 reason or the job page asks, from the trace's metadata rows and their
 record ids: categorizing never pays for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 import numpy as np
 
-from mosaic.analysis.metadata import requests_in_second
+from mosaic.analysis.metadata import requests_in_seconds
 from mosaic.darshan.formats import STD_STREAM_IDS
 from mosaic.trace import Trace
 
 
 class PeakFile(TypedDict):
-    """One file's part of a second's requests."""
+    """One file's part of some seconds' requests."""
 
     record_id: int
     name: str  # its path; "<STDIN>" etc. for a standard stream; "record ID" when anonymized or nameless
-    requests: float  # its requests in that second, over every rank's record of it
-    share: float  # of the second's requests
+    requests: float  # its requests in those seconds, over every rank's record of it
+    share: float  # of the seconds' requests
 
 
 class PeakFiles(TypedDict):
-    """The files behind one second, the most requests first."""
+    """The files behind some seconds, the most requests first."""
 
-    second: int
-    requests: float  # the second's requests, every file's
+    seconds: list[int]
+    requests: float  # the seconds' requests, every file's
     files: list[PeakFile]  # at most the ``top`` asked for
-    others: int  # files with requests in that second not listed
+    others: int  # files with requests in those seconds not listed
 
 
-def peak_files(trace: Trace, second: int, top: int, *, metadata_seeks: bool) -> PeakFiles:
-    """The ``top`` files with the most requests in ``second`` (ties: the lower record id
-    first). Rows of one file (its ranks' records, a shared record's collective row) add up."""
+def peak_files(trace: Trace, seconds: Sequence[int], top: int, *, metadata_seeks: bool) -> PeakFiles:
+    """The ``top`` files with the most requests in ``seconds`` together (ties: the lower
+    record id first). Rows of one file (its ranks' records, a shared record's collective
+    row) add up."""
     ids = trace.meta_ids
-    found: PeakFiles = {"second": second, "requests": 0.0, "files": [], "others": 0}
+    found: PeakFiles = {"seconds": [int(k) for k in seconds], "requests": 0.0, "files": [], "others": 0}
     if not len(ids) or len(ids) != len(trace.meta):
         return found
-    per_row = requests_in_second(trace.meta, second, trace.run_time, metadata_seeks=metadata_seeks)
+    per_row = requests_in_seconds(
+        trace.meta, np.asarray(seconds, dtype=np.int64), trace.run_time, metadata_seeks=metadata_seeks
+    )
     busy = per_row > 0
     files, at = np.unique(ids[busy], return_inverse=True)
     requests = np.bincount(at, weights=per_row[busy], minlength=len(files))

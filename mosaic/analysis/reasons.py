@@ -57,7 +57,7 @@ from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 
-from mosaic.analysis import segments, small, verdict
+from mosaic.analysis import metadata, segments, small, verdict
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, TraceResult, analyze, result
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 from mosaic.analysis.peak_files import peak_files
@@ -762,7 +762,7 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
         second = high.derived("peak_second", peak_second)
         word = "more than" if given else "not more than"
         text = f"{_number(peak, limit)} requests in the second at {second} s, {word} {_number(limit)}"
-        text += _behind_peak(analysis, high, peak_second, config)
+        text += _behind(analysis, high, [peak_second], "peak", config)
         found.append(
             high.reason(
                 "metadata_high_spike", given, "3.7", text + _partial(analysis.trace, high, None), peak_near
@@ -778,7 +778,8 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
     if multiple or count_near:
         word = "at least" if multiple else "fewer than"
         text = f"{count} seconds with >= {level} requests ({quote_peak(spikes)}), {word} {needed}"
-        text += _behind_peak(analysis, spikes, peak_second, config)
+        seconds = metadata.spike_seconds(per_second, metadata_spike_level=config.metadata_spike_level)
+        text += _behind(analysis, spikes, seconds.tolist(), "spike", config)
         found.append(
             spikes.reason(
                 "metadata_multiple_spikes",
@@ -819,24 +820,27 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
     return found
 
 
-def _behind_peak(analysis: TraceAnalysis, quote: _Quote, second: int, config: Config) -> str:
-    """ "; the files behind the peak: FILE (N requests, S %), ... and K more files": those with the
-    most requests in the peak second (:mod:`~mosaic.analysis.peak_files`), "" for none."""
+def _behind(analysis: TraceAnalysis, quote: _Quote, seconds: list[int], what: str, config: Config) -> str:
+    """ "; the files behind the peak: FILE (N requests, S %), ... and K more files": those with
+    the most requests in the peak second (``what`` "peak") or in every spike second together
+    ("spike": "the files behind the 43 spikes"), from :mod:`~mosaic.analysis.peak_files`;
+    "" for none. Their figures are quoted as ``{what}_file_K_...`` and ``{what}_files_others``."""
     behind = peak_files(
-        analysis.trace, second, config.explain_peak_files, metadata_seeks=config.metadata_seeks
+        analysis.trace, seconds, config.explain_peak_files, metadata_seeks=config.metadata_seeks
     )
     parts = []
     for rank, file in enumerate(behind["files"], 1):
-        quote.derived(f"peak_file_{rank}_record_id", file["record_id"])
-        requests = _number(quote.derived(f"peak_file_{rank}_requests", file["requests"]))
-        share = _percent(quote.derived(f"peak_file_{rank}_share", file["share"]))
+        quote.derived(f"{what}_file_{rank}_record_id", file["record_id"])
+        requests = _number(quote.derived(f"{what}_file_{rank}_requests", file["requests"]))
+        share = _percent(quote.derived(f"{what}_file_{rank}_share", file["share"]))
         parts.append(f"{file['name']} ({requests} requests, {share})")
     if not parts:
         return ""
     if behind["others"]:
-        more = quote.derived("peak_files_others", behind["others"])
+        more = quote.derived(f"{what}_files_others", behind["others"])
         parts[-1] += f" and {more} more file{'s' if more > 1 else ''}"
-    return f"; the files behind the peak: {', '.join(parts)}"
+    where = "the peak" if what == "peak" else f"the {len(seconds)} spike{'s' if len(seconds) > 1 else ''}"
+    return f"; the files behind {where}: {', '.join(parts)}"
 
 
 def as_text(found: Mapping[str, Any]) -> str:

@@ -225,7 +225,7 @@ def _metadata_peak(analysis: TraceAnalysis, config: Config) -> Html:
     if not per_second[second]:
         return Html("<p>No metadata requests.</p>")
     behind = peak_files(
-        analysis.trace, second, config.explain_peak_files, metadata_seeks=config.metadata_seeks
+        analysis.trace, [second], config.explain_peak_files, metadata_seeks=config.metadata_seeks
     )
     rows = [
         [f["name"], str(f["record_id"]), f"{f['requests']:,.6g}", percent(f["share"])]

@@ -1,8 +1,10 @@
 """The files behind the metadata peak, in the reasons and on the job page (issue 46 item 16)."""
 
+import numpy as np
 import pytest
 
 from mosaic.analysis.categorize import analyze
+from mosaic.analysis.metadata import requests_in_seconds
 from mosaic.analysis.peak_files import file_name, peak_files
 from mosaic.analysis.reasons import explain
 from mosaic.config import Config
@@ -64,9 +66,9 @@ def test_the_high_spike_names_the_files_behind_it(tmp_path):
 def test_an_anonymized_log_names_its_files_by_record_id(tmp_path):
     """darshan-convert's anonymization renames <STDIN> too: the names are not the paths."""
     hashed = {rid: f"/scratch/{rid * 7919}" for rid in NAMES} | {STDIN: "4232606288"}
-    behind = peak_files(analysis_of(tmp_path, hashed).trace, 5, 2, metadata_seeks=False)
+    behind = peak_files(analysis_of(tmp_path, hashed).trace, [5], 2, metadata_seeks=False)
     assert behind == {
-        "second": 5,
+        "seconds": [5],
         "requests": 445.0,
         "files": [
             {"record_id": 11, "name": "record 11", "requests": 300.0, "share": 300 / 445},
@@ -106,7 +108,7 @@ def test_imbalanced_io_peak_is_two_files_opened_and_closed_by_all_496_ranks():
     1.93 from /lus/theta-fs0/3981085427's opens and closes spread over 66.7-1478 s:
     992 / 881.1 s + 2 / 881.1 s + 2 / 1411.7 s + 992 / 1236.7 s."""
     analysis = analyze(read_trace(IMBALANCED, CFG), CFG)
-    behind = peak_files(analysis.trace, 291, 3, metadata_seeks=False)
+    behind = peak_files(analysis.trace, [291], 3, metadata_seeks=False)
     assert [(f["record_id"], f["name"]) for f in behind["files"]] == [
         (8806567884913829876, "record 8806567884913829876"),  # lower id first on a tie
         (17143336642595553601, "record 17143336642595553601"),
@@ -121,3 +123,57 @@ def test_imbalanced_io_peak_is_two_files_opened_and_closed_by_all_496_ranks():
         "(496 requests, 49.9 %), record 17143336642595553601 (496 requests, 49.9 %), "
         "record 15708535418621378501 (1.93 requests, 0.194 %); a partial log" in text
     )
+
+
+# Five spike seconds of a 100 s run: /scratch/a 60 opens at 10.2, 20.2 and 30.2 s (ranks
+# 0-2), /scratch/b 60 at 40.2 and 50.2 s, /scratch/d 10 at 10.5 s; /scratch/c 300 opens
+# over 60-70 s (30/s: no spike, so not behind them).
+SPIKES = [
+    posix_v4(21, 0, opens=60, times=never_closed(10.2)),
+    posix_v4(21, 1, opens=60, times=never_closed(20.2)),
+    posix_v4(21, 2, opens=60, times=never_closed(30.2)),
+    posix_v4(22, 0, opens=60, times=never_closed(40.2)),
+    posix_v4(22, 1, opens=60, times=never_closed(50.2)),
+    posix_v4(23, 0, opens=300, times=never_closed(60.0, 70.0)),
+    posix_v4(24, 0, opens=10, times=never_closed(10.5)),
+]
+SPIKE_NAMES = {21: "/scratch/a", 22: "/scratch/b", 23: "/scratch/c", 24: "/scratch/d"}
+
+
+def test_multiple_spikes_name_the_files_behind_every_spike_not_the_peak_alone(tmp_path):
+    """The peak (second 10: 70 requests) is /scratch/a and /scratch/d; the five spikes
+    together (310 requests) are /scratch/a 180, /scratch/b 120 and /scratch/d 10."""
+    path = tmp_path / "spikes.darshan"
+    path.write_bytes(v3_log(names=SPIKE_NAMES, modules={"POSIX": (4, SPIKES)}))
+    analysis = analyze(read_trace(path, CFG), CFG)
+    assert (analysis.metadata["spikes"], analysis.metadata["peak_per_second"]) == (5, 70.0)
+    reason = metadata_reason(analysis, "metadata_multiple_spikes")
+    assert reason["text"] == (
+        "metadata multiple_spikes (close call): 5 seconds with >= 50 requests (peak 70/s at 10 s), "
+        "at least 5; the files behind the 5 spikes: /scratch/a (180 requests, 58.1 %), "
+        "/scratch/b (120 requests, 38.7 %), /scratch/d (10 requests, 3.23 %)"
+    )
+    numbers = reason["numbers"]
+    assert [numbers[f"spike_file_{k}_record_id"] for k in (1, 2, 3)] == [21, 22, 24]
+    assert numbers["spike_file_2_share"] == pytest.approx(120 / 310)
+    assert "spike_files_others" not in numbers
+
+
+def test_requests_in_seconds_takes_each_windows_share_of_the_chosen_seconds(tmp_path):
+    """30 opens over 4.5-7.5 s: 5 in second 4, 10 in 5, 10 in 6, 5 in 7; an instant at 9.25 s."""
+    path = tmp_path / "windows.darshan"
+    records = [
+        posix_v4(31, 0, opens=30, times=never_closed(4.5, 7.5)),
+        posix_v4(32, 0, opens=4, times={"open_start": 9.25, "close_start": 9.25, "close_end": 9.25}),
+    ]
+    path.write_bytes(v3_log(names={31: "/scratch/w", 32: "/scratch/i"}, modules={"POSIX": (4, records)}))
+    meta = read_trace(path, CFG).meta
+    run_time = read_trace(path, CFG).run_time
+
+    def shares(seconds):
+        return requests_in_seconds(meta, np.array(seconds), run_time, metadata_seeks=False).tolist()
+
+    assert shares([5, 7]) == pytest.approx([15.0, 0.0])
+    assert shares([4, 5, 6, 7]) == pytest.approx([30.0, 0.0])
+    assert shares([9]) == pytest.approx([0.0, 8.0])  # 4 opens and their 4 closes
+    assert shares([]) == pytest.approx([0.0, 0.0])

@@ -213,7 +213,8 @@ def test_four_spikes_are_close_to_multiple_spikes():
             "metadata_multiple_spikes",
             False,
             "metadata multiple_spikes not given: 4 seconds with >= 50 requests (peak 50/s at 1 s), "
-            "fewer than 5; the files behind the peak: /scratch/f0 (50 requests, 100 %)",
+            "fewer than 5; the files behind the 4 spikes: /scratch/f1 (50 requests, 25 %), "
+            "/scratch/f2 (50 requests, 25 %), /scratch/f0 (50 requests, 25 %) and 1 more file",
         ),
     ]
 
@@ -226,7 +227,8 @@ def test_five_spikes_are_multiple_spikes_by_a_hair():
             "metadata_multiple_spikes",
             True,
             "metadata multiple_spikes (close call): 5 seconds with >= 50 requests (peak 50/s at 1 s), "
-            "at least 5; the files behind the peak: /scratch/f0 (50 requests, 100 %)",
+            "at least 5; the files behind the 5 spikes: /scratch/f1 (50 requests, 20 %), "
+            "/scratch/f2 (50 requests, 20 %), /scratch/f4 (50 requests, 20 %) and 2 more files",
         ),
     ]
 
@@ -429,7 +431,8 @@ def test_explained_result_and_its_text():
     assert lines[0] == "edge.darshan: read_insignificant write_insignificant metadata_insignificant_load"
     assert lines[-1] == (
         "  - metadata multiple_spikes not given: 4 seconds with >= 50 requests (peak 50/s at 1 s), "
-        "fewer than 5; the files behind the peak: /scratch/f0 (50 requests, 100 %)  [SPEC 3.7]"
+        "fewer than 5; the files behind the 4 spikes: /scratch/f1 (50 requests, 25 %), "
+        "/scratch/f2 (50 requests, 25 %), /scratch/f0 (50 requests, 25 %) and 1 more file  [SPEC 3.7]"
     )
     evicted = {"file": "x", "status": "evicted", "reason": "truncated", "detail": "at byte 3"}
     assert as_text(evicted) == "x: evicted (truncated): at byte 3"
