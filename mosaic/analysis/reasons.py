@@ -268,14 +268,26 @@ class _Test(NamedTuple):
 _Condition = Callable[[_Quote, DirectionAnalysis], _Test]
 
 
+def _uncounted(trace: Trace) -> list[str]:
+    """The modules of the log whose traffic is not counted: DFS and DAOS (SPEC 2)."""
+    return [name for name in ("DFS", "DAOS") if name in trace.info.get("modules", ())]
+
+
 def _moved(trace: Trace) -> str:
     """How a direction's bytes were counted: "moved", or through which modules when the log
     also has DFS or DAOS records, whose bytes are not counted (SPEC 2: the real ior-DFS log
     moved 16.8 MB each way through DFS, and "0 B moved" read as no I/O)."""
-    uncounted = [name for name in ("DFS", "DAOS") if name in trace.info.get("modules", ())]
+    uncounted = _uncounted(trace)
     if not uncounted:
         return "moved"
     return f"through POSIX, MPI-IO and STDIO ({' and '.join(uncounted)} not counted)"
+
+
+def _requests_counted(trace: Trace) -> str:
+    """ "; requests of POSIX and STDIO only (...)" when the log has DFS or DAOS records, whose
+    opens are not counted either (ior-DFS: 32 DFS opens and 2 lookups, "peak 0/s"), else ""."""
+    uncounted = _uncounted(trace)
+    return f"; requests of POSIX and STDIO only ({' and '.join(uncounted)} not counted)" if uncounted else ""
 
 
 def _temporality(
@@ -746,6 +758,7 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
     per_second = analysis.requests_per_second
     peak_second = int(np.argmax(per_second)) if per_second.size else 0
     labels = analysis.metadata_labels
+    counted = _requests_counted(analysis.trace)
     found = []
 
     def quote_peak(quote: _Quote) -> str:
@@ -765,7 +778,11 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
         text += _behind(analysis, high, [peak_second], "peak", config)
         found.append(
             high.reason(
-                "metadata_high_spike", given, "3.7", text + _partial(analysis.trace, high, None), peak_near
+                "metadata_high_spike",
+                given,
+                "3.7",
+                text + _partial(analysis.trace, high, None) + counted,
+                peak_near,
             )
         )
 
@@ -785,7 +802,7 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
                 "metadata_multiple_spikes",
                 multiple,
                 "3.7",
-                text + _partial(analysis.trace, spikes, None),
+                text + _partial(analysis.trace, spikes, None) + counted,
                 count_near,
             )
         )
@@ -805,7 +822,7 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
             f"{_number(mean, floor)} requests per second on average over {_seconds(run_time)} "
             f"({mean_word} {_number(floor)}) and {count} spikes ({spike_word} {needed})"
         )
-        text += _partial(analysis.trace, dense, None)
+        text += _partial(analysis.trace, dense, None) + counted
         found.append(dense.reason("metadata_high_density", density, "3.7", text, mean_near or count_near))
 
     if "metadata_insignificant_load" in labels:
@@ -815,7 +832,7 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
             f"{quiet.at('metadata.spikes')} seconds with >= {quiet.threshold('metadata_spike_level')} "
             f"requests, fewer than {quiet.threshold('metadata_min_spikes')}"
         )
-        text += _partial(analysis.trace, quiet, None)
+        text += _partial(analysis.trace, quiet, None) + counted
         found.append(quiet.reason("metadata_insignificant_load", True, "3.7", text, peak_near or count_near))
     return found
 

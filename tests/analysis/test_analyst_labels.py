@@ -235,8 +235,14 @@ def test_bytes_through_dfs_are_said_not_counted():
             f"{direction} insignificant: 0 B through POSIX, MPI-IO and STDIO "
             "(DFS and DAOS not counted), under 100 MB"
         )
+    # its 32 DFS opens and 2 lookups are not requests here either: "peak 0/s" says which
+    assert texts["metadata_insignificant_load"] == (
+        "metadata insignificant_load: peak 0/s at 0 s, not more than 250; 0 seconds with >= 50 "
+        "requests, fewer than 5; requests of POSIX and STDIO only (DFS and DAOS not counted)"
+    )
     posix = categorize_explained(read_trace(shared("skew-app.darshan"), Config()), Config())["reasons"]
     assert "read insignificant: 0 B moved, under 100 MB" in [r["text"] for r in posix]
+    assert not any("not counted" in r["text"] for r in posix)
 
 
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
