@@ -196,6 +196,11 @@ def _general(value: float, digits: int) -> str:
     return f"{value:.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
 
 
+def _count(n: int, noun: str) -> str:
+    """ "1 second", "0 seconds", "43 seconds"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _percent(share: float, reference: float | None = None) -> str:
     return _distinct(lambda v, d: f"{100 * v:.{d}g} %", share, reference)
 
@@ -794,7 +799,7 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
     count_near = _near(count, needed, config)
     if multiple or count_near:
         word = "at least" if multiple else "fewer than"
-        text = f"{count} seconds with >= {level} requests ({quote_peak(spikes)}), {word} {needed}"
+        text = f"{_count(count, 'second')} with >= {level} requests ({quote_peak(spikes)}), {word} {needed}"
         seconds = metadata.spike_seconds(per_second, metadata_spike_level=config.metadata_spike_level)
         text += _behind(analysis, spikes, seconds.tolist(), "spike", config)
         found.append(
@@ -829,8 +834,9 @@ def _metadata(analysis: TraceAnalysis, answer: TraceResult, config: Config) -> l
         quiet = _Quote(answer, config)
         text = (
             f"{quote_peak(quiet)}, not more than {_number(quiet.threshold('metadata_high_spike'))}; "
-            f"{quiet.at('metadata.spikes')} seconds with >= {quiet.threshold('metadata_spike_level')} "
-            f"requests, fewer than {quiet.threshold('metadata_min_spikes')}"
+            f"{_count(quiet.at('metadata.spikes'), 'second')} with "
+            f">= {quiet.threshold('metadata_spike_level')} requests, "
+            f"fewer than {quiet.threshold('metadata_min_spikes')}"
         )
         text += _partial(analysis.trace, quiet, None) + counted
         found.append(quiet.reason("metadata_insignificant_load", True, "3.7", text, peak_near or count_near))

@@ -245,6 +245,18 @@ def test_bytes_through_dfs_are_said_not_counted():
     assert not any("not counted" in r["text"] for r in posix)
 
 
+def test_one_spike_second_is_one_second():
+    """treddy_h5d_no_h5f: 102 requests at 0 s, its one second of >= 50 ("1 seconds" before)."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    trace = read_trace(shared("treddy_h5d_no_h5f.darshan"), Config())
+    texts = [r["text"] for r in categorize_explained(trace, Config())["reasons"]]
+    assert (
+        "metadata insignificant_load: peak 102/s at 0 s, not more than 250; 1 second with >= 50 "
+        "requests, fewer than 5"
+    ) in texts
+
+
 def test_e3sm_heatmap_only_keeps_its_spike_and_no_false_period():
     """314,446 aggregator seeks made 305,488 'requests' in one second; without them: 368/s.
     The input's shared POSIX record has 514 opens over 0.030-5.419 s, but 512 of them are
