@@ -219,6 +219,13 @@ def test_dlio_2110720_counts_five_epochs_of_two_bursts():
     (periodic,) = [r for r in explained["reasons"] if r["label"] == "read_periodic"]
     assert periodic["text"].startswith("read periodic: 5 cycles of 2 read heatmap bursts every 8 s")
     assert periodic["numbers"]["cycles"] == 5
+    # The second bursts start at bins 77, 87, 96 and 106 (0.8 s): 29 bins over 3 periods,
+    # 7.73 +- 0.267 s, said with its own resolution (the median interval, 10 bins, said 8 s;
+    # the epochs shorten from 9 bins to 7, so their second bursts come every 7.6-7.7 s)
+    assert "beside them 4 every 7.73 s (+- 0.267 s), 895 MB each" in periodic["text"]
+    second = "read.periodicity.meanshift.operations.1"
+    assert periodic["numbers"][f"{second}.period"] == pytest.approx(29 * 0.8 / 3)
+    assert periodic["numbers"][f"{second}.period_resolution"] == pytest.approx(0.8 / 3)
 
 
 def test_bytes_through_dfs_are_said_not_counted():
