@@ -17,7 +17,7 @@ def explain(file: Path, output: Path | None, config_file: str | None) -> None:
     """Write one log FILE's page: one self-contained HTML file, nothing fetched when opened.
 
     Job facts, the labels and the numbers behind each, reads and writes per
-    quarter, the `mosaic plot` timeline, and interactive charts (ranks doing
+    quarter, the `mosaic plot` timeline, and interactive charts (records doing
     I/O, HEATMAP bins, metadata requests per second, the FFT spectra: drag
     to zoom, hover for values). An evicted log gets a page saying why, and
     the command exits with status 1.

@@ -187,6 +187,12 @@ def _directions_table(analysis: TraceAnalysis) -> Html:
     return table(headers, rows, "numbers")
 
 
+def _significance(fft: Mapping[str, Any]) -> str:
+    """ "2.1 sigma", or, for a significance of 0, what it stands for (as the reasons say it):
+    the peak could not be judged (too few independent samples at its lag)."""
+    return f"{fft['significance']:.1f} sigma" if fft["significance"] > 0 else "not judged against chance"
+
+
 def _direction_row(direction: DirectionAnalysis) -> list[object]:
     total = direction.bytes
     quarters = [f"{human_bytes(b)} ({percent(b / total) if total else '-'})" for b in direction.chunks]
@@ -199,7 +205,7 @@ def _direction_row(direction: DirectionAnalysis) -> list[object]:
         found = [
             f"{len(meanshift['operations'])} periodic operations in {meanshift['source']}, "
             f"{percent(meanshift['share'])} of segments",
-            f"period {duration(fft['period'])}, score {fft['score']:.2f}, {fft['significance']:.1f} sigma"
+            f"period {duration(fft['period'])}, score {fft['score']:.2f}, {_significance(fft)}"
             if fft.get("period")
             else "no peak",
             f"periodic, {duration(verdict['period'])} from {verdict['source']}, busy "

@@ -59,7 +59,7 @@ def figures(out: Path, config_file: str | None, quiet: bool) -> None:
 def plot(file: Path, output: Path | None, config_file: str | None) -> None:
     """Draw one log FILE (or ARCHIVE/MEMBER of a tar archive) as a timeline (paper Fig. 2).
 
-    Ranks doing I/O before and after merging, periodic segments with their
+    Records (rank-file pairs) doing I/O before and after merging, periodic segments with their
     period, the four quarter chunks, the HEATMAP's bytes per bin (Darshan
     3.3+), the FFT spectrum and its peak, and metadata requests per second
     against the spike thresholds.

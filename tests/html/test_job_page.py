@@ -63,3 +63,15 @@ def test_the_tallest_bin_is_named_when_it_is_not_the_detectors_peak():
     freqs = np.array([0.1, 0.2, 0.3, 0.4])
     assert tallest_elsewhere(freqs, np.array([1.0, 3.0, 0.5, 0.2]), peak=0) == 1  # the harmonic
     assert tallest_elsewhere(freqs, np.array([3.0, 1.0, 0.5, 0.2]), peak=0) is None
+
+
+def test_a_peak_of_significance_0_is_said_not_judged_in_the_table():
+    """DLIO 2110531's FFT peak, 23.8 s, has no independent samples to judge it: the reasons
+    say "could not be judged against chance", the table said "0.0 sigma"."""
+    config = Config()
+    path = DLIO.with_name("snyder_python3_id3116902-2110531_12-19-66999-7428115441680580108_1.darshan")
+    analysis = analyze(read_trace(path, config), config)
+    assert analysis.read.fft["significance"] == 0
+    text = analysis_page(analysis, config, Assets(inline=False))
+    assert "period 23.8 s, score 0.00, not judged against chance" in text
+    assert "0.0 sigma" not in text
