@@ -444,7 +444,7 @@ def _periodicity(direction: DirectionAnalysis, answer: TraceResult, config: Conf
         return [
             _periodic(direction, answer, config),
             *_magnitudes(direction.name, answer, config),
-            *_busy(direction.name, answer, config, _bin_bound(direction)),
+            *_busy(direction, answer, config),
         ]
     return _not_periodic(direction, answer, config)
 
@@ -644,8 +644,10 @@ def _bin_bound(direction: DirectionAnalysis) -> str:
     return f" (an upper bound: each burst fills one or two {width} heatmap bins, however short its I/O)"
 
 
-def _busy(name: str, answer: TraceResult, config: Config, bound: str = "") -> list[Reason]:
-    """The busy-time labels given, or missed closely; ``bound``: what bounds the figure."""
+def _busy(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
+    """The busy-time labels given, or missed closely, with what bounds the figure
+    (:func:`_bin_bound`) and what it is a share of (:func:`_busy_of`)."""
+    name, bound = direction.name, _bin_bound(direction)
     found = []
     for label, key, given_word, missed_word in (
         ("periodic_low_busy_time", "low_busy_max", "at most", "over"),
@@ -659,11 +661,27 @@ def _busy(name: str, answer: TraceResult, config: Config, bound: str = "") -> li
         near = _near(busy, limit, config)
         if given or near:
             word = given_word if given else missed_word
-            source = quote.peek(f"{name}.periodicity.verdict.source")
-            how = "of the FFT signal's time above its mean" if source == "fft" else "of each period"
-            text = f"busy {_percent(busy, limit)} {how}, {word} {_percent(limit)}{bound}"
+            text = (
+                f"busy {_percent(busy, limit)} {_busy_of(direction, quote)}, {word} {_percent(limit)}{bound}"
+            )
             found.append(quote.reason(full, given, "3.4", text, near))
     return found
+
+
+def _busy_of(direction: DirectionAnalysis, quote: _Quote) -> str:
+    """What a busy fraction is a share of: each period, the FFT signal's time, or, when a
+    cycle holds several bursts of the dominant operation's cluster, each segment (SPEC 3.4:
+    operation duration / segment duration), which the cycle's next burst cuts short (DLIO
+    2110720: 62.3 % of the 4.0-5.6 s to its second burst, not of the 8 s epoch)."""
+    name = direction.name
+    if quote.peek(f"{name}.periodicity.verdict.source") == "fft":
+        return "of the FFT signal's time above its mean"
+    assert direction.meanshift is not None  # a mean shift verdict has its occurrences
+    occurrences = quote.peek(f"{name}.periodicity.meanshift.operations.0.occurrences")
+    period = quote.peek(f"{name}.periodicity.verdict.period")
+    if _cycles(direction.meanshift["occurrences"][0]["starts"], period) < occurrences:
+        return "of each segment, from a burst to the next of its cycle (not of the period)"
+    return "of each period"
 
 
 def _not_periodic(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:

@@ -226,6 +226,12 @@ def test_dlio_2110720_counts_five_epochs_of_two_bursts():
     second = "read.periodicity.meanshift.operations.1"
     assert periodic["numbers"][f"{second}.period"] == pytest.approx(29 * 0.8 / 3)
     assert periodic["numbers"][f"{second}.period_resolution"] == pytest.approx(0.8 / 3)
+    # its busy fraction is of the 4.0-5.6 s segments the second bursts cut, not of the 8 s
+    (busy,) = [r for r in explained["reasons"] if r["label"] == "read_periodic_high_busy_time"]
+    assert busy["text"] == (
+        "read periodic_high_busy_time not given: busy 62.3 % of each segment, from a burst to the "
+        "next of its cycle (not of the period), under 75 %"
+    )
 
 
 def test_bytes_through_dfs_are_said_not_counted():
