@@ -41,6 +41,7 @@ from mosaic.report.text import in_figure
 from mosaic.trace import HeatmapSignal
 
 RECORDS_AXIS = "records doing I/O\n(rank-file pairs)"  # not ranks: one rank may hold many files
+MERGED_AXIS = "records (merged, mean)"  # the records a merged operation stands for, on average
 RAW_COLOR, MINOR_COLOR, MERGED_COLOR = PALETTE[0], PALETTE[3], PALETTE[7]
 CLUSTER_COLORS = [PALETTE[i] for i in (1, 2, 4, 8, 9, 5, 6)]  # cycled past 7 periodic operations
 LEGEND_OPERATIONS = 4  # periodic operations named in the legend, dominant first
@@ -140,8 +141,8 @@ def _merged_panel(ax: Axes, direction: DirectionAnalysis) -> dict[str, Any]:
     durations = merged.ends - merged.starts
     heights = np.divide(
         merged.rank_seconds, durations, out=np.ones_like(durations), where=durations > 0
-    )  # mean ranks over the merged operation
-    ax.set_ylabel("ranks (merged, mean)")
+    )  # mean records over the merged operation (a shared record counts its ranks)
+    ax.set_ylabel(MERGED_AXIS)
     ax.fill(
         *_blocks(merged.starts, merged.ends, heights),
         color=MERGED_COLOR,

@@ -379,3 +379,24 @@ def test_log_frequency_ticks_are_few_and_plain(low, high, ticks):
     shown = [t for t in ax.get_xticklabels() if low <= t.get_position()[0] <= high]  # in view
     assert [t.get_text() for t in shown] == ticks
     assert not any(t.get_text() for t in ax.get_xticklabels(minor=True))
+
+
+def test_the_merged_panel_counts_records_not_ranks(tmp_path, monkeypatch):
+    """DLIO 2110720 is one rank reading 14 files at once: its merged panel said "ranks
+    (merged, mean)" at 12, as the raw panel said "14 ranks doing I/O" (issue 46 item 14)."""
+    from matplotlib.axes import Axes
+
+    config = Config()
+    path = (
+        REAL_LOGS / "dlio_logs" / "snyder_python3_id3116902-2110720_12-19-66999-3374015529869773650_1.darshan"
+    )
+    analysis = analyze(read_trace(path, config), config)
+    assert analysis.trace.job["nprocs"] == 1
+    labels: list[str] = []
+    original = Axes.set_ylabel
+    monkeypatch.setattr(
+        Axes, "set_ylabel", lambda ax, label, *a, **k: labels.append(label) or original(ax, label, *a, **k)
+    )
+    plot_timeline(analysis, config, tmp_path / "dlio.png")
+    assert "records (merged, mean)" in labels and "records doing I/O\n(rank-file pairs)" in labels
+    assert not any(label.startswith("ranks") for label in labels)
