@@ -141,6 +141,7 @@ def serve(
     from mosaic.service.app import ServiceSettings, create_app
     from mosaic.service.protocol import protocol_class
     from mosaic.service.security import Tokens
+    from mosaic.service.shutdown import log_config
 
     settings = ServiceSettings(
         store=store_path,
@@ -155,6 +156,7 @@ def serve(
         port=port,
         access_log=False,
         log_level="info",
+        log_config=log_config(config.service_shutdown_seconds),
         http=protocol_class(config),
         h11_max_incomplete_event_size=config.service_max_header_bytes,
         timeout_graceful_shutdown=config.service_shutdown_seconds,
