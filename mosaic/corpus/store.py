@@ -806,19 +806,24 @@ class Store:
         partial = target.with_name(target.name + ".tmp")
         partial.unlink(missing_ok=True)
         source = self._connect()
-        copy = sqlite3.connect(partial, isolation_level=None)
         try:
-            source.backup(copy)  # pages=-1: the whole file from one snapshot
-            copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
-            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
-            if problems != ["ok"]:
-                raise DamagedStore(partial, problems[0])
-            copied = _info(copy, target)
+            copy = sqlite3.connect(partial, isolation_level=None)
+            try:
+                source.backup(copy)  # pages=-1: the whole file from one snapshot
+                copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+                problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
+                if problems != ["ok"]:
+                    raise DamagedStore(partial, problems[0])
+                copied = _info(copy, target)
+            finally:
+                copy.close()
+            with open(partial, "rb") as fh:
+                os.fsync(fh.fileno())
+        except BaseException:  # a full disk, a damaged copy: no half copy left behind
+            partial.unlink(missing_ok=True)
+            raise
         finally:
-            copy.close()
             source.close()
-        with open(partial, "rb") as fh:
-            os.fsync(fh.fileno())
         os.replace(partial, target)
         folder = os.open(target.parent, os.O_RDONLY)
         try:
@@ -862,7 +867,12 @@ def restore(backup: str | Path, target: str | Path) -> StoreInfo:
     is upgraded as the store opens)."""
     source = sqlite3.connect(f"file:{Path(backup).resolve()}?mode=ro", uri=True)
     try:
-        problems = [row[0] for row in source.execute("PRAGMA integrity_check")]
+        try:
+            problems = [row[0] for row in source.execute("PRAGMA integrity_check")]
+        except sqlite3.DatabaseError as error:  # not a database at all
+            if not is_damage(error):
+                raise
+            problems = [str(error)]
         if problems != ["ok"]:
             raise DamagedStore(Path(backup), problems[0])
         found = source.execute("SELECT value FROM meta WHERE key = 'lookup_schema'").fetchone()

@@ -174,7 +174,10 @@ def test_the_applications_table_sorts_and_filters(browser, site):
     page, problems = open_page(browser, report / "applications.html")
     # the rows come in files of 10 (SITE_CONFIG): the first at once, the next on demand
     assert len(shown_rows(page)) == 10 < len(rows)
-    partial = f"(loaded: those with the most runs, of {len(rows)} in all; \u201cload more rows\u201d below the table adds more)."
+    partial = (
+        f"(loaded: those with the most runs, of {len(rows)} in all; "
+        "\u201cload more rows\u201d below the table adds more)."
+    )
     assert page.inner_text("#shown") == f"10 loaded applications {partial}"
     page.fill("#filter-runs", str(rows[0][column["runs"]]))  # the first file's rows: the most runs
     matching = sum(r[column["runs"]] >= rows[0][column["runs"]] for r in rows[:10])
