@@ -21,32 +21,25 @@ from mosaic_testing.stored import PERIODIC, trace
 UID = 31
 APP = "/apps/" + "x" * 200  # longer than the configuration's 64-character bound below
 STORED_APP = bounded_name(APP, 64)  # what `mosaic run --config` with that bound stored
+
+
+def stored(name: str, day: int, run_time: float, period: float | None = None) -> dict:
+    """A run of the group on 2026-01-0DAY, writing periodically when ``period`` is given."""
+    return trace(
+        name,
+        1e8 if period else 0.0,
+        (period, 0.2, 1e7) if period else None,
+        run_time=run_time,
+        start=f"2026-01-0{day}T00:00:00Z",
+        categories=PERIODIC if period else ("write_steady",),
+        uid=UID,
+        application=STORED_APP,
+        job_id=str(day),
+    )
+
+
 # Three runs, a day apart; the last two are periodic (periods 600 and 6,000 s).
-RUNS = [
-    trace("a", run_time=10.0, start="2026-01-01T00:00:00Z", uid=UID, application=STORED_APP, job_id="1"),
-    trace(
-        "b",
-        1e8,
-        (600.0, 0.2, 1e7),
-        run_time=20.0,
-        start="2026-01-02T00:00:00Z",
-        categories=PERIODIC,
-        uid=UID,
-        application=STORED_APP,
-        job_id="2",
-    ),
-    trace(
-        "c",
-        1e8,
-        (6000.0, 0.2, 1e7),
-        run_time=40.0,
-        start="2026-01-03T00:00:00Z",
-        categories=PERIODIC,
-        uid=UID,
-        application=STORED_APP,
-        job_id="3",
-    ),
-]
+RUNS = [stored("a", 1, 10.0), stored("b", 2, 20.0, 600.0), stored("c", 3, 40.0, 6000.0)]
 
 
 @pytest.fixture
