@@ -876,9 +876,29 @@ def restore(backup: str | Path, target: str | Path) -> StoreInfo:
     """Copy ``backup`` (a file :meth:`Store.backup` wrote) into the store at ``target``, in
     place through SQLite's backup API: a process that has ``target`` open (a running
     ``mosaic serve``) sees the backup's contents at its next read, never a mix. The
-    backup must pass integrity_check and be of a layout this release reads (an older one
-    is upgraded as the store opens)."""
-    source = sqlite3.connect(f"file:{Path(backup).resolve()}?mode=ro", uri=True)
+    backup must pass integrity_check and be of a layout this release reads; an older one
+    is upgraded in a copy beside ``target`` first (``target``.upgrading, removed after),
+    so that a server on ``target`` never reads the old layout (until 2026-11-29 it was
+    upgraded in ``target`` after the copy, and a server read the old layout meanwhile)."""
+    layout = _backup_layout(Path(backup))
+    if layout == LOOKUP_SCHEMA:
+        _copy_file(Path(backup), Path(target))
+    else:
+        staged = Path(target).with_name(Path(target).name + ".upgrading")
+        try:
+            _remove_store_files(staged)
+            _copy_file(Path(backup), staged)
+            Store(staged).close()  # upgraded
+            _copy_file(staged, Path(target))
+        finally:
+            _remove_store_files(staged)
+    with Store(target) as restored:
+        return restored.info()
+
+
+def _backup_layout(backup: Path) -> int:
+    """The lookup layout of a backup that passes integrity_check and that this release reads."""
+    source = sqlite3.connect(f"file:{backup.resolve()}?mode=ro", uri=True)
     try:
         try:
             problems = [row[0] for row in source.execute("PRAGMA integrity_check")]
@@ -887,11 +907,20 @@ def restore(backup: str | Path, target: str | Path) -> StoreInfo:
                 raise
             problems = [str(error)]
         if problems != ["ok"]:
-            raise DamagedStore(Path(backup), problems[0])
+            raise DamagedStore(backup, problems[0])
         found = source.execute("SELECT value FROM meta WHERE key = 'lookup_schema'").fetchone()
-        layout = int(found[0]) if found else 1
-        if layout > LOOKUP_SCHEMA:
-            raise NewerStore(Path(backup), layout, LOOKUP_SCHEMA)
+    finally:
+        source.close()
+    layout = int(found[0]) if found else 1
+    if layout > LOOKUP_SCHEMA:
+        raise NewerStore(backup, layout, LOOKUP_SCHEMA)
+    return layout
+
+
+def _copy_file(source_path: Path, target: Path) -> None:
+    """``source_path``'s contents into the database at ``target`` (SQLite's backup API)."""
+    source = sqlite3.connect(f"file:{source_path.resolve()}?mode=ro", uri=True)
+    try:
         into = sqlite3.connect(target, timeout=30.0)
         try:
             source.backup(into)
@@ -899,8 +928,11 @@ def restore(backup: str | Path, target: str | Path) -> StoreInfo:
             into.close()
     finally:
         source.close()
-    with Store(target) as restored:
-        return restored.info()
+
+
+def _remove_store_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 class PruneCounts(TypedDict):
