@@ -282,6 +282,9 @@ class Config:
     service_queue_timeout_seconds: float = service(
         30.0, **POSITIVE
     )  # a categorization waiting longer for a worker gets 503 (workers go to the client with fewest running first)
+    service_ipv6_client_prefix: int = service(
+        64, lo=1, hi=128
+    )  # IPv6 clients are told apart by this many leading bits (a /64 is one site): their shares of connections and queue
     service_retry_after_seconds: int = service(5, lo=1)  # Retry-After of those 429 and 503
     service_shutdown_seconds: int = service(
         10, lo=0

@@ -8,15 +8,16 @@ snapshots. docs/operations.md says when to run which.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
-from datetime import date
+from datetime import datetime
 from typing import Any
 
 import click
 
 
 def _opened(path: str) -> Any:
-    """The store at ``path``; a damaged or newer store stops the command (exit 1)."""
+    """The store at ``path``; a damaged, newer or unopenable store stops the command (exit 1)."""
     from mosaic.corpus.store import Store
     from mosaic.errors import EngineError
 
@@ -24,6 +25,8 @@ def _opened(path: str) -> Any:
         return Store(path)
     except EngineError as error:
         raise click.ClickException(str(error)) from None
+    except sqlite3.Error as error:  # e.g. its -shm file cannot be written
+        raise click.ClickException(f"cannot open {path}: {error}") from None
 
 
 def _printed(answer: object) -> None:
@@ -54,11 +57,15 @@ def info(store_path: str) -> None:
 
 
 def _iso_date(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A date or time as the logs' starts are written (compared as text): the whole value,
+    not its first ten characters (``2020-01-01garbage`` passed until 2026-11-29)."""
     if value is not None:
         try:
-            date.fromisoformat(value[:10])
+            datetime.fromisoformat(value)
         except ValueError:
-            raise click.BadParameter(f"{value!r}: give a date as YYYY-MM-DD") from None
+            raise click.BadParameter(
+                f"{value!r}: give a date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM:SSZ)"
+            ) from None
     return value
 
 
@@ -85,13 +92,18 @@ def prune(store_path: str, before: str | None, keep: int | None) -> None:
         _printed({"dropped": opened.prune(before=before, keep=keep), "store": opened.info()})
 
 
-def _copy(work: Callable[[], object]) -> None:
+def _copy(work: Callable[[], object], what: str) -> None:
+    """Print what ``work`` copied; a damaged, newer or unreadable source, or a destination
+    that cannot be written (no such folder, a full disk), stops the command (exit 1) with
+    the reason, not a traceback (until 2026-11-29 SQLite's own errors escaped)."""
     from mosaic.errors import EngineError
 
     try:
         _printed(work())
     except EngineError as error:
         raise click.ClickException(str(error)) from None
+    except (sqlite3.Error, OSError) as error:
+        raise click.ClickException(f"{what}: {error}") from None
 
 
 @store.command()
@@ -105,7 +117,7 @@ def backup(store_path: str, destination: str) -> None:
     synced before it replaces any file of that name.
     """
     with _opened(store_path) as opened:
-        _copy(lambda: opened.backup(destination))
+        _copy(lambda: opened.backup(destination), f"cannot back {store_path} up to {destination}")
 
 
 @store.command()
@@ -121,4 +133,4 @@ def restore(backup_path: str, store_path: str) -> None:
     """
     from mosaic.corpus.store import restore as restore_store
 
-    _copy(lambda: restore_store(backup_path, store_path))
+    _copy(lambda: restore_store(backup_path, store_path), f"cannot restore {backup_path} into {store_path}")

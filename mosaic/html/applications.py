@@ -76,7 +76,9 @@ def applications(db: sqlite3.Connection, config: Config) -> Iterator[Application
             int(runs),
             float(totals.get(key) or heaviest or 0.0),
             representative,
-            profiles.profile(db, key, int(runs), config.profile_min_periodic_share),
+            profiles.profile(
+                db, key, int(runs), config.profile_min_periodic_share, config.profile_window_runs
+            ),
         )
 
 

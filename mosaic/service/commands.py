@@ -25,7 +25,9 @@ from mosaic.service.security import is_loopback
 if TYPE_CHECKING:
     import httpx
 
+    from mosaic.config import Config
     from mosaic.corpus.listing import ApplicationList, Filters
+    from mosaic.corpus.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,6 +63,14 @@ store_option = click.option(
     "store_path",
     type=click.Path(exists=True, dir_okay=False),
     help="Read this SQLite store directly.",
+)
+reader_config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TOML file of mosaic.config.Config, read with a store (OUT or --store): its profile window, "
+    "periodic share and name bound, as `mosaic serve --config` would answer (a --server answers "
+    "with its own).",
 )
 
 
@@ -131,6 +141,7 @@ def serve(
     from mosaic.service.app import ServiceSettings, create_app
     from mosaic.service.protocol import protocol_class
     from mosaic.service.security import Tokens
+    from mosaic.service.shutdown import log_config
 
     settings = ServiceSettings(
         store=store_path,
@@ -145,6 +156,7 @@ def serve(
         port=port,
         access_log=False,
         log_level="info",
+        log_config=log_config(config.service_shutdown_seconds),
         http=protocol_class(config),
         h11_max_incomplete_event_size=config.service_max_header_bytes,
         timeout_graceful_shutdown=config.service_shutdown_seconds,
@@ -168,6 +180,7 @@ def raise_open_files_limit() -> None:
 @store_option
 @server_option
 @client_token_option
+@reader_config_option
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a table.")
 def lookup(
     uid: int,
@@ -175,6 +188,7 @@ def lookup(
     store_path: str | None,
     server: str | None,
     token_file: str | None,
+    config_file: str | None,
     as_json: bool,
 ) -> None:
     """Print what the store knows of one (user, application): its heaviest run's
@@ -184,15 +198,16 @@ def lookup(
     uid's applications whose path holds the name asked for (`--app gmx_mpi`
     finds /opt/gromacs/bin/gmx_mpi).
     """
-    source = Source.of(None, store_path, server, token_file, takes_out=False)
+    source = Source.of(None, store_path, server, token_file, config_file, takes_out=False)
     answer: dict[str, Any] | None
     if source.store is not None:
-        from mosaic.config import DEFAULT
-        from mosaic.corpus.store import Store
         from mosaic.trace import bounded_name
 
-        with Store(source.store) as store:  # a long name as `mosaic run` stored it
-            stored = store.application(uid, bounded_name(application, DEFAULT.max_name_chars))
+        config = source.config
+        with source.opened() as store:  # a long name as `mosaic run` stored it
+            stored = store.application(
+                uid, bounded_name(application, config.max_name_chars), config.profile_min_periodic_share
+            )
         found = stored is not None
         none = {"status": "error", "error": ApiError.UNKNOWN_APPLICATION}
         answer = dict(stored) if stored is not None else none
@@ -265,6 +280,7 @@ def _suggestions(source: Source, uid: int, application: str) -> str:
     is_flag=True,
     help="Print only UID<TAB>APPLICATION lines, what `mosaic lookup --uid --app` takes (for scripts).",
 )
+@reader_config_option
 def apps(
     out: str | None,
     store_path: str | None,
@@ -280,6 +296,7 @@ def apps(
     limit: int,
     as_json: bool,
     pairs: bool,
+    config_file: str | None,
 ) -> None:
     """List the stored applications, the pairs `mosaic lookup` takes.
 
@@ -291,7 +308,7 @@ def apps(
     from mosaic.analysis.labels import ALL_LABELS
     from mosaic.corpus.listing import Filters
 
-    source = Source.of(out, store_path, server, token_file)
+    source = Source.of(out, store_path, server, token_file, config_file)
     try:
         filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit)
     except ValueError as error:
@@ -312,11 +329,13 @@ def apps(
 
 @dataclass(frozen=True)
 class Source:
-    """Where the commands read: a store file, or a server (with its token)."""
+    """Where the commands read: a store file (read with ``config``: its profile window,
+    periodic share and name bound), or a server (with its token; it answers with its own)."""
 
     store: str | None
     server: str | None
     token: str | None
+    config: Config
 
     @classmethod
     def of(
@@ -325,6 +344,7 @@ class Source:
         store_path: str | None,
         server: str | None,
         token_file: str | None,
+        config_file: str | None,
         takes_out: bool = True,
     ) -> Source:
         """The one source given (OUT is a `mosaic run` folder holding store.sqlite)."""
@@ -335,7 +355,14 @@ class Source:
             if not os.path.isfile(store_path):
                 raise click.UsageError(f"{store_path} not found: is {out} the --out of a `mosaic run`?")
         token = token_from(token_file, "--token-file") if server else None
-        return cls(store_path, server.rstrip("/") if server else None, token)
+        return cls(store_path, server.rstrip("/") if server else None, token, load_config(config_file))
+
+    def opened(self) -> Store:
+        """The store file, its profiles over the configuration's window."""
+        from mosaic.corpus.store import Store
+
+        assert self.store is not None
+        return Store(self.store, window=self.config.profile_window_runs)
 
     def ask(self, method: str, path: str, **request: Any) -> httpx.Response:
         """The server's answer; an unreachable server stops the command (status 3)."""
@@ -350,10 +377,8 @@ class Source:
     def applications(self, filters: Filters) -> ApplicationList:
         """One page of the applications, from the store or the server."""
         if self.store is not None:
-            from mosaic.corpus.store import Store
-
-            with Store(self.store) as store:
-                return store.applications(filters)
+            with self.opened() as store:
+                return store.applications(filters, self.config.profile_min_periodic_share)
         params = {k: v for k, v in dataclasses.asdict(filters).items() if v is not None}
         response = self.ask("GET", "/v1/applications", params=params)
         answer = _json_object(response)

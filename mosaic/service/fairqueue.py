@@ -117,8 +117,10 @@ class FairQueue:
         while self.free and self.waiting:
             ticket = min(self.waiting, key=lambda waiting: self.running[waiting.client])
             self.waiting.remove(ticket)
-            self._start(ticket)
             assert ticket.turn is not None
+            if ticket.turn.cancelled():  # its request was cancelled (SIGTERM cancels every one at
+                continue  # once) and has yet to leave: handing it the worker raised InvalidStateError
+            self._start(ticket)
             ticket.turn.set_result(None)
 
     def _refuse(self, status: int, error: ApiError, detail: str) -> None:

@@ -61,6 +61,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from mosaic.config import Config
 from mosaic.errors import ApiError
 from mosaic.service.errors import error_body
+from mosaic.service.security import client_source
 
 OWING = (h11.IDLE, h11.SEND_BODY)  # client states in which the server waits for its bytes
 
@@ -151,6 +152,7 @@ class GuardedH11Protocol(H11Protocol):
     max_connections: int
     max_header_bytes: int
     max_pipelined: int
+    ipv6_prefix: int  # an IPv6 source is its network of this prefix (security.client_source)
     silent: Registry  # connections that have sent nothing yet, in arrival order
     waiting: Registry  # the other droppable ones, in order of their last progress
     per_address: Counter[str]  # open connections of each source address
@@ -166,7 +168,7 @@ class GuardedH11Protocol(H11Protocol):
         self.owes: type[h11.IDLE] | type[h11.SEND_BODY] | None = None
         self.pipelined = 0  # requests in a row that were received before the previous answer ended
         peer = transport.get_extra_info("peername")
-        self.address: str = peer[0] if isinstance(peer, tuple) else ""
+        self.address: str = client_source(peer[0], self.ipv6_prefix) if isinstance(peer, tuple) else ""
         self.per_address[self.address] += 1
         self.heard = False  # any byte received yet
         self._track()
@@ -362,6 +364,7 @@ def protocol_class(config: Config) -> type[GuardedH11Protocol]:
             "max_connections": config.service_max_connections,
             "max_header_bytes": config.service_max_header_bytes,
             "max_pipelined": config.service_max_pipelined_requests,
+            "ipv6_prefix": config.service_ipv6_client_prefix,
             "silent": {},
             "waiting": {},
             "per_address": Counter(),

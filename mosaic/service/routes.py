@@ -48,6 +48,7 @@ from mosaic.service.fairqueue import Ticket
 from mosaic.service.handlers import error_response
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
+from mosaic.service.security import client_source
 from mosaic.service.storewatch import StoreFile
 from mosaic.trace import bounded_name
 
@@ -97,7 +98,9 @@ async def admission(request: Request) -> AsyncIterator[Ticket]:
     before the body is read (:class:`~mosaic.service.fairqueue.Busy`: 429) and given
     back once answered."""
     pool: WorkerPool = request.app.state.pool
-    ticket = pool.queue.admit((request.client.host if request.client else "", request.state.may_write))
+    prefix = request.app.state.config.service_ipv6_client_prefix
+    source = client_source(request.client.host, prefix) if request.client else ""
+    ticket = pool.queue.admit((source, request.state.may_write))
     try:
         yield ticket
     finally:

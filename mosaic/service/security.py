@@ -30,6 +30,22 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def client_source(host: str, ipv6_prefix: int) -> str:
+    """What tells clients apart for their fair shares (connections per source, queued work per
+    client): an IPv4 address whole; an IPv6 one by its first ``ipv6_prefix`` bits (a host or
+    a site is given a whole /64 and may speak from any of its 2^64 addresses: until
+    2026-11-29 each of them was a client of its own); an IPv4-mapped one as its IPv4 address."""
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])  # without an IPv6 zone
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, ipv6_prefix), strict=False))
+    return host
+
+
 @dataclass(frozen=True)
 class Tokens:
     """Bearer tokens of a server: ``read`` opens every endpoint but /healthz (None: open

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mosaic.corpus.store import LOOKUP_SCHEMA, Store
+from mosaic.corpus.store import LOOKUP_SCHEMA, Store, restore
 from mosaic.errors import NewerStore
 from mosaic_testing.stored import trace
 
@@ -98,3 +98,29 @@ def test_mosaic_store_info_refuses_a_newer_layout_with_status_1(tmp_path):
     db.close()
     result = CliRunner().invoke(main, ["store", "info", str(path)])
     assert result.exit_code == 1 and "lookup layout 99" in result.output
+
+
+def test_a_backup_of_an_older_layout_is_upgraded_before_it_reaches_a_served_store(
+    old_store, tmp_path, monkeypatch
+):
+    """`mosaic store restore` of an old backup under a running server: the server's file
+    only ever holds the current layout (until 2026-11-29 the old pages were copied in
+    and upgraded there, and the server read the old layout meanwhile)."""
+    _, backup = old_store
+    expected = held(backup)["jobs"]
+    target = tmp_path / "served.sqlite"
+    upgraded: list[Path] = []
+    real_upgrade = Store._upgrade
+
+    def recorded(self: Store, layout: int) -> None:
+        upgraded.append(self.path)
+        real_upgrade(self, layout)
+
+    with Store(target) as served:  # the server's connection, open throughout
+        served.record(trace("later.darshan", 1e9, job_id="9999"))
+        monkeypatch.setattr(Store, "_upgrade", recorded)
+        info = restore(backup, target)
+        assert upgraded == [target.with_name("served.sqlite.upgrading")]
+        assert served.job("9999") == [] and len(served.job(expected[0][1])) >= 1
+    assert info["lookup_schema"] == LOOKUP_SCHEMA and info["runs"] == len(expected)
+    assert sorted(p.name for p in tmp_path.iterdir() if "upgrading" in p.name) == []

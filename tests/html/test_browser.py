@@ -174,7 +174,15 @@ def test_the_applications_table_sorts_and_filters(browser, site):
     page, problems = open_page(browser, report / "applications.html")
     # the rows come in files of 10 (SITE_CONFIG): the first at once, the next on demand
     assert len(shown_rows(page)) == 10 < len(rows)
-    assert page.inner_text("#shown") == f"10 of 10 applications loaded ({len(rows)} in all)"
+    partial = (
+        f"(loaded: those with the most runs, of {len(rows)} in all; "
+        "\u201cload more rows\u201d below the table adds more)."
+    )
+    assert page.inner_text("#shown") == f"10 loaded applications {partial}"
+    page.fill("#filter-runs", str(rows[0][column["runs"]]))  # the first file's rows: the most runs
+    matching = sum(r[column["runs"]] >= rows[0][column["runs"]] for r in rows[:10])
+    assert page.inner_text("#shown") == f"{matching} of 10 loaded applications match {partial}"
+    page.fill("#filter-runs", "")
     for _ in data["files"]:
         page.click("#more")
     page.wait_for_function(f"document.querySelectorAll('#apps tbody tr').length === {len(rows)}")
@@ -195,7 +203,7 @@ def test_the_applications_table_sorts_and_filters(browser, site):
     page.fill("#filter-name", name.upper())
     expected = sorted(r[column["application"]] for r in rows if name in r[column["application"]])
     assert [r[0] for r in shown_rows(page)] == expected and 0 < len(expected) < len(rows)
-    assert page.inner_text("#shown") == f"{len(expected)} of {len(rows)} applications"
+    assert page.inner_text("#shown") == f"{len(expected)} of {len(rows)} applications match."
     page.fill("#filter-name", "")
     # by label: runs carrying write_insignificant in at least 100 % of their runs, then 50 %
     label = data["labels"].index("write_insignificant")

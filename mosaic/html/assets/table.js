@@ -74,6 +74,19 @@
     if (text instanceof Node) td.appendChild(text); else td.textContent = text;
     tr.appendChild(td);
   }
+  // What the table shows, in words: "Showing the first 500 of 5,000 loaded applications
+  // (loaded: ...)", filtered "37 of 5,000 loaded applications match (...)".
+  function summary(matching, filtered) {
+    const count = (n) => n.toLocaleString("en");
+    const loaded = data.rows.length, partial = loaded < data.total;
+    const first = matching > PAGE ? "the first " + PAGE : "";  // the DOM holds PAGE rows at most
+    const noun = count(loaded) + (partial ? " loaded applications" : " applications");
+    const text = filtered
+      ? count(matching) + " of " + noun + " match" + (first ? "; showing " + first : "")
+      : (first ? "Showing " + first + " of " : "") + noun;
+    return text + (partial ? " (loaded: those with the most runs, of " + count(data.total) +
+      " in all; \u201cload more rows\u201d below the table adds more)." : ".");
+  }
   function render() {
     const name = byName.value.trim().toLowerCase();
     const label = byLabel.value === "" ? -1 : Number(byLabel.value);
@@ -112,9 +125,7 @@
       cell(tr, parts.join(", "));
       body.appendChild(tr);
     }
-    const all = data.rows.length < data.total ? " loaded (" + data.total.toLocaleString("en") + " in all)" : "";
-    shown.textContent = rows.length.toLocaleString("en") + " of " + data.rows.length.toLocaleString("en") +
-      " applications" + all + (rows.length > PAGE ? " (first " + PAGE + " shown)" : "");
+    shown.textContent = summary(rows.length, name !== "" || label >= 0 || runs > 0);
     more.hidden = loaded >= data.files.length;
     more.disabled = false;
   }
