@@ -249,13 +249,19 @@ def make_poster(url: str, token_file: str | None, timeout: float) -> Poster:
     return Poster(httpx.Client(timeout=timeout), url.rstrip("/"), token, problem)
 
 
-def drain(folder: Path, poster: Poster, say: Say) -> None:
-    """Post the spooled logs, oldest first; stop at the first the service cannot take now."""
+def drain(folder: Path, poster: Poster, say: Say, limit: int | None = None) -> None:
+    """Post the spooled logs, oldest first, ``limit`` at most (an epilog's share: after an
+    outage of a day the spool holds thousands, and one job's epilog must not post them all);
+    stop at the first the service cannot take now."""
     with drain_lock(folder) as held:
         if not held:
             say("another epilog is draining the spool")
             return
-        for entry in spooled(folder):
+        entries = spooled(folder)
+        if limit is not None and len(entries) > limit:
+            say(f"{len(entries) - limit} spooled logs left for the next epilogs or `mosaic epilog drain`")
+            entries = entries[:limit]
+        for entry in entries:
             outcome, detail = post_entry(entry, poster)
             if outcome is Outcome.RETRY:
                 say(f"spooled logs wait: {detail}")
@@ -393,7 +399,7 @@ def post(
     poster = make_poster(url, token_file, cfg.epilog_post_timeout_seconds)
     with poster.client:
         if folder is not None:
-            drain(folder, poster, say)
+            drain(folder, poster, say, cfg.epilog_max_logs)
         post_job(job, Path(logdir), poster, folder, frozenset(owner_uid), cfg, say)
 
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from mosaic.service.epilog_spool import keep, open_spool
 from tests.service.test_epilog import (
     EPILOG,
     MALLORY,
@@ -103,3 +104,22 @@ def test_logs_planted_for_a_job_never_use_up_its_cap(server, site, log_factory, 
     assert done.stderr.count(f"not posted: its header claims job 9104 of uid {MALLORY}") == 3, done.stderr
     assert f"recorded {real.name}" in done.stderr and "epilog_max_logs" not in done.stderr
     assert [run["application"]["uid"] for run in runs(server, "9104")] == [41001]
+
+
+def test_each_epilog_drains_a_bounded_share_of_the_spool(server, site, log_factory, tmp_path):
+    """After an outage the spool holds more than epilog_max_logs: a job's epilog posts the
+    oldest epilog_max_logs and leaves the rest to the next epilogs (or `mosaic epilog drain`)."""
+    config = tmp_path / "epilog.toml"
+    config.write_text("epilog_max_logs = 2\n")
+    spool = open_spool(site["MOSAIC_SPOOL_DIR"])
+    for k, job in enumerate(("9301", "9302", "9303")):
+        entry = keep(spool, job, 41001, log_factory(job_id=int(job), uid=41001))
+        os.utime(entry, (1e9 + k, 1e9 + k))  # spooled in this order
+    command = [MOSAIC, "epilog", "post", "--config", str(config)]
+    env = {**site, **job_env("9399", "alice", 41001)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert "1 spooled logs left for the next epilogs or `mosaic epilog drain`" in done.stderr, done.stderr
+    assert [len(runs(server, job)) for job in ("9301", "9302", "9303")] == [1, 1, 0]
+    assert [entry.name.split(".")[0] for entry in spool.iterdir()] == ["9303"]
+    subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)  # the next job's
+    assert len(runs(server, "9303")) == 1 and not list(spool.iterdir())
