@@ -7,6 +7,7 @@ the collector's and files planted for a job must not use up epilog_max_logs."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -123,3 +124,34 @@ def test_each_epilog_drains_a_bounded_share_of_the_spool(server, site, log_facto
     assert [entry.name.split(".")[0] for entry in spool.iterdir()] == ["9303"]
     subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)  # the next job's
     assert len(runs(server, "9303")) == 1 and not list(spool.iterdir())
+
+
+@ROOT_ONLY
+def test_a_full_spool_says_the_log_is_lost_and_leaves_no_part_of_it(site, log_factory, tmp_path):
+    """The service is down and the spool's file system full (a 4 KiB tmpfs): each log is
+    reported lost with the reason, the epilog still exits 0, and no partial entry remains."""
+    spool = tmp_path / "full-spool"
+    spool.mkdir(mode=0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k,mode=700", "infra-spool", str(spool)], check=True)
+    try:
+        for pid in (1, 2):
+            log_in(
+                site,
+                f"alice_lmp_id9401-{pid}_11-29-1-1_1.darshan",
+                log_factory(job_id=9401, uid=41001),
+                41001,
+            )
+        with socket.socket() as closed:  # an address where nothing listens
+            closed.bind(("127.0.0.1", 0))
+            down = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        env = {**site, **job_env("9401", "alice", 41001), "MOSAIC_URL": down, "MOSAIC_SPOOL_DIR": str(spool)}
+        done = run_epilog(env)
+        assert done.returncode == 0
+        said = done.stdout.splitlines()
+        kept = [line for line in said if "kept in the spool: no answer from" in line]
+        lost = [line for line in said if "the spool failed: [Errno 28] No space left on device" in line]
+        assert len(kept) + len(lost) == 2 and lost, done.stdout  # the first may fit in 4 KiB
+        assert all(f"lost: no answer from {down}" in line for line in lost)
+        assert len(list(spool.iterdir())) == len(kept)  # no partial entry left
+    finally:
+        subprocess.run(["umount", str(spool)], check=True)
