@@ -20,7 +20,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 venv="${MOSAIC_VENV:-$here/../.venv}"
-address="${1:-$(hostname -I | awk '{print $1}')}"
+address="${1:-$("$here/node-address.sh")}"
 cpus="${2:-0}"
 port="${3:-9700}"
 "$venv/bin/python" -m mosaic.corpus.node --check  # refuse early, with the fix

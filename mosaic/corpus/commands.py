@@ -119,7 +119,7 @@ def run(
         client_address=client_address,
         dispy_port=dispy_port,
     )
-    node_list = [node.strip() for node in nodes.split(",") if node.strip()] if nodes else None
+    node_list = _node_list(nodes, config.dispy_port)
     cpus = _workers(workers)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # scancel / kill: stop like Ctrl-C
     try:
@@ -157,6 +157,22 @@ def out_of_room(error: OSError | sqlite3.OperationalError) -> bool:
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+def _node_list(nodes: str | None, default_port: int) -> list[str] | None:
+    """The entries of --nodes, checked before any work (a bad port, a name that does not
+    resolve, two entries at one address: exit 2 with the reason)."""
+    from mosaic.corpus.engine import node_addresses
+    from mosaic.errors import EngineError
+
+    if not nodes:
+        return None
+    node_list = [node.strip() for node in nodes.split(",") if node.strip()]
+    try:
+        node_addresses(node_list, default_port)
+    except EngineError as error:
+        raise click.BadParameter(str(error), param_hint="--nodes") from None
+    return node_list or None
 
 
 def _workers(requested: int | None) -> int:

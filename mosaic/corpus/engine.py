@@ -85,6 +85,7 @@ LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.02  # how often the parent looks for finished jobs
 RESULTS_PER_MESSAGE = 32  # a supervised child sends its results in groups of this many
 CPUS_CHECK_SECONDS = 1.0  # how often the parent asks dispy for its nodes' CPUs (~0.5 ms a call)
+NODE_PROBE_SECONDS = 3.0  # a node that did not join: how long a connection to it may take to say why
 
 
 Result = dict[str, Any]
@@ -401,7 +402,7 @@ class DispyEngine:
             secret = self.settings.secret
             self._stack.enter_context(_reaped(workdir, [], subprocess.DEVNULL))
             port = self.settings.port
-            node_addrs = [_node_address(node, port) for node in self.nodes]
+            node_addrs = node_addresses(self.nodes, port)
             host = client_address(self.settings.client_address, node_addrs)
             if not _port_free(port, host if _loopback(host) else ""):  # dispy would retry its bind for ever
                 raise EngineError(
@@ -427,22 +428,25 @@ class DispyEngine:
             recover_file=os.path.join(workdir, "recover"),
         )
         self._stack.callback(self._close_cluster)
-        self._wait_for_nodes()
+        self._wait_for_nodes(node_addrs, f"{host}:{port}")
 
     def _close_cluster(self) -> None:
         """Cancel what is left and stop dispy's scheduler (it closes its recover file)."""
         self._cluster.close(timeout=0, terminate=True)
         self._cluster.shutdown()
 
-    def _wait_for_nodes(self) -> None:
+    def _wait_for_nodes(self, node_addrs: list[tuple[str, int]], client: str) -> None:
         timeout = self.settings.start_timeout_seconds
         deadline = time.monotonic() + timeout
         while self.cpus() == 0:
             if time.monotonic() > deadline:
-                raise EngineError(
-                    f"no dispy node joined within {timeout:g} s (nodes: {self.nodes or 'local'}; "
-                    "a node with another secret is ignored)"
-                )
+                if self.nodes is None:
+                    raise EngineError(f"the local dispy node did not join within {timeout:g} s")
+                reasons = [
+                    f"{node}: {why_not_joined(address, client)}"
+                    for node, address in zip(self.nodes, node_addrs, strict=True)
+                ]
+                raise EngineError(f"no dispy node joined within {timeout:g} s; " + "; ".join(reasons))
             time.sleep(POLL_SECONDS * 10)
 
     def cpus(self) -> int:
@@ -502,10 +506,48 @@ def _job_failure(job: Any) -> str:
     return str(lines[-1]) if lines else f"dispy job ended with status {job.status}"
 
 
-def _node_address(node: str, default_port: int) -> tuple[str, int]:
-    """ "HOST[:PORT]" -> (address, port the node listens on: dispynode's -p + 1)."""
-    host, _, port = node.partition(":")
-    return _resolve(host, f"node {node}"), int(port or default_port) + 1
+def node_addresses(nodes: list[str], default_port: int) -> list[tuple[str, int]]:
+    """Each "HOST[:PORT]" of `nodes` as (address, port the node listens on: dispynode's -p
+    + 1). EngineError naming the entry for a bad port or a name that does not resolve, and
+    naming both entries when two are at one address: dispy keys its nodes by address alone,
+    so of two nodes at one address it used one, or none (a run waited and stopped)."""
+    found: dict[str, str] = {}  # address -> the first entry there
+    addresses = []
+    for node in nodes:
+        host, _, port = node.partition(":")
+        if not (port or str(default_port)).isdigit() or not 0 < int(port or default_port) < 65535:
+            raise EngineError(f"node {node}: PORT must be a number from 1 to 65534 (start-node.sh's PORT)")
+        address = _resolve(host, f"node {node}")
+        if address in found:
+            raise EngineError(
+                f"nodes {found[address]} and {node} are both at {address}: dispy tells nodes apart by "
+                "address alone and would use one of them at most. Name one node per address: one "
+                "dispynode per machine (it uses all the CPUs), or give each node of one machine an "
+                "address of its own (start-node.sh 127.0.0.2 ... on the loopback, as mosaic-run.sbatch does)"
+            )
+        found[address] = node
+        addresses.append((address, int(port or default_port) + 1))
+    return addresses
+
+
+def why_not_joined(node: tuple[str, int], client: str) -> str:
+    """What a TCP connection to a named node that did not join tells of why."""
+    address, port = node
+    try:
+        with socket.create_connection(node, timeout=NODE_PROBE_SECONDS):
+            pass
+    except ConnectionRefusedError:
+        return (
+            f"nothing listens at {address}:{port} (node not started, or started with another PORT: "
+            "HOST:PORT names start-node.sh's PORT, the node listens on PORT+1)"
+        )
+    except OSError as error:
+        return f"{address}:{port} cannot be reached ({error.strerror or error}): machine down, or a firewall"
+    return (
+        f"a node answers at {address}:{port} but did not join: it has another secret "
+        f"(node_secret_file), or cannot reach this run at {client} (TCP and UDP: a firewall, "
+        "or set --client-address)"
+    )
 
 
 def _resolve(host: str, what: str) -> str:

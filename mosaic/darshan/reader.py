@@ -379,13 +379,35 @@ def _read_dxt(hdr: Header, view: memoryview, module: int, budget: _Budget) -> Dx
     return parse_dxt(budget.inflate_dxt(region, hdr.comp, label, segment_size), big_endian, module, version)
 
 
+def read_job(data: bytes | bytearray) -> Job:
+    """The job record of a log's bytes (id, uid, times, command line), inflating nothing
+    past it in a 3.x log: the epilog checks whose job a file claims before posting it.
+    LogError as :func:`read_log`."""
+    try:
+        budget = _Budget(DEFAULT.max_inflated_bytes, DEFAULT.worker_memory_bytes, DEFAULT.max_job_bytes)
+        check_leading_bytes(data)
+        data, inflated = unwrap(data, budget.left)
+        budget.left -= inflated
+        if data.startswith(b"3."):
+            return _job_v3(Header(data), memoryview(data), budget)
+        return _read_bytes(data, budget).job  # 2.x (and not a log: its LogError)
+    except (LogError, MemoryError):
+        raise
+    except Exception as exc:
+        raise internal_error(exc, "bytes") from exc
+
+
+def _job_v3(hdr: Header, view: memoryview, budget: _Budget) -> Job:
+    job_end = hdr.job_region_end(len(view))
+    if job_end <= hdr.size:
+        raise LogError(Reason.TRUNCATED, "no job region")
+    return _parse_job(budget.inflate_job(view[hdr.size : job_end], hdr.comp), hdr)
+
+
 def _read_v3(data: bytes | bytearray, budget: _Budget) -> DarshanLog:
     hdr = Header(data)
     view = memoryview(data)
-    job_end = hdr.job_region_end(len(data))
-    if job_end <= hdr.size:
-        raise LogError(Reason.TRUNCATED, "no job region")
-    job = _parse_job(budget.inflate_job(view[hdr.size : job_end], hdr.comp), hdr)
+    job = _job_v3(hdr, view, budget)
     io_present = [m for m in IO_MODULES if m in hdr.modules]
     if not io_present:
         raise LogError(Reason.NO_IO_MODULES, "no POSIX, STDIO or DXT_POSIX data")

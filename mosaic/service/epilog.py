@@ -12,6 +12,7 @@ docs/security.md.
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import re
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mosaic.config import Config
-from mosaic.errors import EngineError
+from mosaic.errors import EngineError, LogError
 from mosaic.options import config_option, load_config
 from mosaic.secretfile import read_secret_file
 from mosaic.service.epilog_spool import Entry, keep, open_spool, pending
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 DEFAULT_URL = "http://127.0.0.1:8420"
 DEFAULT_SPOOL = "/var/spool/mosaic-epilog"
 JOB_ID = re.compile(r"\A\d{1,20}\Z")
+# darshan-runtime names a log with at most L_cuserid - 1 characters of the user name or
+# numeric uid (glibc: 8): alexander's logs are alexande_..., uid 1870400123's 18704001_...
+DARSHAN_USER_CHARS = 8
 # A log refused for what it is gets no second post; one the service could not take now
 # (down, slow, overloaded, a bad token of ours) waits in the spool.
 RETRY_STATUSES = frozenset({401, 403, 408, 429, 502, 503, 504})
@@ -64,19 +68,29 @@ def job_from(env: Mapping[str, str]) -> Job:
     """The job of the epilog's environment (SLURM_JOB_ID, SLURM_JOB_USER, SLURM_JOB_UID;
     start and end from SLURM_JOB_START_TIME / _END_TIME when Slurm sets them, else
     ``scontrol``). ValueError naming what is missing."""
-    job_id, user = env.get("SLURM_JOB_ID", ""), env.get("SLURM_JOB_USER", "")
-    if not JOB_ID.match(job_id) or not user:
-        raise ValueError("SLURM_JOB_ID (digits) and SLURM_JOB_USER must be set")
-    uid_text = env.get("SLURM_JOB_UID", "")
+    job_id, user, uid_text = (env.get(f"SLURM_JOB_{name}", "") for name in ("ID", "USER", "UID"))
+    if not JOB_ID.match(job_id) or not (user or uid_text.isdigit()):
+        raise ValueError("SLURM_JOB_ID (digits) and SLURM_JOB_UID or SLURM_JOB_USER must be set")
     uid = int(uid_text) if uid_text.isdigit() else pwd.getpwnam(user).pw_uid
+    user = user or user_name(uid)
     start, end = env.get("SLURM_JOB_START_TIME", ""), env.get("SLURM_JOB_END_TIME", "")
     if not (start.isdigit() and end.isdigit()):
         start, end = scontrol_times(job_id)
     return Job(job_id, user, uid, local_time(start), local_time(end) or datetime.now())
 
 
+def user_name(uid: int) -> str:
+    """The name of ``uid`` (its digits when the controller does not know it)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
 def scontrol_times(job_id: str) -> tuple[str, str]:
-    """StartTime and EndTime of ``scontrol show job`` ("" each when unknown)."""
+    """StartTime and EndTime of the job's own record in ``scontrol show job`` ("" each when
+    unknown): for an array's job id or a heterogeneous job's leader, scontrol shows every
+    task's or component's record, one a line."""
     try:
         shown = subprocess.run(
             ["scontrol", "show", "job", "--oneliner", job_id],
@@ -86,7 +100,8 @@ def scontrol_times(job_id: str) -> tuple[str, str]:
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "", ""
-    times = dict(re.findall(r"\b(StartTime|EndTime)=(\S+)", shown))
+    own = [line for line in shown.splitlines() if re.match(rf"\s*JobId={job_id}\s", line)]
+    times = dict(re.findall(r"\b(StartTime|EndTime)=(\S+)", own[0] if own else ""))
     return times.get("StartTime", ""), times.get("EndTime", "")
 
 
@@ -112,8 +127,10 @@ def day_folders(logdir: Path, job: Job, max_days: int) -> list[Path]:
 
 def name_pattern(job: Job) -> re.Pattern[str]:
     """A log name of ``job`` by Darshan 3.3.1+ (``-PID`` after the job id) or before, under the
-    user's name or numeric uid (Darshan's fallback when LOGNAME is unset)."""
-    users = "|".join(re.escape(user) for user in (job.user, str(job.uid)))
+    user's name or numeric uid (Darshan's fallback when LOGNAME is unset), whole or cut to
+    the DARSHAN_USER_CHARS darshan-runtime keeps."""
+    names = {name[:cut] for name in (job.user, str(job.uid)) for cut in (None, DARSHAN_USER_CHARS)}
+    users = "|".join(re.escape(name) for name in sorted(names))
     return re.compile(rf"\A(?:{users})_[^/]+_id{job.job_id}(?:-\d+)?_\d+-\d+-\d+-\d+_\d+\.darshan\Z")
 
 
@@ -142,7 +159,14 @@ def read_log(path: Path, owners: frozenset[int], limit: int) -> bytes:
     try:
         descriptor = os.open(path, flags)
     except OSError as error:
-        raise Refused(f"cannot be opened without following a link ({error.strerror})") from None
+        if error.errno == errno.ELOOP:
+            raise Refused("a symbolic link") from None
+        if error.errno == errno.EACCES:
+            raise Refused(
+                f"the epilog's user (uid {os.geteuid()}) may not read it: make Darshan's logs readable "
+                "by SlurmUser (cluster/README.md)"
+            ) from None
+        raise Refused(f"cannot be opened ({error.strerror})") from None
     with open(descriptor, "rb") as fh:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
@@ -153,6 +177,20 @@ def read_log(path: Path, owners: frozenset[int], limit: int) -> bytes:
     if len(data) > limit:
         raise Refused(f"larger than the {limit} bytes the service accepts")
     return data
+
+
+def check_claim(data: bytes, job: Job) -> None:
+    """Refused when the log's header names another job or uid (the service refuses it too,
+    409): files planted for the job never count against ``epilog_max_logs``. A file that is
+    no readable log goes to the service, which says what it is."""
+    from mosaic.darshan.reader import read_job  # numpy: loaded only when there is a log
+
+    try:
+        claimed = read_job(data)
+    except LogError:
+        return
+    if (str(claimed.job_id), claimed.uid) != (job.job_id, job.uid):
+        raise Refused(f"its header claims job {claimed.job_id} of uid {claimed.uid}")
 
 
 class Outcome(Enum):
@@ -211,13 +249,19 @@ def make_poster(url: str, token_file: str | None, timeout: float) -> Poster:
     return Poster(httpx.Client(timeout=timeout), url.rstrip("/"), token, problem)
 
 
-def drain(folder: Path, poster: Poster, say: Say) -> None:
-    """Post the spooled logs, oldest first; stop at the first the service cannot take now."""
+def drain(folder: Path, poster: Poster, say: Say, limit: int | None = None) -> None:
+    """Post the spooled logs, oldest first, ``limit`` at most (an epilog's share: after an
+    outage of a day the spool holds thousands, and one job's epilog must not post them all);
+    stop at the first the service cannot take now."""
     with drain_lock(folder) as held:
         if not held:
             say("another epilog is draining the spool")
             return
-        for entry in spooled(folder):
+        entries = spooled(folder)
+        if limit is not None and len(entries) > limit:
+            say(f"{len(entries) - limit} spooled logs left for the next epilogs or `mosaic epilog drain`")
+            entries = entries[:limit]
+        for entry in entries:
             outcome, detail = post_entry(entry, poster)
             if outcome is Outcome.RETRY:
                 say(f"spooled logs wait: {detail}")
@@ -243,14 +287,18 @@ def post_job(
     if not logs:
         say(f"no Darshan log under {', '.join(map(str, folders))}")
         return
-    if len(logs) > cfg.epilog_max_logs:
-        say(f"{len(logs)} logs: only the first {cfg.epilog_max_logs} are posted (epilog_max_logs)")
-    for path in logs[: cfg.epilog_max_logs]:
+    posted = 0
+    for path in logs:
         try:
             data = read_log(path, owners | {job.uid}, cfg.service_max_request_bytes)
+            check_claim(data, job)
         except Refused as why:
             say(f"{path.name!r} not posted: {why}")
             continue
+        if posted == cfg.epilog_max_logs:
+            say(f"more than {posted} logs: {path.name} and the next are not posted (epilog_max_logs)")
+            return
+        posted += 1
         outcome, detail = poster.post(data, job.job_id, job.uid)
         if outcome is Outcome.RETRY and spool is not None:
             try:
@@ -351,7 +399,7 @@ def post(
     poster = make_poster(url, token_file, cfg.epilog_post_timeout_seconds)
     with poster.client:
         if folder is not None:
-            drain(folder, poster, say)
+            drain(folder, poster, say, cfg.epilog_max_logs)
         post_job(job, Path(logdir), poster, folder, frozenset(owner_uid), cfg, say)
 
 

@@ -226,4 +226,4 @@ def test_a_client_address_the_nodes_cannot_reach_stops_the_run_naming_the_settin
 
 def test_an_unknown_node_name_stops_the_run_naming_it():
     with pytest.raises(engine.EngineError, match="node no-such-node.invalid:9800: cannot resolve"):
-        engine._node_address("no-such-node.invalid:9800", 9700)
+        engine.node_addresses(["127.0.0.2", "no-such-node.invalid:9800"], 9700)

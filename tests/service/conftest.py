@@ -282,3 +282,26 @@ def log_factory():
 @pytest.fixture(scope="session")
 def log_bytes() -> bytes:
     return make_log()
+
+
+def site_env(server, folder: Path, write_secret) -> dict[str, str]:
+    """The site's settings for one job's epilog against ``server``: a Darshan tree, the write
+    token, a spool, a message file; logs owned by the test's own uid count as the site's
+    Darshan's when not root."""
+    (folder / "darshan").mkdir()
+    write_secret(folder / "epilog-token", server.token + "\n")
+    env = {
+        "DARSHAN_LOGDIR": str(folder / "darshan"),
+        "MOSAIC_URL": server.url,
+        "MOSAIC_TOKEN_FILE": str(folder / "epilog-token"),
+        "MOSAIC_SPOOL_DIR": str(folder / "spool"),
+        "MOSAIC_EPILOG_LOG": str(folder / "epilog.log"),
+    }
+    if os.geteuid() != 0:
+        env["MOSAIC_DARSHAN_UID"] = str(os.geteuid())
+    return env
+
+
+@pytest.fixture
+def site(server, tmp_path, write_secret):
+    return site_env(server, tmp_path, write_secret)

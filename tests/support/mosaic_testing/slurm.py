@@ -359,15 +359,20 @@ exec {REPO / "cluster" / "slurm-epilog.sh"}"""
             (folder / name).chmod(0o644)
         (folder / ".ready").touch()
 
-    def job(self, job_id: int) -> dict[str, str]:
-        """``scontrol show job``'s fields ({} once Slurm has forgotten the job)."""
-        shown = subprocess.run(
+    def show(self, job_id: int) -> str:
+        """``scontrol show job --oneliner``: one line per record (every task of an array
+        asked by the array's id)."""
+        return subprocess.run(
             ["scontrol", "show", "job", "--oneliner", str(job_id)],
             env=self.env,
             capture_output=True,
             text=True,
-        )
-        return dict(re.findall(r"(\w+)=(\S*)", shown.stdout))
+        ).stdout
+
+    def job(self, job_id: int) -> dict[str, str]:
+        """The fields of the job's own record ({} once Slurm has forgotten the job)."""
+        own = [line for line in self.show(job_id).splitlines() if line.startswith(f"JobId={job_id} ")]
+        return dict(re.findall(r"(\w+)=(\S*)", own[0] if own else ""))
 
     def wait_ended(self, job_id: int, seconds: float = 60.0) -> dict[str, str]:
         """The job's fields once it has ended (COMPLETED, FAILED...)."""
