@@ -310,7 +310,10 @@ class Config:
     # The Slurm epilog (mosaic epilog, cluster/slurm-epilog.sh):
     epilog_max_logs: int = service(
         64, lo=1
-    )  # logs posted per job (a job of 64 steps with Darshan writes 64; more are skipped and reported), and spooled logs each epilog retries first
+    )  # logs posted per job (a job of 64 steps with Darshan writes 64; its later ones are spooled), and spooled logs each epilog retries first
+    epilog_max_deferred_logs: int = service(
+        4096, lo=0
+    )  # a job's logs past epilog_max_logs kept in the spool for later epilogs (more are reported lost)
     epilog_post_timeout_seconds: float = service(
         10.0, **POSITIVE
     )  # one post; past it the log goes to the spool (it may have been recorded: posting twice is harmless)

@@ -287,7 +287,7 @@ def post_job(
     if not logs:
         say(f"no Darshan log under {', '.join(map(str, folders))}")
         return
-    posted = 0
+    posted = deferred = 0
     for path in logs:
         try:
             data = read_log(path, owners | {job.uid}, cfg.service_max_request_bytes)
@@ -296,8 +296,12 @@ def post_job(
             say(f"{path.name!r} not posted: {why}")
             continue
         if posted == cfg.epilog_max_logs:
-            say(f"more than {posted} logs: {path.name} and the next are not posted (epilog_max_logs)")
-            return
+            if spool is None or deferred == cfg.epilog_max_deferred_logs:
+                kept = posted + deferred
+                say(f"{path.name} and the job's next logs lost: more than {kept} (epilog_max_logs)")
+                return
+            deferred += defer(spool, job, path, data, say)
+            continue
         posted += 1
         outcome, detail = poster.post(data, job.job_id, job.uid)
         if outcome is Outcome.RETRY and spool is not None:
@@ -310,6 +314,19 @@ def post_job(
             say(f"recorded {path.name}")
         else:
             say(f"{path.name} {'lost' if outcome is Outcome.RETRY else 'refused'}: {detail}")
+
+
+def defer(spool: Path, job: Job, path: Path, data: bytes, say: Say) -> int:
+    """A log past the job's ``epilog_max_logs`` posts, kept for the next epilogs and `mosaic
+    epilog drain` (a workflow job of hundreds of programs loses none, and no epilog posts
+    for hours); 1 when kept."""
+    try:
+        keep(spool, job.job_id, job.uid, data)
+    except OSError as error:
+        say(f"{path.name} lost: past epilog_max_logs, and the spool failed: {error}")
+        return 0
+    say(f"{path.name} kept in the spool: past epilog_max_logs posts for one job")
+    return 1
 
 
 def spool_option(command: Callable[..., None]) -> Callable[..., None]:

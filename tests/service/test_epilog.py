@@ -259,10 +259,12 @@ def test_the_token_file_is_checked_as_the_service_checks_its_own(server, site, l
     assert not runs(server, "7001")
 
 
-def test_logs_per_job_are_capped(server, site, tmp_path):
-    """A job with more logs than epilog_max_logs gets the first ones posted, and says so."""
+def test_logs_past_the_cap_wait_in_the_spool_and_past_the_second_cap_are_lost(server, site, tmp_path):
+    """Ten logs of one job, epilog_max_logs 3 and epilog_max_deferred_logs 4: the first 3
+    (by name) are posted, the next 4 spooled without a post, the last 3 reported lost;
+    `mosaic epilog drain` then records the 4 spooled ones."""
     config = tmp_path / "epilog.toml"
-    config.write_text("epilog_max_logs = 3\n")
+    config.write_text("epilog_max_logs = 3\nepilog_max_deferred_logs = 4\n")
     folder = day_folder(Path(site["DARSHAN_LOGDIR"]))
     for log in DLIO:
         owned(Path(shutil.copy(log, folder)), DLIO_UID)
@@ -274,8 +276,21 @@ def test_logs_per_job_are_capped(server, site, tmp_path):
         text=True,
         timeout=60,
     )
-    assert f"more than 3 logs: {DLIO[3].name} and the next are not posted (epilog_max_logs)" in done.stderr
-    assert done.stderr.count("recorded ") == 3
+    assert done.returncode == 0 and done.stderr.count("recorded ") == 3
+    assert done.stderr.count("kept in the spool: past epilog_max_logs posts for one job") == 4
+    assert f"{DLIO[7].name} and the job's next logs lost: more than 7 (epilog_max_logs)" in done.stderr
+    assert len(runs(server, DLIO_JOB)) == 3
+    spool = Path(site["MOSAIC_SPOOL_DIR"])
+    assert len(list(spool.iterdir())) == 4
+    drained = subprocess.run(
+        [MOSAIC, "epilog", "drain", "--spool", str(spool), "--config", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert drained.returncode == 0 and not list(spool.iterdir()), drained.stderr
+    assert len(runs(server, DLIO_JOB)) == 7
 
 
 def test_the_service_refuses_a_log_of_another_job_or_uid(server, log_factory):
