@@ -43,8 +43,8 @@ from mosaic.html.page import (
     thinned,
 )
 from mosaic.logfile import EvictedResult, guarded
-from mosaic.periods import duration, run_time_text
-from mosaic.report.tables import display_name
+from mosaic.periods import duration, run_time_text, verdict_period
+from mosaic.report.tables import counted, display_name
 from mosaic.report.timeline import amplitude_spectrum, log_stretch_peaks, plot_timeline
 from mosaic.trace import HeatmapSignal, read_trace
 
@@ -197,12 +197,13 @@ def _direction_row(direction: DirectionAnalysis) -> list[object]:
         found = ["insignificant: not looked at"] * 3
     else:
         found = [
-            f"{len(meanshift['operations'])} periodic operations in {meanshift['source']}, "
-            f"{percent(meanshift['share'])} of segments",
+            f"{counted(len(meanshift['operations']), 'periodic series', 'periodic series')} in the "
+            f"{'HEATMAP bursts' if meanshift['source'] == HEATMAP else 'merged operations'}, "
+            f"{percent(meanshift['share'])} of segments in periodic clusters",
             f"period {duration(fft['period'])}, score {fft['score']:.2f}, {fft['significance']:.1f} sigma"
             if fft.get("period")
             else "no peak",
-            f"periodic, {duration(verdict['period'])} from {verdict['source']}, busy "
+            f"periodic, {verdict_period(verdict['period'], verdict['source'])}, busy "
             f"{percent(verdict['busy_fraction'] or 0.0)}"
             if verdict.get("periodic")
             else "not periodic",

@@ -303,24 +303,32 @@ def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> 
 
     by_runs = sorted(every, key=lambda a: (-a.runs, a.key))[:count]
     by_bytes = sorted(every, key=lambda a: (-a.bytes, a.key))[:count]
-    carriers: dict[str, tuple[float, Application]] = {}
-    for app in every:  # by group key: a tie goes to the first
+    carriers: dict[str, tuple[float, int, Application]] = {}
+    for app in every:  # by group key: a tie in runs carrying it and valid runs goes to the first
         for label, share in (app.profile["label_shares"] if app.profile else {}).items():
             carried = share * (app.profile["runs"] if app.profile else 0)
-            if carried > carriers.get(label, (0.0, app))[0]:
-                carriers[label] = (carried, app)
+            if (carried, app.runs) > carriers.get(label, (0.0, 0, app))[:2]:
+                carriers[label] = (carried, app.runs, app)
     by_label = [
-        [labels_html([label]), _linked(app, pages), f"{carried:,.0f}", app.uid]
+        [labels_html([label]), _linked(app, pages), f"{carried:,.0f}", f"{runs:,}", app.uid]
         for label in ALL_LABELS
         if label in carriers
-        for carried, app in [carriers[label]]
+        for carried, runs, app in [carriers[label]]
     ]
+    one_each = all(app.profile["basis"] == "representative" for app in every if app.profile)
     return Html(
         '<div class="grid">'
         f"<div><h3>By runs</h3>{table(headers, rows(by_runs), 'numbers')}</div>"
         f"<div><h3>By bytes</h3>{table(headers, rows(by_bytes), 'numbers')}</div></div>"
         "<h3>By label: the application with the most categorized runs carrying it</h3>"
-        + table(["label", "application", "runs carrying it", "user id"], by_label)
+        '<p class="note">A tie goes to the application with the most valid runs.'
+        + (
+            " Only each application's heaviest run is categorized (<code>mosaic run --all-runs</code>"
+            " categorizes every run), so every count here is 1.</p>"
+            if one_each
+            else "</p>"
+        )
+        + table(["label", "application", "runs carrying it", "valid runs", "user id"], by_label)
     )
 
 

@@ -63,3 +63,14 @@ def test_the_tallest_bin_is_named_when_it_is_not_the_detectors_peak():
     freqs = np.array([0.1, 0.2, 0.3, 0.4])
     assert tallest_elsewhere(freqs, np.array([1.0, 3.0, 0.5, 0.2]), peak=0) == 1  # the harmonic
     assert tallest_elsewhere(freqs, np.array([3.0, 1.0, 0.5, 0.2]), peak=0) is None
+
+
+def test_the_directions_table_says_what_mean_shift_found_and_who_found_the_period(dlio):
+    """The cell read "1 periodic operations in heatmap, 100.0 % of segments" and the verdict
+    "periodic, 7.8 s from meanshift"."""
+    analysis, text, _ = dlio
+    assert analysis.read.verdict["source"] == "meanshift" and analysis.read.meanshift["share"] == 1.0
+    found = "1 periodic series in the HEATMAP bursts, 100.0 % of segments in periodic clusters"
+    assert f"<td>{found}</td>" in text
+    assert f"<td>periodic, {analysis.read.verdict['period']:.2g} s, found by mean shift, busy " in text
+    assert "periodic operations in" not in text and "from meanshift" not in text
