@@ -172,9 +172,7 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any]) -
     page.add(
         "Pre-processing funnel",
         Html(
-            f'<p class="note">{funnel.get("files_seen", funnel["logs"]):,} files seen, '
-            f"{tables.non_log_files(funnel):,} not logs, "
-            f"{tables.counted(funnel.get('partial', 0), 'partial log')} kept. "
+            f'<p class="note">{esc(tables.files_note(funnel))} '
             f"Shares below are of representatives (single run: {traces['single_run']:,.0f}) or of runs "
             f"(all runs: {traces['all_runs']:,.0f}); labels are not exclusive. mosaic "
             f"{esc(summary.get('mosaic_version', '?'))}, configuration "

@@ -70,7 +70,18 @@ def test_the_directions_table_says_what_mean_shift_found_and_who_found_the_perio
     "periodic, 7.8 s from meanshift"."""
     analysis, text, _ = dlio
     assert analysis.read.verdict["source"] == "meanshift" and analysis.read.meanshift["share"] == 1.0
-    found = "1 periodic series in the HEATMAP bursts, 100.0 % of segments in periodic clusters"
+    found = "1 periodic series in the HEATMAP bursts, 100.0\u00a0% of segments in periodic clusters"
     assert f"<td>{found}</td>" in text
     assert f"<td>periodic, {analysis.read.verdict['period']:.2g} s, found by mean shift, busy " in text
     assert "periodic operations in" not in text and "from meanshift" not in text
+
+
+def test_no_table_cell_splits_a_number_from_its_unit(dlio):
+    """At 420 px the bytes column showed "188." above "GB": number and unit are joined by a
+    no-break space in every cell."""
+    _, text, _ = dlio
+    cells = re.findall(r"<td>([^<]*)</td>", text.split('<section id="method">')[0])  # not docs/method.md
+    assert any(re.search(r"\d\u00a0[kMG]?B", cell) for cell in cells)
+    assert any(re.search(r"\d\u00a0%", cell) for cell in cells)
+    # values (a sentence of the method's settings table may wrap where it likes)
+    assert [cell for cell in cells if re.match(r"[\d.,]+ (?:[kMGTP]?B|%)", cell)] == []
