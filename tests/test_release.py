@@ -135,3 +135,12 @@ def test_the_debian_table_names_every_package_of_the_core_and_the_extras():
     extras = PYPROJECT["optional-dependencies"]
     needed = PYPROJECT["dependencies"] + extras["service"] + extras["cluster"] + extras["report"]
     assert {re.split(r"[<>=;\[ ]", requirement, maxsplit=1)[0] for requirement in needed} == named
+
+
+def test_the_latest_changelog_release_is_the_version_and_the_citations_date():
+    """docs/release.md's rule: a CHANGELOG release, `__version__` and CITATION.cff move together."""
+    releases = re.findall(
+        r"^## (\d+\.\d+\.\d+) — (\d{4}-\d{2}-\d{2})$", (REPO / "CHANGELOG.md").read_text(), re.M
+    )
+    assert releases and releases[0][0] == mosaic.__version__
+    assert f'date-released: "{releases[0][1]}"' in (REPO / "CITATION.cff").read_text()

@@ -100,7 +100,7 @@ def more_work(progress: Progress, steps: int) -> None:
 def build_site(out: Path, config: Config, progress: Progress | None = None) -> SiteCounts:
     """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite; one step of
     ``progress`` per figure and per page."""
-    progress = progress or Silent()
+    progress = Silent() if progress is None else progress  # a tqdm bar of total 0 is falsy
     summary = load_summary(out)
     site = out / "report.tmp"
     shutil.rmtree(site, ignore_errors=True)
@@ -313,7 +313,7 @@ def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> 
         if label in carriers
         for carried, runs, app in [carriers[label]]
     ]
-    one_each = all(app.profile["basis"] == "representative" for app in every if app.profile)
+    one_each = all(app.profile["runs"] == 1 for app in every if app.profile)  # a run without --all-runs
     return Html(
         '<div class="grid">'
         f"<div><h3>By runs</h3>{table(headers, rows(by_runs), 'numbers')}</div>"
@@ -321,7 +321,7 @@ def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> 
         "<h3>By label: the application with the most categorized runs carrying it</h3>"
         '<p class="note">A tie goes to the application with the most valid runs.'
         + (
-            " Only each application's heaviest run is categorized (<code>mosaic run --all-runs</code>"
+            " One run of each application is categorized, its heaviest (<code>mosaic run --all-runs</code>"
             " categorizes every run), so every count here is 1.</p>"
             if one_each
             else "</p>"

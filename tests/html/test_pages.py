@@ -216,7 +216,8 @@ def test_a_profile_says_how_many_runs_it_stands_on():
 
 
 def _carrier(key: str, valid: int, categorized: int) -> Application:
-    basis = "representative" if categorized == 1 else "every_run" if categorized == valid else "some_runs"
+    # as profiles.profile: an application of one valid run has every run categorized
+    basis = "every_run" if categorized >= valid else "representative" if categorized == 1 else "some_runs"
     profile = {"label_shares": {"write_steady": 1.0}, "runs": categorized, "basis": basis}
     return Application(key, 1, key, valid, 1.0, f"{key}.darshan", profile)
 

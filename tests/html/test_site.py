@@ -122,8 +122,8 @@ def test_runs_per_day_counts_every_valid_run_over_the_days_they_span(year_run):
 def test_the_build_reports_a_step_per_figure_and_page(site):
     """The progress bar's steps: every figure, the year's page, 4 application pages, the
     table's page and 4 job pages; all announced are done (the bar ends at 100 %)."""
-    _, counts, steps = site
-    assert steps.total == steps.done == len(FIGURES) + 1 + 4 + 1 + 4
+    _, counts, bar = site
+    assert bar.total == bar.n == len(FIGURES) + 1 + 4 + 1 + 4
     assert counts.job_pages == 4
 
 
