@@ -233,7 +233,9 @@ def _metadata_peak(analysis: TraceAnalysis, config: Config) -> Html:
         for f in behind["files"]
     ]
     more = behind["others"]
-    tail = f"<p>and {more:,} more file{'s' if more > 1 else ''} with fewer requests.</p>" if more else ""
+    rest = behind["requests"] - sum(f["requests"] for f in behind["files"])
+    # the rest of the second: a file cut from the list may tie the last one shown
+    tail = f"<p>and {counted(more, 'more file')}, {rest:,.6g} requests between them.</p>" if more else ""
     return Html(
         f"<p>{per_second[second]:,.6g} requests in the second at {second} s, from these files "
         "(all ranks' records of a file together; an anonymized log shows record ids):</p>"
