@@ -51,7 +51,7 @@ from mosaic.trace import HeatmapSignal, read_trace
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css
 PARTIAL = (
     "yes: Darshan ran out of record memory and dropped some records; what it kept is real, and "
-    "MPI-IO records stand in for lost POSIX ones (SPEC 2)"
+    "MPI-IO records stand in for lost POSIX ones"
 )
 QUARTERS = ("first", "second", "third", "fourth")
 PNG_COLORS = 128
@@ -114,7 +114,10 @@ def analysis_page(
                 ("Darshan format", job.get("version")),
                 ("timing", "DXT (per operation)" if trace.has_dxt else "per-file counters"),
                 ("HEATMAP", f"bins of {trace.heatmap.bin_seconds:g} s" if trace.heatmap else "none"),
-                ("partial log", PARTIAL if trace.partial else "no"),
+                (
+                    "partial log",
+                    Html(f"{esc(PARTIAL)} ({_spec_link('2', method)})") if trace.partial else "no",
+                ),
                 ("records dropped", trace.dropped_records),
                 ("file", trace.file),
             ]

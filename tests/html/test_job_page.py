@@ -85,3 +85,15 @@ def test_no_table_cell_splits_a_number_from_its_unit(dlio):
     assert any(re.search(r"\d\u00a0%", cell) for cell in cells)
     # values (a sentence of the method's settings table may wrap where it likes)
     assert [cell for cell in cells if re.match(r"[\d.,]+ (?:[kMGTP]?B|%)", cell)] == []
+
+
+def test_a_partial_log_says_so_with_a_link_to_the_method():
+    """ "partial log: yes ... (SPEC 2)" was plain text that nothing on the page resolved."""
+    from mosaic.html.method import section_anchor
+
+    config = Config()
+    log = DATA / "darshan-logs" / "partial_data_stdio" / "partial_data_stdio.darshan"
+    text = analysis_page(analyze(read_trace(log, config), config), config, Assets(inline=False))
+    anchor = section_anchor("2")
+    assert f'MPI-IO records stand in for lost POSIX ones (<a href="#{anchor}">SPEC 2</a>)</td>' in text
+    assert f'id="{anchor}"' in text  # the method at the end of the page
