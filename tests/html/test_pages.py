@@ -244,3 +244,17 @@ def test_a_spread_of_one_run_says_one_run():
     one = {"median": 2.0, "p10": 2.0, "p90": 2.0, "runs": 1}
     assert _spread(one) == "2.0 (2.0 - 2.0, 1 run)"  # was "1 runs"
     assert _spread({**one, "runs": 1200}) == "2.0 (2.0 - 2.0, 1,200 runs)"
+
+
+def test_every_figure_is_shown_at_one_scale(tmp_path):
+    """The metadata figure (922 px at 150 dpi) was shown 922 px wide beside figures of 1,778 px
+    shrunk to 1,000: its text twice as big. A figure's width is its inches at 100 px each."""
+    from PIL import Image as PILImage
+
+    from mosaic.html.site import _figure
+
+    PILImage.new("RGB", (922, 670)).save(tmp_path / "metadata.png", dpi=(150, 150))
+    PILImage.new("RGB", (1031, 385)).save(tmp_path / "busy.png", dpi=(110, 110))
+    assert 'src="figures/metadata.png" width="615" alt="M"' in _figure(tmp_path, "metadata", "M")
+    assert 'width="937"' in _figure(tmp_path, "busy", "B")  # 1,031 px at 110 dpi
+    assert "width" not in _figure(tmp_path, "absent", "A")
