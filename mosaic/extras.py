@@ -11,8 +11,9 @@ from __future__ import annotations
 import click
 
 # The top-level modules mosaic imports from each extra's packages (and from what they
-# bring: starlette and pydantic with fastapi, h11 with uvicorn); tests/test_extras.py
-# checks every package pyproject.toml lists in an extra is named here.
+# bring: starlette and pydantic with fastapi, h11 with uvicorn, PIL and cycler with
+# matplotlib); tests/test_extras.py checks every package pyproject.toml lists in an extra,
+# and every module mosaic/ imports outside the core, is named here.
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "service": (
         "fastapi",
@@ -28,7 +29,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         "httptools",
     ),
     "cluster": ("dispy", "psutil"),
-    "report": ("matplotlib", "seaborn", "pandas", "markdown_it"),
+    "report": ("matplotlib", "PIL", "cycler", "seaborn", "pandas", "markdown_it"),
 }
 EXTRA_OF = {module: extra for extra, modules in EXTRA_MODULES.items() for module in modules}
 

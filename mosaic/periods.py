@@ -33,6 +33,15 @@ def run_time_text(seconds: float) -> str:
     return exact if friendly == f"{seconds:.3g} s" else f"{exact} ({friendly})"
 
 
+FOUND_BY = {"both": "mean shift and the FFT", "meanshift": "mean shift", "fft": "the FFT"}  # Verdict's source
+
+
+def verdict_period(period: float, source: str) -> str:
+    """'5.31 min, found by mean shift and the FFT': a periodic verdict's period and its finder,
+    in the unit the labels use (not '318.6 s from both')."""
+    return f"{duration(period)}, found by {FOUND_BY[source]}"
+
+
 def bounds(config: Config = DEFAULT) -> tuple[float, float, float]:
     """The upper bounds of the second, minute and hour magnitudes (SPEC 3.4)."""
     return config.period_second_max, config.period_minute_max, config.period_hour_max

@@ -125,3 +125,22 @@ def test_importing_warns_when_the_installed_metadata_disagree(tmp_path):
         f"{Path(mosaic.__file__).parent} is {mosaic.__version__}; reinstall it" in done.stderr
     )
     assert "import mosaic" not in run(sys.executable, "-c", "import mosaic").stderr  # nothing when it agrees
+
+
+def test_the_debian_table_names_every_package_of_the_core_and_the_extras():
+    """docs/release.md's bookworm table lacked markdown-it-py, which [report] gained on 2026-11-29."""
+    text = (REPO / "docs/release.md").read_text()
+    table = text[text.index("## Debian 12 (bookworm)") :].split("\n\n")[2]
+    named = {line.split("|")[1].split("`")[0].strip() for line in table.splitlines()[2:]}
+    extras = PYPROJECT["optional-dependencies"]
+    needed = PYPROJECT["dependencies"] + extras["service"] + extras["cluster"] + extras["report"]
+    assert {re.split(r"[<>=;\[ ]", requirement, maxsplit=1)[0] for requirement in needed} == named
+
+
+def test_the_latest_changelog_release_is_the_version_and_the_citations_date():
+    """docs/release.md's rule: a CHANGELOG release, `__version__` and CITATION.cff move together."""
+    releases = re.findall(
+        r"^## (\d+\.\d+\.\d+) — (\d{4}-\d{2}-\d{2})$", (REPO / "CHANGELOG.md").read_text(), re.M
+    )
+    assert releases and releases[0][0] == mosaic.__version__
+    assert f'date-released: "{releases[0][1]}"' in (REPO / "CITATION.cff").read_text()

@@ -29,6 +29,7 @@ from mosaic.corpus import profiles
 from mosaic.directions import DIRECTIONS
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
 from mosaic.periods import duration, median_period, period_text
+from mosaic.report.tables import counted
 from mosaic.report.text import readable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -210,7 +211,8 @@ def runs_over_time(db: sqlite3.Connection, key: str) -> Chart | None:
 def _spread(spread: profiles.Spread | None, show: Any = str) -> str:
     if spread is None:
         return "-"
-    return f"{show(spread['median'])} ({show(spread['p10'])} - {show(spread['p90'])}, {spread['runs']} runs)"
+    runs = counted(spread["runs"], "run")
+    return f"{show(spread['median'])} ({show(spread['p10'])} - {show(spread['p90'])}, {runs})"
 
 
 def basis_note(app: Application, profile: profiles.ApplicationProfile) -> Html:
@@ -282,7 +284,8 @@ def application_page(
                 [
                     d,
                     _spread(profile[d]["bytes"], human_bytes),
-                    f"{profile[d]['periodic']['runs']:,} runs ({percent(profile[d]['periodic']['share'])})",
+                    f"{counted(profile[d]['periodic']['runs'], 'run')} "
+                    f"({percent(profile[d]['periodic']['share'])})",
                     _spread(profile[d]["periodic"]["period_seconds"], duration),
                     _spread(profile[d]["periodic"]["busy_fraction"], percent),
                     _spread(profile[d]["periodic"]["bytes_per_occurrence"], human_bytes),

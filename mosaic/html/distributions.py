@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
 from mosaic.config import Config
 from mosaic.corpus import profiles
@@ -102,6 +103,7 @@ def plot_distributions(values: np.ndarray, config: Config, folder: Path) -> dict
             ax.set_xscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("periodic runs (count)")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # no 0.25 of a run
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
         sns.despine(fig)
         save(fig, [folder / f"{name}.png"], 110)

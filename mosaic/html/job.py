@@ -43,15 +43,15 @@ from mosaic.html.page import (
     thinned,
 )
 from mosaic.logfile import EvictedResult, guarded
-from mosaic.periods import duration, run_time_text
-from mosaic.report.tables import display_name
+from mosaic.periods import duration, run_time_text, verdict_period
+from mosaic.report.tables import counted, display_name
 from mosaic.report.timeline import amplitude_spectrum, log_stretch_peaks, plot_timeline
 from mosaic.trace import HeatmapSignal, read_trace
 
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css
 PARTIAL = (
     "yes: Darshan ran out of record memory and dropped some records; what it kept is real, and "
-    "MPI-IO records stand in for lost POSIX ones (SPEC 2)"
+    "MPI-IO records stand in for lost POSIX ones"
 )
 QUARTERS = ("first", "second", "third", "fourth")
 PNG_COLORS = 128
@@ -114,7 +114,10 @@ def analysis_page(
                 ("Darshan format", job.get("version")),
                 ("timing", "DXT (per operation)" if trace.has_dxt else "per-file counters"),
                 ("HEATMAP", f"bins of {trace.heatmap.bin_seconds:g} s" if trace.heatmap else "none"),
-                ("partial log", PARTIAL if trace.partial else "no"),
+                (
+                    "partial log",
+                    Html(f"{esc(PARTIAL)} ({_spec_link('2', method)})") if trace.partial else "no",
+                ),
                 ("records dropped", trace.dropped_records),
                 ("file", trace.file),
             ]
@@ -203,12 +206,13 @@ def _direction_row(direction: DirectionAnalysis) -> list[object]:
         found = ["insignificant: not looked at"] * 3
     else:
         found = [
-            f"{len(meanshift['operations'])} periodic operations in {meanshift['source']}, "
-            f"{percent(meanshift['share'])} of segments",
+            f"{counted(len(meanshift['operations']), 'periodic series', 'periodic series')} in the "
+            f"{'HEATMAP bursts' if meanshift['source'] == HEATMAP else 'merged operations'}, "
+            f"{percent(meanshift['share'])} of segments in periodic clusters",
             f"period {duration(fft['period'])}, score {fft['score']:.2f}, {_significance(fft)}"
             if fft.get("period")
             else "no peak",
-            f"periodic, {duration(verdict['period'])} from {verdict['source']}, busy "
+            f"periodic, {verdict_period(verdict['period'], verdict['source'])}, busy "
             f"{percent(verdict['busy_fraction'] or 0.0)}"
             if verdict.get("periodic")
             else "not periodic",
@@ -238,7 +242,9 @@ def _metadata_peak(analysis: TraceAnalysis, config: Config) -> Html:
         for f in behind["files"]
     ]
     more = behind["others"]
-    tail = f"<p>and {more:,} more file{'s' if more > 1 else ''} with fewer requests.</p>" if more else ""
+    rest = behind["requests"] - sum(f["requests"] for f in behind["files"])
+    # the rest of the second: a file cut from the list may tie the last one shown
+    tail = f"<p>and {counted(more, 'more file')}, {rest:,.6g} requests between them.</p>" if more else ""
     return Html(
         f"<p>{per_second[second]:,.6g} requests in the second at {second} s, from these files "
         "(all ranks' records of a file together; an anonymized log shows record ids):</p>"

@@ -73,13 +73,16 @@ def png_data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
+NBSP = "\u00a0"  # between a number and its unit: a narrow column never shows "188." over "GB"
+
+
 def human_bytes(value: float) -> str:
-    """1.2e9 -> '1.2 GB' (the timeline's units)."""
-    return str(EngFormatter(unit="B", places=1)(value))
+    """1.2e9 -> '1.2 GB' (the timeline's units), the two kept on one line."""
+    return str(EngFormatter(unit="B", places=1, sep=NBSP)(value))
 
 
 def percent(share: float) -> str:
-    return f"{100 * share:.1f} %"
+    return f"{100 * share:.1f}{NBSP}%"
 
 
 def labels_html(labels: Iterable[str]) -> Html:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
+from PIL import Image
 
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
@@ -100,7 +101,7 @@ def more_work(progress: Progress, steps: int) -> None:
 def build_site(out: Path, config: Config, progress: Progress | None = None) -> SiteCounts:
     """Build OUT/report/ from OUT/summary.json, OUT/figures and OUT/store.sqlite; one step of
     ``progress`` per figure and per page."""
-    progress = progress or Silent()
+    progress = Silent() if progress is None else progress  # a tqdm bar of total 0 is falsy
     summary = load_summary(out)
     site = out / "report.tmp"
     shutil.rmtree(site, ignore_errors=True)
@@ -116,7 +117,7 @@ def build_site(out: Path, config: Config, progress: Progress | None = None) -> S
     store_path = out / "store.sqlite"
     counts = SiteCounts(0, 0, 0, 0, 0, 0)
     index = Page("MOSAIC: the year", Assets(inline=False, prefix="assets/"), ROOT_NAV)
-    _year_sections(index, summary, drawn)
+    _year_sections(index, summary, drawn, site / "figures")
     if store_path.is_file():
         db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
         try:
@@ -144,11 +145,21 @@ def build_site(out: Path, config: Config, progress: Progress | None = None) -> S
     return counts
 
 
-def _figure(name: str, caption: str) -> Html:
-    """A figure that opens full size when clicked (a phone shows it shrunk)."""
+FIGURE_PAGE_DPI = 100  # a figure's pixels per inch of matplotlib's on the page (CSS px)
+
+
+def _figure(folder: Path, name: str, caption: str) -> Html:
+    """A figure that opens full size when clicked (a phone shows it shrunk). Its width on the
+    page is its width in inches at FIGURE_PAGE_DPI, so every figure's text has one size: shown at
+    its pixel width, the metadata figure (half as wide as the others) had text twice as big."""
+    path, width = folder / f"{name}.png", ""
+    if path.is_file():
+        with Image.open(path) as image:
+            pixels = image.width * FIGURE_PAGE_DPI / image.info.get("dpi", (FIGURE_PAGE_DPI,))[0]
+            width = f' width="{pixels:.0f}"'
     return Html(
-        f'<figure><a href="figures/{esc(name)}.png"><img src="figures/{esc(name)}.png" alt="{esc(caption)}">'
-        f"</a><figcaption>{esc(caption)}</figcaption></figure>"
+        f'<figure><a href="figures/{esc(name)}.png"><img src="figures/{esc(name)}.png"{width} '
+        f'alt="{esc(caption)}"></a><figcaption>{esc(caption)}</figcaption></figure>'
     )
 
 
@@ -165,22 +176,20 @@ def _shares_html(frame: pd.DataFrame) -> Html:
     )
 
 
-def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any]) -> None:
+def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any], figures: Path) -> None:
     funnel = summary["funnel"]
     traces = {view: summary["distributions"][view]["traces"] for view in VIEWS}
     funnel_rows = tables.funnel_table(summary)
     page.add(
         "Pre-processing funnel",
         Html(
-            f'<p class="note">{funnel.get("files_seen", funnel["logs"]):,} files seen, '
-            f"{tables.non_log_files(funnel):,} not logs, "
-            f"{tables.counted(funnel.get('partial', 0), 'partial log')} kept. "
+            f'<p class="note">{esc(tables.files_note(funnel))} '
             f"Shares below are of representatives (single run: {traces['single_run']:,.0f}) or of runs "
             f"(all runs: {traces['all_runs']:,.0f}); labels are not exclusive. mosaic "
             f"{esc(summary.get('mosaic_version', '?'))}, configuration "
             f"{esc(summary.get('config_hash', '?'))}.</p>"
         )
-        + _figure("funnel", "Pre-processing funnel: logs kept and evicted at each step")
+        + _figure(figures, "funnel", "Pre-processing funnel: logs kept and evicted at each step")
         + table(
             ["stage", "logs", "share"],
             [
@@ -196,9 +205,9 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any]) -
         ("temporality", "Temporality (paper Table III)", tables.temporality_table(summary)),
         ("metadata", "Metadata load (paper Fig. 4)", tables.metadata_table(summary)),
     ):
-        page.add(title, _figure(name, title) + _shares_html(frame), name)
+        page.add(title, _figure(figures, name, title) + _shares_html(frame), name)
     cooccurrence = "".join(
-        _figure(f"{kind}_{view}", f"{label}, {VIEW_NAMES[view]}")
+        _figure(figures, f"{kind}_{view}", f"{label}, {VIEW_NAMES[view]}")
         for view in VIEWS
         for kind, label in (("jaccard", "Jaccard index of label pairs"), ("conditional", "P(B | A)"))
     )
@@ -210,7 +219,7 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any]) -
     if drawn.get("stability") is not None:
         page.add(
             "Per-application stability",
-            _figure("stability", "Share of runs categorized like the representative"),
+            _figure(figures, "stability", "Share of runs categorized like the representative"),
         )
 
 
@@ -230,8 +239,8 @@ def _store_sections(
             f'<p class="note">The verdict\'s period and busy fraction of each periodic direction, over the '
             f"{len(values):,} categorized runs in the store; dashed: the thresholds between labels.</p>"
         )
-        + _figure("periods", "Periods of periodic runs, by direction")
-        + _figure("busy", "Share of each period spent in I/O, by direction"),
+        + _figure(site / "figures", "periods", "Periods of periodic runs, by direction")
+        + _figure(site / "figures", "busy", "Share of each period spent in I/O, by direction"),
         "distributions",
     )
     every = list(apps_module.applications(db, config))
@@ -303,24 +312,32 @@ def _top_tables(every: list[Application], pages: dict[str, str], count: int) -> 
 
     by_runs = sorted(every, key=lambda a: (-a.runs, a.key))[:count]
     by_bytes = sorted(every, key=lambda a: (-a.bytes, a.key))[:count]
-    carriers: dict[str, tuple[float, Application]] = {}
-    for app in every:  # by group key: a tie goes to the first
+    carriers: dict[str, tuple[float, int, Application]] = {}
+    for app in every:  # by group key: a tie in runs carrying it and valid runs goes to the first
         for label, share in (app.profile["label_shares"] if app.profile else {}).items():
             carried = share * (app.profile["runs"] if app.profile else 0)
-            if carried > carriers.get(label, (0.0, app))[0]:
-                carriers[label] = (carried, app)
+            if (carried, app.runs) > carriers.get(label, (0.0, 0, app))[:2]:
+                carriers[label] = (carried, app.runs, app)
     by_label = [
-        [labels_html([label]), _linked(app, pages), f"{carried:,.0f}", app.uid]
+        [labels_html([label]), _linked(app, pages), f"{carried:,.0f}", f"{runs:,}", app.uid]
         for label in ALL_LABELS
         if label in carriers
-        for carried, app in [carriers[label]]
+        for carried, runs, app in [carriers[label]]
     ]
+    one_each = all(app.profile["runs"] == 1 for app in every if app.profile)  # a run without --all-runs
     return Html(
         '<div class="grid">'
         f"<div><h3>By runs</h3>{table(headers, rows(by_runs), 'numbers')}</div>"
         f"<div><h3>By bytes</h3>{table(headers, rows(by_bytes), 'numbers')}</div></div>"
         "<h3>By label: the application with the most categorized runs carrying it</h3>"
-        + table(["label", "application", "runs carrying it", "user id"], by_label)
+        '<p class="note">A tie goes to the application with the most valid runs.'
+        + (
+            " One run of each application is categorized, its heaviest (<code>mosaic run --all-runs</code>"
+            " categorizes every run), so every count here is 1.</p>"
+            if one_each
+            else "</p>"
+        )
+        + table(["label", "application", "runs carrying it", "valid runs", "user id"], by_label)
     )
 
 

@@ -99,9 +99,7 @@ def render_report(summary: dict[str, Any], config: Config) -> str:
         f"Shares are of representatives (single run: {traces['single_run']:,.0f}) "
         f"or of runs (all runs: {traces['all_runs']:,.0f}); "
         "labels are not exclusive.",
-        f"## Pre-processing funnel\n\n{funnel.get('files_seen', funnel['logs']):,} files seen, "
-        f"{tables.non_log_files(funnel):,} not logs, "
-        f"{tables.counted(funnel.get('partial', 0), 'partial log')} kept.\n\n" + _funnel(summary),
+        f"## Pre-processing funnel\n\n{tables.files_note(funnel)}\n\n" + _funnel(summary),
         "## Periodicity (paper Table II)\n\n" + _shares_by_view(tables.periodicity_table(summary)),
         "## Temporality (paper Table III)\n\n" + _shares_by_view(tables.temporality_table(summary)),
         "## Metadata load (paper Fig. 4)\n\n" + _shares_by_view(tables.metadata_table(summary)),

@@ -44,6 +44,17 @@ def non_log_files(funnel: dict[str, Any]) -> int:
     return int(funnel.get("non_log_files", funnel.get("skipped_files", 0)))
 
 
+def files_note(funnel: dict[str, Any]) -> str:
+    """'2,888 files seen (an archive is one file of many logs), 1 not a log, 2 partial logs
+    kept.': without the aside, 2,888 files beside 3,000 logs reads as a miscount."""
+    files, other = funnel.get("files_seen", funnel["logs"]), non_log_files(funnel)
+    archives = " (an archive is one file of many logs)" if files - other != funnel["logs"] else ""
+    return (
+        f"{files:,} files seen{archives}, {other:,} not {'a log' if other == 1 else 'logs'}, "
+        f"{counted(funnel.get('partial', 0), 'partial log')} kept."
+    )
+
+
 def funnel_table(summary: dict[str, Any]) -> pd.DataFrame:
     """Paper Fig. 3: logs -> evicted by reason -> valid -> unique applications -> categorized."""
     funnel = summary["funnel"]

@@ -26,14 +26,14 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
-from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from matplotlib.typing import LineStyleType
 from numpy.typing import ArrayLike
 
 from mosaic.analysis import spectrum
 from mosaic.analysis.categorize import HEATMAP, OPERATIONS, DirectionAnalysis, TraceAnalysis
 from mosaic.config import Config
-from mosaic.periods import duration, run_time_text
+from mosaic.periods import duration, run_time_text, verdict_period
 from mosaic.report import style
 from mosaic.report.style import PALETTE
 from mosaic.report.tables import counted, display_name
@@ -117,6 +117,7 @@ def _legend_outside(ax: Axes, extra: list[Artist] | None = None) -> None:
 def _raw_panel(ax: Axes, direction: DirectionAnalysis) -> dict[str, Any]:
     ops = direction.ops
     ax.set_ylabel(RECORDS_AXIS)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count: no 0.2 of a record
     times, level = concurrency(ops["start"], ops["end"], ops["ranks"])
     ax.fill_between(
         times, level, step="post", color=RAW_COLOR, alpha=0.8, label=counted(len(ops), "operation")
@@ -315,7 +316,7 @@ def spectrum_legend(direction: DirectionAnalysis) -> str:
     accepted = f", confidence {fft['confidence']:.2f}" if fft.get("periodic") else ", under the FFT's bar"
     verdict: Mapping[str, Any] = direction.verdict or {}
     decided = (
-        f"verdict: periodic, period {verdict['period']:.4g} s from {verdict['source']}"
+        f"verdict: periodic, period {verdict_period(verdict['period'], verdict['source'])}"
         if verdict.get("periodic")
         else "verdict: not periodic"
     )
@@ -375,7 +376,9 @@ def _direction_title(direction: DirectionAnalysis, heatmap: HeatmapSignal | None
     (STDIO writes Darshan timed in no record): not "write: 0.0 B" over 700 B of bars."""
     labels = [display_name(label.removeprefix(f"{direction.name}_")) for label in direction.labels]
     verdict: Mapping[str, Any] = direction.verdict or {}
-    period = f"; period {verdict['period']:.4g} s from {verdict['source']}" if verdict.get("periodic") else ""
+    period = (
+        f"; period {verdict_period(verdict['period'], verdict['source'])}" if verdict.get("periodic") else ""
+    )
     binned = float(getattr(heatmap, direction.name).sum()) if heatmap is not None else 0.0
     moved = _bytes(direction.bytes)
     if not len(direction.ops) and binned > 0:

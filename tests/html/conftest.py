@@ -1,6 +1,9 @@
 """A small year, run with every run categorized, and its report site (built once per session)."""
 
+import io
+
 import pytest
+from tqdm import tqdm
 
 from mosaic.config import Config
 from mosaic.corpus.pipeline import run
@@ -25,20 +28,11 @@ def year_run(tmp_path_factory):
     return out
 
 
-class Steps:
-    """A progress bar's part: the steps a build announced and those it did."""
-
-    def __init__(self) -> None:
-        self.total: float | None = 0
-        self.done = 0
-
-    def update(self, n: float | None = 1) -> None:
-        self.done += n or 0
-
-
 @pytest.fixture(scope="session")
 def site(year_run):
-    """OUT/report/ of the year, what the build counted, and the steps it reported."""
-    steps = Steps()
-    counts = build_site(year_run, SITE_CONFIG, steps)
-    return year_run / "report", counts, steps
+    """OUT/report/ of the year, what the build counted, and the progress bar it reported to:
+    a tqdm bar as `mosaic report` gives on a terminal (one starting at total=0 is falsy: the
+    build once took it for no bar and drew nothing for the whole build)."""
+    with tqdm(total=0, file=io.StringIO(), disable=False) as bar:
+        counts = build_site(year_run, SITE_CONFIG, bar)
+    return year_run / "report", counts, bar

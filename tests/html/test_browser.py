@@ -70,6 +70,12 @@ def check_page(browser, path: Path, screenshot: Path) -> object:
         assert problems == [], (path, width)
         overflow = narrow.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, (path, width, overflow)
+        # the year's top applications, side by side on a desk: each fits a phone whole, its
+        # paths broken (its bytes column was off screen, in the box's sideways scroll)
+        hidden = narrow.evaluate(
+            "[...document.querySelectorAll('.grid .scroll')].map(s => s.scrollWidth - s.clientWidth)"
+        )
+        assert all(pixels <= 0 for pixels in hidden), (path, width, hidden)
         narrow.screenshot(path=str(screenshot.with_suffix(f".{width}.png")), full_page=True)
         narrow.close()
     page, problems = open_page(browser, path, WIDTHS[0])
@@ -93,6 +99,7 @@ def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
     report, *_ = site
     pages = sorted(report.rglob("*.html"))
     kinds = {p.parent.name if p.parent != report else p.stem for p in pages}
+    assert '<div class="grid">' in (report / "index.html").read_text()  # the tables checked at 420 px
     assert kinds == {"index", "applications", "apps", "jobs", "method"}
     for number, path in enumerate(pages):
         page = check_page(browser, path, tmp_path / f"{number}.png")

@@ -75,3 +75,37 @@ def test_a_peak_of_significance_0_is_said_not_judged_in_the_table():
     text = analysis_page(analysis, config, Assets(inline=False))
     assert "period 23.8 s, score 0.00, not judged against chance" in text
     assert "0.0 sigma" not in text
+
+
+def test_the_directions_table_says_what_mean_shift_found_and_who_found_the_period(dlio):
+    """The cell read "1 periodic operations in heatmap, 100.0 % of segments" and the verdict
+    "periodic, 7.8 s from meanshift"."""
+    analysis, text, _ = dlio
+    assert analysis.read.verdict["source"] == "meanshift" and analysis.read.meanshift["share"] == 1.0
+    found = "1 periodic series in the HEATMAP bursts, 100.0\u00a0% of segments in periodic clusters"
+    assert f"<td>{found}</td>" in text
+    assert f"<td>periodic, {analysis.read.verdict['period']:.2g} s, found by mean shift, busy " in text
+    assert "periodic operations in" not in text and "from meanshift" not in text
+
+
+def test_no_table_cell_splits_a_number_from_its_unit(dlio):
+    """At 420 px the bytes column showed "188." above "GB": number and unit are joined by a
+    no-break space in every cell."""
+    _, text, _ = dlio
+    cells = re.findall(r"<td>([^<]*)</td>", text.split('<section id="method">')[0])  # not docs/method.md
+    assert any(re.search(r"\d\u00a0[kMG]?B", cell) for cell in cells)
+    assert any(re.search(r"\d\u00a0%", cell) for cell in cells)
+    # values (a sentence of the method's settings table may wrap where it likes)
+    assert [cell for cell in cells if re.match(r"[\d.,]+ (?:[kMGTP]?B|%)", cell)] == []
+
+
+def test_a_partial_log_says_so_with_a_link_to_the_method():
+    """ "partial log: yes ... (SPEC 2)" was plain text that nothing on the page resolved."""
+    from mosaic.html.method import section_anchor
+
+    config = Config()
+    log = DATA / "darshan-logs" / "partial_data_stdio" / "partial_data_stdio.darshan"
+    text = analysis_page(analyze(read_trace(log, config), config), config, Assets(inline=False))
+    anchor = section_anchor("2")
+    assert f'MPI-IO records stand in for lost POSIX ones (<a href="#{anchor}">SPEC 2</a>)</td>' in text
+    assert f'id="{anchor}"' in text  # the method at the end of the page

@@ -159,6 +159,25 @@ def test_distributions_count_each_measured_period_and_busy_fraction_once(tmp_pat
     assert (tmp_path / "periods.png").stat().st_size > 0 and (tmp_path / "busy.png").stat().st_size > 0
 
 
+def test_distributions_count_runs_in_whole_numbers(tmp_path, monkeypatch):
+    """The year page's count axes read 0.25, 0.5, 0.75 periodic runs over bars of 1 and 2."""
+    from mosaic.corpus.profiles import NUMBERS
+    from mosaic.html import distributions
+
+    figures = []
+    monkeypatch.setattr(distributions, "save", lambda fig, paths, dpi: figures.append(fig))
+    values = np.full((3, len(NUMBERS)), np.nan)
+    values[:, NUMBERS.index("write_period")] = [50.0, 50.0, 400.0]
+    values[:, NUMBERS.index("write_busy_fraction")] = [0.02, 0.02, 0.45]
+    distributions.plot_distributions(values, Config(), tmp_path)
+    assert len(figures) == 2
+    for fig in figures:
+        (ax,) = fig.axes
+        low, high = ax.get_ylim()
+        ticks = [t for t in ax.get_yticks() if low <= t <= high]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks
+
+
 @pytest.mark.parametrize("inline", [True, False])
 def test_assets_inline_or_linked(inline):
     text = Page("t", Assets(inline=inline, prefix="../assets/")).render()
@@ -194,3 +213,48 @@ def test_a_profile_says_how_many_runs_it_stands_on():
     assert "<code>mosaic run --all-runs</code> categorizes every run" in one
     every = basis_note(app, {**app.profile, "runs": 120, "basis": "every_run"})
     assert "Built from 120 of 120 valid runs categorized (every run)." in every and "--all-runs" not in every
+
+
+def _carrier(key: str, valid: int, categorized: int) -> Application:
+    # as profiles.profile: an application of one valid run has every run categorized
+    basis = "every_run" if categorized >= valid else "representative" if categorized == 1 else "some_runs"
+    profile = {"label_shares": {"write_steady": 1.0}, "runs": categorized, "basis": basis}
+    return Application(key, 1, key, valid, 1.0, f"{key}.darshan", profile)
+
+
+def test_by_label_a_tie_goes_to_the_application_with_the_most_valid_runs():
+    """With one categorized run each, every count is 1: the year page named the first group
+    key (a 1-run application) beside applications of 120 runs, and did not say why."""
+    from mosaic.html.site import _top_tables
+
+    row = r"write steady</span></td><td>(.*?)</td><td>(\d+)</td><td>([\d,]+)</td>"
+    one_each = _top_tables([_carrier("a", 1, 1), _carrier("b", 120, 1), _carrier("c", 7, 1)], {}, 2)
+    assert re.search(row, one_each).groups() == ("b", "1", "120")
+    assert "A tie goes to the application with the most valid runs." in one_each
+    assert "so every count here is 1" in one_each
+    # more runs carrying it wins over more valid runs
+    every = _top_tables([_carrier("a", 5, 5), _carrier("b", 120, 4), _carrier("c", 5, 5)], {}, 2)
+    assert re.search(row, every).groups() == ("a", "5", "5")
+    assert "every count here is 1" not in every
+
+
+def test_a_spread_of_one_run_says_one_run():
+    from mosaic.html.applications import _spread
+
+    one = {"median": 2.0, "p10": 2.0, "p90": 2.0, "runs": 1}
+    assert _spread(one) == "2.0 (2.0 - 2.0, 1 run)"  # was "1 runs"
+    assert _spread({**one, "runs": 1200}) == "2.0 (2.0 - 2.0, 1,200 runs)"
+
+
+def test_every_figure_is_shown_at_one_scale(tmp_path):
+    """The metadata figure (922 px at 150 dpi) was shown 922 px wide beside figures of 1,778 px
+    shrunk to 1,000: its text twice as big. A figure's width is its inches at 100 px each."""
+    from PIL import Image as PILImage
+
+    from mosaic.html.site import _figure
+
+    PILImage.new("RGB", (922, 670)).save(tmp_path / "metadata.png", dpi=(150, 150))
+    PILImage.new("RGB", (1031, 385)).save(tmp_path / "busy.png", dpi=(110, 110))
+    assert 'src="figures/metadata.png" width="615" alt="M"' in _figure(tmp_path, "metadata", "M")
+    assert 'width="937"' in _figure(tmp_path, "busy", "B")  # 1,031 px at 110 dpi
+    assert "width" not in _figure(tmp_path, "absent", "A")

@@ -89,17 +89,21 @@ def test_the_year_page_leads_to_the_top_applications_by_runs_bytes_and_label(sit
     assert index[first:].startswith('<section id="applications">')  # the first section
     for page in (report / "apps").iterdir():
         assert f'href="apps/{page.name}"' in index
-    # by label: the application whose categorized runs carry it most often (a tie: the first key)
+    # by label: the application whose categorized runs carry it most often (a tie: the most
+    # valid runs, then the first key)
     db = sqlite3.connect(year_run / "store.sqlite")
     carried = db.execute(
-        "SELECT p.group_key, p.runs FROM profile_labels p WHERE p.label = 'write_insignificant' "
-        "ORDER BY p.runs DESC, p.group_key LIMIT 1"
+        "SELECT p.group_key, p.runs, a.runs FROM profile_labels p JOIN applications a USING (group_key) "
+        "WHERE p.label = 'write_insignificant' ORDER BY p.runs DESC, a.runs DESC, p.group_key LIMIT 1"
     ).fetchone()
     application = carried[0].split(":", 1)[1]
     row = re.search(
-        r'title="write_insignificant">write insignificant</span></td><td>(.*?)</td><td>(\d+)</td>', index
+        r'title="write_insignificant">write insignificant</span></td><td>(.*?)</td><td>(\d+)</td>'
+        r"<td>([\d,]+)</td>",
+        index,
     )
-    assert application in row.group(1) and int(row.group(2)) == carried[1]
+    assert application in row.group(1) and (int(row.group(2)), int(row.group(3))) == carried[1:]
+    assert "every count here is 1" not in index  # every run categorized (--all-runs)
 
 
 def test_runs_per_day_counts_every_valid_run_over_the_days_they_span(year_run):
@@ -118,8 +122,8 @@ def test_runs_per_day_counts_every_valid_run_over_the_days_they_span(year_run):
 def test_the_build_reports_a_step_per_figure_and_page(site):
     """The progress bar's steps: every figure, the year's page, 4 application pages, the
     table's page and 4 job pages; all announced are done (the bar ends at 100 %)."""
-    _, counts, steps = site
-    assert steps.total == steps.done == len(FIGURES) + 1 + 4 + 1 + 4
+    _, counts, bar = site
+    assert bar.total == bar.n == len(FIGURES) + 1 + 4 + 1 + 4
     assert counts.job_pages == 4
 
 

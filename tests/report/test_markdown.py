@@ -50,3 +50,17 @@ def test_no_stability_and_no_correlations(summary):
     report = render_report(summary, Config(correlation_min_support=0.9))
     assert "Not computed" in report
     assert report.count("None.") == 2  # both views
+
+
+def test_the_funnel_says_why_files_and_logs_differ(summary):
+    """The sample year's "2,888 files seen" beside "3,000 logs" read as a miscount: 15 day
+    archives hold 128 of the logs."""
+    from mosaic.report.tables import files_note
+
+    year = {"files_seen": 2888, "non_log_files": 1, "logs": 3000, "partial": 2}
+    assert files_note(year) == (
+        "2,888 files seen (an archive is one file of many logs), 1 not a log, 2 partial logs kept."
+    )
+    plain = {"files_seen": 13, "non_log_files": 3, "logs": 10, "partial": 1}
+    assert files_note(plain) == "13 files seen, 3 not logs, 1 partial log kept."
+    assert "13 files seen, 1 not a log, 1 partial log kept." in render_report(summary, Config())

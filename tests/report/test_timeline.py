@@ -267,7 +267,8 @@ def test_spectrum_legend_follows_the_verdict_not_the_fft_flag(drawn):
     direction = copy.deepcopy(analysis.write)
     assert spectrum_legend(direction) == (
         f"FFT peak: period {direction.fft['period']:.4g} s, score {direction.fft['score']:.2f}, "
-        f"confidence {direction.fft['confidence']:.2f}\nverdict: periodic, period 100 s from both"
+        f"confidence {direction.fft['confidence']:.2f}\n"
+        "verdict: periodic, period 1.67 min, found by mean shift and the FFT"
     )
     direction.verdict = {**direction.verdict, "periodic": False}  # the FFT alone said periodic
     assert spectrum_legend(direction).endswith("\nverdict: not periodic")

@@ -47,8 +47,9 @@
 
   function human(value) {
     const units = [[1e15, "PB"], [1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"]];
-    for (const [scale, unit] of units) if (value >= scale) return (value / scale).toFixed(1) + " " + unit;
-    return value.toFixed(0) + " B";
+    // a no-break space: a narrow column never splits a number from its unit
+    for (const [scale, unit] of units) if (value >= scale) return (value / scale).toFixed(1) + "\u00a0" + unit;
+    return value.toFixed(0) + "\u00a0B";
   }
   function share(row, label) {
     const pairs = row[COL.labels];
@@ -116,7 +117,7 @@
       cell(tr, String(row[COL.uid]), true);
       cell(tr, row[COL.runs].toLocaleString("en"), true);
       cell(tr, human(row[COL.bytes]), true);
-      cell(tr, row[COL.stability] === null ? "-" : Math.round(100 * row[COL.stability]) + " %", true);
+      cell(tr, row[COL.stability] === null ? "-" : Math.round(100 * row[COL.stability]) + "\u00a0%", true);
       cell(tr, row[COL.period] === null ? "-" : row[COL.period]);
       const pairs = row[COL.labels], parts = [];
       for (let i = 0; i < pairs.length; i += 2) {
