@@ -15,7 +15,7 @@ from tabulate import tabulate
 from mosaic.corpus.listing import ApplicationList
 from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
 from mosaic.directions import DIRECTIONS
-from mosaic.periods import median_period, period_text
+from mosaic.periods import duration, median_period, period_text
 
 BASIS = {
     "every_run": "every stored run",
@@ -71,7 +71,7 @@ def _stability(profile: ApplicationProfile) -> str:
 
 def _numbers(profile: ApplicationProfile) -> str:
     rows: list[list[str | int]] = [
-        _row("run time (s)", profile["run_time_seconds"], number),
+        _row("run time", profile["run_time_seconds"], duration),
         _row("peak metadata requests/s", profile["metadata_peak_per_second"], number),
     ]
     for direction in DIRECTIONS:
@@ -81,7 +81,7 @@ def _numbers(profile: ApplicationProfile) -> str:
         rows.append([f"{direction} periodic: {periodic['share']:.0%} of runs", periodic["runs"], "", "", ""])
         if periodic["runs"]:
             rows += [
-                _row(f"{direction} period (s)", periodic["period_seconds"], number),
+                _row(f"{direction} period", periodic["period_seconds"], duration),
                 _row(f"{direction} busy fraction", periodic["busy_fraction"], lambda v: f"{v:.2f}"),
                 _row(f"{direction} bytes per occurrence", periodic["bytes_per_occurrence"], human_bytes),
             ]

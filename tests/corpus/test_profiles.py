@@ -253,10 +253,10 @@ def test_lookup_prints_the_profile_as_a_table(tmp_path):
         "seen 2019-01-01T00:00:00Z .. 2019-03-01T00:00:00Z",
         "stability 60%: runs with the usual categories (write_periodic write_periodic_minute write_steady)",
         "period write, minute: 30 s-30 min (median 3.33 min)",  # the median of 120, 200, 360 s
-        "run time (s) 5 30 14 46",
+        "run time 5 30 s 14 s 46 s",  # in the notation of the period line above
         "write bytes per run 5 3 GB 1.4 GB 7.6 GB",
         "write periodic: 60% of runs 3",
-        "write period (s) 3 200 120 360",
+        "write period 3 3.33 min 2 min 6 min",
         "write busy fraction 3 0.20 0.12 0.28",
         "write bytes per occurrence 3 200 MB 120 MB 360 MB",
         "read periodic: 0% of runs 0",
