@@ -344,6 +344,9 @@ class InProcessEngine:
     def cpus(self) -> int:
         return 1
 
+    def absent(self) -> list[str]:
+        return []
+
     def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[Result]]:
         for batch in batches:
             yield run_batch(task, batch, self.context, self.settings.limits, isolate=False)
@@ -374,6 +377,8 @@ class DispyEngine:
         self.preload = tuple(preload)
         self._stack = contextlib.ExitStack()
         self._cluster: Any = None  # dispy.JobCluster (dispy ships no type hints)
+        self._node_addrs: list[tuple[str, int]] = []
+        self._client = ""
 
     def __enter__(self) -> DispyEngine:
         try:
@@ -428,7 +433,8 @@ class DispyEngine:
             recover_file=os.path.join(workdir, "recover"),
         )
         self._stack.callback(self._close_cluster)
-        self._wait_for_nodes(node_addrs, f"{host}:{port}")
+        self._node_addrs, self._client = node_addrs, f"{host}:{port}"
+        self._wait_for_nodes(node_addrs, self._client)
 
     def _close_cluster(self) -> None:
         """Cancel what is left and stop dispy's scheduler (it closes its recover file)."""
@@ -451,6 +457,22 @@ class DispyEngine:
 
     def cpus(self) -> int:
         return sum(node.cpus for node in self._cluster.status().nodes)
+
+    def absent(self) -> list[str]:
+        """Each named node that has not joined, with what a connection to it finds: the run
+        goes on with the others (and takes it if it joins later), so this is said at its end
+        rather than waited for. Nothing when as many nodes joined as were named (a node may
+        report another of its addresses)."""
+        if self.nodes is None:
+            return []
+        joined = {node.ip_addr for node in self._cluster.status().nodes}
+        if len(joined) >= len(self.nodes):
+            return []
+        return [
+            f"{name}: {why_not_joined(address, self._client)}"
+            for name, address in zip(self.nodes, self._node_addrs, strict=True)
+            if address[0] not in joined
+        ]
 
     def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[Result]]:
         """Results of each batch, in completion order."""
@@ -703,6 +725,9 @@ class LazyEngine:
 
     def cpus(self) -> int:
         return self._started().cpus()
+
+    def absent(self) -> list[str]:
+        return self._engine.absent() if self._engine is not None else []
 
     def map(self, task: Task, batches: Iterable[list[Any]]) -> Iterator[list[Result]]:
         pending = iter(batches)

@@ -281,6 +281,8 @@ def run(
             ):
                 categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
+            for node in engine.absent():
+                sys.stderr.write(f"warning: node {node}; this run went on without it\n")
             with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
                 # The lookup tables fill inside SQLite (C, the GIL released) while this
                 # thread writes the outputs from the store's reader connection.

@@ -73,7 +73,9 @@ def cluster(tmp_path_factory) -> Iterator[tuple[Path, list[int]]]:
             node.wait(30)
 
 
-def run(folder: Path, nodes: str, secret: str = "secret") -> subprocess.CompletedProcess[str]:
+def run(
+    folder: Path, nodes: str, secret: str = "secret", out: str = "out"
+) -> subprocess.CompletedProcess[str]:
     logs = folder / "logs"
     if not logs.exists():
         logs.mkdir()
@@ -81,7 +83,7 @@ def run(folder: Path, nodes: str, secret: str = "secret") -> subprocess.Complete
             (logs / log.name).symlink_to(log)
     config = folder / "run.toml"
     config.write_text(f"node_start_timeout_seconds = {JOIN_SECONDS}\ndispy_port = {node_port()}\n")
-    command = [MOSAIC, "run", str(logs), "--out", str(folder / "out"), "--quiet", "--config", str(config)]
+    command = [MOSAIC, "run", str(logs), "--out", str(folder / out), "--quiet", "--config", str(config)]
     command += ["--nodes", nodes, "--node-secret-file", str(folder / secret)]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
@@ -119,3 +121,19 @@ def test_a_node_that_does_not_join_is_explained(cluster):
     assert "Traceback" not in done.stderr
     done = run(folder, f"{ADDRESS}:{first}")  # the right secret: it runs
     assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+
+
+def test_a_named_node_that_never_joined_is_said_at_the_end_of_a_run_that_went_on(cluster):
+    """One node joins, the other entry names an address where nothing listens: the run
+    finishes on the one (exit 0) and ends by naming the other and why (it said nothing)."""
+    folder, (first, _) = cluster
+    unused = node_port()
+    done = run(folder, f"{ADDRESS}:{first},127.0.0.9:{unused}", out="out-one-absent")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("warning: node") == 1, done.stderr
+    assert (
+        f"warning: node 127.0.0.9:{unused}: nothing listens at 127.0.0.9:{unused + 1} (node not started"
+        in done.stderr
+    )
+    assert done.stderr.rstrip().endswith("this run went on without it")
