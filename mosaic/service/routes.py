@@ -178,6 +178,7 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
 
 @router.post(
     "/v1/categorize",
+    summary="Categorize one Darshan log (the request body); ?store=true also records it",
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -300,7 +301,10 @@ class ApplicationQuery(BaseModel):
 
 
 @router.get(
-    "/v1/applications", response_model=ApplicationAnswer | ApplicationList, responses=APPLICATION_ERRORS
+    "/v1/applications",
+    summary="One application's profile (?uid=&app=), or a page of the stored applications",
+    response_model=ApplicationAnswer | ApplicationList,
+    responses=APPLICATION_ERRORS,
 )
 def application(
     request: Request,
@@ -335,6 +339,7 @@ def application(
 
 @router.post(
     "/v1/applications/query",
+    summary="One application's profile, for an application name too long for a URL",
     response_model=ApplicationAnswer,
     responses={
         **APPLICATION_ERRORS,
@@ -390,6 +395,7 @@ def look_up(request: Request, results: Store, uid: int, app: str) -> Application
 
 @router.get(
     "/v1/jobs/{job_id}",
+    summary="The stored runs of one scheduler job, with their groups' categories",
     response_model=None,
     responses={404: error_doc("Unknown job id"), 422: INVALID, 503: STORE_UNAVAILABLE},
 )
@@ -414,7 +420,11 @@ def job(
 
 
 @router.api_route(
-    "/healthz", methods=["GET", "HEAD"], response_model=None, responses={503: STORE_UNAVAILABLE}
+    "/healthz",
+    methods=["GET", "HEAD"],
+    summary="Liveness and readiness, without a token; 503 when the store cannot be read",
+    response_model=None,
+    responses={503: STORE_UNAVAILABLE},
 )
 async def healthz(request: Request) -> dict[str, Any] | JSONResponse:
     """Liveness and readiness: answers without a token (GET or HEAD); 503 when the store
@@ -433,7 +443,12 @@ async def healthz(request: Request) -> dict[str, Any] | JSONResponse:
     }
 
 
-@router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics: requests by endpoint and status, latency, evictions by reason",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}},
+)
 async def prometheus(metrics: Metrics = Depends(get_metrics)) -> Response:
     """Requests by endpoint and status, latency histogram, evictions by reason."""
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

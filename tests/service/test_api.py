@@ -256,6 +256,9 @@ def test_the_docs_page_lists_the_endpoints_and_fetches_nothing(open_server):
     assert not re.search(r"(src|href)=\"(https?:)?//", page.text)  # nothing from elsewhere
     assert "<code>/v1/jobs/{job_id}</code>" in page.text and 'href="openapi.json"' in page.text
     assert page.text.count("<tr>") == 1 + 7  # the header, then GET|HEAD /healthz as two rows
+    # each row says what the endpoint is for (FastAPI's default was the function's name: "Healthz")
+    assert "<td>The stored runs of one scheduler job, with their groups&#x27; categories</td>" in page.text
+    assert "Healthz" not in page.text and "Application Query" not in page.text
 
 
 @pytest.mark.parametrize("count", [1, 3])
