@@ -33,8 +33,14 @@ REPO = Path(__file__).resolve().parents[2]
 START_NODE = str(REPO / "cluster" / "start-node.sh")
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 LOGS = 2000  # a few thousand logs: every path, about 2 minutes for the whole file on 2 cores
-DELAY = "0.005"  # seconds per log in the runs killed midway (on each node's single CPU)
-CONFIG = "batch_size = 64\ncategorize_batch_size = 16\n"  # many jobs: a kill lands midway
+# Seconds per log in the runs killed midway (on each node's single CPU): the kill lands when a
+# quarter of the work is done, and the rest (~2,800 logs to validate or categorize) then
+# takes seconds at least; 0.005 made the two kill tests sleep ~14 s each.
+DELAY = "0.001"
+# Many jobs: a kill lands midway. A node silent for 5 pulses is dead: 2.5 s of waiting after
+# each kill instead of the default's 5 s (every run of this file has it, the reference too, so
+# their summaries' settings agree).
+CONFIG = "batch_size = 64\ncategorize_batch_size = 16\nnode_pulse_seconds = 0.5\n"
 NODES = ("node1", "node2")
 GONE_SECONDS = 15.0  # a killed node's processes are gone within this (its pulse: 5 s to notice)
 NODE_PORT = (
@@ -203,7 +209,8 @@ def test_a_node_that_does_not_see_the_logs_stops_the_run_and_shipping_them_resum
 def test_a_node_that_sees_another_copy_of_the_logs_stops_the_run(hosts, site, tmp_path):
     corpus, node3 = site["corpus"], hosts["node3"]
     copy = tmp_path / "copy"
-    time.sleep(1)  # the copy's files are written a second later than the corpus's, at least
+    newest = max(path.stat().st_mtime for path in corpus.rglob("*"))
+    time.sleep(max(0.0, newest + 1 - time.time()))  # the copy's files a second later, at least
     shutil.copytree(corpus, copy, copy_function=shutil.copyfile)  # contents alike, times not
     start_node(site, node3, {str(corpus): str(copy)})
     try:
