@@ -44,7 +44,7 @@ from mosaic.html.page import (
 )
 from mosaic.logfile import EvictedResult, guarded
 from mosaic.periods import duration, run_time_text, verdict_period
-from mosaic.report.tables import counted, display_name
+from mosaic.report.text import counted, display_name
 from mosaic.report.timeline import amplitude_spectrum, log_stretch_peaks, plot_timeline
 from mosaic.trace import HeatmapSignal, read_trace
 

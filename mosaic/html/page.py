@@ -24,8 +24,7 @@ from typing_extensions import TypedDict
 
 from mosaic import __version__
 from mosaic.html.csp import policy
-from mosaic.report.tables import display_name
-from mosaic.report.text import readable
+from mosaic.report.text import display_name, readable
 from mosaic.report.timeline import per_stretch
 
 STYLESHEETS = ("uPlot.min.css", "mosaic.css")

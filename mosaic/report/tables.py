@@ -16,22 +16,14 @@ import pandas as pd
 from mosaic.analysis.labels import METADATA, TEMPORALITY
 from mosaic.corpus.stats import VIEWS
 from mosaic.directions import DIRECTIONS
+from mosaic.report.text import counted as counted  # re-exported: the tables' words
+from mosaic.report.text import display_name as display_name
 
 VIEW_NAMES = {"single_run": "single run", "all_runs": "all runs"}
 TRACE_NOUNS = {"single_run": "representative", "all_runs": "run"}  # what a view's traces are
 MAGNITUDES = ("periodic_second", "periodic_minute", "periodic_hour", "periodic_day_or_more")
 NON_PERIODIC = "non_periodic"  # not a label: the traces without `periodic`
 TEMPORALITY_ORDER = ("insignificant",) + tuple(t for t in TEMPORALITY if t != "insignificant")
-
-
-def display_name(label: str) -> str:
-    """`write_on_start_and_end` -> `write on start and end`."""
-    return label.replace("_", " ")
-
-
-def counted(n: float, noun: str, plural: str | None = None) -> str:
-    """`1 log`, `2 logs`, `1,234 logs` (or the given plural)."""
-    return f"{n:,.0f} {noun if n == 1 else plural or noun + 's'}"
 
 
 def view_traces(summary: dict[str, Any], view: str) -> str:

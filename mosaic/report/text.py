@@ -46,3 +46,13 @@ def in_figure(value: object, max_chars: int) -> str:
     """``value`` for a matplotlib text: :func:`readable`, shortened to ``max_chars``, every
     ``$`` escaped (matplotlib draws ``\\$`` as a dollar and starts no mathtext)."""
     return shortened(readable(value), max_chars).replace("$", r"\$")
+
+
+def display_name(label: str) -> str:
+    """A label as words: `write_on_start_and_end` -> `write on start and end`."""
+    return label.replace("_", " ")
+
+
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """`1 log`, `2 logs`, `1,234 logs` (or the given plural)."""
+    return f"{n:,.0f} {noun if n == 1 else plural or noun + 's'}"

@@ -36,8 +36,7 @@ from mosaic.config import Config
 from mosaic.periods import duration, run_time_text, verdict_period
 from mosaic.report import style
 from mosaic.report.style import PALETTE
-from mosaic.report.tables import counted, display_name
-from mosaic.report.text import in_figure
+from mosaic.report.text import counted, display_name, in_figure
 from mosaic.trace import HeatmapSignal
 
 RECORDS_AXIS = "records doing I/O\n(rank-file pairs)"  # not ranks: one rank may hold many files

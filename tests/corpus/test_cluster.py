@@ -119,6 +119,11 @@ def two_nodes(tmp_path):
         stop_process_group(node)
 
 
+# A node silent for 5 pulses is dead: the runs whose nodes are killed wait 2.5 s for it
+# instead of the default's 5 s.
+PULSE = "node_pulse_seconds = 0.5\n"
+
+
 def run_on_nodes(year_corpus, config, tmp_path, nodes, act, timeout=180, options=(), extra=""):
     """A slowed `mosaic run` over `nodes` (port, hosts): `act()` once its first batches are
     done, then wait for its end. (exit status, stderr, output folder)."""
@@ -134,7 +139,7 @@ def run_on_nodes(year_corpus, config, tmp_path, nodes, act, timeout=180, options
         "--nodes",
         ",".join(f"{host}:{port}" for host in hosts),
         "--config",
-        config_file(tmp_path, config, nodes_config(tmp_path, port) + extra),
+        config_file(tmp_path, config, nodes_config(tmp_path, port) + PULSE + extra),
     )
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a child that keeps it open cannot hang the test
     with log.open("w") as stderr, subprocess.Popen(command, stderr=stderr, env=env) as mosaic:
@@ -199,7 +204,7 @@ def test_a_node_started_after_the_run_began_joins_it_and_takes_over_a_lost_node_
 
     try:
         at = (port, ["127.0.0.2", "127.0.0.3"])
-        extra = "node_lost_timeout_seconds = 60\n"
+        extra = "node_lost_timeout_seconds = 60\nnode_ping_seconds = 1\n"  # the new node asked every 1 s
         returncode, stderr, out = run_on_nodes(
             year_corpus, small_config, tmp_path, at, replace_the_node, options=["--all-runs"], extra=extra
         )

@@ -33,7 +33,10 @@ REPO = Path(__file__).resolve().parents[2]
 START_NODE = str(REPO / "cluster" / "start-node.sh")
 MOSAIC = str(Path(sys.executable).parent / "mosaic")
 LOGS = 2000  # a few thousand logs: every path, about 2 minutes for the whole file on 2 cores
-DELAY = "0.005"  # seconds per log in the runs killed midway (on each node's single CPU)
+# Seconds per log in the runs killed midway (on each node's single CPU): the kill lands when a
+# quarter of the work is done, and the rest (~2,800 logs to validate or categorize) then
+# takes seconds at least; 0.005 made the two kill tests sleep ~14 s each.
+DELAY = "0.001"
 CONFIG = "batch_size = 64\ncategorize_batch_size = 16\n"  # many jobs: a kill lands midway
 NODES = ("node1", "node2")
 GONE_SECONDS = 15.0  # a killed node's processes are gone within this (its pulse: 5 s to notice)
@@ -64,7 +67,10 @@ def site(hosts, tmp_path_factory):
     subprocess.run([MOSAIC, "synth", "year", str(corpus), "--count", str(LOGS), "--seed", "44"], check=True)
     write_secret(str(root / "node-secret"))
     (root / "config.toml").write_text(CONFIG)
-    (root / "lost.toml").write_text(CONFIG + "node_lost_timeout_seconds = 2\n")
+    # Both nodes killed: each silent for 5 pulses of 0.5 s is dead, 2.5 s of waiting instead of
+    # the default's 5 s (the nodes are started afresh after it; a node kept for another run
+    # after 0.5 s pulses did not always join it: 2 of 5 runs of the node3 test on 2026-11-29).
+    (root / "lost.toml").write_text(CONFIG + "node_lost_timeout_seconds = 2\nnode_pulse_seconds = 0.5\n")
     (root / "tmp").mkdir(mode=0o700)
     env = {
         **os.environ,
@@ -75,7 +81,12 @@ def site(hosts, tmp_path_factory):
     }
     reference = root / "reference"
     subprocess.run(run_command(corpus, reference, root, "--workers", "2"), env=env, check=True)
-    return {"root": root, "corpus": corpus, "env": env, "reference": reference, "nodes": {}}
+    made = {"root": root, "corpus": corpus, "env": env, "reference": reference, "nodes": {}}
+    try:
+        yield made
+    finally:  # the nodes still up, killed and reaped (no zombie child left to later tests)
+        for name in list(made["nodes"]):
+            stop(made, hosts[name])
 
 
 def run_command(corpus, out, root, *options, config="config.toml", slow=False):
@@ -203,7 +214,8 @@ def test_a_node_that_does_not_see_the_logs_stops_the_run_and_shipping_them_resum
 def test_a_node_that_sees_another_copy_of_the_logs_stops_the_run(hosts, site, tmp_path):
     corpus, node3 = site["corpus"], hosts["node3"]
     copy = tmp_path / "copy"
-    time.sleep(1)  # the copy's files are written a second later than the corpus's, at least
+    newest = max(path.stat().st_mtime for path in corpus.rglob("*"))
+    time.sleep(max(0.0, newest + 1 - time.time()))  # the copy's files a second later, at least
     shutil.copytree(corpus, copy, copy_function=shutil.copyfile)  # contents alike, times not
     start_node(site, node3, {str(corpus): str(copy)})
     try:

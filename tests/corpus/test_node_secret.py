@@ -99,10 +99,18 @@ def assert_refused(host: str, node_port: int, tmp_path: Path) -> None:
         assert not marker.exists()
 
 
+def command_of(process: psutil.Process) -> list[str]:
+    """Its command line; none for a child another test left unreaped (a zombie has none)."""
+    try:
+        return process.cmdline()
+    except psutil.ZombieProcess:
+        return []
+
+
 def node_of(reaper_owner: psutil.Process) -> psutil.Process:
     """The dispynode a local_node started: the child of the reaper, `reaper_owner`'s child
     (looked for a few seconds: on a loaded machine the reaper may not list it yet)."""
-    [reaper] = [p for p in reaper_owner.children() if "mosaic.corpus.reaper" in p.cmdline()]
+    [reaper] = [p for p in reaper_owner.children() if "mosaic.corpus.reaper" in command_of(p)]
     deadline = time.monotonic() + 10
     while not (children := reaper.children()) and time.monotonic() < deadline:
         time.sleep(0.05)

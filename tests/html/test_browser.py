@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -67,16 +68,18 @@ def check_page(browser, path: Path, screenshot: Path) -> object:
     screen. Returns the page at the first width."""
     for width in WIDTHS[1:]:
         narrow, problems = open_page(browser, path, width)
-        assert problems == [], (path, width)
         overflow = narrow.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, (path, width, overflow)
         # the year's top applications, side by side on a desk: each fits a phone whole, its
         # paths broken (its bytes column was off screen, in the box's sideways scroll)
         hidden = narrow.evaluate(
             "[...document.querySelectorAll('.grid .scroll')].map(s => s.scrollWidth - s.clientWidth)"
         )
+        if problems or overflow > 0 or any(pixels > 0 for pixels in hidden):
+            # the whole page as it failed, to look at (~2 s a page)
+            narrow.screenshot(path=str(screenshot.with_suffix(f".{width}.png")), full_page=True)
+        assert problems == [], (path, width)
+        assert overflow <= 0, (path, width, overflow)
         assert all(pixels <= 0 for pixels in hidden), (path, width, hidden)
-        narrow.screenshot(path=str(screenshot.with_suffix(f".{width}.png")), full_page=True)
         narrow.close()
     page, problems = open_page(browser, path, WIDTHS[0])
     assert problems == [], path
@@ -123,15 +126,24 @@ def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
         page.close()
 
 
-def test_explain_pages_of_real_and_runtime_logs_load_clean(browser, tmp_path):
+@pytest.fixture(scope="module")
+def explained(tmp_path_factory):
+    """`mosaic explain` of every EXPLAINED log, two at a time (CI's two cores) while the tests
+    check the pages already written: {log: future of (the command's run, its page)}."""
+    folder = tmp_path_factory.mktemp("explained")
+
+    def explain(log: Path) -> tuple[subprocess.CompletedProcess, Path]:
+        output = folder / f"{log.name}.html"
+        command = [sys.executable, "-m", "mosaic.cli", "explain", str(log), "-o", str(output)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120), output
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {log: pool.submit(explain, log) for log in EXPLAINED}
+
+
+def test_explain_pages_of_real_and_runtime_logs_load_clean(browser, explained, tmp_path):
     for log in EXPLAINED:
-        output = tmp_path / f"{log.name}.html"
-        done = subprocess.run(
-            [sys.executable, "-m", "mosaic.cli", "explain", str(log), "-o", str(output)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done, output = explained[log].result()
         assert done.returncode == (1 if log == EMPTY_LOG else 0), done.stderr
         page = check_page(browser, output, tmp_path / f"{log.name}.png")
         if log != EMPTY_LOG:
@@ -148,10 +160,9 @@ def time_under_pointer(page, chart: str, fraction: float) -> float:
     return float(page.locator(f"#{chart} .u-legend .u-series").first.locator(".u-value").inner_text())
 
 
-def test_a_timeline_chart_zooms_on_a_drag_and_shows_values_on_hover(browser, tmp_path):
-    log = EXPLAINED[1]  # 86 s of writes, HEATMAP bins of 0.8 s
-    output = tmp_path / "job.html"
-    subprocess.run([sys.executable, "-m", "mosaic.cli", "explain", str(log), "-o", str(output)], check=True)
+def test_a_timeline_chart_zooms_on_a_drag_and_shows_values_on_hover(browser, explained):
+    done, output = explained[EXPLAINED[1]].result()  # 86 s of writes, HEATMAP bins of 0.8 s
+    assert done.returncode == 0, done.stderr
     page, problems = open_page(browser, output)
     page.locator("#ranks").scroll_into_view_if_needed()
     assert time_under_pointer(page, "ranks", 0.5) == pytest.approx(43.0, abs=1.0)  # mid-run

@@ -110,25 +110,46 @@ def test_a_malformed_summary_is_one_error_naming_the_file_and_key(results_dir, s
     assert {p.name: p.read_bytes() for p in (results_dir / "figures").iterdir()} == before
 
 
-def test_a_failure_midway_leaves_the_previous_set_whole(results_dir, summary, monkeypatch):
+# Two traces, six labels: every figure drawn, each heatmap with cells, in about half the CPU
+# time of the conftest's 19 labels. The tests below are about the set of files a run leaves,
+# not what the figures show (tests/report/test_figures.py checks that, on the full summary).
+FEW_LABELS = [
+    (["read_on_start", "write_on_end", "metadata_high_spike"], 4),
+    (["read_on_start", "write_periodic", "write_periodic_minute", "metadata_insignificant_load"], 1),
+]
+
+
+@pytest.fixture
+def small_summary(summary_factory) -> dict:
+    return summary_factory(FEW_LABELS)
+
+
+@pytest.fixture
+def small_results(tmp_path, small_summary):
+    """OUT holding the small summary.json."""
+    (tmp_path / "summary.json").write_text(json.dumps(small_summary))
+    return tmp_path
+
+
+def test_a_failure_midway_leaves_the_previous_set_whole(small_results, small_summary, monkeypatch):
     """A crash after some figures were drawn used to leave new and old PNGs mixed."""
-    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
-    folder = results_dir / "figures"
+    assert CliRunner().invoke(main, ["figures", str(small_results)]).exit_code == 0
+    folder = small_results / "figures"
     (folder / "mine.png").write_bytes(b"a user's own file")
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    changed = replaced(summary, "funnel.logs", 13)
-    (results_dir / "summary.json").write_text(json.dumps(changed))
+    changed = replaced(small_summary, "funnel.logs", 13)
+    (small_results / "summary.json").write_text(json.dumps(changed))
 
     def crash(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(figures, "plot_conditional", crash)  # drawn after funnel, bars, jaccard
-    result = CliRunner().invoke(main, ["figures", str(results_dir)])
+    result = CliRunner().invoke(main, ["figures", str(small_results)])
     assert result.exit_code == 1 and "No space left on device" in result.output
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
-    assert sorted(p.name for p in results_dir.iterdir()) == ["figures", "report.md", "summary.json"]
+    assert sorted(p.name for p in small_results.iterdir()) == ["figures", "report.md", "summary.json"]
     monkeypatch.undo()
-    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
+    assert CliRunner().invoke(main, ["figures", str(small_results)]).exit_code == 0
     after = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert set(after) == set(before) and after["mine.png"] == b"a user's own file"
     assert all(after[name] != before[name] for name in ("funnel.png", "funnel.svg"))  # 13 logs now
@@ -141,12 +162,12 @@ def current_umask() -> int:
     return mask
 
 
-def test_a_figure_no_longer_drawn_leaves_with_its_set(results_dir, summary):
+def test_a_figure_no_longer_drawn_leaves_with_its_set(small_results, small_summary):
     """The stability figure of an --all-runs summary is gone once a summary without it is drawn."""
-    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
-    (results_dir / "summary.json").write_text(json.dumps({**summary, "stability": None}))
-    assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
-    names = {p.stem for p in (results_dir / "figures").iterdir()}
+    assert CliRunner().invoke(main, ["figures", str(small_results)]).exit_code == 0
+    (small_results / "summary.json").write_text(json.dumps({**small_summary, "stability": None}))
+    assert CliRunner().invoke(main, ["figures", str(small_results)]).exit_code == 0
+    names = {p.stem for p in (small_results / "figures").iterdir()}
     assert "stability" not in names and "funnel" in names
 
 
@@ -174,14 +195,14 @@ def on_a_terminal(*arguments: str) -> str:
     return seen.decode(errors="replace")
 
 
-def test_progress_shows_on_a_terminal_unless_quiet(results_dir):
-    shown = on_a_terminal("figures", str(results_dir))
+def test_progress_shows_on_a_terminal_unless_quiet(small_results):
+    shown = on_a_terminal("figures", str(small_results))
     assert "figures: 100%" in shown and f"{len(figures.FIGURES) + 1}/{len(figures.FIGURES) + 1}" in shown
-    assert "figures:" not in on_a_terminal("figures", "--quiet", str(results_dir))
+    assert "figures:" not in on_a_terminal("figures", "--quiet", str(small_results))
 
 
-def test_no_progress_bar_into_a_pipe(results_dir):
-    done = subprocess.run([str(MOSAIC), "figures", str(results_dir)], capture_output=True, text=True)
+def test_no_progress_bar_into_a_pipe(small_results):
+    done = subprocess.run([str(MOSAIC), "figures", str(small_results)], capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == ""
 
 
@@ -194,24 +215,24 @@ APPEAR_SECONDS = 60.0  # bound on waiting for the killed run's staging folder
 
 
 @pytest.mark.slow  # two runs of the figures (~10 s on a quiet machine)
-def test_a_killed_run_leaves_no_staging_folder_behind(results_dir):
+def test_a_killed_run_leaves_no_staging_folder_behind(small_results):
     """kill -9 of `mosaic figures` while it draws left OUT/.figures-XXXX for good (issue 45
     item 8). The next run removes it, and keeps the one a live run (here a process that
     holds its staging folder, waiting) is filling."""
-    killed = subprocess.Popen([str(MOSAIC), "figures", "--quiet", str(results_dir)])
+    killed = subprocess.Popen([str(MOSAIC), "figures", "--quiet", str(small_results)])
     deadline = time.monotonic() + APPEAR_SECONDS
-    while not list(results_dir.glob(".figures-*")) and time.monotonic() < deadline:
+    while not list(small_results.glob(".figures-*")) and time.monotonic() < deadline:
         time.sleep(0.01)
     killed.kill()
     killed.wait()
-    (stale,) = results_dir.glob(".figures-*")
-    holder = [sys.executable, "-c", HOLD, str(results_dir)]
+    (stale,) = small_results.glob(".figures-*")
+    holder = [sys.executable, "-c", HOLD, str(small_results)]
     live = subprocess.Popen(holder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         held = Path(live.stdout.readline().strip())
-        assert CliRunner().invoke(main, ["figures", str(results_dir)]).exit_code == 0
-        left = sorted(results_dir.glob(".figures-*"))
+        assert CliRunner().invoke(main, ["figures", str(small_results)]).exit_code == 0
+        left = sorted(small_results.glob(".figures-*"))
     finally:
         live.communicate("")
     assert left == [held] and not stale.exists()
-    assert not list(results_dir.glob(".figures-*"))  # the live one removed its own
+    assert not list(small_results.glob(".figures-*"))  # the live one removed its own
