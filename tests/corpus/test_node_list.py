@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,7 +74,7 @@ def cluster(tmp_path_factory) -> Iterator[tuple[Path, list[int]]]:
 
 
 def run(
-    folder: Path, nodes: str, secret: str = "secret", out: str = "out", join_seconds: float = JOIN_SECONDS
+    folder: Path, nodes: str, secret: str = "secret", out: str = "out"
 ) -> subprocess.CompletedProcess[str]:
     logs = folder / "logs"
     if not logs.exists():
@@ -83,7 +82,7 @@ def run(
         for log in sorted((REPO / "tests" / "data" / "darshan-logs" / "dlio_logs").glob("*.darshan"))[:2]:
             (logs / log.name).symlink_to(log)
     config = folder / "run.toml"
-    config.write_text(f"node_start_timeout_seconds = {join_seconds}\ndispy_port = {node_port()}\n")
+    config.write_text(f"node_start_timeout_seconds = {JOIN_SECONDS}\ndispy_port = {node_port()}\n")
     command = [MOSAIC, "run", str(logs), "--out", str(folder / out), "--quiet", "--config", str(config)]
     command += ["--nodes", nodes, "--node-secret-file", str(folder / secret)]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
@@ -138,45 +137,3 @@ def test_a_named_node_that_never_joined_is_said_at_the_end_of_a_run_that_went_on
         in done.stderr
     )
     assert done.stderr.rstrip().endswith("this run went on without it")
-
-
-HOLDER = """
-import sys, time
-import dispy
-from mosaic.corpus.node import read_secret
-address, port, client_port, secret = sys.argv[1:]
-cluster = dispy.JobCluster(
-    "/bin/true", nodes=[dispy.NodeAllocate(address, int(port))], host="127.0.0.1",
-    dispy_port=int(client_port), secret=read_secret(secret), loglevel=50,
-)
-while not cluster.status().nodes:
-    time.sleep(0.05)
-print("held", flush=True)
-sys.stdin.read()
-cluster.close(timeout=0, terminate=True)
-cluster.shutdown()
-"""
-
-
-def test_a_run_started_while_its_node_serves_another_client_joins_it_once_free(cluster):
-    """A node still held by another client (a run that just stopped is one: its node takes up
-    to ~6 s to let go) refuses a new run's setup ("Node busy"). dispy then knew the node and
-    never asked it again: the run waited its whole node_start_timeout_seconds and stopped.
-    Now it asks again every node_ping_seconds and runs once the holder lets go (3 s here)."""
-    folder, (first, _) = cluster
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, ADDRESS, str(first + 1), str(node_port()), str(folder / "secret")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        release = threading.Timer(3.0, holder.communicate)  # closes its stdin: it lets go
-        release.start()
-        done = run(folder, f"{ADDRESS}:{first}", out="out-after-holder", join_seconds=30)
-        release.join()
-        assert done.returncode == 0, done.stderr
-    finally:
-        holder.kill()
-        holder.wait()
