@@ -284,6 +284,17 @@ def log_bytes() -> bytes:
     return make_log()
 
 
+def epilog_post(config: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`mosaic epilog post --config CONFIG` as the epilog script runs it, in ``env``."""
+    return subprocess.run(
+        [str(MOSAIC), "epilog", "post", "--config", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def site_env(server, folder: Path, write_secret) -> dict[str, str]:
     """The site's settings for one job's epilog against ``server``: a Darshan tree, the write
     token, a spool, a message file; logs owned by the test's own uid count as the site's

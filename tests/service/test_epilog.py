@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from mosaic.service.pool import posted_name
-from tests.service.conftest import site_env
+from tests.service.conftest import epilog_post, site_env
 
 EPILOG = Path(__file__).resolve().parents[2] / "cluster" / "slurm-epilog.sh"
 MOSAIC = str(Path(sys.executable).with_name("mosaic"))
@@ -270,13 +270,7 @@ def test_logs_past_the_cap_wait_in_the_spool_and_past_the_second_cap_are_lost(se
     for log in DLIO:
         owned(Path(shutil.copy(log, folder)), DLIO_UID)
     env = {**site, **job_env(DLIO_JOB, "snyder", DLIO_UID), "MOSAIC_BIN": MOSAIC}
-    done = subprocess.run(
-        [MOSAIC, "epilog", "post", "--config", str(config)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = epilog_post(config, env)
     assert done.returncode == 0 and done.stderr.count("recorded ") == 3
     assert done.stderr.count("kept in the spool: past epilog_max_logs posts for one job") == 4
     assert f"{DLIO[7].name} and the job's next logs lost: more than 7 (epilog_max_logs)" in done.stderr

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from mosaic.service.epilog_spool import keep, open_spool
+from tests.service.conftest import epilog_post
 from tests.service.test_epilog import (
     EPILOG,
     MALLORY,
@@ -95,13 +96,7 @@ def test_logs_planted_for_a_job_never_use_up_its_cap(server, site, log_factory, 
         site, "alice_lmp_id9104-9_11-29-1-1_1.darshan", log_factory(job_id=9104, uid=41001), COLLECTOR
     )
     env = {**site, **job_env("9104", "alice", 41001), "MOSAIC_DARSHAN_UID": str(COLLECTOR)}
-    done = subprocess.run(
-        [MOSAIC, "epilog", "post", "--config", str(config)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = epilog_post(config, env)
     assert done.stderr.count(f"not posted: its header claims job 9104 of uid {MALLORY}") == 3, done.stderr
     assert f"recorded {real.name}" in done.stderr and "epilog_max_logs" not in done.stderr
     assert [run["application"]["uid"] for run in runs(server, "9104")] == [41001]
@@ -116,13 +111,12 @@ def test_each_epilog_drains_a_bounded_share_of_the_spool(server, site, log_facto
     for k, job in enumerate(("9301", "9302", "9303")):
         entry = keep(spool, job, 41001, log_factory(job_id=int(job), uid=41001))
         os.utime(entry, (1e9 + k, 1e9 + k))  # spooled in this order
-    command = [MOSAIC, "epilog", "post", "--config", str(config)]
     env = {**site, **job_env("9399", "alice", 41001)}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    done = epilog_post(config, env)
     assert "1 spooled logs left for the next epilogs or `mosaic epilog drain`" in done.stderr, done.stderr
     assert [len(runs(server, job)) for job in ("9301", "9302", "9303")] == [1, 1, 0]
     assert [entry.name.split(".")[0] for entry in spool.iterdir()] == ["9303"]
-    subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)  # the next job's
+    epilog_post(config, env)  # the next job's
     assert len(runs(server, "9303")) == 1 and not list(spool.iterdir())
 
 
