@@ -40,10 +40,6 @@ Why it looks like this (SPEC 5):
   join (until 2026-11-25 a run whose only joined node then died stopped with
   "no live dispy node"). So named nodes that have not joined are asked again
   every ``ping_seconds`` (dispy's ``ping_interval``; joined nodes are not pinged).
-  dispy also keeps a node that refused this run's setup ("Node busy": still closing
-  the previous run's work, which takes it up to ~6 s after a run stopped) among the
-  nodes it knows, and pings only those it does not know: a rerun started at once
-  waited in vain (:meth:`DispyEngine._forget_refused` makes it ask again).
 * At most ``jobs_in_flight_per_cpu`` jobs per node CPU are queued, so the
   parent holds a bounded number of batches whatever the corpus size.
 * Every node takes a secret (dispy hashes it into each message; a node
@@ -383,7 +379,6 @@ class DispyEngine:
         self._cluster: Any = None  # dispy.JobCluster (dispy ships no type hints)
         self._node_addrs: list[tuple[str, int]] = []
         self._client = ""
-        self._refused_since: dict[str, float] = {}  # address -> when first seen known, not set up
 
     def __enter__(self) -> DispyEngine:
         try:
@@ -450,7 +445,6 @@ class DispyEngine:
         timeout = self.settings.start_timeout_seconds
         deadline = time.monotonic() + timeout
         while self.cpus() == 0:
-            self._forget_refused()
             if time.monotonic() > deadline:
                 if self.nodes is None:
                     raise EngineError(f"the local dispy node did not join within {timeout:g} s")
@@ -463,32 +457,6 @@ class DispyEngine:
 
     def cpus(self) -> int:
         return sum(node.cpus for node in self._cluster.status().nodes)
-
-    def _forget_refused(self) -> None:
-        """Make dispy forget each named node it has known for ``ping_seconds`` without
-        setting it up for this run (it refused: busy with the previous run), so that its next
-        ping sets it up again. Done in dispy's own scheduler thread (its tables are that
-        thread's); a node being set up is already in the cluster's table, so is never
-        forgotten."""
-        if self.nodes is None:
-            return
-        import dispy  # its Task: pycos's, which runs a generator in dispy's scheduler thread
-
-        cluster, now = self._cluster, time.monotonic()
-        named = {address for address, _ in self._node_addrs}
-
-        def forget(task: Any = None) -> Any:
-            known = cluster._cluster._nodes  # dispy's scheduler: every node that answered
-            for address in named:
-                refused = address in known and address not in cluster._dispy_nodes
-                if not refused:
-                    self._refused_since.pop(address, None)
-                elif now - self._refused_since.setdefault(address, now) >= self.settings.ping_seconds:
-                    del known[address]
-                    self._refused_since.pop(address)
-            yield None
-
-        dispy.Task(forget).value()
 
     def absent(self) -> list[str]:
         """Each named node that has not joined, with what a connection to it finds: the run
@@ -519,7 +487,6 @@ class DispyEngine:
         lost_timeout = self.settings.lost_timeout_seconds
         while True:
             if time.monotonic() - checked >= CPUS_CHECK_SECONDS:
-                self._forget_refused()
                 cpus, checked = self.cpus(), time.monotonic()
             if cpus:
                 last_alive = time.monotonic()
