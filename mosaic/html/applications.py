@@ -29,8 +29,7 @@ from mosaic.corpus import profiles
 from mosaic.directions import DIRECTIONS
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
 from mosaic.periods import duration, median_period, period_text
-from mosaic.report.tables import counted
-from mosaic.report.text import readable
+from mosaic.report.text import counted, readable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 DAY = 86400.0

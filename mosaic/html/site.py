@@ -57,7 +57,8 @@ from mosaic.logfile import log_present
 from mosaic.report import tables
 from mosaic.report.figures import FIGURES, render_figures
 from mosaic.report.summary import load_summary
-from mosaic.report.tables import VIEW_NAMES, display_name
+from mosaic.report.tables import VIEW_NAMES
+from mosaic.report.text import display_name
 
 ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
 SUB_NAV = tuple((f"../{href}", text) for href, text in ROOT_NAV)

@@ -31,7 +31,8 @@ from mosaic.corpus.stats import VIEWS
 from mosaic.report import tables
 from mosaic.report.style import CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure, save_png_svg, themed
 from mosaic.report.summary import load_summary
-from mosaic.report.tables import VIEW_NAMES, counted, display_name
+from mosaic.report.tables import VIEW_NAMES
+from mosaic.report.text import counted, display_name
 
 VIEW_COLORS = dict(zip(VIEW_NAMES.values(), PALETTE[: len(VIEW_NAMES)], strict=True))
 CORPUS_STYLE = "white"

@@ -13,7 +13,8 @@ from mosaic.corpus.outputs import write_atomically
 from mosaic.corpus.stats import VIEWS, noteworthy_correlations
 from mosaic.report import tables
 from mosaic.report.summary import load_summary
-from mosaic.report.tables import VIEW_NAMES, display_name
+from mosaic.report.tables import VIEW_NAMES
+from mosaic.report.text import display_name
 
 
 def _percent(share: float) -> str:

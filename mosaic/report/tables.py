@@ -16,8 +16,7 @@ import pandas as pd
 from mosaic.analysis.labels import METADATA, TEMPORALITY
 from mosaic.corpus.stats import VIEWS
 from mosaic.directions import DIRECTIONS
-from mosaic.report.text import counted as counted  # re-exported: the tables' words
-from mosaic.report.text import display_name as display_name
+from mosaic.report.text import counted, display_name
 
 VIEW_NAMES = {"single_run": "single run", "all_runs": "all runs"}
 TRACE_NOUNS = {"single_run": "representative", "all_runs": "run"}  # what a view's traces are
