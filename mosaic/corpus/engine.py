@@ -434,14 +434,14 @@ class DispyEngine:
         )
         self._stack.callback(self._close_cluster)
         self._node_addrs, self._client = node_addrs, f"{host}:{port}"
-        self._wait_for_nodes(node_addrs, self._client)
+        self._wait_for_nodes()
 
     def _close_cluster(self) -> None:
         """Cancel what is left and stop dispy's scheduler (it closes its recover file)."""
         self._cluster.close(timeout=0, terminate=True)
         self._cluster.shutdown()
 
-    def _wait_for_nodes(self, node_addrs: list[tuple[str, int]], client: str) -> None:
+    def _wait_for_nodes(self) -> None:
         timeout = self.settings.start_timeout_seconds
         deadline = time.monotonic() + timeout
         while self.cpus() == 0:
@@ -449,8 +449,8 @@ class DispyEngine:
                 if self.nodes is None:
                     raise EngineError(f"the local dispy node did not join within {timeout:g} s")
                 reasons = [
-                    f"{node}: {why_not_joined(address, client)}"
-                    for node, address in zip(self.nodes, node_addrs, strict=True)
+                    f"{node}: {why_not_joined(address, self._client)}"
+                    for node, address in zip(self.nodes, self._node_addrs, strict=True)
                 ]
                 raise EngineError(f"no dispy node joined within {timeout:g} s; " + "; ".join(reasons))
             time.sleep(POLL_SECONDS * 10)
@@ -536,8 +536,9 @@ def node_addresses(nodes: list[str], default_port: int) -> list[tuple[str, int]]
     found: dict[str, str] = {}  # address -> the first entry there
     addresses = []
     for node in nodes:
-        host, _, port = node.partition(":")
-        if not (port or str(default_port)).isdigit() or not 0 < int(port or default_port) < 65535:
+        host, _, given = node.partition(":")
+        port = given or str(default_port)
+        if not port.isdigit() or not 0 < int(port) < 65535:
             raise EngineError(f"node {node}: PORT must be a number from 1 to 65534 (start-node.sh's PORT)")
         address = _resolve(host, f"node {node}")
         if address in found:
@@ -548,7 +549,7 @@ def node_addresses(nodes: list[str], default_port: int) -> list[tuple[str, int]]
                 "address of its own (start-node.sh 127.0.0.2 ... on the loopback, as mosaic-run.sbatch does)"
             )
         found[address] = node
-        addresses.append((address, int(port or default_port) + 1))
+        addresses.append((address, int(port) + 1))
     return addresses
 
 
