@@ -477,3 +477,54 @@ class DarshanLog:
     record_mounts: dict[int, str] | None = None
     # DXT_MPIIO segments, for API users: the analysis reads POSIX-level traffic only (SPEC 2).
     dxt_mpiio: DxtSegments | None = None
+
+
+# Where the time counters and the request-size histograms sit in each module version
+# (darshan-util's darshan-*-log-format.h of each release; docs/darshan-format.md). Used by
+# darshan-util's derived metrics (mosaic/darshan/derived.py) and mosaic's own performance
+# figure (mosaic/performance.py, SPEC 3.9). A size histogram is 10 buckets from its first
+# index: 0-100, 100-1K, 1K-10K, 10K-100K, 100K-1M, 1M-4M, 4M-10M, 10M-100M, 100M-1G, 1G+
+# (darshan-runtime puts a request of exactly 1,024 bytes in 100-1K: upper bounds are
+# inclusive). STDIO keeps no histogram (None).
+@dataclass(frozen=True)
+class PerfIndex:
+    read_time: int  # fcounter F_READ_TIME
+    write_time: int  # F_WRITE_TIME
+    meta_time: int  # F_META_TIME
+    slowest_rank_time: int  # F_SLOWEST_RANK_TIME (set on shared, rank -1, records)
+    size_read: int | None  # counter SIZE_READ_0_100 (MPI-IO: SIZE_READ_AGG_0_100)
+    size_write: int | None
+
+
+SIZE_BUCKETS = 10
+SIZE_BUCKET_NAMES = (
+    "0-100",
+    "100-1K",
+    "1K-10K",
+    "10K-100K",
+    "100K-1M",
+    "1M-4M",
+    "4M-10M",
+    "10M-100M",
+    "100M-1G",
+    "1G+",
+)
+_POSIX_PERF_V1 = PerfIndex(6, 7, 8, 12, 28, 38)
+_POSIX_PERF_V3 = PerfIndex(8, 9, 10, 14, 24, 34)  # v2 and v3: 64 counters, 17 fcounters
+_MPIIO_PERF_V1 = PerfIndex(6, 7, 8, 12, 19, 29)
+_STDIO_PERF = PerfIndex(2, 1, 0, 12, None, None)
+PERF_INDEX: dict[tuple[int, int], PerfIndex] = {
+    (POSIX, 1): _POSIX_PERF_V1,
+    (POSIX, 2): _POSIX_PERF_V3,
+    (POSIX, 3): _POSIX_PERF_V3,
+    (POSIX, 4): PerfIndex(8, 9, 10, 14, 29, 39),
+    (MPIIO, 1): _MPIIO_PERF_V1,
+    (MPIIO, 2): _MPIIO_PERF_V1,
+    (MPIIO, 3): PerfIndex(8, 9, 10, 14, 19, 29),
+    (STDIO, 1): _STDIO_PERF,
+    (STDIO, 2): _STDIO_PERF,
+}
+# Darshan 2.x's counters of the same (CP_SIZE_READ_0_100 62, CP_SIZE_WRITE_0_100 72;
+# fcounters CP_F_POSIX_READ_TIME 6, _WRITE_TIME 7, _META_TIME 8, CP_F_SLOWEST_RANK_TIME 15),
+# copied by the legacy reader into the POSIX v4 layout.
+LEGACY_PERF = PerfIndex(6, 7, 8, 15, 62, 72)

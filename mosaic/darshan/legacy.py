@@ -36,6 +36,10 @@ class LegacyRecords:
     times: np.ndarray  # float64, LEGACY_INDEX["fcounters"] order, as stored
     suffixes: np.ndarray  # the name suffix field, bytes
     device: np.ndarray
+    # CP_F_POSIX_READ_TIME, _WRITE_TIME, _META_TIME, CP_F_SLOWEST_RANK_TIME (float64 [n, 4])
+    # and CP_SIZE_READ_* then CP_SIZE_WRITE_* (int64 [n, 20]): SPEC 3.9's time and sizes.
+    perf_times: np.ndarray | None = None
+    perf_sizes: np.ndarray | None = None
 
 
 # The counters the analysis reads; a 2.x record has ~150.
@@ -93,7 +97,17 @@ def legacy_records(raw: bytes | bytearray) -> LegacyRecords:
         times=rec["fcounters"][:, list(src_f.values())].astype(np.float64),
         suffixes=rec["name_suffix"].copy(),
         device=rec["counters"][:, src_c["device"]].astype(np.int64),
+        perf_times=rec["fcounters"][:, list(_LEGACY_TIMES)].astype(np.float64),
+        perf_sizes=rec["counters"][:, list(_LEGACY_SIZES)].astype(np.int64),
     )
+
+
+_LP = F.LEGACY_PERF
+_LEGACY_TIMES = (_LP.read_time, _LP.write_time, _LP.meta_time, _LP.slowest_rank_time)
+assert _LP.size_read is not None and _LP.size_write is not None
+_LEGACY_SIZES = tuple(range(_LP.size_read, _LP.size_read + F.SIZE_BUCKETS)) + tuple(
+    range(_LP.size_write, _LP.size_write + F.SIZE_BUCKETS)
+)
 
 
 def legacy_log(records: LegacyRecords) -> DarshanLog:
@@ -149,6 +163,14 @@ def _to_posix(records: LegacyRecords) -> ModuleRecords:
         missing = (start == 0) & (end == 0)
         fcounters[:, fidx[direction + "_start"]] = np.where(missing, opened, start)
         fcounters[:, fidx[direction + "_end"]] = np.where(missing, closed, end)
+    target = F.PERF_INDEX[(F.POSIX, TARGET_VERSION)]
+    if records.perf_times is not None:  # 2.x's POSIX times where POSIX v4 keeps them
+        for column, at in enumerate((target.read_time, target.write_time, target.meta_time)):
+            fcounters[:, at] = records.perf_times[:, column]
+        fcounters[:, target.slowest_rank_time] = records.perf_times[:, 3]
+    if records.perf_sizes is not None and target.size_read is not None and target.size_write is not None:
+        counters[:, target.size_read : target.size_read + F.SIZE_BUCKETS] = records.perf_sizes[:, : F.SIZE_BUCKETS]
+        counters[:, target.size_write : target.size_write + F.SIZE_BUCKETS] = records.perf_sizes[:, F.SIZE_BUCKETS :]
     return ModuleRecords(
         module=F.POSIX,
         version=TARGET_VERSION,
