@@ -30,6 +30,7 @@ from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog
 from mosaic.darshan.reader import NameTable, read_log
+from mosaic import performance
 from mosaic.directions import DIRECTIONS
 from mosaic.errors import LogError, Reason
 
@@ -104,6 +105,7 @@ class Trace:
     # the log's names by record id: what names the files behind a metadata peak.
     meta_ids: NDArray[np.uint64] = field(default_factory=lambda: np.zeros(0, np.uint64))
     names: Mapping[int, str] = field(default_factory=dict)
+    performance: dict[str, Any] | None = None  # SPEC 3.9 (mosaic.performance); None: built by hand
 
     @property
     def run_time(self) -> float:
@@ -219,6 +221,7 @@ class _CleanRecords:
     posix_rows: int  # rows 0 .. posix_rows - 1 are the POSIX module's records
     bounds: tuple[float, float]  # SPEC 3.1's valid times: the run and its clock slack
     stand_in_rows: slice  # the MPI-IO stand-ins' rows (last, after POSIX and STDIO)
+    kept_files: _KeptFiles | None = None  # SPEC 2's name filter (SPEC 3.9 filters MPI-IO by it)
 
     @property
     def dropped_rows(self) -> int:
@@ -270,6 +273,7 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         stdio_rows.start,
         (lo, hi),
         slice(stdio_rows.stop, len(ids)),
+        kept_files,
     )
 
 
@@ -307,6 +311,7 @@ def build_trace(log: DarshanLog, file: str, config: Config) -> Trace:
         },
         meta_ids=meta_ids,
         names=log.names,
+        performance=performance.compute(log, clean, config.metadata_seeks),
     )
 
 
@@ -331,6 +336,7 @@ class LogFacts:
     total_bytes: float  # bytes read + written, as the sum of the trace's operations
     partial: bool
     dropped_records: int
+    performance: dict[str, Any] | None = None  # SPEC 3.9 (mosaic.performance)
 
     def group_key(self, group_by: str = "app") -> str:
         return group_key(self.job, group_by)
@@ -342,7 +348,13 @@ def log_facts(log: DarshanLog, config: Config) -> LogFacts:
     fields, sel = clean.fields, clean.from_records
     dxt = float(clean.dxt_ops[2].sum()) if len(clean.dxt_ops[2]) else 0.0
     total = dxt + float(fields["bytes_read"][sel].sum()) + float(fields["bytes_written"][sel].sum())
-    return LogFacts(_job_dict(log, config.max_name_chars), total, log.job.partial, clean.dropped_rows)
+    return LogFacts(
+        _job_dict(log, config.max_name_chars),
+        total,
+        log.job.partial,
+        clean.dropped_rows,
+        performance.compute(log, clean, config.metadata_seeks),
+    )
 
 
 def _file_records(

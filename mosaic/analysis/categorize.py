@@ -17,7 +17,7 @@ package (:mod:`mosaic.logfile`): analysis does no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,6 +95,7 @@ class TraceResult(TypedDict):
     read: DirectionResult
     write: DirectionResult
     metadata: MetadataStatistics
+    performance: NotRequired[dict[str, Any]]  # SPEC 3.9 (mosaic.performance); absent: a hand-built trace
 
 
 @dataclass
@@ -242,7 +243,7 @@ def categorize_trace(trace: Trace, config: Config) -> TraceResult:
 def result(analysis: TraceAnalysis, config: Config) -> TraceResult:
     """Build the SPEC 4 result object from an analysis (the only place that does)."""
     trace = analysis.trace
-    return {
+    made: TraceResult = {
         "file": trace.file,
         "status": "ok",
         "partial": bool(trace.partial),
@@ -255,6 +256,9 @@ def result(analysis: TraceAnalysis, config: Config) -> TraceResult:
         "write": _direction_result(analysis.write),
         "metadata": MetadataStatistics(**analysis.metadata),
     }
+    if trace.performance is not None:
+        made["performance"] = _plain(trace.performance)
+    return made
 
 
 def _direction_result(direction: DirectionAnalysis) -> DirectionResult:

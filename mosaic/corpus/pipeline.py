@@ -128,7 +128,9 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
             # here but not there. Under --strict a partial log raises PARTIAL.
             trace = build_trace(_read(ref, config), ref.name, config)
-            facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
+            facts = LogFacts(
+                trace.job, trace.total_bytes, trace.partial, trace.dropped_records, trace.performance
+            )
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
             facts = log_facts(_read(ref, config), config)
@@ -150,6 +152,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "dropped_records": facts.dropped_records,
             "run": run_identity(job),
             "result": result,
+            "performance": facts.performance,  # SPEC 3.9: every valid log's
         }
 
     return _guarded(ref, work)

@@ -59,9 +59,10 @@ def record_bytes(records: ModuleRecords) -> tuple[np.ndarray, np.ndarray]:
 def module_metrics(records: ModuleRecords, nprocs: int) -> DerivedMetrics:
     """darshan-util's derived metrics of one module's records (see the module docstring).
 
-    ``nprocs`` sizes the per-rank sums as darshan-util's accumulator does; a record of a
-    rank at or past it (a damaged log; darshan-util asserts) still counts, under its rank.
+    ``nprocs``: the job's ranks (darshan-util sizes its per-rank sums by it and asserts
+    on a rank past it); here a record of such a rank still counts, under its rank.
     """
+    del nprocs  # the sums are by distinct rank
     read, write, meta, slowest = record_times(records)
     bytes_read, bytes_written = record_bytes(records)
     total = float(int(bytes_read.sum()) + int(bytes_written.sum()))
@@ -73,10 +74,13 @@ def module_metrics(records: ModuleRecords, nprocs: int) -> DerivedMetrics:
     if per_rank.any():
         # darshan-util adds META + READ + WRITE per record, then the records per rank.
         io = meta[per_rank] + read[per_rank] + write[per_rank]
-        sums = np.bincount(ranks[per_rank], weights=io, minlength=max(int(nprocs), 1))
+        # by distinct rank (a damaged rank number sizes no array); the lowest rank wins a
+        # tie, as darshan-util's strict comparison keeps the first
+        seen, at = np.unique(ranks[per_rank], return_inverse=True)
+        sums = np.bincount(at.ravel(), weights=io, minlength=len(seen))
         best = int(np.argmax(sums))
-        if sums[best] > 0:  # darshan-util keeps the first rank strictly above 0
-            unique, slowest_rank = float(sums[best]), best
+        if sums[best] > 0:  # darshan-util keeps a rank only strictly above 0
+            unique, slowest_rank = float(sums[best]), int(seen[best])
     agg = unique + shared_time
     return {
         "records": len(ranks),
