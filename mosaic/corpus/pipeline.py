@@ -153,6 +153,8 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "run": run_identity(job),
             "result": result,
             "performance": facts.performance,  # SPEC 3.9: every valid log's
+            "start_epoch": job.get("start_epoch"),
+            "end_epoch": job.get("end_epoch"),
         }
 
     return _guarded(ref, work)

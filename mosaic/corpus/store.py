@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
-from mosaic.corpus import listing, profiles
+from mosaic.corpus import listing, perfstore, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
@@ -68,11 +68,12 @@ RESUME_SCHEMA = 5  # version of the resume tables; a store of another version st
 # 3 (2026-11-25): results carry the run summary of the profiles (profiles.SUMMARY_COLUMNS)
 # 4 (2026-11-25): logs and archives carry ctime_ns, compared by reruns (scan.Stamp)
 # 5 (2026-11-29): logs carry the run identity (profiles.run_identity)
-LOOKUP_SCHEMA = 3  # the lookup tables' layout; see UPGRADES for each step
+LOOKUP_SCHEMA = 4  # the lookup tables' layout; see UPGRADES for each step
 # 1: applications and jobs (jobs keyed by file name)
 # 2 (2026-11-25): the profile tables
 # 3 (2026-11-29): jobs and profile_runs keyed by run identity, with start, bytes and run time;
 #   profile_runs clustered by start (the lookup's window); auto_vacuum incremental (pruning)
+# 4 (2026-12-02): run_performance, each valid run's I/O performance (SPEC 3.9, corpus/perfstore.py)
 JOBS_TABLE = """
 CREATE TABLE IF NOT EXISTS jobs (
     run INTEGER PRIMARY KEY, file TEXT NOT NULL UNIQUE, job_id TEXT, group_key TEXT,
@@ -101,7 +102,8 @@ CREATE TABLE IF NOT EXISTS applications (
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
     categories TEXT);
 {JOBS_TABLE}
-{profiles.SCHEMA}"""
+{profiles.SCHEMA}
+{perfstore.RUN_PERFORMANCE_TABLE}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -472,6 +474,9 @@ class Store:
             f"VALUES ({','.join('?' * (len(FACT_COLUMNS) + 1))})",
             rows,
         )
+        performance = perfstore.fact_rows(facts, lambda fact: fact)  # SPEC 3.9, every valid run
+        if performance:
+            self._write(perfstore.INSERT, [_params(r) for r in performance])
 
     def runs_by_group(self) -> Iterator[Run]:
         """Valid logs of this run, clustered by group key (dedup input)."""
@@ -670,8 +675,9 @@ class Store:
         """Every stored run of a job id (one per log), with its group's categories."""
         with self._snapshot() as db:
             rows = db.execute(
-                "SELECT j.file, j.job_id, j.group_key, j.categories AS own, a.* FROM jobs j "
-                "LEFT JOIN applications a USING (group_key) WHERE j.job_id = ? ORDER BY j.file",
+                "SELECT j.file, j.job_id, j.group_key, j.categories AS own, p.body AS performance, a.* "
+                "FROM jobs j LEFT JOIN applications a USING (group_key) "
+                "LEFT JOIN run_performance p ON p.run = j.run WHERE j.job_id = ? ORDER BY j.file",
                 (str(job_id),),
             ).fetchall()
         return [
@@ -680,6 +686,8 @@ class Store:
                 "job_id": row["job_id"],
                 "categories": json.loads(row["own"]) if row["own"] else None,
                 "application": _application(row) if row["runs"] is not None else None,
+                # SPEC 3.9; None: no performance stored (a run stored before layout 4)
+                "performance": json.loads(row["performance"]) if row["performance"] else None,
             }
             for row in rows
         ]
@@ -719,6 +727,8 @@ class Store:
             )
             summary = (key, run.file, start, identity, *profiles.run_summary(result))
             profiles.add_run(self._db, _params(summary))
+            if result.get("performance"):  # SPEC 3.9
+                self._db.execute(perfstore.INSERT, _params(perfstore.row(identity, key, job, result["performance"])))
             row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
             if row is None:
                 self._db.execute(
@@ -973,6 +983,7 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.executemany("INSERT INTO temp.doomed VALUES (?, ?)", runs)
     profiles.drop_runs(db, "SELECT run FROM temp.doomed")
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
+    db.execute("DELETE FROM run_performance WHERE run IN (SELECT run FROM temp.doomed)")
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
     db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")
@@ -1037,7 +1048,7 @@ def _to_layout_3(db: sqlite3.Connection, layout: int) -> None:
 
 # Upgrade steps of the lookup tables, by the layout each step produces (LOOKUP_SCHEMA's
 # history); a step gets the layout the store had when opened.
-UPGRADES = {3: _to_layout_3}  # 2 (the profile tables) is built by 3 from what 1 holds
+UPGRADES = {3: _to_layout_3, 4: perfstore.to_layout_4}  # 2 (the profile tables) is built by 3 from 1
 
 
 def _total_bytes(result: dict[str, Any]) -> float:
