@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -81,15 +82,18 @@ METRICS = (  # (name, SQL expression over run_performance, unit, higher is faste
 FASTER_WHEN_HIGHER = {"read_bandwidth": True, "write_bandwidth": True, "io_time": False, "metadata_per_second": True}
 
 
-def history(db: sqlite3.Connection, group_key: str, values: bool = False) -> dict[str, Any]:
+def history(
+    db: sqlite3.Connection, group_key: str, values: bool = False, exclude: int | None = None
+) -> dict[str, Any]:
     """Per metric, p10 / p50 / p90 over the group's runs that have it (``runs`` each),
     and ``runs``: the group's runs with a performance row. Runs with a lower bound
     (partial logs) are left out: their figures are not the run's. ``values``: keep each
-    metric's sorted values too (to place one run among them; never sent whole)."""
+    metric's sorted values too (to place one run among them; never sent whole); ``exclude``:
+    a run left out (the run being placed, when the store holds it)."""
     found = db.execute(
         "SELECT " + ", ".join(f"{expr}" for _, expr, _ in METRICS) + ", lower_bound "
-        "FROM run_performance WHERE group_key = ?",
-        (group_key,),
+        "FROM run_performance WHERE group_key = ? AND run IS NOT ?",
+        (group_key, exclude),
     ).fetchall()
     whole = [tuple(r)[:-1] for r in found if not tuple(r)[-1]]
     out: dict[str, Any] = {"runs": len(found), "complete_runs": len(whole), "metrics": {}}
@@ -138,3 +142,23 @@ def run_metrics(perf: dict[str, Any]) -> dict[str, float | None]:
         "io_time": figure.get("total", {}).get("time"),
         "metadata_per_second": figure.get("metadata_per_second"),
     }
+
+
+def stored_history(store: str | Path, group_key: str, exclude: int | None = None) -> tuple[dict[str, Any] | None, str]:
+    """The history of ``group_key`` in the store file ``store``, read-only (the store is not
+    changed, nor upgraded), with values; or None and why not."""
+    path = Path(store)
+    if not path.is_file():
+        return None, f"no store at {path}"
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'run_performance'").fetchone() is None:
+            return None, "the store is of a layout before 4: it holds no run's performance yet"
+        found = history(db, group_key, values=True, exclude=exclude)
+    except sqlite3.Error as error:
+        return None, f"the store could not be read: {error}"
+    finally:
+        db.close()
+    if not found["metrics"]:
+        return found, f"the store holds no other whole run of {group_key}"
+    return found, ""

@@ -13,7 +13,15 @@ from mosaic.options import config_option, load_config, log_and_output
 @click.command()
 @log_and_output("Page to write. Default: FILE's name + .html here.")
 @config_option
-def explain(file: Path, output: Path | None, config_file: str | None) -> None:
+@click.option(
+    "--store",
+    "store",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A results store (store.sqlite): place the run among its application's stored runs "
+    "(p10 / p50 / p90 of bandwidth, I/O time, metadata rate; SPEC 3.9). Read only.",
+)
+def explain(file: Path, output: Path | None, config_file: str | None, store: Path | None) -> None:
     """Write one log FILE's page: one self-contained HTML file, nothing fetched when opened.
 
     Job facts, the labels and the numbers behind each, reads and writes per
@@ -34,7 +42,7 @@ def explain(file: Path, output: Path | None, config_file: str | None) -> None:
     cfg = load_config(config_file)
     output = output or Path(f"{file.name}.html")
     limit_memory(cfg.worker_memory_bytes)  # as `mosaic plot`: a hostile log is too_large here too
-    text, evicted = job_page(file, cfg, Assets(inline=True))
+    text, evicted = job_page(file, cfg, Assets(inline=True), store=store)
     write_atomically(output, lambda temp: temp.write_text(text, encoding="utf-8"))
     if evicted is not None:
         click.echo(f"{output}: {file} evicted ({evicted['reason']}): {evicted['detail']}", err=True)

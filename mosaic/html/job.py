@@ -25,8 +25,11 @@ from mosaic.analysis.categorize import HEATMAP, DirectionAnalysis, TraceAnalysis
 from mosaic.analysis.peak_files import peak_files
 from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
+from mosaic.corpus.perfstore import stored_history
+from mosaic.corpus.profiles import run_identity
 from mosaic.directions import DIRECTIONS
 from mosaic.html.method import method_html, section_anchor
+from mosaic.html.performance import performance_html
 from mosaic.html.page import (
     Assets,
     Chart,
@@ -63,12 +66,14 @@ def job_page(
     assets: Assets,
     nav: tuple[tuple[str, str], ...] = (),
     method: str = "",
+    store: str | PathLike[str] | None = None,
 ) -> tuple[str, EvictedResult | None]:
     """The page of log ``path`` and, for a log that could not be categorized, its eviction;
-    ``method``: the page holding the method its reasons cite ("": this one, at its end)."""
+    ``method``: the page holding the method its reasons cite ("": this one, at its end);
+    ``store``: a results store whose runs of the same application the run is placed among."""
     outcome = guarded(path, lambda: analyze(read_trace(path, config), config))
     if isinstance(outcome, TraceAnalysis):
-        return analysis_page(outcome, config, assets, nav, method), None
+        return analysis_page(outcome, config, assets, nav, method, store), None
     return evicted_page(outcome, assets, nav), outcome
 
 
@@ -89,9 +94,10 @@ def analysis_page(
     assets: Assets,
     nav: tuple[tuple[str, str], ...] = (),
     method: str = "",
+    store: str | PathLike[str] | None = None,
 ) -> str:
     """The page of a categorized trace; its reasons link to their section of the method, on
-    the page ``method`` or at the end of this one."""
+    the page ``method`` or at the end of this one; ``store``: see :func:`job_page`."""
     trace = analysis.trace
     job = trace.job
     page = Page(Path(trace.file).name, assets, nav)
@@ -125,6 +131,7 @@ def analysis_page(
         "job",
     )
     page.add("Reads and writes", _directions_table(analysis), "directions")
+    page.add("Performance", _performance(analysis, config, store), "performance")
     page.add("Metadata peak", _metadata_peak(analysis, config), "metadata-peak")
     with tempfile.TemporaryDirectory(prefix="mosaic-explain-") as folder:
         png = Path(folder) / "timeline.png"
@@ -144,6 +151,16 @@ def analysis_page(
     if not method:
         page.add("The method (docs/method.md)", Html(f'<div class="method">{method_html()}</div>'), "method")
     return page.render()
+
+
+def _performance(analysis: TraceAnalysis, config: Config, store: str | PathLike[str] | None) -> Html:
+    """SPEC 3.9's section; with ``store``, the run among its application's stored runs."""
+    trace = analysis.trace
+    if store is None:
+        return performance_html(trace.performance)
+    identity = run_identity(trace.job)
+    history, note = stored_history(store, trace.group_key(config.group_by), exclude=identity)
+    return performance_html(trace.performance, history, note)
 
 
 def reasons_html(reasons: list[Reason], method: str = "") -> Html:
