@@ -162,3 +162,12 @@ def stored_history(store: str | Path, group_key: str, exclude: int | None = None
     if not found["metrics"]:
         return found, f"the store holds no other whole run of {group_key}"
     return found, ""
+
+
+def history_or_none(db: sqlite3.Connection, group_key: str) -> dict[str, Any] | None:
+    """:func:`history` (without values), or None when the store has no run_performance (a
+    store of a layout before 4 opened read-only) or none of the group's runs has a row."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'run_performance'").fetchone() is None:
+        return None
+    found = history(db, group_key)
+    return found if found["runs"] else None

@@ -61,7 +61,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 import numpy as np
 from typing_extensions import TypedDict
@@ -199,6 +199,8 @@ class ApplicationAnswer(Application):
 
     profile: ApplicationProfile | None
     """None when no run of the group was categorized into the store."""
+    performance: NotRequired[dict[str, Any] | None]
+    """SPEC 3.9: p10 / p50 / p90 of each metric over the group's runs (corpus/perfstore.py)."""
 
 
 _documented(Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, ApplicationAnswer)

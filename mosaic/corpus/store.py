@@ -647,7 +647,8 @@ class Store:
             if row is None:
                 return None
             found = profiles.profile(db, key, row["runs"], min_periodic_share, self.window)
-        return {**_application(row), "profile": found}
+            performance = perfstore.history_or_none(db, key)  # SPEC 3.9
+        return {**_application(row), "profile": found, "performance": performance}
 
     def applications(
         self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share

@@ -227,14 +227,31 @@ def basis_note(app: Application, profile: profiles.ApplicationProfile) -> Html:
     )
 
 
+def _performance(history: dict[str, Any]) -> Html:
+    """SPEC 3.9: p10 / p50 / p90 of each metric over the application's stored runs."""
+    from mosaic.perfwords import history_rows
+
+    rows = history_rows(history, short=True)
+    note = (
+        f'<p class="note">Over the {history["complete_runs"]:,} of its {history["runs"]:,} valid runs with '
+        "a whole log (partial logs give lower bounds, left out); bandwidth per direction over the "
+        "slowest rank's time (SPEC 3.9).</p>"
+    )
+    if not rows:
+        return Html(note + "<p>No figure is known: no run timed its I/O.</p>")
+    return Html(note + table(["metric", "runs", "p10", "p50", "p90"], rows, "numbers"))
+
+
 def application_page(
     page: Page,
     app: Application,
     chart: Chart | None,
     jobs: list[tuple[str, str | None, str]],
     config: Config,
+    performance: dict[str, Any] | None = None,
 ) -> str:
-    """The page of one application; ``jobs``: (file, start, link or "" when its log is gone)."""
+    """The page of one application; ``jobs``: (file, start, link or "" when its log is gone);
+    ``performance``: its runs' history (SPEC 3.9, corpus/perfstore.history)."""
     profile = app.profile
     page.add(
         "Application",
@@ -248,6 +265,8 @@ def application_page(
             ]
         ),
     )
+    if performance is not None:
+        page.add("Performance", _performance(performance), "performance")
     if profile is None:
         page.add("Profile", Html('<p class="note">No run of this group is categorized in the store.</p>'))
         return page.render()

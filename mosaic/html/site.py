@@ -34,6 +34,7 @@ from PIL import Image
 
 from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
+from mosaic.corpus import perfstore
 from mosaic.corpus.stats import VIEWS
 from mosaic.html import applications as apps_module
 from mosaic.html.applications import Application, slug
@@ -255,7 +256,8 @@ def _store_sections(
         # loop used to take that name, and the section went to the last application's page)
         app_page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
         chart = apps_module.runs_over_time(db, app.key)
-        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config)
+        performance = perfstore.history_or_none(db, app.key)  # SPEC 3.9
+        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config, performance)
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
         progress.update()

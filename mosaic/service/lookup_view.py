@@ -9,6 +9,7 @@ every label's share.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tabulate import tabulate
 
@@ -44,9 +45,23 @@ def render(answer: ApplicationAnswer) -> str:
         f"heaviest run {answer['representative']}: {' '.join(answer['categories'] or [])}",
     ]
     profile = answer["profile"]
+    performance = _performance(answer.get("performance"))
     if profile is None:
-        return "\n".join([*lines, "no profile: none of its runs was categorized into the store"]) + "\n"
-    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile)]) + "\n"
+        return "\n".join([*lines, "no profile: none of its runs was categorized into the store", *performance]) + "\n"
+    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *performance]) + "\n"
+
+
+def _performance(history: dict[str, Any] | None) -> list[str]:
+    """SPEC 3.9's history of the group: p10 / p50 / p90 per metric over its runs."""
+    if not history:
+        return []
+    from mosaic.perfwords import history_rows
+
+    rows = history_rows(history)
+    head = f"performance over {history['complete_runs']} whole run(s) of {history['runs']} stored"
+    if not rows:
+        return ["", head + ": no figure known"]
+    return ["", head, tabulate(rows, headers=["metric", "runs", "p10", "p50", "p90"])]
 
 
 def _head(profile: ApplicationProfile) -> list[str]:

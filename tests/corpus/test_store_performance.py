@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from click.testing import CliRunner
+
+from mosaic.cli import main as cli
 from mosaic.config import DEFAULT, Config
 from mosaic.corpus import perfstore
 from mosaic.corpus.pipeline import run
@@ -92,6 +95,20 @@ def test_mosaic_run_stores_the_performance_of_every_valid_run_and_prune_deletes_
     traced = [json.loads(line) for line in open(out / "traces.jsonl")]
     assert len(traced) == 3 and all(t["performance"]["job"]["total"]["bytes"] > 0 for t in traced)
     with Store(out / "store.sqlite") as store:
+        # the application's history: over both victims, though one alone was categorized
+        answer = store.application(0, "/opt/mosaic-ifs/bin/lmp_restart")
+        assert answer is not None and answer["profile"]["runs"] == 1
+        history = answer["performance"]
+        assert (history["runs"], history["complete_runs"]) == (2, 2)
+        bandwidths = sorted(rows[j]["write_bytes"] / rows[j]["write_time"] for j in ("70002", "70003"))
+        write = history["metrics"]["write_bandwidth"]
+        assert write["p50"] == pytest.approx(sum(bandwidths) / 2) and "values" not in write
+        assert write["p10"] == pytest.approx(bandwidths[0] + 0.1 * (bandwidths[1] - bandwidths[0]))
+        done = CliRunner().invoke(
+            cli, ["lookup", "--uid", "0", "--app", "/opt/mosaic-ifs/bin/lmp_restart", "--store", str(out / "store.sqlite")]
+        )
+        assert "performance over 2 whole run(s) of 2 stored" in done.output
+        assert "write bandwidth" in done.output and "read bandwidth" not in done.output
         store.prune(keep=1)  # one run per group: one of the two victims goes
     assert len(_rows(out / "store.sqlite")) == 3
 

@@ -84,3 +84,14 @@ def test_the_job_page_has_the_section_and_explain_store_places_the_run(tmp_path)
     plain = tmp_path / "plain.html"
     assert CliRunner().invoke(cli, ["explain", str(VICTIM), "-o", str(plain)]).exit_code == 0
     assert "Against its application's runs" not in plain.read_text()
+
+
+def test_the_application_page_shows_the_history():
+    from mosaic.html.applications import _performance
+
+    history = {"runs": 3, "complete_runs": 2, "metrics": {
+        "write_bandwidth": {"runs": 2, "p10": 2.1e8, "p50": 2.5e8, "p90": 2.9e8, "unit": "B/s"}}}
+    text = _performance(history)
+    assert "Over the 2 of its 3 valid runs with a whole log" in text
+    assert "<td>write bandwidth</td><td>2</td><td>210\u00a0MB/s</td><td>250\u00a0MB/s</td><td>290\u00a0MB/s</td>" in text
+    assert "No figure is known" in _performance({"runs": 1, "complete_runs": 0, "metrics": {}})
