@@ -196,7 +196,16 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     ranks, ids = clean.ranks, clean.ids
 
     def part(rows: np.ndarray) -> dict[str, dict[str, float | None]]:
-        return figure(ranks[rows], br[rows], bw[rows], read_t[rows], write_t[rows], meta_t[rows], slowest[rows], run_time)
+        return figure(
+            ranks[rows],
+            br[rows],
+            bw[rows],
+            read_t[rows],
+            write_t[rows],
+            meta_t[rows],
+            slowest[rows],
+            run_time,
+        )
 
     job_figure: dict[str, Any] = part(kept)
     moved = kept & ((br > 0) | (bw > 0))
@@ -235,7 +244,9 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
         keep = clean.kept_files(mpiio.ids) if clean.kept_files is not None else np.ones(len(mpiio.ids), bool)
         r, w, m, s = derived.record_times(mpiio)
         mr, mw = derived.record_bytes(mpiio)
-        modules["MPI-IO"] = figure(mpiio.ranks[keep], mr[keep], mw[keep], r[keep], w[keep], m[keep], s[keep], run_time)
+        modules["MPI-IO"] = figure(
+            mpiio.ranks[keep], mr[keep], mw[keep], r[keep], w[keep], m[keep], s[keep], run_time
+        )
         modules["MPI-IO"]["sizes"] = {
             "read": sizes(_histogram(mpiio, "read")[keep].sum(axis=0)),
             "write": sizes(_histogram(mpiio, "write")[keep].sum(axis=0)),
@@ -273,13 +284,33 @@ def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray,
         n = len(records.ids)
         if (records.module, records.version) not in F.PERF_INDEX:
             zero = np.zeros(n)
-            parts.append((zero, zero, zero, zero, np.zeros((n, F.SIZE_BUCKETS), np.int64), np.zeros((n, F.SIZE_BUCKETS), np.int64), np.full(n, posix)))
+            parts.append(
+                (
+                    zero,
+                    zero,
+                    zero,
+                    zero,
+                    np.zeros((n, F.SIZE_BUCKETS), np.int64),
+                    np.zeros((n, F.SIZE_BUCKETS), np.int64),
+                    np.full(n, posix),
+                )
+            )
             continue
         r, w, m, s = derived.record_times(records)
-        parts.append((r, w, m, s, _histogram(records, "read"), _histogram(records, "write"), np.full(n, posix)))
+        parts.append(
+            (r, w, m, s, _histogram(records, "read"), _histogram(records, "write"), np.full(n, posix))
+        )
     if not parts:
         empty = np.zeros(0)
-        return empty, empty, empty, empty, np.zeros((0, F.SIZE_BUCKETS), np.int64), np.zeros((0, F.SIZE_BUCKETS), np.int64), np.zeros(0, bool)
+        return (
+            empty,
+            empty,
+            empty,
+            empty,
+            np.zeros((0, F.SIZE_BUCKETS), np.int64),
+            np.zeros((0, F.SIZE_BUCKETS), np.int64),
+            np.zeros(0, bool),
+        )
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(7))
 
 
@@ -288,7 +319,8 @@ def _histogram(records: F.ModuleRecords, name: str) -> np.ndarray:
     first = at.size_read if name == "read" else at.size_write
     if first is None:
         return np.zeros((len(records.ids), F.SIZE_BUCKETS), np.int64)
-    return np.maximum(records.counters[:, first : first + F.SIZE_BUCKETS], 0)
+    histogram: np.ndarray = np.maximum(records.counters[:, first : first + F.SIZE_BUCKETS], 0)
+    return histogram
 
 
 def _mpiio_all_ranks(log: DarshanLog) -> np.ndarray:

@@ -26,11 +26,11 @@ from typing import Any, TypedDict
 import numpy as np
 from numpy.typing import NDArray
 
+from mosaic import performance
 from mosaic.config import Config
 from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog
 from mosaic.darshan.reader import NameTable, read_log
-from mosaic import performance
 from mosaic.directions import DIRECTIONS
 from mosaic.errors import LogError, Reason
 

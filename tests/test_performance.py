@@ -45,7 +45,8 @@ for path in sys.argv[1:]:
         for mod in ("POSIX", "MPI-IO", "STDIO"):
             if mod in rep.modules:
                 rep.mod_read_all_records(mod)
-                d = accumulate_records(rep.records[mod].to_df(), mod, rep.metadata["job"]["nprocs"]).derived_metrics
+                nprocs = rep.metadata["job"]["nprocs"]
+                d = accumulate_records(rep.records[mod].to_df(), mod, nprocs).derived_metrics
                 res[mod] = [d.total_bytes, d.agg_time_by_slowest, d.agg_perf_by_slowest]
     out[path] = res
 print(json.dumps(out))
@@ -100,7 +101,12 @@ def test_darshan_util_figures_equal_darshan_parser_perf_of_the_interference_logs
 
 
 def test_a_direction_with_bytes_and_no_time_is_not_known_never_0():
-    assert direction(100.0, 0.0, 10.0) == {"bytes": 100.0, "time": None, "bandwidth": None, "time_share": None}
+    assert direction(100.0, 0.0, 10.0) == {
+        "bytes": 100.0,
+        "time": None,
+        "bandwidth": None,
+        "time_share": None,
+    }
     # no bytes, no time: a real 0 s, and no bandwidth to speak of
     assert direction(0.0, 0.0, 10.0) == {"bytes": 0.0, "time": 0.0, "bandwidth": None, "time_share": 0.0}
     assert direction(200.0, 4.0, 10.0) == {"bytes": 200.0, "time": 4.0, "bandwidth": 50.0, "time_share": 0.4}
@@ -211,7 +217,10 @@ def test_mpiio_stand_ins_add_bytes_darshan_util_never_counts_and_the_figure_is_a
     assert perf is not None and perf["job"]["lower_bound"] is True
     stand_in_bytes = sum(trace.info["stand_in_bytes"].values())
     assert stand_in_bytes == 26585368556.0
-    assert perf["modules"]["POSIX"]["total"]["bytes"] == perf["darshan_util"]["POSIX"]["total_bytes"] + stand_in_bytes
+    assert (
+        perf["modules"]["POSIX"]["total"]["bytes"]
+        == perf["darshan_util"]["POSIX"]["total_bytes"] + stand_in_bytes
+    )
     # shared records moved bytes and the log has no HEATMAP nor DXT: ranks doing I/O not known
     assert perf["job"]["ranks_doing_io"] is None and perf["job"]["mode"] == "N:1"
 
@@ -288,8 +297,14 @@ def test_a_posix_v1_log_with_stream_counters_hand_computed():
     assert util["unique_slowest_rank_io_time"] == pytest.approx(1.75)  # rank 1: 1.5 + 0.25
     assert util["agg_perf_by_slowest"] == pytest.approx(4000 / MIB / 1.75)
     job = perf["job"]
-    assert (job["read"]["time"], job["write"]["time"], job["total"]["time"]) == pytest.approx((1.5, 0.5, 1.75))
-    assert job["read"]["bandwidth"] == pytest.approx(2000.0) and job["write"]["bandwidth"] == pytest.approx(2000.0)
+    assert (job["read"]["time"], job["write"]["time"], job["total"]["time"]) == pytest.approx(
+        (1.5, 0.5, 1.75)
+    )
+    assert job["read"]["bandwidth"] == pytest.approx(2000.0) and job["write"]["bandwidth"] == pytest.approx(
+        2000.0
+    )
     assert (job["mode"], job["ranks_doing_io"]) == ("N:N", 2)
-    assert job["sizes"]["write"]["share_up_to_1KiB"] == 1.0 and job["sizes"]["read"]["median_bucket"] == "100-1K"
+    assert (
+        job["sizes"]["write"]["share_up_to_1KiB"] == 1.0 and job["sizes"]["read"]["median_bucket"] == "100-1K"
+    )
     assert job["metadata_requests"] == 2  # the canonical opens (fopens are STDIO's calls in 3.x)

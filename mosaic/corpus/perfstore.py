@@ -11,6 +11,7 @@ p90 of each metric over its runs) is read from here, never from the representati
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -75,11 +76,20 @@ def to_layout_4(db: sqlite3.Connection, layout: int) -> None:
 
 METRICS = (  # (name, SQL expression over run_performance, unit, higher is faster)
     ("read_bandwidth", "CASE WHEN read_time > 0 AND read_bytes > 0 THEN read_bytes / read_time END", "B/s"),
-    ("write_bandwidth", "CASE WHEN write_time > 0 AND write_bytes > 0 THEN write_bytes / write_time END", "B/s"),
+    (
+        "write_bandwidth",
+        "CASE WHEN write_time > 0 AND write_bytes > 0 THEN write_bytes / write_time END",
+        "B/s",
+    ),
     ("io_time", "io_time", "s"),
     ("metadata_per_second", "metadata_per_second", "/s"),
 )
-FASTER_WHEN_HIGHER = {"read_bandwidth": True, "write_bandwidth": True, "io_time": False, "metadata_per_second": True}
+FASTER_WHEN_HIGHER = {
+    "read_bandwidth": True,
+    "write_bandwidth": True,
+    "io_time": False,
+    "metadata_per_second": True,
+}
 
 
 def history(
@@ -144,7 +154,9 @@ def run_metrics(perf: dict[str, Any]) -> dict[str, float | None]:
     }
 
 
-def stored_history(store: str | Path, group_key: str, exclude: int | None = None) -> tuple[dict[str, Any] | None, str]:
+def stored_history(
+    store: str | os.PathLike[str], group_key: str, exclude: int | None = None
+) -> tuple[dict[str, Any] | None, str]:
     """The history of ``group_key`` in the store file ``store``, read-only (the store is not
     changed, nor upgraded), with values; or None and why not."""
     path = Path(store)

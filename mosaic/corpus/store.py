@@ -729,7 +729,8 @@ class Store:
             summary = (key, run.file, start, identity, *profiles.run_summary(result))
             profiles.add_run(self._db, _params(summary))
             if result.get("performance"):  # SPEC 3.9
-                self._db.execute(perfstore.INSERT, _params(perfstore.row(identity, key, job, result["performance"])))
+                found = perfstore.row(identity, key, job, result["performance"])
+                self._db.execute(perfstore.INSERT, _params(found))
             row = self._db.execute("SELECT * FROM applications WHERE group_key = ?", (key,)).fetchone()
             if row is None:
                 self._db.execute(

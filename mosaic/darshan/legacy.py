@@ -168,9 +168,10 @@ def _to_posix(records: LegacyRecords) -> ModuleRecords:
         for column, at in enumerate((target.read_time, target.write_time, target.meta_time)):
             fcounters[:, at] = records.perf_times[:, column]
         fcounters[:, target.slowest_rank_time] = records.perf_times[:, 3]
-    if records.perf_sizes is not None and target.size_read is not None and target.size_write is not None:
-        counters[:, target.size_read : target.size_read + F.SIZE_BUCKETS] = records.perf_sizes[:, : F.SIZE_BUCKETS]
-        counters[:, target.size_write : target.size_write + F.SIZE_BUCKETS] = records.perf_sizes[:, F.SIZE_BUCKETS :]
+    sizes, buckets = records.perf_sizes, F.SIZE_BUCKETS
+    if sizes is not None and target.size_read is not None and target.size_write is not None:
+        counters[:, target.size_read : target.size_read + buckets] = sizes[:, :buckets]
+        counters[:, target.size_write : target.size_write + buckets] = sizes[:, buckets:]
     return ModuleRecords(
         module=F.POSIX,
         version=TARGET_VERSION,

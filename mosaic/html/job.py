@@ -29,7 +29,6 @@ from mosaic.corpus.perfstore import stored_history
 from mosaic.corpus.profiles import run_identity
 from mosaic.directions import DIRECTIONS
 from mosaic.html.method import method_html, section_anchor
-from mosaic.html.performance import performance_html
 from mosaic.html.page import (
     Assets,
     Chart,
@@ -45,6 +44,7 @@ from mosaic.html.page import (
     table,
     thinned,
 )
+from mosaic.html.performance import performance_html
 from mosaic.logfile import EvictedResult, guarded
 from mosaic.periods import duration, run_time_text, verdict_period
 from mosaic.report.text import counted, display_name

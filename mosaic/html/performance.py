@@ -50,7 +50,12 @@ def performance_html(
     if modules:
         parts.append("<h3>Per module (mosaic's records; MPI-IO beside: POSIX carries its bytes)</h3>")
         module_rows = [
-            [name, human_bytes(m["total"]["bytes"]), W.time_text(m["total"], lower), W.bandwidth_text(m["total"], lower)]
+            [
+                name,
+                human_bytes(m["total"]["bytes"]),
+                W.time_text(m["total"], lower),
+                W.bandwidth_text(m["total"], lower),
+            ]
             for name, m in modules.items()
         ]
         parts.append(table(["module", "bytes", "I/O time", "bandwidth"], module_rows, "numbers"))
@@ -63,7 +68,9 @@ def performance_html(
 def _job_facts(job: dict[str, Any]) -> list[tuple[str, object]]:
     mode = job.get("mode")
     ranks = job.get("ranks_doing_io")
-    source = {"records": "per-rank records", "heatmap": "HEATMAP", "dxt": "DXT"}.get(job.get("ranks_source") or "")
+    source = {"records": "per-rank records", "heatmap": "HEATMAP", "dxt": "DXT"}.get(
+        job.get("ranks_source") or ""
+    )
     sizes = job.get("sizes", {})
     requests = job.get("metadata_requests", 0)
     rate = job.get("metadata_per_second")
@@ -125,14 +132,20 @@ def _darshan_util(perf: dict[str, Any]) -> Html:
     )
     return Html(
         "<h3>darshan-util's figure (every record)</h3>"
-        + table(["module", "records", "bytes", "agg_time_by_slowest", "agg_perf_by_slowest (MiB/s)"], rows, "numbers")
+        + table(
+            ["module", "records", "bytes", "agg_time_by_slowest", "agg_perf_by_slowest (MiB/s)"],
+            rows,
+            "numbers",
+        )
         + why
     )
 
 
 def _history(perf: dict[str, Any], history: dict[str, Any] | None, note: str) -> Html:
     if history is None or not history.get("metrics"):
-        return Html(f"<h3>Against its application's runs</h3><p>{esc(note or 'No other run of it is stored.')}</p>")
+        return Html(
+            f"<h3>Against its application's runs</h3><p>{esc(note or 'No other run of it is stored.')}</p>"
+        )
     values = perfstore.run_metrics(perf)
     sentences = [
         W.placement_sentence(name, perfstore.placement(values.get(name), found, name))

@@ -47,8 +47,11 @@ def render(answer: ApplicationAnswer) -> str:
     profile = answer["profile"]
     performance = _performance(answer.get("performance"))
     if profile is None:
-        return "\n".join([*lines, "no profile: none of its runs was categorized into the store", *performance]) + "\n"
-    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *performance]) + "\n"
+        lines.append("no profile: none of its runs was categorized into the store")
+        return "\n".join([*lines, *performance]) + "\n"
+    return (
+        "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *performance]) + "\n"
+    )
 
 
 def _performance(history: dict[str, Any] | None) -> list[str]:

@@ -9,7 +9,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from click.testing import CliRunner
 
 from mosaic.cli import main as cli
@@ -84,7 +83,12 @@ def test_mosaic_run_stores_the_performance_of_every_valid_run_and_prune_deletes_
     # the two victims are one group: one representative categorized, both runs stored
     assert sorted(rows) == ["1452113755", "70001", "70002", "70003"]
     bulk = rows["70001"]
-    assert (bulk["mode"], bulk["lower_bound"], bulk["read_bytes"], bulk["write_bytes"]) == ("N:1", 0, 0.0, 335544320.0)
+    assert (bulk["mode"], bulk["lower_bound"], bulk["read_bytes"], bulk["write_bytes"]) == (
+        "N:1",
+        0,
+        0.0,
+        335544320.0,
+    )
     assert bulk["io_time"] == pytest.approx(5.530827045440674)
     assert bulk["group_key"] == "0:/opt/mosaic-ifs/bin/hdf_bulk"
     assert bulk["end_epoch"] - bulk["start_epoch"] == pytest.approx(5.5354, abs=1e-3)
@@ -105,7 +109,16 @@ def test_mosaic_run_stores_the_performance_of_every_valid_run_and_prune_deletes_
         assert write["p50"] == pytest.approx(sum(bandwidths) / 2) and "values" not in write
         assert write["p10"] == pytest.approx(bandwidths[0] + 0.1 * (bandwidths[1] - bandwidths[0]))
         done = CliRunner().invoke(
-            cli, ["lookup", "--uid", "0", "--app", "/opt/mosaic-ifs/bin/lmp_restart", "--store", str(out / "store.sqlite")]
+            cli,
+            [
+                "lookup",
+                "--uid",
+                "0",
+                "--app",
+                "/opt/mosaic-ifs/bin/lmp_restart",
+                "--store",
+                str(out / "store.sqlite"),
+            ],
         )
         assert "performance over 2 whole run(s) of 2 stored" in done.output
         assert "write bandwidth" in done.output and "read bandwidth" not in done.output
@@ -120,11 +133,25 @@ def test_the_application_history_is_p10_p50_p90_over_its_runs_and_places_a_run(t
         pass
     db = sqlite3.connect(path)
     for i in range(1, 11):
-        perf = {"job": {"read": {"bytes": 0.0, "time": 0.0}, "write": {"bytes": i * 1e6, "time": 1.0},
-                        "total": {"time": 1.0}, "metadata_per_second": None, "mode": "N:N", "lower_bound": False}}
+        perf = {
+            "job": {
+                "read": {"bytes": 0.0, "time": 0.0},
+                "write": {"bytes": i * 1e6, "time": 1.0},
+                "total": {"time": 1.0},
+                "metadata_per_second": None,
+                "mode": "N:N",
+                "lower_bound": False,
+            }
+        }
         db.execute(perfstore.INSERT, perfstore.row(i, "1:/a", {"start_epoch": float(i)}, perf))
-    partial = {"job": {"read": {"bytes": 0.0, "time": 0.0}, "write": {"bytes": 1e9, "time": 1.0},
-                       "total": {"time": 1.0}, "lower_bound": True}}
+    partial = {
+        "job": {
+            "read": {"bytes": 0.0, "time": 0.0},
+            "write": {"bytes": 1e9, "time": 1.0},
+            "total": {"time": 1.0},
+            "lower_bound": True,
+        }
+    }
     db.execute(perfstore.INSERT, perfstore.row(99, "1:/a", {}, partial))
     db.commit()
     found = perfstore.history(db, "1:/a", values=True)

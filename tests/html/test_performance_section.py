@@ -20,8 +20,12 @@ VICTIM = DATA / "darshan-logs-interference" / "logs" / "root_lmp_restart_id70013
 
 
 def _perf(write_time: float | None, lower_bound: bool = False) -> dict:
-    write = {"bytes": 4e8, "time": write_time, "bandwidth": 4e8 / write_time if write_time else None,
-             "time_share": write_time / 10 if write_time else None}
+    write = {
+        "bytes": 4e8,
+        "time": write_time,
+        "bandwidth": 4e8 / write_time if write_time else None,
+        "time_share": write_time / 10 if write_time else None,
+    }
     return {
         "job": {
             "read": {"bytes": 0.0, "time": 0.0, "bandwidth": None, "time_share": 0.0},
@@ -37,8 +41,14 @@ def _perf(write_time: float | None, lower_bound: bool = False) -> dict:
             "sizes": {"read": None, "write": None},
         },
         "modules": {},
-        "darshan_util": {"POSIX": {"records": 1, "total_bytes": 4e8, "agg_time_by_slowest": 0.0,
-                                   "agg_perf_by_slowest": None}},
+        "darshan_util": {
+            "POSIX": {
+                "records": 1,
+                "total_bytes": 4e8,
+                "agg_time_by_slowest": 0.0,
+                "agg_perf_by_slowest": None,
+            }
+        },
         "left_out": {"records": 0, "bytes": 0.0, "stand_ins": 0},
     }
 
@@ -79,7 +89,9 @@ def test_the_job_page_has_the_section_and_explain_store_places_the_run(tmp_path)
     text = page.read_text()
     assert '<section id="performance">' in text or 'id="performance"' in text
     # its write bandwidth: 201,326,592 B / 5.16 s = 39.1 MB/s, above 3 of the 10 runs
-    assert "write bandwidth 39.1\u00a0MB/s, slower than 70\u00a0% of its 10 runs (median 55\u00a0MB/s)" in text
+    assert (
+        "write bandwidth 39.1\u00a0MB/s, slower than 70\u00a0% of its 10 runs (median 55\u00a0MB/s)" in text
+    )
     # without --store: no history part
     plain = tmp_path / "plain.html"
     assert CliRunner().invoke(cli, ["explain", str(VICTIM), "-o", str(plain)]).exit_code == 0
@@ -89,9 +101,15 @@ def test_the_job_page_has_the_section_and_explain_store_places_the_run(tmp_path)
 def test_the_application_page_shows_the_history():
     from mosaic.html.applications import _performance
 
-    history = {"runs": 3, "complete_runs": 2, "metrics": {
-        "write_bandwidth": {"runs": 2, "p10": 2.1e8, "p50": 2.5e8, "p90": 2.9e8, "unit": "B/s"}}}
+    history = {
+        "runs": 3,
+        "complete_runs": 2,
+        "metrics": {"write_bandwidth": {"runs": 2, "p10": 2.1e8, "p50": 2.5e8, "p90": 2.9e8, "unit": "B/s"}},
+    }
     text = _performance(history)
     assert "Over the 2 of its 3 valid runs with a whole log" in text
-    assert "<td>write bandwidth</td><td>2</td><td>210\u00a0MB/s</td><td>250\u00a0MB/s</td><td>290\u00a0MB/s</td>" in text
+    assert (
+        "<td>write bandwidth</td><td>2</td><td>210\u00a0MB/s</td><td>250\u00a0MB/s</td><td>290\u00a0MB/s</td>"
+        in text
+    )
     assert "No figure is known" in _performance({"runs": 1, "complete_runs": 0, "metrics": {}})
