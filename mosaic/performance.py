@@ -16,6 +16,7 @@ Computed once per log from the reader's counters, vectorized (no per-record loop
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,34 +71,95 @@ def figure(
     time times its READ (WRITE) share of READ + WRITE + META (by bytes when the shared
     record has no time of its own).
     """
+    groups = np.zeros(len(ranks), np.intp)
+    columns = (ranks, bytes_read, bytes_written, read_time, write_time, meta_time, slowest)
+    (found,), _ = figures(groups, 1, *columns, run_time=run_time)
+    return found
+
+
+DENSE_RANKS = 1 << 16  # ranks below this index per-rank sums directly; past it, by distinct rank
+
+
+def dense_ranks(ranks: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """Per-rank rows' ranks as indexes 0..n-1, n, and the rank of each index (None: the
+    index is the rank). A damaged rank number past DENSE_RANKS sizes no array."""
+    if not len(ranks):
+        return ranks, 0, None
+    top = int(ranks.max())
+    if top < DENSE_RANKS:
+        return ranks, top + 1, None
+    seen, at = np.unique(ranks, return_inverse=True)
+    return at.ravel(), len(seen), seen
+
+
+def figures(
+    groups: np.ndarray,
+    n_groups: int,
+    ranks: np.ndarray,
+    bytes_read: np.ndarray,
+    bytes_written: np.ndarray,
+    read_time: np.ndarray,
+    write_time: np.ndarray,
+    meta_time: np.ndarray,
+    slowest: np.ndarray,
+    run_time: float,
+) -> tuple[list[dict[str, dict[str, float | None]]], dict[str, dict[str, float | None]]]:
+    """:func:`figure` of each group of rows (``groups``: 0..n_groups-1 per row) and of all
+    the rows together (a rank's records of every group add up), in a few numpy calls."""
     per = ranks >= 0
-    shared = ~per
-    br, bw = bytes_read.astype(np.float64), bytes_written.astype(np.float64)
-    times = {}
+    totals = np.zeros((3, n_groups))  # total, read, write time per group
+    union = np.zeros(3)
     if per.any():
-        r = np.unique(ranks[per], return_inverse=True)[1].ravel()  # dense: a damaged rank sizes nothing
-        times["total"] = _max(np.bincount(r, meta_time[per] + read_time[per] + write_time[per]))
-        times["read"] = _max(np.bincount(r, read_time[per]))
-        times["write"] = _max(np.bincount(r, write_time[per]))
-    else:
-        times = {"total": 0.0, "read": 0.0, "write": 0.0}
+        at, width, _ = dense_ranks(ranks[per])
+        key = groups[per] * width + at
+        size = n_groups * width
+        rt, wt = read_time[per], write_time[per]
+        by_rank = np.stack(
+            [
+                np.bincount(key, meta_time[per] + rt + wt, size),
+                np.bincount(key, rt, size),
+                np.bincount(key, wt, size),
+            ]
+        ).reshape(3, n_groups, width)
+        totals = by_rank.max(axis=2)
+        union = by_rank.sum(axis=1).max(axis=1)
+    shared = ~per
     if shared.any():
         st, rt, wt, mt = slowest[shared], read_time[shared], write_time[shared], meta_time[shared]
-        spent = rt + wt + mt
-        moved = br[shared] + bw[shared]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            read_share = np.where(spent > 0, rt / spent, np.where(moved > 0, br[shared] / moved, 0.0))
-            write_share = np.where(spent > 0, wt / spent, np.where(moved > 0, bw[shared] / moved, 0.0))
-        times["total"] += float(st.sum())
-        times["read"] += float((st * read_share).sum())
-        times["write"] += float((st * write_share).sum())
-    nbytes = {"read": float(br.sum()), "write": float(bw.sum())}
-    nbytes["total"] = nbytes["read"] + nbytes["write"]
-    return {name: direction(nbytes[name], times[name], run_time) for name in ("read", "write", "total")}
+        br, bw = bytes_read[shared].astype(np.float64), bytes_written[shared].astype(np.float64)
+        spent, moved = rt + wt + mt, br + bw
+        timed = spent > 0
+        spent[~timed] = 1.0  # no division by 0: those rows split by bytes (or not at all)
+        moved[moved <= 0] = 1.0
+        read_share = np.where(timed, rt / spent, br / moved)
+        write_share = np.where(timed, wt / spent, bw / moved)
+        g = groups[shared]
+        added = np.stack(
+            [
+                np.bincount(g, st, n_groups),
+                np.bincount(g, st * read_share, n_groups),
+                np.bincount(g, st * write_share, n_groups),
+            ]
+        )
+        totals = totals + added
+        union = union + added.sum(axis=1)
+    moved_bytes = np.stack(
+        [
+            np.bincount(groups, bytes_read.astype(np.float64), n_groups),
+            np.bincount(groups, bytes_written.astype(np.float64), n_groups),
+        ]
+    )
 
+    def made(times: np.ndarray, nbytes: np.ndarray) -> dict[str, dict[str, float | None]]:
+        read, write = float(nbytes[0]), float(nbytes[1])
+        return {
+            "read": direction(read, float(times[1]), run_time),
+            "write": direction(write, float(times[2]), run_time),
+            "total": direction(read + write, float(times[0]), run_time),
+        }
 
-def _max(values: np.ndarray) -> float:
-    return float(values.max()) if len(values) else 0.0
+    per_group = [made(totals[:, i], moved_bytes[:, i]) for i in range(n_groups)]
+    return per_group, made(union, moved_bytes.sum(axis=1))
 
 
 def sizes(histogram: np.ndarray) -> dict[str, Any] | None:
@@ -138,13 +200,25 @@ def io_mode(
     kinds = {"unique": 0.0, "all": 0.0, "subset": 0.0}
     if not moved.any():
         return None, kinds
-    files, at = np.unique(ids[moved], return_inverse=True)
-    file_bytes = np.bincount(at, nbytes[moved].astype(np.float64), minlength=len(files))
-    rows_ranks = ranks[moved]
-    has_shared = np.bincount(at, rows_ranks < 0, minlength=len(files)) > 0
-    pairs = np.unique(np.stack([at[rows_ranks >= 0], rows_ranks[rows_ranks >= 0]], axis=1), axis=0)
-    rank_count = np.bincount(pairs[:, 0], minlength=len(files)) if len(pairs) else np.zeros(len(files), int)
-    every = has_shared | (rank_count >= max(nprocs, 2)) | np.isin(files, all_ranks_files)
+    ids, ranks, nbytes = ids[moved], ranks[moved], nbytes[moved].astype(np.float64)
+    if nprocs <= 1:  # one rank: 1:1; a rank -1 record's files count as all ranks' (its one)
+        shared = ranks < 0
+        kinds = {"unique": float(nbytes[~shared].sum()), "all": float(nbytes[shared].sum()), "subset": 0.0}
+        return "1:1", kinds
+    order = np.lexsort((ranks, ids))  # by file, then rank
+    ids, ranks, nbytes = ids[order], ranks[order], nbytes[order]
+    new_file = np.ones(len(ids), bool)
+    new_file[1:] = ids[1:] != ids[:-1]
+    new_pair = new_file.copy()
+    new_pair[1:] |= ranks[1:] != ranks[:-1]
+    at = np.cumsum(new_file) - 1
+    files = int(at[-1]) + 1
+    file_bytes = np.bincount(at, nbytes, files)
+    has_shared = np.bincount(at, ranks < 0, files) > 0
+    rank_count = np.bincount(at, new_pair & (ranks >= 0), files)
+    every = has_shared | (rank_count >= max(nprocs, 2))
+    if len(all_ranks_files):
+        every |= np.isin(ids[new_file], all_ranks_files)
     unique = ~every & (rank_count == 1)
     subset = ~every & ~unique
     kinds = {
@@ -164,9 +238,10 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
     DXT_POSIX segments, with the per-rank records; else not known (None)."""
     if log.job.nprocs == 1:
         return 1, "records"
-    own = np.unique(ranks[moved & (ranks >= 0)])
+    at, width, seen = dense_ranks(ranks[moved & (ranks >= 0)])
     if not (moved & (ranks < 0)).any():
-        return int(len(own)), "records"
+        return (int(np.count_nonzero(np.bincount(at, minlength=width))) if seen is None else width), "records"
+    own = np.unique(ranks[moved & (ranks >= 0)])
     heatmaps = log.heatmaps
     if heatmaps is not None and len(heatmaps.ranks):
         apis = np.isin(heatmaps.apis, ("heatmap:POSIX", "heatmap:STDIO"))
@@ -188,33 +263,35 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     (``trace._CleanRecords``: the rows of POSIX, STDIO and MPI-IO stand-ins, kept or not)."""
     job = log.job
     run_time = float(job.run_time)
-    mods = _row_modules(log, clean)
-    read_t, write_t, meta_t, slowest, size_r, size_w, is_posix = _perf_columns(mods)
+    read_t, write_t, meta_t, slowest = _perf_columns(_row_modules(log, clean))
     kept = clean.kept
     fields = clean.fields
     br, bw = fields["bytes_read"], fields["bytes_written"]
     ranks, ids = clean.ranks, clean.ids
-
-    def part(rows: np.ndarray) -> dict[str, dict[str, float | None]]:
-        return figure(
-            ranks[rows],
-            br[rows],
-            bw[rows],
-            read_t[rows],
-            write_t[rows],
-            meta_t[rows],
-            slowest[rows],
-            run_time,
-        )
-
-    job_figure: dict[str, Any] = part(kept)
+    stdio = slice(clean.posix_rows, clean.stand_in_rows.start)
+    groups = np.zeros(len(ids), np.intp)  # 0: the POSIX layer (POSIX records, stand-ins), 1: STDIO
+    groups[stdio] = 1
+    rows = kept.nonzero()[0]
+    (posix_figure, stdio_figure), job_figure = figures(
+        groups[rows],
+        2,
+        ranks[rows],
+        br[rows],
+        bw[rows],
+        read_t[rows],
+        write_t[rows],
+        meta_t[rows],
+        slowest[rows],
+        run_time=run_time,
+    )
     moved = kept & ((br > 0) | (bw > 0))
     count, source = ranks_doing_io(log, ranks, moved)
-    mode, kinds = io_mode(ids[kept], ranks[kept], (br + bw)[kept], job.nprocs, count, _mpiio_all_ranks(log))
-    requests = int(fields["opens"][kept].sum()) + (int(fields["seeks"][kept].sum()) if metadata_seeks else 0)
+    mode, kinds = io_mode(ids[rows], ranks[rows], (br + bw)[rows], job.nprocs, count, _mpiio_all_ranks(log))
+    requests = int(fields["opens"][rows].sum()) + (int(fields["seeks"][rows].sum()) if metadata_seeks else 0)
     total_time = job_figure["total"]["time"]
-    posix_kept = kept & is_posix
-    job_figure.update(
+    summed = _posix_sizes(log, kept[: clean.posix_rows])
+    result: dict[str, Any] = dict(job_figure)
+    result.update(
         {
             "lower_bound": bool(job.partial),
             "mode": mode,
@@ -225,20 +302,14 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
             "ranks_source": source,
             "nprocs": int(job.nprocs),
             "run_time": run_time,
-            "sizes": {
-                "read": sizes(size_r[posix_kept].sum(axis=0)),
-                "write": sizes(size_w[posix_kept].sum(axis=0)),
-                "source": "POSIX (STDIO records no request sizes)",
-            },
+            "sizes": {"read": sizes(summed[: F.SIZE_BUCKETS]), "write": sizes(summed[F.SIZE_BUCKETS :])},
         }
     )
     modules: dict[str, Any] = {}
-    stdio_rows = np.zeros(len(ids), bool)
-    stdio_rows[clean.posix_rows : clean.stand_in_rows.start] = True
     if F.POSIX in log.modules or clean.stand_ins:
-        modules["POSIX"] = part(kept & ~stdio_rows)
+        modules["POSIX"] = posix_figure
     if F.STDIO in log.modules:
-        modules["STDIO"] = part(kept & stdio_rows)
+        modules["STDIO"] = stdio_figure
     mpiio = log.modules.get(F.MPIIO)
     if mpiio is not None and (F.MPIIO, mpiio.version) in F.PERF_INDEX:
         keep = clean.kept_files(mpiio.ids) if clean.kept_files is not None else np.ones(len(mpiio.ids), bool)
@@ -251,14 +322,22 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
             "read": sizes(_histogram(mpiio, "read")[keep].sum(axis=0)),
             "write": sizes(_histogram(mpiio, "write")[keep].sum(axis=0)),
         }
-    left_out = ~kept
+    util: dict[str, Any] = {}
+    for module, part in ((F.POSIX, slice(0, clean.posix_rows)), (F.STDIO, stdio)):
+        if module in log.modules:  # the module's own rows: unchanged by the stand-ins
+            util[F.MODULE_NAMES[module]] = derived.metrics_of(
+                ranks[part], br[part], bw[part], read_t[part], write_t[part], meta_t[part], slowest[part]
+            )
+    if mpiio is not None and (F.MPIIO, mpiio.version) in F.PERF_INDEX:
+        util["MPI-IO"] = derived.module_metrics(mpiio, job.nprocs)
+    left_out = (~kept).nonzero()[0]
     return {
-        "job": job_figure,
+        "job": result,
         "modules": modules,
-        "darshan_util": derived.log_metrics(log),
+        "darshan_util": util,
         "left_out": {
-            "records": int(np.count_nonzero(left_out)),
-            "bytes": float((br + bw)[left_out].astype(np.float64).sum()),
+            "records": len(left_out),
+            "bytes": float(br[left_out].sum() + bw[left_out].sum()),
             "stand_ins": int(clean.stand_ins),
         },
     }
@@ -270,48 +349,49 @@ def _row_modules(log: DarshanLog, clean: Any) -> list[tuple[F.ModuleRecords, boo
     from mosaic.trace import TRACE_MODULES, _mpiio_stand_ins
 
     mods = [(log.modules[m], m == F.POSIX) for m in TRACE_MODULES if m in log.modules]
-    stand_ins = _mpiio_stand_ins(log)
+    rows = clean.stand_in_rows
+    stand_ins = _mpiio_stand_ins(log) if rows.stop > rows.start else None
     if stand_ins is not None:
         mods.append((stand_ins, False))
     return mods
 
 
 def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray, ...]:
-    """Per row: READ, WRITE, META, SLOWEST_RANK times, the read and write size histograms
-    (zeros where the module keeps none), and whether the row is a POSIX record."""
-    parts: list[tuple[np.ndarray, ...]] = []
-    for records, posix in mods:
-        n = len(records.ids)
-        if (records.module, records.version) not in F.PERF_INDEX:
-            zero = np.zeros(n)
-            parts.append(
-                (
-                    zero,
-                    zero,
-                    zero,
-                    zero,
-                    np.zeros((n, F.SIZE_BUCKETS), np.int64),
-                    np.zeros((n, F.SIZE_BUCKETS), np.int64),
-                    np.full(n, posix),
-                )
-            )
-            continue
-        r, w, m, s = derived.record_times(records)
-        parts.append(
-            (r, w, m, s, _histogram(records, "read"), _histogram(records, "write"), np.full(n, posix))
-        )
-    if not parts:
-        empty = np.zeros(0)
-        return (
-            empty,
-            empty,
-            empty,
-            empty,
-            np.zeros((0, F.SIZE_BUCKETS), np.int64),
-            np.zeros((0, F.SIZE_BUCKETS), np.int64),
-            np.zeros(0, bool),
-        )
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(7))
+    """Per row: READ, WRITE, META and SLOWEST_RANK times (one gather a module)."""
+    parts = [
+        records.fcounters[:, _time_index(records.module, records.version)]
+        if (records.module, records.version) in F.PERF_INDEX
+        else np.zeros((len(records.ids), 4))
+        for records, _ in mods
+    ]
+    times = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, 4))
+    return times[:, 0], times[:, 1], times[:, 2], times[:, 3]
+
+
+@cache
+def _time_index(module: int, version: int) -> list[int]:
+    at = F.PERF_INDEX[(module, version)]
+    return [at.read_time, at.write_time, at.meta_time, at.slowest_rank_time]
+
+
+@cache
+def _size_index(module: int, version: int) -> list[int] | None:
+    at = F.PERF_INDEX.get((module, version))
+    if at is None or at.size_read is None or at.size_write is None:
+        return None
+    return list(range(at.size_read, at.size_read + F.SIZE_BUCKETS)) + list(
+        range(at.size_write, at.size_write + F.SIZE_BUCKETS)
+    )
+
+
+def _posix_sizes(log: DarshanLog, kept: np.ndarray) -> np.ndarray:
+    """The SIZE_READ_* then SIZE_WRITE_* counters summed over the kept POSIX records (20)."""
+    posix = log.modules.get(F.POSIX)
+    index = None if posix is None else _size_index(posix.module, posix.version)
+    if posix is None or index is None or not kept.any():
+        return np.zeros(2 * F.SIZE_BUCKETS, np.int64)
+    summed: np.ndarray = np.maximum(posix.counters[kept][:, index], 0).sum(axis=0)
+    return summed
 
 
 def _histogram(records: F.ModuleRecords, name: str) -> np.ndarray:

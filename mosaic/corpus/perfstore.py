@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ COLUMNS = (
 INSERT = f"INSERT OR REPLACE INTO run_performance ({COLUMNS}) VALUES ({', '.join('?' * 13)})"
 
 
-def row(run: int, group_key: str, job: dict[str, Any], perf: dict[str, Any]) -> tuple[Any, ...]:
+def row(run: int, group_key: str, job: Mapping[str, Any], perf: dict[str, Any]) -> tuple[Any, ...]:
     """The table row of one run's performance object."""
     figure = perf["job"]
     return (
@@ -49,17 +49,17 @@ def row(run: int, group_key: str, job: dict[str, Any], perf: dict[str, Any]) -> 
         figure.get("metadata_per_second"),
         figure.get("mode"),
         int(bool(figure.get("lower_bound"))),
-        json.dumps(perf, sort_keys=True),
+        json.dumps(perf, separators=(",", ":")),
     )
 
 
-def fact_rows(facts: Iterable[dict[str, Any]], job_of: Any) -> list[tuple[Any, ...]]:
-    """Rows of the valid facts of one validation batch that carry a performance object.
-    ``job_of(fact)``: the fact's job dict (start_epoch, end_epoch)."""
+def fact_rows(facts: Iterable[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The rows (key ``performance_row``, built by the worker) of the valid facts of one
+    validation batch."""
     return [
-        row(fact["run"], fact["group_key"], job_of(fact), fact["performance"])
+        fact["performance_row"]
         for fact in facts
-        if fact.get("status") == "ok" and fact.get("performance") and fact.get("run") is not None
+        if fact.get("status") == "ok" and fact.get("performance_row")
     ]
 
 

@@ -474,7 +474,7 @@ class Store:
             f"VALUES ({','.join('?' * (len(FACT_COLUMNS) + 1))})",
             rows,
         )
-        performance = perfstore.fact_rows(facts, lambda fact: fact)  # SPEC 3.9, every valid run
+        performance = perfstore.fact_rows(facts)  # SPEC 3.9, every valid run
         if performance:
             self._write(perfstore.INSERT, [_params(r) for r in performance])
 

@@ -62,25 +62,47 @@ def module_metrics(records: ModuleRecords, nprocs: int) -> DerivedMetrics:
     ``nprocs``: the job's ranks (darshan-util sizes its per-rank sums by it and asserts
     on a rank past it); here a record of such a rank still counts, under its rank.
     """
-    del nprocs  # the sums are by distinct rank
+    del nprocs  # the sums are by rank seen
     read, write, meta, slowest = record_times(records)
     bytes_read, bytes_written = record_bytes(records)
+    return metrics_of(records.ranks, bytes_read, bytes_written, read, write, meta, slowest)
+
+
+DENSE_RANKS = 1 << 16  # below it a rank indexes the per-rank sums; past it, by distinct rank
+
+
+def metrics_of(
+    ranks: np.ndarray,
+    bytes_read: np.ndarray,
+    bytes_written: np.ndarray,
+    read: np.ndarray,
+    write: np.ndarray,
+    meta: np.ndarray,
+    slowest: np.ndarray,
+) -> DerivedMetrics:
+    """:func:`module_metrics` of a module's records given as columns."""
     total = float(int(bytes_read.sum()) + int(bytes_written.sum()))
-    ranks = records.ranks
     shared = ranks < 0
-    shared_time = float(slowest[shared].sum()) if shared.any() else 0.0
     per_rank = ~shared
+    shared_time = float(slowest[shared].sum()) if shared.any() else 0.0
     unique, slowest_rank = 0.0, None
     if per_rank.any():
-        # darshan-util adds META + READ + WRITE per record, then the records per rank.
+        # darshan-util adds META + READ + WRITE per record, then the records per rank; the
+        # lowest rank wins a tie (its strict comparison keeps the first)
         io = meta[per_rank] + read[per_rank] + write[per_rank]
-        # by distinct rank (a damaged rank number sizes no array); the lowest rank wins a
-        # tie, as darshan-util's strict comparison keeps the first
-        seen, at = np.unique(ranks[per_rank], return_inverse=True)
-        sums = np.bincount(at.ravel(), weights=io, minlength=len(seen))
-        best = int(np.argmax(sums))
+        own = ranks[per_rank]
+        top = int(own.max())
+        if top < DENSE_RANKS:
+            sums = np.bincount(own, io, top + 1)
+            best = int(np.argmax(sums))
+            rank = best
+        else:  # a damaged rank number sizes no array
+            seen, at = np.unique(own, return_inverse=True)
+            sums = np.bincount(at.ravel(), io, len(seen))
+            best = int(np.argmax(sums))
+            rank = int(seen[best])
         if sums[best] > 0:  # darshan-util keeps a rank only strictly above 0
-            unique, slowest_rank = float(sums[best]), int(seen[best])
+            unique, slowest_rank = float(sums[best]), rank
     agg = unique + shared_time
     return {
         "records": len(ranks),
