@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mosaic import __version__
 from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.config import Config
-from mosaic.corpus import dedup
+from mosaic.corpus import dedup, timeline
 from mosaic.corpus.engine import Failure, LazyEngine, Limits, Settings, Task, make_engine
 from mosaic.corpus.node import read_secret
 from mosaic.corpus.nodefault import NODE_FAULT, fault, node_bytes, settle
@@ -118,6 +118,8 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.corpus.profiles import run_identity
+    from mosaic.activity import build_activity
+    from mosaic.corpus.timeline import activity_row
     from mosaic.trace import LogFacts, build_trace, log_facts
 
     def work() -> dict[str, Any]:
@@ -127,11 +129,16 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             # service: kept through the analysis, its DXT segments would raise the peak by
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
             # here but not there. Under --strict a partial log raises PARTIAL.
-            trace = build_trace(_read(ref, config), ref.name, config)
+            log = _read(ref, config)
+            trace = build_trace(log, ref.name, config)
+            activity = build_activity(log, config)
+            del log
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            facts = log_facts(_read(ref, config), config)
+            log = _read(ref, config)
+            facts = log_facts(log, config)
+            activity = build_activity(log, config)  # SPEC 3.10: the same read
         job = facts.job
         return {
             "file": ref.name,
@@ -150,6 +157,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "dropped_records": facts.dropped_records,
             "run": run_identity(job),
             "result": result,
+            "activity": activity_row(run_identity(job), activity),
         }
 
     return _guarded(ref, work)
@@ -184,6 +192,7 @@ def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
+    timeline.save_validated_activity(store, batch)
 
 
 GIVEN_UP = {
@@ -281,6 +290,8 @@ def run(
             ):
                 categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
+            timeline.compute_loads(store)  # SPEC 3.10: every stored run's concurrent load
+            timings["load"] = _lap(clock, timings)
             for node in engine.absent():
                 sys.stderr.write(f"warning: node {node}; this run went on without it\n")
             with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -552,6 +563,7 @@ def write_outputs(
         "funnel": funnel,
         **stats.to_dict(),
         "stability": stability_summary(shares.values()) if shares is not None else None,
+        "timeline": timeline.summary(store, config.timeline_bin_seconds),
         "timings": timings,
         "config": config.to_dict(),
         "config_hash": config.hash(),

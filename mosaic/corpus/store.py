@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
-from mosaic.corpus import listing, profiles
+from mosaic.corpus import listing, profiles, timeline
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
@@ -101,7 +101,8 @@ CREATE TABLE IF NOT EXISTS applications (
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
     categories TEXT);
 {JOBS_TABLE}
-{profiles.SCHEMA}"""
+{profiles.SCHEMA}
+{timeline.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -972,6 +973,8 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.execute("DELETE FROM temp.doomed")
     db.executemany("INSERT INTO temp.doomed VALUES (?, ?)", runs)
     profiles.drop_runs(db, "SELECT run FROM temp.doomed")
+    for statement in timeline.drop_runs_sql("SELECT run FROM temp.doomed"):
+        db.execute(statement)
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
