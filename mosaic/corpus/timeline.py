@@ -518,3 +518,58 @@ def stored_bytes(store: Store) -> int:
         row = db.execute("SELECT coalesce(sum(length(parts)), 0) FROM run_activity").fetchone()
     return int(row[0])
 
+
+
+# ----- posted runs -----
+
+
+def record_posted(store: Store, job: dict[str, Any], parts: bytes | None) -> int:
+    """A run posted to ``mosaic serve``: its activity joins the store under its run identity
+    (the one ``Store.record`` keys it by), then its load and the load of every stored run
+    whose wall window meets its own are computed again. Returns how many runs were."""
+    if parts is None:
+        return 0
+    from mosaic.corpus.profiles import run_identity
+
+    identity = run_identity(job)
+    activity = unpack(parts)
+    store._write(
+        "INSERT OR REPLACE INTO run_activity VALUES (?, ?, ?, ?, ?)",
+        [(identity, activity.start_epoch, activity.end_epoch, activity.source, parts)],
+    )
+    return compute_loads(store, runs=[identity])
+
+
+def loads_by_file(store: Store) -> dict[str, list[dict[str, Any]]]:
+    """Every stored load by log file (for traces.jsonl): per file system the rates, the
+    other runs' count and the largest share one of them had (no identities)."""
+    with store._snapshot() as db:
+        rows = _raw(
+            db,
+            "SELECT l.file, r.fs, r.read_rate, r.write_rate, r.meta_rate, r.other_jobs, r.io_seconds, "
+            "(SELECT max(o.share) FROM run_overlaps o WHERE o.run = r.run AND o.fs = r.fs), a.source "
+            "FROM logs l JOIN run_load r ON r.run = l.run JOIN run_activity a ON a.run = l.run "
+            "WHERE l.status = 'ok' ORDER BY l.file, r.fs",
+        ).fetchall()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for file, fs, rr, wr, mr, others, seconds, top, source in rows:
+        out.setdefault(file, []).append(
+            {
+                "fs": fs,
+                "read_rate": rr,
+                "write_rate": wr,
+                "meta_rate": mr,
+                "other_jobs": others,
+                "io_seconds": seconds,
+                "largest_share": top,
+                "source": source,
+            }
+        )
+    return out
+
+
+def job_loads(store: Store, job_id: str) -> dict[str, list[dict[str, Any]]]:
+    """:func:`job_load` of every stored run of a job id, by its file."""
+    with store._snapshot() as db:
+        rows = db.execute("SELECT file, run FROM jobs WHERE job_id = ?", (str(job_id),)).fetchall()
+    return {row[0]: job_load(store, int(row[1])) for row in rows}
