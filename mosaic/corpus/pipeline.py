@@ -521,6 +521,7 @@ def write_outputs(
     made = {"mosaic_version": __version__, "config_hash": config.hash()}
     made_by = json.dumps(made)[1:-1]
     label_sets: dict[tuple[str, bool], list[int]] = {}  # (categories, representative) -> [traces, weight]
+    loads = timeline.loads_by_file(store)  # SPEC 3.10: each run's concurrent load
     fh = outputs.open("traces.jsonl")  # left open: OutputSet.commit syncs and closes it
     for row in store.categorized(config.all_runs):
         representative = bool(row["representative"])
@@ -528,7 +529,8 @@ def write_outputs(
         # The stored JSON object without its closing brace, then the group: no parse.
         fh.write(
             f'{row["result"][:-1]}, "group": '
-            f"{group_json(row['group_key'], row['runs'], representative, share)}, {made_by}}}\n"
+            f"{group_json(row['group_key'], row['runs'], representative, share)}, "
+            f'"load": {json.dumps(loads.get(row["file"], []))}, {made_by}}}\n'
         )
         tally = label_sets.setdefault((row["categories"], representative), [0, 0])
         tally[0] += 1

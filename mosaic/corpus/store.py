@@ -542,7 +542,7 @@ class Store:
     def categorized(self, all_runs: bool) -> Iterator[Row]:
         """Categorized traces of this run sorted by file, with their group facts."""
         yield from self._rows(
-            "SELECT r.result, r.categories, l.group_key, l.runs, l.representative "
+            "SELECT r.result, r.categories, l.group_key, l.runs, l.representative, l.file "
             "FROM results r JOIN logs l USING (file) "
             f"WHERE l.seen = ? AND r.status = 'ok' {_runs(all_runs)} ORDER BY l.file",
             (self.run_id,),
