@@ -107,9 +107,20 @@ def build_activity(log: DarshanLog, config: Config) -> RunActivity:
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     source = "records"
 
-    def add(fs: np.ndarray, start: np.ndarray, end: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray) -> None:
+    def add(
+        fs: np.ndarray, start: np.ndarray, end: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray
+    ) -> None:
         if len(start):
-            parts.append((fs, start.astype(float), end.astype(float), r.astype(float), w.astype(float), m.astype(float)))
+            parts.append(
+                (
+                    fs,
+                    start.astype(float),
+                    end.astype(float),
+                    r.astype(float),
+                    w.astype(float),
+                    m.astype(float),
+                )
+            )
 
     rec_fs = record_mounts(clean.ids, log.names, mounts, legacy)
     n = len(clean.ids)
@@ -272,7 +283,8 @@ def _by_fs(
         mount = table.get(name)
         shared = mount.shared if mount is not None else False
         fs_type = mount.fs_type if mount is not None else ""
-        out[name] = FsActivity(*(c[sl].copy() for c in cols), shared=shared, fs_type=fs_type)
+        start, end, read, write, meta = (c[sl].copy() for c in cols)
+        out[name] = FsActivity(start, end, read, write, meta, shared=shared, fs_type=fs_type)
     return out
 
 
@@ -287,7 +299,10 @@ def pack(activity: RunActivity) -> bytes:
         "source": activity.source,
         "start_epoch": activity.start_epoch,
         "run_time": activity.run_time,
-        "fs": [[n, activity.by_fs[n].shared, activity.by_fs[n].fs_type, len(activity.by_fs[n].start)] for n in names],
+        "fs": [
+            [n, activity.by_fs[n].shared, activity.by_fs[n].fs_type, len(activity.by_fs[n].start)]
+            for n in names
+        ],
     }
     head = json.dumps(header, separators=(",", ":")).encode()
     body = b"".join(
@@ -307,5 +322,6 @@ def unpack(blob: bytes) -> RunActivity:
         for _ in _COLUMNS:
             cols.append(np.frombuffer(raw, "<f8", count, at).astype(float))
             at += 8 * count
-        by_fs[name] = FsActivity(*cols, shared=bool(shared), fs_type=str(fs_type))
+        start, end, read, write, meta = cols
+        by_fs[name] = FsActivity(start, end, read, write, meta, shared=bool(shared), fs_type=str(fs_type))
     return RunActivity(header["source"], float(header["start_epoch"]), float(header["run_time"]), by_fs)

@@ -89,7 +89,10 @@ def record_mounts(
     unique, inverse = np.unique(ids, return_inverse=True)
     if legacy:
         found = np.array(
-            [(legacy.get(rid) or "").rstrip("/") or ("/" if legacy.get(rid) else UNKNOWN) for rid in unique.tolist()],
+            [
+                (legacy.get(rid) or "").rstrip("/") or ("/" if legacy.get(rid) else UNKNOWN)
+                for rid in unique.tolist()
+            ],
             dtype=object,
         )
     else:

@@ -27,9 +27,13 @@ def records_log(rows, nprocs=2, run_time=100.0):
         for name, t in times.items():
             fcounters[i, TIMES[name]] = t
     ids = np.array([record_id(r[0]) for r in rows], np.uint64)
-    job = F.Job(1, 7, 1.6e9, 1.6e9 + run_time, run_time, nprocs, "/bin/app", mounts=list(MOUNTS), version="3.41")
+    job = F.Job(
+        1, 7, 1.6e9, 1.6e9 + run_time, run_time, nprocs, "/bin/app", mounts=list(MOUNTS), version="3.41"
+    )
     posix = F.ModuleRecords(F.POSIX, 4, ids, np.array([r[1] for r in rows], np.int64), counters, fcounters)
-    return F.DarshanLog(job, {record_id(r[0]): r[0] for r in rows}, {F.POSIX: posix}, present_modules=(F.POSIX,))
+    return F.DarshanLog(
+        job, {record_id(r[0]): r[0] for r in rows}, {F.POSIX: posix}, present_modules=(F.POSIX,)
+    )
 
 
 ROWS = [

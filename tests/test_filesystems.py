@@ -25,7 +25,9 @@ def test_no_mount_table_leaves_every_record_unknown():
 
 
 def test_a_trailing_slash_in_the_table_is_the_same_mount():
-    assert mounts_of_paths(["/scratch/a", "/scratchb"], [("/scratch/", "lustre"), ("/", "ext4")]).tolist() == [
+    assert mounts_of_paths(
+        ["/scratch/a", "/scratchb"], [("/scratch/", "lustre"), ("/", "ext4")]
+    ).tolist() == [
         "/scratch",
         "/",
     ]

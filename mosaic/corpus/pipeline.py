@@ -116,9 +116,9 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     categorized here, from the same read (key ``result``): a second stage
     would read and parse every log twice.
     """
+    from mosaic.activity import build_activity
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.corpus.profiles import run_identity
-    from mosaic.activity import build_activity
     from mosaic.corpus.timeline import activity_row
     from mosaic.trace import LogFacts, build_trace, log_facts
 

@@ -180,7 +180,11 @@ def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
         if not mine.shared or not len(us):
             loads.append(Load(this.run, name, 0.0, 0.0, 0.0, 0, seconds))
             continue
-        parts = [(o.run, o.activity.by_fs[name], o.activity.start_epoch) for o in others if name in o.activity.by_fs]
+        parts = [
+            (o.run, o.activity.by_fs[name], o.activity.start_epoch)
+            for o in others
+            if name in o.activity.by_fs
+        ]
         if not parts:
             loads.append(Load(this.run, name, 0.0, 0.0, 0.0, 0, seconds))
             continue
@@ -196,17 +200,30 @@ def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
         active = (moved > 0) | (m > 0)
         total = float(moved.sum())
         span = max(seconds, 1e-9)  # a run whose I/O is points only: rates over a nanosecond
-        load = Load(this.run, name, float(r.sum()) / span, float(w.sum()) / span, float(m.sum()) / span,
-                    int(active.sum()), seconds)
+        load = Load(
+            this.run,
+            name,
+            float(r.sum()) / span,
+            float(w.sum()) / span,
+            float(m.sum()) / span,
+            int(active.sum()),
+            seconds,
+        )
         for i in np.flatnonzero(active).tolist():
-            load.overlaps.append((parts[i][0], float(moved[i]), float(moved[i]) / total if total > 0 else 0.0))
+            load.overlaps.append(
+                (parts[i][0], float(moved[i]), float(moved[i]) / total if total > 0 else 0.0)
+            )
         loads.append(load)
     return loads
 
 
 def _extents(store: Store, where: str = "", args: tuple[Any, ...] = ()) -> list[tuple[int, float, float]]:
     with store._snapshot() as db:
-        rows = _raw(db, f"SELECT run, start_epoch, end_epoch FROM run_activity {where} ORDER BY start_epoch, run", args).fetchall()
+        rows = _raw(
+            db,
+            f"SELECT run, start_epoch, end_epoch FROM run_activity {where} ORDER BY start_epoch, run",
+            args,
+        ).fetchall()
     return [(int(r), float(s), float(e)) for r, s, e in rows]
 
 
@@ -225,7 +242,9 @@ class _Window:
                 for first in range(0, len(missing), 500):
                     chunk = missing[first : first + 500]
                     marks = ",".join("?" * len(chunk))
-                    for run, parts in _raw(db, f"SELECT run, parts FROM run_activity WHERE run IN ({marks})", chunk):
+                    for run, parts in _raw(
+                        db, f"SELECT run, parts FROM run_activity WHERE run IN ({marks})", chunk
+                    ):
                         activity = unpack(parts)
                         self.cache[int(run)] = activity
                         heapq.heappush(self.ends, (activity.end_epoch, int(run)))
@@ -322,8 +341,13 @@ def job_load(store: Store, run: int) -> list[dict[str, Any]]:
                 "io_seconds": row["io_seconds"],
                 "computed_at": row["computed_at"],
                 "others": [
-                    {"run": o["other"], "job_id": o["job_id"], "group_key": o["group_key"], "bytes": o["bytes"],
-                     "share": o["share"]}
+                    {
+                        "run": o["other"],
+                        "job_id": o["job_id"],
+                        "group_key": o["group_key"],
+                        "bytes": o["bytes"],
+                        "share": o["share"],
+                    }
                     for o in overlaps
                     if o["fs"] == row["fs"]
                 ],
@@ -452,11 +476,14 @@ def aggregates(timelines: dict[str, Timeline]) -> dict[str, Any]:
                 "meta": np.bincount(at, tl.meta, k).tolist(),
                 "max_jobs": _max_by(at, tl.jobs, k).tolist(),
             }
-        hour_of_week = ((np.floor(starts / HOUR).astype(np.int64) + 24 * EPOCH_WEEKDAY) % 168).astype(np.int64)
+        hour_of_week = ((np.floor(starts / HOUR).astype(np.int64) + 24 * EPOCH_WEEKDAY) % 168).astype(
+            np.int64
+        )
         # mean rate over the hours of the week the timeline spans
         span_hours = np.floor(starts / HOUR).astype(np.int64)
-        weeks = np.bincount((np.arange(span_hours.min(), span_hours.max() + 1) + 24 * EPOCH_WEEKDAY) % 168,
-                            minlength=168)
+        weeks = np.bincount(
+            (np.arange(span_hours.min(), span_hours.max() + 1) + 24 * EPOCH_WEEKDAY) % 168, minlength=168
+        )
         seconds = np.maximum(weeks, 1) * HOUR
         entry["hour_of_week"] = {
             "first": "Monday 00:00 UTC",
@@ -494,13 +521,19 @@ def export(store: Store, width: float, out: Path) -> dict[str, int]:
     if out.suffix == ".csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["fs", "start_epoch", "bin_seconds", "read_bytes", "write_bytes", "meta_requests", "jobs"])
+        writer.writerow(
+            ["fs", "start_epoch", "bin_seconds", "read_bytes", "write_bytes", "meta_requests", "jobs"]
+        )
         for name, tl in timelines.items():
-            for row in zip(tl.starts.tolist(), tl.read.tolist(), tl.write.tolist(), tl.meta.tolist(), tl.jobs.tolist()):
-                writer.writerow([name, repr(row[0]), repr(width), repr(row[1]), repr(row[2]), repr(row[3]), row[4]])
+            for row in zip(
+                tl.starts.tolist(), tl.read.tolist(), tl.write.tolist(), tl.meta.tolist(), tl.jobs.tolist()
+            ):
+                writer.writerow(
+                    [name, repr(row[0]), repr(width), repr(row[1]), repr(row[2]), repr(row[3]), row[4]]
+                )
         out.write_text(buffer.getvalue())
     else:
-        arrays: dict[str, np.ndarray] = {"file_systems": np.array(list(timelines), dtype=str)}
+        arrays: dict[str, Any] = {"file_systems": np.array(list(timelines), dtype=str)}
         for name, tl in timelines.items():
             arrays[f"{name}/start"] = tl.starts
             arrays[f"{name}/read"] = tl.read
@@ -508,7 +541,7 @@ def export(store: Store, width: float, out: Path) -> dict[str, int]:
             arrays[f"{name}/meta"] = tl.meta
             arrays[f"{name}/jobs"] = tl.jobs
         with open(out, "wb") as fh:
-            np.savez_compressed(fh, bin_seconds=np.float64(width), **arrays)
+            np.savez_compressed(fh, **{"bin_seconds": np.float64(width), **arrays})
     return {name: len(tl.read) for name, tl in timelines.items()}
 
 
@@ -517,7 +550,6 @@ def stored_bytes(store: Store) -> int:
     with store._snapshot() as db:
         row = db.execute("SELECT coalesce(sum(length(parts)), 0) FROM run_activity").fetchone()
     return int(row[0])
-
 
 
 # ----- posted runs -----

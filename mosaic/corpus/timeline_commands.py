@@ -32,7 +32,11 @@ def timeline() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="FILE.npz (arrays <fs>/start, <fs>/read, <fs>/write, <fs>/meta, <fs>/jobs) or FILE.csv.",
 )
-@click.option("--bin-seconds", type=click.FloatRange(min=0, min_open=True), help="Bin width (default: timeline_bin_seconds).")
+@click.option(
+    "--bin-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Bin width (default: timeline_bin_seconds).",
+)
 @config_option
 def export(store_path: str, out: Path, bin_seconds: float | None, config_file: str | None) -> None:
     """Write the center's timeline per shared file system: bytes read and written, metadata

@@ -39,8 +39,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from mosaic import __version__
-from mosaic.corpus.listing import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ApplicationList, Filters
 from mosaic.corpus import timeline
+from mosaic.corpus.listing import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ApplicationList, Filters
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
 from mosaic.errors import ApiError, Reason
@@ -409,7 +409,10 @@ def job(
         False, description="Say why stored runs carry no reasons (`explain` in the answer)"
     ),
     uid: int | None = Query(
-        None, ge=MIN_UID, le=MAX_UID, description="Your uid: your own jobs among the concurrent ones are named"
+        None,
+        ge=MIN_UID,
+        le=MAX_UID,
+        description="Your uid: your own jobs among the concurrent ones are named",
     ),
     results: Store = Depends(get_store),
 ) -> dict[str, Any] | JSONResponse:
@@ -421,7 +424,8 @@ def job(
     operator = bool(getattr(request.state, "may_write", False))  # the write token: the operator's
     loads = timeline.job_loads(results, job_id)
     runs = [
-        {**run, "load": [shown_load(load, operator, uid) for load in loads.get(run["file"], [])]} for run in runs
+        {**run, "load": [shown_load(load, operator, uid) for load in loads.get(run["file"], [])]}
+        for run in runs
     ]
     if explain:
         return {

@@ -49,7 +49,9 @@ def loads(store):
 def test_union_and_inside():
     us, ue = timeline._union(np.array([5.0, 0.0, 2.0, 20.0, 30.0]), np.array([8.0, 3.0, 4.0, 25.0, 30.0]))
     assert us.tolist() == [0.0, 5.0, 20.0, 30.0] and ue.tolist() == [4.0, 8.0, 25.0, 30.0]
-    share = timeline._inside(us, ue, np.array([2.0, 4.0, 6.0, 7.0, 25.0, 40.0]), np.array([6.0, 5.0, 6.0, 7.0, 25.0, 41.0]))
+    share = timeline._inside(
+        us, ue, np.array([2.0, 4.0, 6.0, 7.0, 25.0, 40.0]), np.array([6.0, 5.0, 6.0, 7.0, 25.0, 41.0])
+    )
     # [2,6): [2,4) and [5,6), 3 of 4 s inside; [4,5): none; 6: a point inside; 7 too;
     # 25: the closed end of [20,25]; [40,41): out
     assert share.tolist() == [0.75, 0.0, 1.0, 1.0, 1.0, 0.0]
@@ -98,7 +100,9 @@ def test_center_timeline_by_hand(tmp_path):
 
 
 def test_bin_edges_are_multiples_of_the_width():
-    bins, (amount,) = timeline.spread(np.array([95.0, 100.0]), np.array([105.0, 100.0]), [np.array([10.0, 4.0])], 10.0)
+    bins, (amount,) = timeline.spread(
+        np.array([95.0, 100.0]), np.array([105.0, 100.0]), [np.array([10.0, 4.0])], 10.0
+    )
     assert bins.tolist() == [9, 10, 10] and amount.tolist() == [5.0, 5.0, 4.0]
 
 
@@ -129,7 +133,13 @@ def test_export_npz_and_csv_load_in_one_line(tmp_path):
 def test_aggregates_daily_hourly_and_hour_of_week():
     day = 86400.0
     tl = timeline.Timeline(
-        "/s", 3600.0, 0.0, np.array([3600.0, 7200.0] + [0.0] * 23 + [1.0]), np.zeros(26), np.zeros(26), np.zeros(26, np.int64)
+        "/s",
+        3600.0,
+        0.0,
+        np.array([3600.0, 7200.0] + [0.0] * 23 + [1.0]),
+        np.zeros(26),
+        np.zeros(26),
+        np.zeros(26, np.int64),
     )
     (entry,) = timeline.aggregates({"/s": tl}).values()
     assert entry["daily"]["first"] == 0.0 and entry["daily"]["read"] == [3600.0 + 7200.0, 1.0]
@@ -145,7 +155,10 @@ def test_prune_drops_the_runs_rows(tmp_path):
     with stored(tmp_path / "s.sqlite") as store:
         timeline.compute_loads(store)
         with store._atomic() as db:
-            db.execute("INSERT INTO jobs (run, file, job_id, group_key, start) VALUES (2, 'b', '9', '1:app', '2020-01-01')")
+            db.execute(
+                "INSERT INTO jobs (run, file, job_id, group_key, start) "
+                "VALUES (2, 'b', '9', '1:app', '2020-01-01')"
+            )
         assert store.prune(before="2021-01-01")["runs"] == 1
         with store._snapshot() as db:
             assert [r[0] for r in db.execute("SELECT run FROM run_activity ORDER BY run")] == [1, 3, 4, 5]

@@ -33,16 +33,21 @@ def truth():
 
 def perf(column="total_bytes"):
     with open(DATA / "darshan-parser-perf.tsv") as fh:
-        return {r["file"]: float(r[column]) for r in csv.DictReader(fh, delimiter="\t") if r["module"] == "POSIX"}
+        return {
+            r["file"]: float(r[column]) for r in csv.DictReader(fh, delimiter="\t") if r["module"] == "POSIX"
+        }
 
 
 def by_file(out):
     """file -> (run identity, start epoch, end epoch, {fs: load row})"""
     with Store(out / "store.sqlite") as store, store._snapshot() as db:
         runs = db.execute(
-            "SELECT l.file, a.run, a.start_epoch, a.end_epoch FROM logs l JOIN run_activity a ON a.run = l.run"
+            "SELECT l.file, a.run, a.start_epoch, a.end_epoch FROM logs l "
+            "JOIN run_activity a ON a.run = l.run"
         ).fetchall()
-        loads = db.execute("SELECT run, fs, read_rate, write_rate, meta_rate, other_jobs, io_seconds FROM run_load")
+        loads = db.execute(
+            "SELECT run, fs, read_rate, write_rate, meta_rate, other_jobs, io_seconds FROM run_load"
+        )
         load: dict[int, dict[str, tuple]] = {}
         for row in loads.fetchall():
             load.setdefault(row[0], {})[row[1]] = tuple(row[2:])

@@ -42,7 +42,9 @@ def truth():
 def post_all(server, files):
     with server.client(WRITE) as client:
         for f in files:
-            r = client.post("/v1/categorize", params={"store": "true"}, content=(DATA / "logs" / f).read_bytes())
+            r = client.post(
+                "/v1/categorize", params={"store": "true"}, content=(DATA / "logs" / f).read_bytes()
+            )
             assert r.status_code == 200, r.text
 
 
