@@ -43,7 +43,9 @@ TARGETS = {"cpu_ratio": 1.10, "memory_mb": 100.0}
 
 def extract(commit: str, into: Path) -> Path:
     """The ``mosaic`` package of ``commit`` under ``into`` (no worktree, no checkout)."""
-    data = subprocess.run(["git", "-C", str(REPO), "archive", commit, "mosaic"], check=True, capture_output=True)
+    data = subprocess.run(
+        ["git", "-C", str(REPO), "archive", commit, "mosaic"], check=True, capture_output=True
+    )
     with tarfile.open(fileobj=io.BytesIO(data.stdout)) as archive:
         archive.extractall(into, filter="data")
     return into
@@ -56,7 +58,17 @@ def one_run(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, floa
     clock = time.perf_counter()
     with TreeMemory(1.0) as memory:
         subprocess.run(
-            [sys.executable, "-m", "mosaic", "run", "--workers", str(workers), "--out", str(out), str(corpus)],
+            [
+                sys.executable,
+                "-m",
+                "mosaic",
+                "run",
+                "--workers",
+                str(workers),
+                "--out",
+                str(out),
+                str(corpus),
+            ],
             env=env,
             cwd=out.parent,  # not this repository: `python -m` puts the working folder before PYTHONPATH
             check=True,
@@ -104,8 +116,11 @@ def main() -> None:
             for name in order:
                 result = one_run(trees[name], corpus, Path(tmp) / f"out-{name}", args.workers)
                 runs[name].append(result)
-                print(f"round {round_ + 1} {name:4s} cpu {result['cpu']:7.2f} s  wall {result['wall']:6.2f} s  "
-                      f"peak {result['peak_mb']:7.1f} MB  store {result['store_mb']:6.2f} MB", flush=True)
+                print(
+                    f"round {round_ + 1} {name:4s} cpu {result['cpu']:7.2f} s  wall {result['wall']:6.2f} s  "
+                    f"peak {result['peak_mb']:7.1f} MB  store {result['store_mb']:6.2f} MB",
+                    flush=True,
+                )
     med = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
     new = med["new"]
     per_run = new.get("activity_bytes", 0.0) / max(new.get("activity_runs", 0.0), 1.0)

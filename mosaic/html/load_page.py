@@ -54,7 +54,9 @@ class _Borrowed:
         return None
 
 
-def heaviest_in(db: sqlite3.Connection, fs: str, start: float, end: float, count: int) -> list[dict[str, Any]]:
+def heaviest_in(
+    db: sqlite3.Connection, fs: str, start: float, end: float, count: int
+) -> list[dict[str, Any]]:
     """The ``count`` runs that moved the most bytes on ``fs`` within [start, end)."""
     rows = db.execute(
         "SELECT a.run, a.parts, l.file, l.job_id, l.application, l.uid FROM run_activity a "
@@ -74,13 +76,22 @@ def heaviest_in(db: sqlite3.Connection, fs: str, start: float, end: float, count
         moved = float(((mine.read + mine.write) * share).sum())
         if moved > 0:
             found.append(
-                {"run": run, "file": file, "job_id": job_id, "application": application, "uid": uid, "bytes": moved}
+                {
+                    "run": run,
+                    "file": file,
+                    "job_id": job_id,
+                    "application": application,
+                    "uid": uid,
+                    "bytes": moved,
+                }
             )
     found.sort(key=lambda r: (-r["bytes"], r["run"]))
     return found[:count]
 
 
-def build_load_page(site: Path, db: sqlite3.Connection, summary: dict[str, Any], config: Config) -> Html | None:
+def build_load_page(
+    site: Path, db: sqlite3.Connection, summary: dict[str, Any], config: Config
+) -> Html | None:
     """Write site/load.html; returns the year page's section body (None: no shared file system)."""
     timelines = tl.center_timeline(_StoreView(db), config.timeline_bin_seconds)  # type: ignore[arg-type]
     if not timelines:
@@ -143,7 +154,8 @@ def build_load_page(site: Path, db: sqlite3.Connection, summary: dict[str, Any],
             label = np.datetime_as_string(np.datetime64(int(begin), "s"), unit="m") + " UTC"
             for run in heaviest_in(db, name, begin, begin + HOUR, JOBS_PER_HOUR):
                 file = _text(run["file"])
-                who = f"job {_text(run['job_id']) or '?'} ({_text(run['application']) or '?'}, uid {run['uid']})"
+                job_id, application = _text(run["job_id"]) or "?", _text(run["application"]) or "?"
+                who = f"job {job_id} ({application}, uid {run['uid']})"
                 page_file = site / "jobs" / slug(file) if file else None
                 cell = (
                     Html(f'<a href="jobs/{esc(slug(file))}">{esc(who)}</a>')
@@ -156,9 +168,9 @@ def build_load_page(site: Path, db: sqlite3.Connection, summary: dict[str, Any],
             Html(
                 f'<p class="note">{esc(_human(float(line.read.sum()), "B"))} read, '
                 f"{esc(_human(float(line.write.sum()), 'B'))} written, {line.meta.sum():,.0f} metadata "
-                f"requests over {len(line.read):,} bins of {line.width:g} s; at most {int(line.jobs.max()):,} "
-                f"runs doing I/O in one bin. Charts: {esc(note)}; drag across one to zoom in, double-click "
-                "to zoom out.</p>"
+                f"requests over {len(line.read):,} bins of {line.width:g} s; at most "
+                f"{int(line.jobs.max()):,} runs doing I/O in one bin. Charts: {esc(note)}; drag across "
+                "one to zoom in, double-click to zoom out.</p>"
             )
             + page.chart(chart)
             + page.chart(meta_chart)

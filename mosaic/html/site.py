@@ -226,7 +226,12 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any], f
 
 
 def _load_section(
-    page: Page, db: sqlite3.Connection, site: Path, summary: dict[str, Any], drawn: dict[str, Any], config: Config
+    page: Page,
+    db: sqlite3.Connection,
+    site: Path,
+    summary: dict[str, Any],
+    drawn: dict[str, Any],
+    config: Config,
 ) -> None:
     """SPEC 3.10: report/load.html and the year page's section linking it, with the load figures."""
     from mosaic.html.load_page import build_load_page

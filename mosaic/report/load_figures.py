@@ -49,7 +49,11 @@ def _series(entry: Mapping[str, Any], period: str, name: str) -> dict[str, Any]:
     length = None
     for field in ("read", "write", "meta"):
         values = part.get(field)
-        if not isinstance(values, list) or len(values) > MAX_HOURS or (length is not None and len(values) != length):
+        if (
+            not isinstance(values, list)
+            or len(values) > MAX_HOURS
+            or (length is not None and len(values) != length)
+        ):
             raise SummaryError(f"summary.json: {key}.{field}: expected a list of at most {MAX_HOURS} numbers")
         array = np.asarray(values, dtype=object)
         if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
@@ -67,7 +71,12 @@ def _file_systems(summary: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     if not isinstance(systems, dict):
         return {}
     entries = {k: v for k, v in systems.items() if isinstance(v, dict)}
-    busiest = sorted(entries, key=lambda k: -float(entries[k].get("write_bytes", 0) or 0) - float(entries[k].get("read_bytes", 0) or 0))
+    busiest = sorted(
+        entries,
+        key=lambda k: (
+            -float(entries[k].get("write_bytes", 0) or 0) - float(entries[k].get("read_bytes", 0) or 0)
+        ),
+    )
     return {k: entries[k] for k in sorted(busiest[:MAX_FILE_SYSTEMS])}
 
 
@@ -78,7 +87,8 @@ def coverage_line(summary: Mapping[str, Any]) -> str:
     sources = coverage.get("sources", {})
     by = ", ".join(f"{n:,} from {s}" for s, n in sources.items()) if isinstance(sources, dict) else ""
     return (
-        f"{coverage.get('runs', 0):,} runs ({by}); {coverage.get('evicted_logs', 0):,} evicted logs not in it, "
+        f"{coverage.get('runs', 0):,} runs ({by}); "
+        f"{coverage.get('evicted_logs', 0):,} evicted logs not in it, "
         f"{coverage.get('partial_logs', 0):,} partial ones counted"
     )
 
@@ -89,7 +99,7 @@ def _short(name: str, chars: int) -> str:
 
 
 def _dates(first: float, seconds: float, n: int) -> np.ndarray:
-    stamps: np.ndarray = (np.datetime64(int(first), "s") + (np.arange(n) * seconds).astype("timedelta64[s]"))
+    stamps: np.ndarray = np.datetime64(int(first), "s") + (np.arange(n) * seconds).astype("timedelta64[s]")
     return stamps
 
 
@@ -117,9 +127,9 @@ def plot_load(summary: dict[str, Any], out_dir: Path) -> dict[str, Any] | None:
     for ax, label in zip(axes, ("read (MB/s)", "written (MB/s)", "metadata (requests/s)")):
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
-    locator = AutoDateLocator()
+    locator = AutoDateLocator()  # type: ignore[no-untyped-call]
     axes[-1].xaxis.set_major_locator(locator)
-    axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     axes[0].legend(loc="upper right", title="shared file system", fontsize="small")
     fig.suptitle(
         "What the shared file systems carried: mean of each hour (thin) and of each UTC day (thick)\n"
@@ -156,7 +166,9 @@ def plot_load_week(summary: dict[str, Any], out_dir: Path) -> dict[str, Any] | N
         image = ax.imshow(grid, aspect="auto", cmap="rocket_r", vmin=0)
         ax.set_yticks(range(7), DAYS)
         ax.set_xticks(range(0, 24, 2), [f"{h:02d}" for h in range(0, 24, 2)])
-        ax.set_title(f"{_short(name, 60)}: mean read + write MB/s by hour of the week (UTC)", fontsize="medium")
+        ax.set_title(
+            f"{_short(name, 60)}: mean read + write MB/s by hour of the week (UTC)", fontsize="medium"
+        )
         fig.colorbar(image, ax=ax, label="MB/s", fraction=0.03)
     axes[-1].set_xlabel("hour of the day (UTC)")
     save_png_svg(fig, out_dir, "load_week")

@@ -18,7 +18,9 @@ DATA = Path(__file__).parents[1] / "data" / "darshan-logs-interference"
 @pytest.fixture(scope="module")
 def interference(tmp_path_factory):
     out = tmp_path_factory.mktemp("load_site")
-    config = Config(shared_file_systems=("/mnt/mosaic-ifs",), timeline_bin_seconds=1.0, report_chart_points=50)
+    config = Config(
+        shared_file_systems=("/mnt/mosaic-ifs",), timeline_bin_seconds=1.0, report_chart_points=50
+    )
     summary = run([DATA / "logs"], out, config, workers=0)
     return out, summary, config
 
@@ -47,7 +49,7 @@ def test_the_load_page(interference, tmp_path):
     heavy = re.findall(r"job (\d+) \(/opt/mosaic-ifs/bin/(\w+), uid 0\)", text)
     assert heavy and {app for _, app in heavy} <= {"hdf_bulk", "lmp_restart"}
     assert "ram_ckpt" not in text and "/mnt/mosaic-fast" not in text
-    assert "<a href=\"jobs/" not in text
+    assert '<a href="jobs/' not in text
 
 
 def test_what_is_shared_was_decided_at_validation(interference, tmp_path):

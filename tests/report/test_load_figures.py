@@ -13,7 +13,9 @@ from mosaic.report.summary import SummaryError
 def summary_of(hours=48):
     """Two days of hourly bins on /scratch: hour h reads h * 3600 B (h MB/s... / 1e6)."""
     read = np.arange(hours, dtype=float) * 3600.0 * 1e6  # hour h: h MB/s
-    tl = timeline.Timeline("/scratch", 3600.0, 0.0, read, np.zeros(hours), np.full(hours, 36.0), np.ones(hours, np.int64))
+    tl = timeline.Timeline(
+        "/scratch", 3600.0, 0.0, read, np.zeros(hours), np.full(hours, 36.0), np.ones(hours, np.int64)
+    )
     coverage = {"runs": 3, "sources": {"dxt": 1, "records": 2}, "evicted_logs": 1, "partial_logs": 0}
     return {"timeline": {"coverage": coverage, "file_systems": timeline.aggregates({"/scratch": tl})}}
 
@@ -34,7 +36,9 @@ def test_both_figures_draw_the_timeline(tmp_path):
     for name in ("load", "load_week"):
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert ET.parse(tmp_path / f"{name}.svg").getroot().tag.endswith("svg")
-    assert "3 runs (1 from dxt, 2 from records); 1 evicted logs not in it" in load_figures.coverage_line(summary)
+    assert "3 runs (1 from dxt, 2 from records); 1 evicted logs not in it" in load_figures.coverage_line(
+        summary
+    )
 
 
 def test_no_timeline_no_figure():
