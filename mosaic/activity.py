@@ -95,15 +95,14 @@ def empty_fs(shared: bool, fs_type: str = "") -> FsActivity:
 # ----- building -----
 
 
-def build_activity(log: DarshanLog, config: Config) -> RunActivity:
-    """The activity of one log (LogError as :func:`mosaic.trace.build_trace` raises)."""
+def build_activity(log: DarshanLog, config: Config, clean: _CleanRecords | None = None) -> RunActivity:
+    """The activity of one log (LogError as :func:`mosaic.trace.build_trace` raises);
+    ``clean``: the log's cleaned records when the caller has them already."""
     from mosaic.trace import _clean, _meta_rows, _within
 
-    clean = _clean(log, config)
+    clean = _clean(log, config) if clean is None else clean
     job = log.job
     fields = clean.fields
-    mounts = job.mounts
-    legacy = log.record_mounts
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     source = "records"
 
@@ -122,14 +121,17 @@ def build_activity(log: DarshanLog, config: Config) -> RunActivity:
                 )
             )
 
-    rec_fs = record_mounts(clean.ids, log.names, mounts, legacy)
+    meta, meta_ids = _meta_rows(clean, log)
+    dxt = log.dxt_posix
+    traced = dxt is not None and len(clean.dxt_files) > 0
+    fs_of = _Mounts(log, [clean.ids, meta_ids, dxt.ids if traced and dxt is not None else np.zeros(0, np.uint64)])
+    rec_fs = fs_of(clean.ids)
     n = len(clean.ids)
     bytes_read = fields["bytes_read"].astype(float) if n else np.zeros(0)
     bytes_written = fields["bytes_written"].astype(float) if n else np.zeros(0)
 
     # DXT segments of the traced files (the checks of mosaic.trace._dxt_operations).
-    dxt = log.dxt_posix
-    if len(clean.dxt_files) and dxt is not None:
+    if traced and dxt is not None:
         lo, hi = clean.bounds
         ok = (
             np.isin(dxt.ids, clean.dxt_files)
@@ -139,7 +141,7 @@ def build_activity(log: DarshanLog, config: Config) -> RunActivity:
             & _within(dxt.starts, lo, hi)
             & _within(dxt.ends, lo, hi)
         )
-        fs = record_mounts(dxt.ids[ok], log.names, mounts, legacy)
+        fs = fs_of(dxt.ids[ok])
         length = dxt.lengths[ok].astype(float)
         wr = dxt.is_write[ok]
         zero = np.zeros(len(length))
@@ -155,18 +157,37 @@ def build_activity(log: DarshanLog, config: Config) -> RunActivity:
             write_rows = clean.from_records & ~_group_mask(clean, used, "write")
     _record_windows(rec_fs, fields, bytes_read, bytes_written, read_rows, write_rows, add)
 
-    meta, meta_ids = _meta_rows(clean, log)
     requests = meta["opens"] + (meta["seeks"] if config.metadata_seeks else 0.0)
     asked = requests > 0
     if asked.any():
-        m_fs = record_mounts(meta_ids[asked], log.names, mounts, legacy)
+        m_fs = fs_of(meta_ids[asked])
         m_start = meta["open_start"][asked]
         m_end = np.maximum(meta["open_end"][asked], m_start)
         z = np.zeros(len(m_start))
         add(m_fs, m_start, m_end, z, z, requests[asked])
 
-    table = mount_table(mounts, config.shared_file_systems)
-    return RunActivity(source, float(job.start), float(job.run_time), _by_fs(parts, table))
+    table = mount_table(job.mounts, config.shared_file_systems)
+    return RunActivity(source, float(job.start), float(job.run_time), _by_fs(parts, fs_of.points, table))
+
+
+class _Mounts:
+    """Each record id's mount point, resolved once per distinct id of the log: ``__call__``
+    gives the index of each id's mount in ``points``."""
+
+    def __init__(self, log: DarshanLog, id_sets: list[np.ndarray]):
+        from mosaic.darshan.reader import NameTable
+
+        self.ids = np.unique(np.concatenate([np.asarray(i, np.uint64) for i in id_sets]))
+        names = log.names.decoded if isinstance(log.names, NameTable) else log.names  # one decode
+        found = record_mounts(self.ids, names, log.job.mounts, log.record_mounts)
+        points, codes = np.unique(found.astype(str), return_inverse=True)
+        self.points: list[str] = points.tolist()
+        self.codes = codes.reshape(-1).astype(np.int64)
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(self.ids, np.asarray(ids, np.uint64))
+        codes: np.ndarray = self.codes[at]
+        return codes
 
 
 def _record_windows(
@@ -246,13 +267,13 @@ def _heatmap_parts(
             if total_heat <= 0 or not on.any():
                 continue
             used.add((group, direction))
-            fs_names, fs_of_row = np.unique(rec_fs[on].astype(str), return_inverse=True)
+            fs_names, fs_of_row = np.unique(rec_fs[on], return_inverse=True)
             per_fs = np.bincount(fs_of_row.reshape(-1), weights=moved[on], minlength=len(fs_names))
             nz = heat > 0
             for name, moved_fs in zip(fs_names.tolist(), per_fs.tolist()):
                 amount = heat[nz] * (moved_fs / total_heat)
                 z = np.zeros(len(amount))
-                fs = np.full(len(amount), name, dtype=object)
+                fs = np.full(len(amount), name, np.int64)
                 if direction == "read":
                     add(fs, pairs[nz, 0], pairs[nz, 1], amount, z, z)
                 else:
@@ -262,30 +283,32 @@ def _heatmap_parts(
 
 def _by_fs(
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    points: list[str],
     table: dict[str, Mount],
 ) -> dict[str, FsActivity]:
-    """Intervals per mount point, sorted by (start, end), rows moving nothing dropped."""
+    """Intervals per mount point (``parts`` name it by its index in ``points``), sorted by
+    (start, end), rows moving nothing dropped."""
     if not parts:
         return {}
-    fs = np.concatenate([p[0] for p in parts]).astype(str)
+    fs = np.concatenate([p[0] for p in parts])
     cols = [np.concatenate([p[i] for p in parts]) for i in range(1, 6)]
     moving = (cols[2] > 0) | (cols[3] > 0) | (cols[4] > 0)
-    fs = fs[moving]
-    cols = [c[moving] for c in cols]
     order = np.lexsort((cols[1], cols[0], fs))
+    order = order[moving[order]]
     fs = fs[order]
     cols = [c[order] for c in cols]
-    names, first = np.unique(fs, return_index=True)
-    bounds = np.r_[first, len(fs)]
+    cuts = np.flatnonzero(np.diff(fs)) + 1
     out: dict[str, FsActivity] = {}
-    for i, name in enumerate(names.tolist()):
-        sl = slice(int(bounds[i]), int(bounds[i + 1]))
+    for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(fs)].tolist()):
+        if hi <= lo:
+            continue
+        name = points[int(fs[lo])]
         mount = table.get(name)
         shared = mount.shared if mount is not None else False
         fs_type = mount.fs_type if mount is not None else ""
-        start, end, read, write, meta = (c[sl].copy() for c in cols)
+        start, end, read, write, meta = (c[lo:hi] for c in cols)
         out[name] = FsActivity(start, end, read, write, meta, shared=shared, fs_type=fs_type)
-    return out
+    return dict(sorted(out.items()))
 
 
 # ----- storing -----

@@ -18,6 +18,7 @@ node-local: each node has its own, so no two jobs are known to share it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,11 @@ def is_shared(point: str, fs_type: str, shared_file_systems: Sequence[str]) -> b
 
 def mount_table(mounts: Sequence[tuple[str, str]], shared_file_systems: Sequence[str]) -> dict[str, Mount]:
     """The log's mounts by mount point (the first of a point listed twice wins)."""
+    return _mount_table(tuple(map(tuple, mounts)), tuple(shared_file_systems))  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=256)  # a center's logs share a few mount tables
+def _mount_table(mounts: tuple[tuple[str, str], ...], shared_file_systems: tuple[str, ...]) -> dict[str, Mount]:
     table: dict[str, Mount] = {}
     for point, fs_type in mounts:
         key = point.rstrip("/") or "/"

@@ -121,6 +121,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     from mosaic.corpus.profiles import run_identity
     from mosaic.corpus.timeline import activity_row
     from mosaic.trace import LogFacts, build_trace, log_facts
+    from mosaic.trace import _clean as clean_records
 
     def work() -> dict[str, Any]:
         result = None
@@ -137,8 +138,9 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
             log = _read(ref, config)
-            facts = log_facts(log, config)
-            activity = build_activity(log, config)  # SPEC 3.10: the same read
+            clean = clean_records(log, config)  # once, for the facts and SPEC 3.10's activity
+            facts = log_facts(log, config, clean)
+            activity = build_activity(log, config, clean)
         job = facts.job
         return {
             "file": ref.name,

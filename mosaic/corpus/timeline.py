@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import heapq
 import io
+import math
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -100,26 +101,57 @@ def drop_runs_sql(doomed: str) -> list[str]:
 
 
 @dataclass
+class _Fs:
+    """One run's intervals on one file system in epoch seconds, with the union of its I/O."""
+
+    start: np.ndarray
+    end: np.ndarray
+    read: np.ndarray
+    write: np.ndarray
+    meta: np.ndarray
+    us: np.ndarray  # the union of its data intervals (io_union)
+    ue: np.ndarray
+    lo: float  # its intervals' extent
+    hi: float
+    shared: bool
+
+
+@dataclass
 class _Run:
     run: int
     start: float
     end: float
-    activity: RunActivity
+    fs: dict[str, _Fs]
+
+
+def _prepared(run: int, activity: RunActivity) -> _Run:
+    t0 = activity.start_epoch
+    by_fs = {}
+    for name, f in activity.by_fs.items():
+        us, ue = io_union(f, t0)
+        s, e = f.start + t0, f.end + t0
+        lo = float(s.min()) if len(s) else t0
+        hi = float(e.max()) if len(e) else t0
+        by_fs[name] = _Fs(s, e, f.read, f.write, f.meta, us, ue, lo, hi, f.shared)
+    return _Run(run, t0, activity.end_epoch, by_fs)
 
 
 def _union(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint sorted intervals covering [start, end) pairs (points kept as points)."""
-    if not len(start):
-        return np.zeros(0), np.zeros(0)
+    n = len(start)
+    if n <= 1:
+        return start.astype(float), end.astype(float)
     order = np.lexsort((end, start))
     s, e = start[order], end[order]
     reach = np.maximum.accumulate(e)
-    new = np.r_[True, s[1:] > reach[:-1]]
-    groups = np.cumsum(new) - 1
-    us = s[new]
-    ue = np.zeros(len(us))
-    np.maximum.at(ue, groups, reach)
-    return us, ue
+    new = np.empty(n, bool)
+    new[0] = True
+    np.greater(s[1:], reach[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    last = np.empty(len(first), np.int64)
+    last[:-1] = first[1:] - 1
+    last[-1] = n - 1
+    return s[first], reach[last]  # a group ends where its running maximum of ends stops
 
 
 def _inside(us: np.ndarray, ue: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -127,7 +159,7 @@ def _inside(us: np.ndarray, ue: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.
     a union interval (closed), else 0."""
     if not len(us):
         return np.zeros(len(s))
-    covered = np.r_[0.0, np.cumsum(ue - us)]  # coverage before each union interval
+    covered = np.concatenate(([0.0], np.cumsum(ue - us)))  # coverage before each union interval
 
     def cov(t: np.ndarray) -> np.ndarray:
         i = np.searchsorted(us, t, side="right") - 1  # last union interval starting at or before t
@@ -173,29 +205,28 @@ def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
     """The load of ``this`` run on each of its file systems, from the ``others`` (runs whose
     wall window may overlap it; their order fixes the order of the sums)."""
     loads: list[Load] = []
-    for name in sorted(this.activity.by_fs):
-        mine = this.activity.by_fs[name]
-        us, ue = io_union(mine, this.activity.start_epoch)
+    for name in sorted(this.fs):
+        mine = this.fs[name]
+        us, ue = mine.us, mine.ue
         seconds = float((ue - us).sum())
         if not mine.shared or not len(us):
             loads.append(Load(this.run, name, 0.0, 0.0, 0.0, 0, seconds))
             continue
+        first, last = float(us[0]), float(ue[-1])
         parts = [
-            (o.run, o.activity.by_fs[name], o.activity.start_epoch)
-            for o in others
-            if name in o.activity.by_fs
+            (o.run, f) for o in others if (f := o.fs.get(name)) is not None and f.hi >= first and f.lo <= last
         ]
         if not parts:
             loads.append(Load(this.run, name, 0.0, 0.0, 0.0, 0, seconds))
             continue
-        owner = np.concatenate([np.full(len(f.start), k) for k, (_, f, _) in enumerate(parts)])
-        s = np.concatenate([f.start + t0 for _, f, t0 in parts])
-        e = np.concatenate([f.end + t0 for _, f, t0 in parts])
-        share = _inside(us, ue, s, e)
+        owner = np.repeat(np.arange(len(parts)), [len(f.start) for _, f in parts])
+        share = _inside(
+            us, ue, np.concatenate([f.start for _, f in parts]), np.concatenate([f.end for _, f in parts])
+        )
         k = len(parts)
-        r = np.bincount(owner, np.concatenate([f.read for _, f, _ in parts]) * share, k)
-        w = np.bincount(owner, np.concatenate([f.write for _, f, _ in parts]) * share, k)
-        m = np.bincount(owner, np.concatenate([f.meta for _, f, _ in parts]) * share, k)
+        r = np.bincount(owner, np.concatenate([f.read for _, f in parts]) * share, k)
+        w = np.bincount(owner, np.concatenate([f.write for _, f in parts]) * share, k)
+        m = np.bincount(owner, np.concatenate([f.meta for _, f in parts]) * share, k)
         moved = r + w
         active = (moved > 0) | (m > 0)
         total = float(moved.sum())
@@ -232,7 +263,7 @@ class _Window:
 
     def __init__(self, store: Store):
         self.store = store
-        self.cache: dict[int, RunActivity] = {}
+        self.cache: dict[int, _Run] = {}
         self.ends: list[tuple[float, int]] = []
 
     def get(self, runs: Sequence[tuple[int, float, float]]) -> list[_Run]:
@@ -245,10 +276,10 @@ class _Window:
                     for run, parts in _raw(
                         db, f"SELECT run, parts FROM run_activity WHERE run IN ({marks})", chunk
                     ):
-                        activity = unpack(parts)
-                        self.cache[int(run)] = activity
-                        heapq.heappush(self.ends, (activity.end_epoch, int(run)))
-        return [_Run(r, s, e, self.cache[r]) for r, s, e in runs if r in self.cache]
+                        prepared = _prepared(int(run), unpack(parts))
+                        self.cache[int(run)] = prepared
+                        heapq.heappush(self.ends, (prepared.end, int(run)))
+        return [self.cache[r] for r, _, _ in runs if r in self.cache]
 
     def drop_before(self, t: float) -> None:
         while self.ends and self.ends[0][0] < t:
@@ -396,31 +427,68 @@ def spread(
     return bins, [a[rows] * frac for a in amounts]
 
 
+class _Bins:
+    """One file system's sums per bin, grown as intervals fall outside it."""
+
+    def __init__(self, lo: int, hi: int):
+        self.lo = lo
+        n = max(hi - lo + 1, 1)
+        self.read, self.write, self.meta = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.jobs = np.zeros(n, np.int64)
+        self.first, self.last = None, None  # bins any interval touched: int | None
+
+    def _fit(self, lo: int, hi: int) -> None:
+        n = len(self.read)
+        if lo >= self.lo and hi < self.lo + n:
+            return
+        new_lo = min(lo, self.lo)
+        new_n = max(hi, self.lo + n - 1) - new_lo + 1
+        at = self.lo - new_lo
+        for name in ("read", "write", "meta", "jobs"):
+            old = getattr(self, name)
+            grown = np.zeros(new_n, old.dtype)
+            grown[at : at + n] = old
+            setattr(self, name, grown)
+        self.lo = new_lo
+
+    def add(self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray) -> None:
+        lo, hi = int(bins.min()), int(bins.max())
+        self._fit(lo, hi)
+        at = bins - self.lo
+        np.add.at(self.read, at, r)  # in row order: the fold's order fixes every sum's bits
+        np.add.at(self.write, at, w)
+        np.add.at(self.meta, at, m)
+        self.jobs[np.unique(at)] += 1
+        self.first = lo if self.first is None else min(self.first, lo)
+        self.last = hi if self.last is None else max(self.last, hi)
+
+
 def center_timeline(store: Store, width: float) -> dict[str, Timeline]:
     """The center's timeline per shared file system, folded run by run in (start, run) order."""
-    acc: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]] = {}
+    with store._snapshot() as db:
+        span = _raw(db, "SELECT min(start_epoch), max(end_epoch) FROM run_activity").fetchone()
+    if span is None or span[0] is None:
+        return {}
+    lo, hi = math.floor(span[0] / width), math.floor(span[1] / width) + 1
+    acc: dict[str, _Bins] = {}
     for _, activity in _activities(store):
+        t0 = activity.start_epoch
         for name in sorted(activity.by_fs):
             fs = activity.by_fs[name]
             if not fs.shared or not len(fs.start):
                 continue
-            t0 = activity.start_epoch
             bins, (r, w, m) = spread(fs.start + t0, fs.end + t0, [fs.read, fs.write, fs.meta], width)
-            acc.setdefault(name, []).append((bins, r, w, m, np.unique(bins)))
+            if name not in acc:
+                acc[name] = _Bins(lo, hi)
+            acc[name].add(bins, r, w, m)
     out: dict[str, Timeline] = {}
-    for name, chunks in sorted(acc.items()):
-        lo = min(int(c[0].min()) for c in chunks)
-        hi = max(int(c[0].max()) for c in chunks)
-        n = hi - lo + 1
-        read, write, meta = np.zeros(n), np.zeros(n), np.zeros(n)
-        jobs = np.zeros(n, np.int64)
-        for bins, r, w, m, touched in chunks:  # fixed order: np.add.at sums in row order
-            at = bins - lo
-            np.add.at(read, at, r)
-            np.add.at(write, at, w)
-            np.add.at(meta, at, m)
-            jobs[touched - lo] += 1
-        out[name] = Timeline(name, width, lo * width, read, write, meta, jobs)
+    for name, b in sorted(acc.items()):
+        if b.first is None or b.last is None:
+            continue
+        cut = slice(b.first - b.lo, b.last - b.lo + 1)  # from the first bin touched to the last
+        out[name] = Timeline(
+            name, width, b.first * width, b.read[cut], b.write[cut], b.meta[cut], b.jobs[cut]
+        )
     return out
 
 
