@@ -34,8 +34,35 @@ def shown_other(other: dict[str, Any], operator: bool, uid: int | None) -> dict[
 
 
 def shown_load(load: dict[str, Any], operator: bool, uid: int | None) -> dict[str, Any]:
-    """A stored load (:func:`mosaic.corpus.timeline.job_load`) under the rule."""
+    """A stored load (:func:`mosaic.corpus.timeline.job_load`) under the rule, with its sentence."""
+    others = [shown_other(o, operator, uid) for o in load["others"]]
     return {
         **{k: v for k, v in load.items() if k != "others"},
-        "others": [shown_other(o, operator, uid) for o in load["others"]],
+        "others": others,
+        "summary": sentence(load, others),
     }
+
+
+def _rate(value: float) -> str:
+    per_hour = value * 3600.0
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if per_hour >= scale:
+            return f"{per_hour / scale:.2g} {prefix}B/h"
+    return f"{per_hour:.2g} B/h"
+
+
+def sentence(load: dict[str, Any], others: list[dict[str, Any]]) -> str:
+    """E.g. "while it did I/O (5.2 s), 3 other jobs moved 97 GB/h on /scratch, 71 % of it from
+    one job": the other jobs as the caller may see them."""
+    fs, count = load["fs"], int(load["other_jobs"])
+    seconds = f"{load['io_seconds']:.3g} s"
+    if count == 0:
+        return f"while it did I/O ({seconds}), no other job moved data on {fs}"
+    moved = _rate(float(load["read_rate"]) + float(load["write_rate"]))
+    jobs = "1 other job" if count == 1 else f"{count} other jobs"
+    text = f"while it did I/O ({seconds}), {jobs} moved {moved} on {fs}"
+    top = max(others, key=lambda o: o["share"], default=None)
+    if top is not None and count > 1 and top["share"] >= 0.5:
+        who = top["job"] if top["job"] != ANOTHER_JOB else "one job"
+        text += f", {top['share']:.0%} of it from {'job ' + who if who != 'one job' else who}"
+    return text

@@ -62,6 +62,8 @@ def test_a_late_post_raises_the_load_of_the_run_it_overlapped(served):
         (other,) = load["others"]
         assert other["job"] == "70009" and other["uid"] == 0 and other["application"].endswith("hdf_bulk")
         assert other["share"] == 1.0 and other["bytes"] > 100e6
+        assert load["summary"].startswith("while it did I/O (")
+        assert "1 other job moved 72 GB/h on /mnt/mosaic-ifs" in load["summary"]
 
 
 def test_the_read_token_sees_another_job_and_its_share(served):
