@@ -124,7 +124,9 @@ def build_activity(log: DarshanLog, config: Config, clean: _CleanRecords | None 
     meta, meta_ids = _meta_rows(clean, log)
     dxt = log.dxt_posix
     traced = dxt is not None and len(clean.dxt_files) > 0
-    fs_of = _Mounts(log, [clean.ids, meta_ids, dxt.ids if traced and dxt is not None else np.zeros(0, np.uint64)])
+    fs_of = _Mounts(
+        log, [clean.ids, meta_ids, dxt.ids if traced and dxt is not None else np.zeros(0, np.uint64)]
+    )
     rec_fs = fs_of(clean.ids)
     n = len(clean.ids)
     bytes_read = fields["bytes_read"].astype(float) if n else np.zeros(0)
@@ -179,7 +181,7 @@ class _Mounts:
 
         self.ids = np.unique(np.concatenate([np.asarray(i, np.uint64) for i in id_sets]))
         names = log.names.decoded if isinstance(log.names, NameTable) else log.names  # one decode
-        found = record_mounts(self.ids, names, log.job.mounts, log.record_mounts)
+        found = record_mounts(self.ids, names, log.job.mounts, log.record_mounts, unique=True)
         points, codes = np.unique(found.astype(str), return_inverse=True)
         self.points: list[str] = points.tolist()
         self.codes = codes.reshape(-1).astype(np.int64)
@@ -293,15 +295,18 @@ def _by_fs(
     fs = np.concatenate([p[0] for p in parts])
     cols = [np.concatenate([p[i] for p in parts]) for i in range(1, 6)]
     moving = (cols[2] > 0) | (cols[3] > 0) | (cols[4] > 0)
-    order = np.lexsort((cols[1], cols[0], fs))
+    one = len(fs) == 0 or bool((fs == fs[0]).all())  # most logs: one file system
+    order = np.lexsort((cols[1], cols[0])) if one else np.lexsort((cols[1], cols[0], fs))
     order = order[moving[order]]
     fs = fs[order]
     cols = [c[order] for c in cols]
-    cuts = np.flatnonzero(np.diff(fs)) + 1
+    if one:
+        bounds = [(0, len(fs))] if len(fs) else []
+    else:
+        cuts = (np.flatnonzero(fs[1:] != fs[:-1]) + 1).tolist()
+        bounds = list(zip([0, *cuts], [*cuts, len(fs)]))
     out: dict[str, FsActivity] = {}
-    for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(fs)].tolist()):
-        if hi <= lo:
-            continue
+    for lo, hi in bounds:
         name = points[int(fs[lo])]
         mount = table.get(name)
         shared = mount.shared if mount is not None else False

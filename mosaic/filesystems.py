@@ -46,11 +46,13 @@ def is_shared(point: str, fs_type: str, shared_file_systems: Sequence[str]) -> b
 
 def mount_table(mounts: Sequence[tuple[str, str]], shared_file_systems: Sequence[str]) -> dict[str, Mount]:
     """The log's mounts by mount point (the first of a point listed twice wins)."""
-    return _mount_table(tuple(map(tuple, mounts)), tuple(shared_file_systems))  # type: ignore[arg-type]
+    return _mount_table(tuple((p, t) for p, t in mounts), tuple(shared_file_systems))
 
 
 @functools.lru_cache(maxsize=256)  # a center's logs share a few mount tables
-def _mount_table(mounts: tuple[tuple[str, str], ...], shared_file_systems: tuple[str, ...]) -> dict[str, Mount]:
+def _mount_table(
+    mounts: tuple[tuple[str, str], ...], shared_file_systems: tuple[str, ...]
+) -> dict[str, Mount]:
     table: dict[str, Mount] = {}
     for point, fs_type in mounts:
         key = point.rstrip("/") or "/"
@@ -85,23 +87,30 @@ def record_mounts(
     names: Mapping[int, str],
     mounts: Sequence[tuple[str, str]],
     legacy: Mapping[int, str] | None = None,
+    unique: bool = False,
 ) -> np.ndarray:
     """The mount point of each record id in ``ids`` (object array of str).
 
     ``legacy``: Darshan 2.x's record id -> mount point of its device, which wins.
+    ``unique``: ``ids`` holds each id once already.
     """
     if not len(ids):
         return np.zeros(0, dtype=object)
-    unique, inverse = np.unique(ids, return_inverse=True)
+    if unique:
+        unique_ids, inverse = np.asarray(ids), None
+    else:
+        unique_ids, inverse = np.unique(ids, return_inverse=True)
     if legacy:
         found = np.array(
             [
                 (legacy.get(rid) or "").rstrip("/") or ("/" if legacy.get(rid) else UNKNOWN)
-                for rid in unique.tolist()
+                for rid in unique_ids.tolist()
             ],
             dtype=object,
         )
     else:
-        found = mounts_of_paths([names.get(rid, "") for rid in unique.tolist()], mounts)
+        found = mounts_of_paths([names.get(rid, "") for rid in unique_ids.tolist()], mounts)
+    if inverse is None:
+        return found
     result: np.ndarray = found[inverse.reshape(-1)]
     return result

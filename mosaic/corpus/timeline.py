@@ -435,7 +435,8 @@ class _Bins:
         n = max(hi - lo + 1, 1)
         self.read, self.write, self.meta = np.zeros(n), np.zeros(n), np.zeros(n)
         self.jobs = np.zeros(n, np.int64)
-        self.first, self.last = None, None  # bins any interval touched: int | None
+        self.first: int | None = None  # the first and last bins any interval touched
+        self.last: int | None = None
 
     def _fit(self, lo: int, hi: int) -> None:
         n = len(self.read)
