@@ -151,3 +151,15 @@ def test_same_timeline_with_two_workers_and_after_a_rerun(corpus_run, tmp_path):
         assert ta[IFS].write.tobytes() == tb[IFS].write.tobytes()
         assert ta[IFS].jobs.tobytes() == tb[IFS].jobs.tobytes()
         assert timeline.stored_bytes(a) == timeline.stored_bytes(b)
+
+
+def test_traces_jsonl_carries_each_runs_load(corpus_run):
+    out, _ = corpus_run
+    runs = by_file(out)
+    lines = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    assert len(lines) == 3  # one representative a group
+    for line in lines:
+        (load,) = line["load"]
+        stored = runs[line["file"]][3][load["fs"]]
+        assert (load["read_rate"], load["write_rate"], load["meta_rate"], load["other_jobs"]) == stored[:4]
+        assert load["source"] in ("dxt", "heatmap") and set(load) >= {"io_seconds", "largest_share"}

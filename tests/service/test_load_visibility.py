@@ -80,3 +80,21 @@ def test_the_read_token_sees_another_job_and_its_share(served):
         assert load["others"][0]["job"] == "70009" and load["others"][0]["own"] is True
         assert "70009" not in user.get("/v1/jobs/70007").text
         assert "hdf_bulk" not in json.dumps(user.get("/v1/jobs/70007").json()["runs"][0]["load"])
+
+
+def test_posted_runs_join_the_center_timeline(served):
+    import sqlite3
+
+    from mosaic.corpus import timeline
+    from mosaic.html.load_page import _StoreView
+
+    rows = {t["job_id"]: t for t in truth()}
+    post_all(served, [rows[70007]["file"], rows[70009]["file"]])
+    db = sqlite3.connect(f"file:{served.store}?mode=ro", uri=True)
+    try:
+        (line,) = timeline.center_timeline(_StoreView(db), 1.0).values()
+    finally:
+        db.close()
+    assert line.fs == "/mnt/mosaic-ifs"
+    assert line.write.sum() == 4 * 2 * 24 * 2**20 + 2 * 160 * 2**20  # the victim's and the aggressor's bytes
+    assert line.jobs.max() == 2
