@@ -31,6 +31,8 @@ QUICK: dict[str, list[str]] = {
     "bench_stats": ["--traces", "10000"],
     "bench_synth": ["--counts", "2000"],
     "bench_pipeline": ["--sizes", "2000", "--data", "{tmp}"],
+    "bench_timeline": ["--count", "2000", "--rounds", "2", "--dir", "{tmp}"],
+    "load_resolution": [],
     "bench_service": ["--seconds", "5", "--warmup", "1", "--count", "300"],
     "bench_verdict": ["{tmp}", "--seeds", "2", "--year", "300"],
     "holdout": ["{tmp}", "--seeds", "1"],

@@ -69,6 +69,10 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         1: "the store is damaged, of a newer layout, or the copy failed (message on stderr)",
         2: "bad usage",
     },
+    "timeline": {
+        1: "the store is damaged or of a newer layout (message on stderr)",
+        2: "bad usage",
+    },
     "apps": {
         1: "no application matches the filters",
         2: "bad usage or configuration",
@@ -111,6 +115,7 @@ class LazyGroup(click.Group):
         "apps": "mosaic.service.commands:apps",
         "epilog": "mosaic.service.epilog:epilog",
         "store": "mosaic.corpus.store_commands:store",
+        "timeline": "mosaic.corpus.timeline_commands:timeline",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -207,6 +207,15 @@ class Config:
     heatmap_display_min: float = method(0.01, **SHARE)  # heatmaps show only cells above this (paper Fig. 5)
     stability_histogram_bins: int = method(10, lo=1)  # bins over [0, 1] of per-application stability
 
+    # --- file-system load: the center's timeline and each run's concurrent load (SPEC 3.10) ---
+    # Mount points (starting with "/") or file-system types that jobs share; every other
+    # mount is node-local: kept apart in a run's activity, never in the center's load.
+    shared_file_systems: tuple[str, ...] = method(
+        ("lustre", "gpfs", "nfs", "nfs4", "beegfs", "fuse.beegfs", "cephfs", "ceph", "pvfs2")
+        + ("orangefs", "panfs", "wekafs", "dvs", "glusterfs", "fuse.glusterfs", "daos", "fuse.dfuse")
+    )
+    timeline_bin_seconds: float = method(60.0, **POSITIVE)  # the center's timeline: one bin this wide
+
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)
     batch_size: int = execution(

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mosaic import __version__
 from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.config import Config
-from mosaic.corpus import dedup
+from mosaic.corpus import dedup, timeline
 from mosaic.corpus.engine import Failure, LazyEngine, Limits, Settings, Task, make_engine
 from mosaic.corpus.node import read_secret
 from mosaic.corpus.nodefault import NODE_FAULT, fault, node_bytes, settle
@@ -116,10 +116,13 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     categorized here, from the same read (key ``result``): a second stage
     would read and parse every log twice.
     """
+    from mosaic.activity import build_activity
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.corpus import perfstore
     from mosaic.corpus.profiles import run_identity
+    from mosaic.corpus.timeline import activity_row
     from mosaic.trace import LogFacts, build_trace, log_facts
+    from mosaic.trace import _clean as clean_records
 
     def work() -> dict[str, Any]:
         result = None
@@ -128,13 +131,19 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             # service: kept through the analysis, its DXT segments would raise the peak by
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
             # here but not there. Under --strict a partial log raises PARTIAL.
-            trace = build_trace(_read(ref, config), ref.name, config)
+            log = _read(ref, config)
+            trace = build_trace(log, ref.name, config)
+            activity = build_activity(log, config)
+            del log
             facts = LogFacts(
                 trace.job, trace.total_bytes, trace.partial, trace.dropped_records, trace.performance
             )
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            facts = log_facts(_read(ref, config), config)
+            log = _read(ref, config)
+            clean = clean_records(log, config)  # once, for the facts and SPEC 3.10's activity
+            facts = log_facts(log, config, clean)
+            activity = build_activity(log, config, clean)
         job = facts.job
         identity, key = run_identity(job), facts.group_key(config.group_by)
         return {
@@ -159,6 +168,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "performance_row": perfstore.row(identity, key, job, facts.performance)
             if facts.performance is not None
             else None,
+            "activity": activity_row(identity, activity),
         }
 
     return _guarded(ref, work)
@@ -193,6 +203,7 @@ def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
+    timeline.save_validated_activity(store, batch)
 
 
 GIVEN_UP = {
@@ -290,6 +301,8 @@ def run(
             ):
                 categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
+            timeline.compute_loads(store)  # SPEC 3.10: every stored run's concurrent load
+            timings["load"] = _lap(clock, timings)
             for node in engine.absent():
                 sys.stderr.write(f"warning: node {node}; this run went on without it\n")
             with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -519,6 +532,7 @@ def write_outputs(
     made = {"mosaic_version": __version__, "config_hash": config.hash()}
     made_by = json.dumps(made)[1:-1]
     label_sets: dict[tuple[str, bool], list[int]] = {}  # (categories, representative) -> [traces, weight]
+    loads = timeline.loads_by_file(store)  # SPEC 3.10: each run's concurrent load
     fh = outputs.open("traces.jsonl")  # left open: OutputSet.commit syncs and closes it
     for row in store.categorized(config.all_runs):
         representative = bool(row["representative"])
@@ -526,7 +540,8 @@ def write_outputs(
         # The stored JSON object without its closing brace, then the group: no parse.
         fh.write(
             f'{row["result"][:-1]}, "group": '
-            f"{group_json(row['group_key'], row['runs'], representative, share)}, {made_by}}}\n"
+            f"{group_json(row['group_key'], row['runs'], representative, share)}, "
+            f'"load": {json.dumps(loads.get(row["file"], []))}, {made_by}}}\n'
         )
         tally = label_sets.setdefault((row["categories"], representative), [0, 0])
         tally[0] += 1
@@ -561,6 +576,7 @@ def write_outputs(
         "funnel": funnel,
         **stats.to_dict(),
         "stability": stability_summary(shares.values()) if shares is not None else None,
+        "timeline": timeline.summary(store, config.timeline_bin_seconds),
         "timings": timings,
         "config": config.to_dict(),
         "config_hash": config.hash(),

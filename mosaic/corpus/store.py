@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
-from mosaic.corpus import listing, perfstore, profiles
+from mosaic.corpus import listing, perfstore, profiles, timeline
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
@@ -103,7 +103,8 @@ CREATE TABLE IF NOT EXISTS applications (
     categories TEXT);
 {JOBS_TABLE}
 {profiles.SCHEMA}
-{perfstore.RUN_PERFORMANCE_TABLE}"""
+{perfstore.RUN_PERFORMANCE_TABLE}
+{timeline.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -546,7 +547,7 @@ class Store:
     def categorized(self, all_runs: bool) -> Iterator[Row]:
         """Categorized traces of this run sorted by file, with their group facts."""
         yield from self._rows(
-            "SELECT r.result, r.categories, l.group_key, l.runs, l.representative "
+            "SELECT r.result, r.categories, l.group_key, l.runs, l.representative, l.file "
             "FROM results r JOIN logs l USING (file) "
             f"WHERE l.seen = ? AND r.status = 'ok' {_runs(all_runs)} ORDER BY l.file",
             (self.run_id,),
@@ -984,6 +985,8 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.execute("DELETE FROM temp.doomed")
     db.executemany("INSERT INTO temp.doomed VALUES (?, ?)", runs)
     profiles.drop_runs(db, "SELECT run FROM temp.doomed")
+    for statement in timeline.drop_runs_sql("SELECT run FROM temp.doomed"):
+        db.execute(statement)
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
     db.execute("DELETE FROM run_performance WHERE run IN (SELECT run FROM temp.doomed)")
     touched = "SELECT DISTINCT group_key FROM temp.doomed"

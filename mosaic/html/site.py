@@ -124,6 +124,7 @@ def build_site(out: Path, config: Config, progress: Progress | None = None) -> S
         db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
         try:
             _store_sections(index, db, site, config, counts, progress)
+            _load_section(index, db, site, summary, drawn, config)
         finally:
             db.close()
     else:
@@ -223,6 +224,29 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any], f
             "Per-application stability",
             _figure(figures, "stability", "Share of runs categorized like the representative"),
         )
+
+
+def _load_section(
+    page: Page,
+    db: sqlite3.Connection,
+    site: Path,
+    summary: dict[str, Any],
+    drawn: dict[str, Any],
+    config: Config,
+) -> None:
+    """SPEC 3.10: report/load.html and the year page's section linking it, with the load figures."""
+    from mosaic.html.load_page import build_load_page
+
+    body = build_load_page(site, db, summary, config)
+    if body is None:
+        return
+    for name, caption in (
+        ("load", "Load per day and per hour of each shared file system"),
+        ("load_week", "Mean load by hour of the week"),
+    ):
+        if drawn.get(name) is not None:
+            body = Html(body + _figure(site / "figures", name, caption))
+    page.add("File-system load", body, "load")
 
 
 def _store_sections(

@@ -28,7 +28,7 @@ from scipy.spatial.distance import squareform
 from mosaic.config import Config
 from mosaic.corpus.outputs import staging_folder
 from mosaic.corpus.stats import VIEWS
-from mosaic.report import tables
+from mosaic.report import load_figures, tables
 from mosaic.report.style import CELL_FONT, HEATMAP_CMAP, NOTE_FONT, PALETTE, new_figure, save_png_svg, themed
 from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES
@@ -419,6 +419,8 @@ def render_figures(
             drawn[name] = plots[name](staging)
             if on_drawn is not None:
                 on_drawn(name)
+        for name, plot in load_figures.plots(summary).items():  # SPEC 3.10, when a timeline is there
+            drawn[name] = plot(staging)
         swap_in(staging, out / "figures")
     return drawn
 

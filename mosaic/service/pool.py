@@ -27,12 +27,13 @@ import logging
 import multiprocessing
 import signal
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pebble
 
+from mosaic.activity import build_activity, pack
 from mosaic.analysis import IMPORTED_ON_FIRST_USE
 from mosaic.analysis.categorize import TraceResult, categorize_trace
 from mosaic.analysis.reasons import categorize_explained
@@ -42,7 +43,7 @@ from mosaic.errors import MEMORY_BOUND, Reason
 from mosaic.limits import limit_memory
 from mosaic.logfile import evicted_result, guarded
 from mosaic.service.fairqueue import FairQueue, Ticket
-from mosaic.trace import trace_from_bytes
+from mosaic.trace import build_trace, read_bounded
 
 LOG = logging.getLogger("mosaic.service")
 WORKER_FAILURES = (Reason.TIMEOUT, Reason.WORKER_CRASH)  # evictions that say nothing about the log
@@ -61,6 +62,7 @@ class Answer:
     status: str  # "ok" or "evicted"
     reason: str  # eviction reason; "" when ok
     body: bytes  # UTF-8 JSON of the SPEC 4 object or of the evicted one
+    activity: bytes | None = None  # the run's packed activity (SPEC 3.10), recorded with a stored post
 
 
 def encode(result: Mapping[str, Any]) -> Answer:
@@ -84,14 +86,21 @@ def categorize_posted(source: bytes | str, config: Config, explain: bool = False
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     file = posted_name(data)
 
+    activity: bytes | None = None
+
     def work() -> TraceResult:
-        nonlocal file
+        nonlocal file, activity
         log, inflated = unwrap(data, config.max_inflated_bytes)
         if log is not data:
             file = posted_name(log)
-        return categorize(trace_from_bytes(log, file, config, inflated), config)
+        darshan = read_bounded(log, config, file, inflated)
+        trace = build_trace(darshan, file, config)
+        activity = pack(build_activity(darshan, config))  # SPEC 3.10, from the same read
+        del darshan  # as trace_from_bytes did: the log is not kept through the analysis
+        return categorize(trace, config)
 
-    return encode(guarded(file, work))
+    answer = encode(guarded(file, work))
+    return replace(answer, activity=activity) if answer.status == "ok" else answer
 
 
 def posted_name(log: bytes | bytearray) -> str:

@@ -39,6 +39,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from mosaic import __version__
+from mosaic.corpus import timeline
 from mosaic.corpus.listing import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ApplicationList, Filters
 from mosaic.corpus.profiles import ApplicationAnswer
 from mosaic.corpus.store import Store
@@ -50,6 +51,7 @@ from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
 from mosaic.service.security import client_source
 from mosaic.service.storewatch import StoreFile
+from mosaic.service.visibility import shown_load
 from mosaic.trace import bounded_name
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -159,7 +161,7 @@ def leading_bytes(body: bytes | FilePath, count: int) -> bytes:
         return fh.read(count)
 
 
-def record(request: Request, result: dict[str, Any]) -> Response | None:
+def record(request: Request, result: dict[str, Any], activity: bytes | None = None) -> Response | None:
     """Record a categorized posted log, unless its job id belongs to another uid (409) or
     the store file is not the one opened (503: never into a deleted file)."""
     results = get_store(request)
@@ -172,6 +174,7 @@ def record(request: Request, result: dict[str, Any]) -> Response | None:
             f"job {job['job_id']} is stored under another uid; a log cannot join another user's job",
         )
     results.record(result)
+    timeline.record_posted(results, job, activity)  # SPEC 3.10: its load and its neighbours'
     request.app.state.store_versions = results.versions(adding=__version__)
     return None
 
@@ -253,7 +256,7 @@ async def categorize(
             return error_response(409, ApiError.JOB_MISMATCH, mismatch)
         if store:
             async with state.store_writes:
-                refused = await run_in_threadpool(record, request, result)
+                refused = await run_in_threadpool(record, request, result, answer.activity)
             if refused is not None:
                 return refused
     return Response(answer.body, media_type=JSON)
@@ -400,16 +403,30 @@ def look_up(request: Request, results: Store, uid: int, app: str) -> Application
     responses={404: error_doc("Unknown job id"), 422: INVALID, 503: STORE_UNAVAILABLE},
 )
 def job(
+    request: Request,
     job_id: str = Path(min_length=1, max_length=MAX_JOB_ID_CHARS),
     explain: bool = Query(
         False, description="Say why stored runs carry no reasons (`explain` in the answer)"
     ),
+    uid: int | None = Query(
+        None,
+        ge=MIN_UID,
+        le=MAX_UID,
+        description="Your uid: your own jobs among the concurrent ones are named",
+    ),
     results: Store = Depends(get_store),
 ) -> dict[str, Any] | JSONResponse:
-    """Stored runs (logs) of one scheduler job id, with their groups' categories."""
+    """Stored runs (logs) of one scheduler job id, with their groups' categories and each
+    run's concurrent load (other jobs named per docs/security.md, "Who may see whom")."""
     runs = results.job(job_id)
     if not runs:
         return error_response(404, ApiError.UNKNOWN_JOB, f"no job {job_id!r}")
+    operator = bool(getattr(request.state, "may_write", False))  # the write token: the operator's
+    loads = timeline.job_loads(results, job_id)
+    runs = [
+        {**run, "load": [shown_load(load, operator, uid) for load in loads.get(run["file"], [])]}
+        for run in runs
+    ]
     if explain:
         return {
             "job_id": job_id,

@@ -45,7 +45,7 @@ def test_an_unexpected_exception_is_an_internal_error(log_bytes, monkeypatch):
     def broken(*_):
         raise RuntimeError("reader bug")
 
-    monkeypatch.setattr(service_pool, "trace_from_bytes", broken)
+    monkeypatch.setattr(service_pool, "build_trace", broken)
     answer = categorize_posted(log_bytes, Config())
     result = json.loads(answer.body)
     assert (answer.status, answer.reason) == ("evicted", "internal_error")

@@ -46,12 +46,12 @@ def faulty_categorize_posted(source: bytes | str, config: Config, explain: bool 
     if MEMORY_MARKER in data:
         bytearray(2 * config.worker_memory_bytes)  # past RLIMIT_AS: MemoryError
     if DEFECT_MARKER in data:  # this worker's own module: restored before it answers again
-        real = pool.trace_from_bytes
-        pool.trace_from_bytes = _defect  # type: ignore[assignment]
+        real = pool.build_trace
+        pool.build_trace = _defect  # type: ignore[assignment]
         try:
             return real_categorize_posted(source, config, explain)
         finally:
-            pool.trace_from_bytes = real
+            pool.build_trace = real
     return real_categorize_posted(source, config, explain)
 
 
