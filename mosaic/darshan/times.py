@@ -94,8 +94,7 @@ def agg_time_by_slowest(ranks: np.ndarray, read: np.ndarray, write: np.ndarray, 
     per_rank = np.asarray(read, float) + np.asarray(write, float) + np.asarray(meta, float)
     unique = 0.0
     if own.any():
-        _, inverse = np.unique(ranks[own], return_inverse=True)
-        unique = float(np.bincount(inverse, per_rank[own]).max())
+        unique = float(np.bincount(ranks[own], per_rank[own]).max())
     return unique + float(np.asarray(slowest, float)[~own].sum())
 
 

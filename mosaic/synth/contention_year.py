@@ -54,6 +54,7 @@ from mosaic.synth.scenarios import MetadataLoad, Phase, Range, Scenario, params,
 from mosaic.synth.year import (
     APPS,
     FAST_ZLIB,
+    ID_CACHE_LIMIT,
     INVALID_MIX,
     INVALID_SHARE,
     INVALID_TEMPLATE,
@@ -383,7 +384,10 @@ def generate_contention(
     writer = _Writer(out, set())
     summary = YearSummary()
     fmt_rng = np.random.default_rng([seed, 54, 1])
+    id_cache: dict[str, int] = {}
     for g in groups:
+        if len(id_cache) > ID_CACHE_LIMIT:
+            id_cache.clear()
         g_rng = np.random.default_rng(g.seed)
         scenario = resolve(g.scenario, g_rng)
         template = Template(scenario, g_rng, f"{g.fs}/sciteam/{g.who.user}/{Path(g.who.exe).name}", config,
@@ -417,7 +421,7 @@ def generate_contention(
                     return _warp(np.asarray(t) * s, kf, kt)
 
                 if key is None or key not in variants:
-                    made = _variant(template, base_rows, scenario, warp, job, fmt, config)
+                    made = _variant(template, base_rows, scenario, warp, job, fmt, config, id_cache)
                     if key is not None:
                         variants[key] = made
                 else:
@@ -429,7 +433,7 @@ def generate_contention(
                 template.last_log = log
                 data, families = write(log, fmt, FAST_ZLIB), T.families(facts, config, scale)
             else:
-                data, families = template.run(scale, fmt, job, fmt_rng, None, level=FAST_ZLIB)
+                data, families = template.run(scale, fmt, job, fmt_rng, id_cache, level=FAST_ZLIB)
                 run_time = float(run_time_of[r])
             day = datetime.fromtimestamp(start, UTC)
             stem = f"{g.who.user}_{Path(g.who.exe).name}_id{job_ids[r]}_{day.month}-{day.day}-{start % 86_400}_1{fmt.suffix}"
@@ -480,7 +484,7 @@ def generate_contention(
 
 
 def _variant(template: Template, rows: np.ndarray, scenario: Scenario, warp: Any, job: F.Job, fmt: Any,
-             config: Config) -> tuple[F.DarshanLog, T.Facts, float]:
+             config: Config, id_cache: dict[str, int]) -> tuple[F.DarshanLog, T.Facts, float]:
     """A run's log at byte scale 1 and its label facts, its records' times warped."""
     new = rows.copy()
     for name in TIME_STAMPS:
@@ -492,7 +496,7 @@ def _variant(template: Template, rows: np.ndarray, scenario: Scenario, warp: Any
     heatmap = template.built.heatmap
     if heatmap is not None:
         heatmap = _warp_heatmap(heatmap, warp, run_time)
-    log = dataclasses.replace(darshan_log(job, table, fmt, None, int(scenario.dxt or 0), scenario.dxt_busy),
+    log = dataclasses.replace(darshan_log(job, table, fmt, id_cache, int(scenario.dxt or 0), scenario.dxt_busy),
                               heatmaps=heatmap)
     design = template.built.design.copy()
     design["start"], design["end"] = warp(design["start"]), warp(design["end"])
