@@ -2,7 +2,7 @@
 
 A shared file system (a mount point) has a capacity in bytes/s. A run's I/O is
 a sequence of phases; phase k asks ``volume[k]`` bytes at ``demand[k]`` bytes/s
-(what the run reaches alone), after ``gap[k]`` seconds of computation that
+(what the run would move at on an idle file system), after ``gap[k]`` seconds of computation that
 follow the previous phase's end (or the run's start). While the phases active
 on the file system ask no more than its capacity, each gets its demand. When
 they ask more, bandwidth goes by max-min fair sharing (water filling): a level
@@ -53,7 +53,7 @@ class Outcome:
     start: np.ndarray
     end: np.ndarray
     io_time: np.ndarray  # per run: sum of its phases' durations
-    planned_io_time: np.ndarray  # the same without contention (volume / demand)
+    planned_io_time: np.ndarray  # the same alone on the file system (volume / min(demand, capacity))
     throttled_time: np.ndarray  # per run: seconds some phase of it got less than its demand
     by: sp.csr_matrix  # [run, other]: bytes ``other`` moved while ``run`` was throttled
 
@@ -184,7 +184,7 @@ def simulate(
                 heapq.heappush(ends, (t + volume[p] / demand[p], int(version[p]), p))
     duration = end - start
     io_time = np.bincount(run, duration, n_runs)
-    planned = np.bincount(run, volume / demand, n_runs)
+    planned = np.bincount(run, volume / np.minimum(demand, capacity), n_runs)  # alone on the file system
     if n_intervals:
         m_rows, m_cols = np.concatenate(moved_rows), np.concatenate(moved_cols)
         moved = sp.csr_matrix((np.concatenate(moved_vals), (m_rows, m_cols)), shape=(n_intervals, n_runs))

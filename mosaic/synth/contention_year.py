@@ -362,6 +362,7 @@ def generate_contention(
     outcome = simulate(run_ix, all_start, gap, vol, dem, cap, n_runs_total + n_hidden)
     sim_cpu = time.process_time() - sim_began
     slowdown = outcome.slowdown
+    slowdown = np.where(np.abs(slowdown - 1) < 1e-6, 1.0, slowdown)  # event times' float rounding
     phase_lo = np.searchsorted(run_ix, np.arange(n_runs_total + n_hidden))
     phase_hi = np.searchsorted(run_ix, np.arange(n_runs_total + n_hidden), side="right")
     job_ids = 1_000_000 + np.argsort(np.argsort(all_start, kind="stable"), kind="stable")
@@ -407,7 +408,9 @@ def generate_contention(
             knots_from = span[lo:hi].ravel() if hi > lo else np.zeros(0)
             knots_to = np.stack([outcome.start[lo:hi] - all_start[r], outcome.end[lo:hi] - all_start[r]], 1).ravel()
             s = float(stretch[r])
-            warped = bool(hi > lo and slowdown[r] > SLOWED)
+            # Warped wherever the phases did not run as the template has them (slowed, or an
+            # aggressor asking more than the capacity even alone).
+            warped = bool(hi > lo and np.any(np.abs(knots_to - knots_from) > 1e-6 * np.maximum(knots_from, 1.0)))
             scale = float(byte_scale[r])
             if g.invalid is None and (warped or s != 1.0):
                 if warped:

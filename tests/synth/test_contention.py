@@ -96,3 +96,9 @@ def test_one_ends_as_another_starts_no_overlap() -> None:
         capacity=60.0,
     )
     assert out.end.tolist() == [10.0, 20.0] and out.slowdown.tolist() == [1.0, 1.0]
+
+
+def test_asking_more_than_the_capacity_alone_is_not_slowed() -> None:
+    # 900 B at 90 B/s of a 60 B/s file system: alone it gets 60 (15 s), its uncontended time.
+    out = simulate(np.array([0]), np.zeros(1), np.zeros(1), np.array([900.0]), np.array([90.0]), 60.0)
+    assert out.end.tolist() == [15.0] and out.slowdown.tolist() == [1.0] and out.by.nnz == 0
