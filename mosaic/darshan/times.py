@@ -86,8 +86,9 @@ LEGACY_TIME_INDEX: tuple[dict[str, int], dict[str, int]] = (
 )
 
 
-def agg_time_by_slowest(ranks: np.ndarray, read: np.ndarray, write: np.ndarray, meta: np.ndarray,
-                        slowest: np.ndarray) -> float:
+def agg_time_by_slowest(
+    ranks: np.ndarray, read: np.ndarray, write: np.ndarray, meta: np.ndarray, slowest: np.ndarray
+) -> float:
     """darshan-util's ``agg_time_by_slowest`` of one module's records (see the module doc)."""
     ranks = np.asarray(ranks, np.int64)
     own = ranks >= 0
@@ -107,7 +108,9 @@ def module_perf(mod: F.ModuleRecords) -> dict[str, float | None]:
         at = cidx[name]
         total += float(mod.counters[:, at if isinstance(at, int) else at[0]].sum())
     fidx = TIME_INDEX[(mod.module, mod.version)][1]
-    columns = [mod.fcounters[:, fidx[name]] for name in ("read_time", "write_time", "meta_time", "slowest_rank_time")]
+    columns = [
+        mod.fcounters[:, fidx[name]] for name in ("read_time", "write_time", "meta_time", "slowest_rank_time")
+    ]
     time = agg_time_by_slowest(mod.ranks, *columns)
     return {
         "total_bytes": total,

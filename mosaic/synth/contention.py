@@ -42,7 +42,8 @@ def fair_shares(demand: np.ndarray, capacity: float) -> np.ndarray:
     below = np.cumsum(s) - s  # bytes/s of the phases smaller than each
     level = (capacity - below) / (len(s) - np.arange(len(s)))
     first = int(np.argmax(s > level))  # exists: the sum exceeds the capacity
-    return np.minimum(d, level[first])
+    shares: np.ndarray = np.minimum(d, level[first])
+    return shares
 
 
 @dataclass
@@ -93,7 +94,9 @@ def simulate(
     since = np.zeros(n)  # time ``remaining`` was last brought up to date
     version = np.zeros(n, np.int64)
     throttled_time = np.zeros(n_runs)
-    starts: list[tuple[float, int]] = [(float(run_start[run[p]] + gap[p]), int(p)) for p in np.flatnonzero(first)]
+    starts: list[tuple[float, int]] = [
+        (float(run_start[run[p]] + gap[p]), int(p)) for p in np.flatnonzero(first)
+    ]
     heapq.heapify(starts)
     ends: list[tuple[float, int, int]] = []
     active: set[int] = set()

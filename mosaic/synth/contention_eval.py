@@ -74,7 +74,11 @@ def contention_figures(truth_path: str | Path) -> dict[str, Any] | None:
             for k, (n, s) in sorted(by_kind.items())
         },
         "sensitive_by_effect": {
-            f"{e:g}": {"runs": n, "slowed_share": s / n, "slowdown_p50": _quantiles(effect_slowdowns[e])["p50"]}
+            f"{e:g}": {
+                "runs": n,
+                "slowed_share": s / n,
+                "slowdown_p50": _quantiles(effect_slowdowns[e])["p50"],
+            }
             for e, (n, s) in sorted(by_effect.items())
         },
     }
@@ -141,7 +145,8 @@ def format_contention(figures: dict[str, Any]) -> list[str]:
         f"slowdown of the slowed p50 {f(q['p50'])}, p90 {f(q['p90'])}, p99 {f(q['p99'])}, max {f(q['max'])}",
     ]
     lines += [
-        f"  {k:<22}{100 * v['slowed_share']:5.1f}% slowed of {v['runs']}, median slowdown {f(v['slowdown_p50'])}"
+        f"  {k:<22}{100 * v['slowed_share']:5.1f}% slowed of {v['runs']}, "
+        f"median slowdown {f(v['slowdown_p50'])}"
         for k, v in figures["by_sensitivity"].items()
     ]
     lines += [

@@ -50,10 +50,11 @@ from mosaic.synth.logs import (
     write,
 )
 from mosaic.synth.records import FileTable, add_times
-from mosaic.synth.scenarios import MetadataLoad, Phase, Range, Scenario, params, resolve
+from mosaic.synth.scenarios import MetadataLoad, Phase, Scenario, drawn, params, resolve
 from mosaic.synth.year import (
     APPS,
     FAST_ZLIB,
+    FRESH_INVALID,
     ID_CACHE_LIMIT,
     INVALID_MIX,
     INVALID_SHARE,
@@ -62,7 +63,6 @@ from mosaic.synth.year import (
     RUNS_PER_GROUP,
     TEST_RUN_SCALE,
     TEST_RUN_SHARE,
-    YEAR_SECONDS,
     YearSummary,
     _Writer,
     group_runs,
@@ -92,13 +92,26 @@ EFFECTS = (0.1, 0.3, 0.6, 1.0)  # designed slowdown - 1 of I/O beside one aggres
 RUN_COUNTS = (10, 30, 100, 300)
 
 
-def _io_scenario(name: str, direction: str, demand: float, shared: bool, ranks: int = 16,
-                 run_time: float = 3600.0, start: float = 0.45, duration: float = 0.1,
-                 metadata: tuple[MetadataLoad, ...] = ()) -> Scenario:
+def _io_scenario(
+    name: str,
+    direction: str,
+    demand: float,
+    shared: bool,
+    ranks: int = 16,
+    run_time: float = 3600.0,
+    start: float = 0.45,
+    duration: float = 0.1,
+    metadata: tuple[MetadataLoad, ...] = (),
+) -> Scenario:
     """One I/O phase of ``duration`` x run time asking ``demand`` bytes/s."""
     volume = demand * duration * run_time
-    return Scenario(name, ranks=ranks, run_time=run_time,
-                    phases=(Phase(direction, start, duration, volume, shared=shared),), metadata=metadata)
+    return Scenario(
+        name,
+        ranks=ranks,
+        run_time=run_time,
+        phases=(Phase(direction, start, duration, volume, shared=shared),),
+        metadata=metadata,
+    )
 
 
 @dataclass(frozen=True)
@@ -121,21 +134,58 @@ def designs(capacity: float = CAPACITY) -> list[Design]:
         # a run asking (1 + effect) C/2 is slowed by 1 + effect during the overlap.
         for runs in RUN_COUNTS:
             demand = (1 + effect) * capacity / 2
-            out.append(Design(_io_scenario(f"sensitive_e{effect:g}_n{runs}", "write", demand, False),
-                              runs, "sensitive", effect))
+            out.append(
+                Design(
+                    _io_scenario(f"sensitive_e{effect:g}_n{runs}", "write", demand, False),
+                    runs,
+                    "sensitive",
+                    effect,
+                )
+            )
     out += [
-        Design(_io_scenario("insensitive_low_demand", "write", 0.01 * capacity, False), 100, "insensitive", 0.0),
-        Design(_io_scenario("insensitive_off_peak", "write", 0.8 * capacity, False), 100, "insensitive", 0.0,
-               hours=OFF_PEAK_HOURS),
-        Design(_io_scenario("insensitive_node_local", "write", 0.8 * capacity, False), 100, "insensitive", 0.0,
-               fs=LOCAL_FS),
-        Design(_io_scenario("aggressor_n1_flood", "write", 1.5 * capacity, True, ranks=64, duration=0.3),
-               400, "aggressor", 0.0),
-        Design(_io_scenario("aggressor_bandwidth_hog", "read", 1.2 * capacity, False, ranks=32, duration=0.3),
-               400, "aggressor", 0.0),
-        Design(_io_scenario("aggressor_metadata_storm", "write", 0.6 * capacity, True, ranks=32, duration=0.3,
-                            metadata=(MetadataLoad(0.45, 0.3 * 3600, STORM_RATE),)),
-               400, "aggressor", 0.0),
+        Design(
+            _io_scenario("insensitive_low_demand", "write", 0.01 * capacity, False), 100, "insensitive", 0.0
+        ),
+        Design(
+            _io_scenario("insensitive_off_peak", "write", 0.8 * capacity, False),
+            100,
+            "insensitive",
+            0.0,
+            hours=OFF_PEAK_HOURS,
+        ),
+        Design(
+            _io_scenario("insensitive_node_local", "write", 0.8 * capacity, False),
+            100,
+            "insensitive",
+            0.0,
+            fs=LOCAL_FS,
+        ),
+        Design(
+            _io_scenario("aggressor_n1_flood", "write", 1.5 * capacity, True, ranks=64, duration=0.3),
+            400,
+            "aggressor",
+            0.0,
+        ),
+        Design(
+            _io_scenario("aggressor_bandwidth_hog", "read", 1.2 * capacity, False, ranks=32, duration=0.3),
+            400,
+            "aggressor",
+            0.0,
+        ),
+        Design(
+            _io_scenario(
+                "aggressor_metadata_storm",
+                "write",
+                0.6 * capacity,
+                True,
+                ranks=32,
+                duration=0.3,
+                metadata=(MetadataLoad(0.45, 0.3 * 3600, STORM_RATE),),
+            ),
+            400,
+            "aggressor",
+            0.0,
+        ),
     ]
     return out
 
@@ -149,7 +199,7 @@ def start_times(rng: np.random.Generator, n: int, hours: tuple[int, int] | None 
         weight = np.outer(np.where(weekday, 1.0, WEEKEND), HOURLY).ravel()
     else:
         day_hours = np.zeros(24)
-        day_hours[hours[0]:hours[1]] = 1.0
+        day_hours[hours[0] : hours[1]] = 1.0
         weight = np.outer(weekday.astype(float), day_hours).ravel()
     hour = rng.choice(len(weight), n, p=weight / weight.sum())
     return (hour * 3600 + rng.uniform(0, 3600, n)).astype(np.float64)
@@ -201,13 +251,16 @@ def _warp(t: np.ndarray, knots_from: np.ndarray, knots_to: np.ndarray) -> np.nda
         return t
     out = np.interp(t, knots_from, knots_to)
     out = np.where(t > knots_from[-1], t + (knots_to[-1] - knots_from[-1]), out)
-    return np.where(t < knots_from[0], t + (knots_to[0] - knots_from[0]), out)
+    warped: np.ndarray = np.where(t < knots_from[0], t + (knots_to[0] - knots_from[0]), out)
+    return warped
 
 
 def _warp_heatmap(hm: F.HeatmapRecords, warp: Any, run_time: float) -> F.HeatmapRecords:
     """Bins of each record re-cut at the same width after warping time (cumulative bytes
     interpolated at the new edges; totals kept)."""
-    writes, reads, nbins = [], [], []
+    writes: list[np.ndarray] = []
+    reads: list[np.ndarray] = []
+    nbins: list[int] = []
     for i in range(len(hm.ids)):
         w = float(hm.bin_seconds[i])
         n_old = int(hm.nbins[i])
@@ -217,7 +270,7 @@ def _warp_heatmap(hm: F.HeatmapRecords, warp: Any, run_time: float) -> F.Heatmap
         new_edges = np.arange(n_new + 1) * w
         nbins.append(n_new)
         for src, dst in ((hm.write_bins, writes), (hm.read_bins, reads)):
-            cum = np.concatenate([[0], np.cumsum(src[lo:lo + n_old])]).astype(float)
+            cum = np.concatenate([[0], np.cumsum(src[lo : lo + n_old])]).astype(float)
             at = np.floor(np.interp(new_edges, old_edges, cum)).astype(np.int64)
             dst.append(np.diff(at))
     return dataclasses.replace(
@@ -264,6 +317,7 @@ def generate_contention(
     invalid_runs = 0
     reasons, reason_p = list(INVALID_MIX), np.array(list(INVALID_MIX.values()))
     taken = {g.who.group for g in groups}
+    broken_seed: int | None = None
     while planned < count:
         who_uid = int(rng.integers(1_000, 60_000))
         app = APPS[int(rng.integers(len(APPS)))]
@@ -271,7 +325,9 @@ def generate_contention(
         if invalid_runs < INVALID_SHARE * (planned + 1):
             reason = reasons[rng.choice(len(reasons), p=reason_p)]
             scenario = dataclasses.replace(INVALID_TEMPLATE, name=f"year_invalid_{reason}", invalid=reason)
-            groups.append(_Group(int(rng.integers(1 << 62)), scenario, who, 1, "none", 0.0, SHARED_FS, reason))
+            if broken_seed is None or rng.random() < FRESH_INVALID:  # as the year: reuse broken records
+                broken_seed = int(rng.integers(1 << 62))
+            groups.append(_Group(broken_seed, scenario, who, 1, "none", 0.0, SHARED_FS, reason))
             hours.append(None)
             invalid_runs += 1
             planned += 1
@@ -284,7 +340,9 @@ def generate_contention(
         if who.group in taken:
             continue
         taken.add(who.group)
-        groups.append(_Group(int(rng.integers(1 << 62)), PROFILES[row][2], who, n_runs, "none", 0.0, SHARED_FS))
+        groups.append(
+            _Group(int(rng.integers(1 << 62)), PROFILES[row][2], who, n_runs, "none", 0.0, SHARED_FS)
+        )
         hours.append(None)
         planned += n_runs
 
@@ -299,7 +357,7 @@ def generate_contention(
     for i, h in enumerate(hours):
         if h is not None:
             g = groups[i]
-            run_start[g.first_run:g.first_run + g.runs] = start_times(rng, g.runs, h)
+            run_start[g.first_run : g.first_run + g.runs] = start_times(rng, g.runs, h)
     stretch = np.exp(JITTER * rng.standard_normal(n_runs_total) - JITTER**2 / 2)
     short = rng.random(n_runs_total) < SHORT_SHARE
     byte_scale = rng.uniform(0.3, 1.0, n_runs_total)
@@ -313,10 +371,17 @@ def generate_contention(
     ph_run, ph_gap, ph_vol, ph_dem, ph_span = [], [], [], [], []
     run_time_of = np.zeros(n_runs_total)
     nprocs_of = np.zeros(n_runs_total, np.int64)
-    for i, g in enumerate(groups):
-        g_rng = np.random.default_rng(g.seed)  # as pass 3 rebuilds it
-        template = Template(resolve(g.scenario, g_rng), g_rng, f"{g.fs}/sciteam/{g.who.user}/{Path(g.who.exe).name}",
-                            config)
+    template: Template | None = None
+    for g in groups:
+        if not (g.invalid and template is not None and template.seed == g.seed):
+            g_rng = np.random.default_rng(g.seed)  # as pass 3 rebuilds it
+            template = Template(
+                resolve(g.scenario, g_rng),
+                g_rng,
+                f"{g.fs}/sciteam/{g.who.user}/{Path(g.who.exe).name}",
+                config,
+            )
+            template.seed = g.seed
         runs = np.arange(g.first_run, g.first_run + g.runs)
         run_time_of[runs] = template.built.run_time * stretch[runs]
         nprocs_of[runs] = template.built.nprocs * nprocs_factor[runs]
@@ -379,48 +444,74 @@ def generate_contention(
     for r in slowed_runs.tolist():
         for p in range(phase_lo[r], phase_hi[r]):
             if outcome.end[p] - outcome.start[p] > (span[p, 1] - span[p, 0]) * SLOWED:
-                bound[int(outcome.start[p] // 3600): int(outcome.end[p] // 3600) + 1] = True
+                bound[int(outcome.start[p] // 3600) : int(outcome.end[p] // 3600) + 1] = True
 
     # ---- 3. write
     writer = _Writer(out, set())
     summary = YearSummary()
     fmt_rng = np.random.default_rng([seed, 54, 1])
     id_cache: dict[str, int] = {}
+    written: Template | None = None
     for g in groups:
         if len(id_cache) > ID_CACHE_LIMIT:
             id_cache.clear()
         g_rng = np.random.default_rng(g.seed)
         scenario = resolve(g.scenario, g_rng)
-        template = Template(scenario, g_rng, f"{g.fs}/sciteam/{g.who.user}/{Path(g.who.exe).name}", config,
-                            times=g.invalid is None)
+        if g.invalid and written is not None and written.seed == g.seed:  # the same broken records
+            template = written
+            scenario = dataclasses.replace(template.scenario, invalid=g.invalid, name=g.scenario.name)
+            template.scenario = scenario
+        else:
+            template = Template(
+                scenario,
+                g_rng,
+                f"{g.fs}/sciteam/{g.who.user}/{Path(g.who.exe).name}",
+                config,
+                times=g.invalid is None,
+            )
+            template.seed = g.seed
+        written = template
         described = params(scenario)
         base_rows = template.rows
         variants: dict[tuple[Any, ...], tuple[F.DarshanLog, T.Facts, float]] = {}
-        heaviest = g.first_run + int(np.argmax(byte_scale[g.first_run:g.first_run + g.runs]))
+        heaviest = g.first_run + int(np.argmax(byte_scale[g.first_run : g.first_run + g.runs]))
         for r in range(g.first_run, g.first_run + g.runs):
             summary.logs += 1
             fmt = choose_format(fmt_rng, allow_legacy=g.invalid is None, exotic=0.03)
             start = YEAR_START + int(run_start[r])
-            job = make_job(g.who.uid, int(job_ids[r]), start, float(run_time_of[r]), int(nprocs_of[r]),
-                           f"{g.who.exe} -i in.{r - g.first_run}", fmt)
+            job = make_job(
+                g.who.uid,
+                int(job_ids[r]),
+                start,
+                float(run_time_of[r]),
+                int(nprocs_of[r]),
+                f"{g.who.exe} -i in.{r - g.first_run}",
+                fmt,
+            )
             job.mounts = list(MOUNTS)
             lo, hi = phase_lo[r], phase_hi[r]
             knots_from = span[lo:hi].ravel() if hi > lo else np.zeros(0)
-            knots_to = np.stack([outcome.start[lo:hi] - all_start[r], outcome.end[lo:hi] - all_start[r]], 1).ravel()
-            s = float(stretch[r])
+            knots_to = np.stack(
+                [outcome.start[lo:hi] - all_start[r], outcome.end[lo:hi] - all_start[r]], 1
+            ).ravel()
+            s_run = float(stretch[r])
             # Warped wherever the phases did not run as the template has them (slowed, or an
             # aggressor asking more than the capacity even alone).
-            warped = bool(hi > lo and np.any(np.abs(knots_to - knots_from) > 1e-6 * np.maximum(knots_from, 1.0)))
+            warped = bool(
+                hi > lo and np.any(np.abs(knots_to - knots_from) > 1e-6 * np.maximum(knots_from, 1.0))
+            )
             scale = float(byte_scale[r])
-            if g.invalid is None and (warped or s != 1.0):
+            if g.invalid is None and (warped or s_run != 1.0):
                 if warped:
                     kf, kt, key = knots_from, knots_to, None
                 else:  # only jitter: a few stretch levels per group, each built once
-                    level = round(float(np.log(s)) / STRETCH_STEP)
-                    s = float(np.exp(level * STRETCH_STEP))
+                    level = round(float(np.log(s_run)) / STRETCH_STEP)
+                    s_run = float(np.exp(level * STRETCH_STEP))
                     kf, kt, key = np.zeros(0), np.zeros(0), (level, fmt.legacy, fmt.posix, fmt.stdio)
 
-                def warp(t: np.ndarray, kf: np.ndarray = kf, kt: np.ndarray = kt, s: float = s) -> np.ndarray:
+                def warp(
+                    t: np.ndarray, kf: np.ndarray = kf, kt: np.ndarray = kt, s: float = s_run
+                ) -> np.ndarray:
                     return _warp(np.asarray(t) * s, kf, kt)
 
                 if key is None or key not in variants:
@@ -430,8 +521,11 @@ def generate_contention(
                 else:
                     made = variants[key]
                 log1, facts, run_time = made
-                job = dataclasses.replace(job, end=float(job.start + run_time - (1 if fmt.version != "3.41" else 0)),
-                                          run_time=run_time)
+                job = dataclasses.replace(
+                    job,
+                    end=float(job.start + run_time - (1 if fmt.version != "3.41" else 0)),
+                    run_time=run_time,
+                )
                 log = scaled(log1, job, scale)
                 template.last_log = log
                 data, families = write(log, fmt, FAST_ZLIB), T.families(facts, config, scale)
@@ -439,27 +533,41 @@ def generate_contention(
                 data, families = template.run(scale, fmt, job, fmt_rng, id_cache, level=FAST_ZLIB)
                 run_time = float(run_time_of[r])
             day = datetime.fromtimestamp(start, UTC)
-            stem = f"{g.who.user}_{Path(g.who.exe).name}_id{job_ids[r]}_{day.month}-{day.day}-{start % 86_400}_1{fmt.suffix}"
+            stem = (
+                f"{g.who.user}_{Path(g.who.exe).name}_id{job_ids[r]}_"
+                f"{day.month}-{day.day}-{start % 86_400}_1{fmt.suffix}"
+            )
             folder, name = writer.place(day, stem)
-            record = truth_record(name, scenario, g.who, r == heaviest, families,
-                                  {**described, "format": fmt.describe(), "scale": float(byte_scale[r]),
-                                   "run_time": run_time, "nprocs": int(nprocs_of[r])})
+            record = truth_record(
+                name,
+                scenario,
+                g.who,
+                r == heaviest,
+                families,
+                {
+                    **described,
+                    "format": fmt.describe(),
+                    "scale": float(byte_scale[r]),
+                    "run_time": run_time,
+                    "nprocs": int(nprocs_of[r]),
+                },
+            )
             if g.invalid is None:
                 record["io"] = template.perf()
             by = [{"job_id": str(int(job_ids[o])), "share": round(sh, 4)} for o, sh in shares(outcome.by, r)]
             planned_io = float(outcome.planned_io_time[r])
-            io = float(outcome.io_time[r])
-            volume = float(vol[lo:hi].sum())
+            io_time = float(outcome.io_time[r])
+            moved = float(vol[lo:hi].sum())
             record["contention"] = {
                 "slowed": bool(slowdown[r] > SLOWED),
                 "slowdown": float(slowdown[r]),
                 "by": by,
-                "demand_bps": volume / planned_io if planned_io > 0 else 0.0,
-                "got_bps": volume / io if io > 0 else 0.0,
+                "demand_bps": moved / planned_io if planned_io > 0 else 0.0,
+                "got_bps": moved / io_time if io_time > 0 else 0.0,
                 "group_sensitivity": g.sensitivity,
                 "effect": g.effect,
                 "fs": g.fs,
-                "io_time": io,
+                "io_time": io_time,
                 "uncontended_io_time": planned_io,
             }
             record["job_id"] = str(int(job_ids[r]))
@@ -486,8 +594,16 @@ def generate_contention(
     return result
 
 
-def _variant(template: Template, rows: np.ndarray, scenario: Scenario, warp: Any, job: F.Job, fmt: Any,
-             config: Config, id_cache: dict[str, int]) -> tuple[F.DarshanLog, T.Facts, float]:
+def _variant(
+    template: Template,
+    rows: np.ndarray,
+    scenario: Scenario,
+    warp: Any,
+    job: F.Job,
+    fmt: Any,
+    config: Config,
+    id_cache: dict[str, int],
+) -> tuple[F.DarshanLog, T.Facts, float]:
     """A run's log at byte scale 1 and its label facts, its records' times warped."""
     new = rows.copy()
     for name in TIME_STAMPS:
@@ -499,12 +615,14 @@ def _variant(template: Template, rows: np.ndarray, scenario: Scenario, warp: Any
     heatmap = template.built.heatmap
     if heatmap is not None:
         heatmap = _warp_heatmap(heatmap, warp, run_time)
-    log = dataclasses.replace(darshan_log(job, table, fmt, id_cache, int(scenario.dxt or 0), scenario.dxt_busy),
-                              heatmaps=heatmap)
+    log = dataclasses.replace(
+        darshan_log(job, table, fmt, id_cache, int(drawn(scenario.dxt)), scenario.dxt_busy), heatmaps=heatmap
+    )
     design = template.built.design.copy()
     design["start"], design["end"] = warp(design["start"]), warp(design["end"])
-    facts = T.facts(new, template.built.table.paths, design, run_time, config, fmt.legacy, scenario.partial,
-                    heatmap)
+    facts = T.facts(
+        new, template.built.table.paths, design, run_time, config, fmt.legacy, scenario.partial, heatmap
+    )
     return log, facts, run_time
 
 

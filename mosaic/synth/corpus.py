@@ -106,6 +106,7 @@ class Template:
         self._facts: dict[bool, truth.Facts] = {}
         self._logs: dict[tuple[Any, ...], F.DarshanLog] = {}  # at scale 1, per module versions
         self.last_log: F.DarshanLog | None = None
+        self.seed: int | None = None  # the seed it was built from, where its maker keeps one
 
     def families(self, scale: float, legacy: bool) -> dict[str, Any]:
         if legacy not in self._facts:

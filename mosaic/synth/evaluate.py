@@ -318,5 +318,8 @@ def format_table(scores: dict[str, Any]) -> str:
     if "contention" in scores:
         lines += format_contention(scores["contention"])
     if "io" in scores and scores["io"]["checked"]:
-        lines += ["", f"I/O time per log    {_pct(scores['io']['accuracy'])}  ({scores['io']['checked']} modules)"]
+        lines += [
+            "",
+            f"I/O time per log    {_pct(scores['io']['accuracy'])}  ({scores['io']['checked']} modules)",
+        ]
     return "\n".join(lines)

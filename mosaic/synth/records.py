@@ -68,7 +68,9 @@ class FileTable:
         return np.concatenate(self.rows) if self.rows else np.zeros(0, FILE_DTYPE)
 
 
-def add_times(rows: np.ndarray, nprocs: int, busy: float = 1.0, meta_seconds: float = META_SECONDS) -> np.ndarray:
+def add_times(
+    rows: np.ndarray, nprocs: int, busy: float = 1.0, meta_seconds: float = META_SECONDS
+) -> np.ndarray:
     """``rows`` with their time counters: the ranks are I/O-bound in their intervals.
 
     A rank spends ``busy`` of a direction's span (first start to last end, where
@@ -94,7 +96,9 @@ def add_times(rows: np.ndarray, nprocs: int, busy: float = 1.0, meta_seconds: fl
     total = spent[0] + spent[1] + per_rank_meta
     out["slowest_rank_time"] = np.where(shared, total, 0.0)
     out["fastest_rank_time"] = out["slowest_rank_time"]
-    out["rank_bytes"] = np.where(shared, (out["bytes_read"] + out["bytes_written"]) // ranks.astype(np.int64), 0)
+    out["rank_bytes"] = np.where(
+        shared, (out["bytes_read"] + out["bytes_written"]) // ranks.astype(np.int64), 0
+    )
     return out
 
 

@@ -19,12 +19,39 @@ def _table() -> FileTable:
     """rank 0 writes 100 MB in [10, 20] s; rank 1 reads 50 MB in [5, 9] s; the 4 ranks write
     400 MB to one shared file in [30, 35] s. One open per rank and file."""
     t = FileTable()
-    t.add(np.array([t.name("/scratch/a")]), [0], opens=1, writes=100, bytes_written=100 * MB,
-          write_start=10.0, write_end=20.0, open_start=9.0, close_end=21.0)
-    t.add(np.array([t.name("/scratch/b")]), [1], opens=1, reads=50, bytes_read=50 * MB,
-          read_start=5.0, read_end=9.0, open_start=4.0, close_end=9.5)
-    t.add(np.array([t.name("/scratch/c")]), [-1], opens=4, writes=400, bytes_written=400 * MB,
-          write_start=30.0, write_end=35.0, open_start=29.0, close_end=36.0)
+    t.add(
+        np.array([t.name("/scratch/a")]),
+        [0],
+        opens=1,
+        writes=100,
+        bytes_written=100 * MB,
+        write_start=10.0,
+        write_end=20.0,
+        open_start=9.0,
+        close_end=21.0,
+    )
+    t.add(
+        np.array([t.name("/scratch/b")]),
+        [1],
+        opens=1,
+        reads=50,
+        bytes_read=50 * MB,
+        read_start=5.0,
+        read_end=9.0,
+        open_start=4.0,
+        close_end=9.5,
+    )
+    t.add(
+        np.array([t.name("/scratch/c")]),
+        [-1],
+        opens=4,
+        writes=400,
+        bytes_written=400 * MB,
+        write_start=30.0,
+        write_end=35.0,
+        open_start=29.0,
+        close_end=36.0,
+    )
     t.rows = [add_times(t.table(), nprocs=4)]
     return t
 
@@ -41,17 +68,29 @@ def test_add_times_by_hand() -> None:
     assert rows["meta_time"].tolist() == pytest.approx([1e-4, 1e-4, 4e-4])
     assert rows["slowest_rank_time"].tolist() == pytest.approx([0.0, 0.0, 5.0001])
     assert rows["rank_bytes"].tolist() == [0, 0, 100 * MB]
-    assert agg_time_by_slowest(rows["rank"], rows["read_time"], rows["write_time"], rows["meta_time"],
-                               rows["slowest_rank_time"]) == pytest.approx(DESIGNED, abs=1e-12)
+    assert agg_time_by_slowest(
+        rows["rank"], rows["read_time"], rows["write_time"], rows["meta_time"], rows["slowest_rank_time"]
+    ) == pytest.approx(DESIGNED, abs=1e-12)
 
 
 def _job(version: str) -> F.Job:
-    return F.Job(uid=1, job_id=7, start=1.6e9, end=1.6e9 + 40, run_time=40.0, nprocs=4, cmdline="ior",
-                 mounts=[("/scratch", "lustre"), ("/tmp", "xfs"), ("/", "rootfs")], version=version)
+    return F.Job(
+        uid=1,
+        job_id=7,
+        start=1.6e9,
+        end=1.6e9 + 40,
+        run_time=40.0,
+        nprocs=4,
+        cmdline="ior",
+        mounts=[("/scratch", "lustre"), ("/tmp", "xfs"), ("/", "rootfs")],
+        version=version,
+    )
 
 
 @pytest.mark.parametrize("version, posix, stdio", [("3.41", 4, 2), ("3.10", 3, 1)])
-def test_pydarshan_accumulator_gives_the_designed_time(tmp_path: Path, version: str, posix: int, stdio: int) -> None:
+def test_pydarshan_accumulator_gives_the_designed_time(
+    tmp_path: Path, version: str, posix: int, stdio: int
+) -> None:
     darshan = pytest.importorskip("darshan")
     from darshan.backend.cffi_backend import accumulate_records
 
@@ -78,7 +117,7 @@ def test_pydarshan_accumulator_gives_the_designed_time(tmp_path: Path, version: 
 def test_legacy_log_carries_the_posix_times() -> None:
     log = to_darshan_log(_job("2.06"), _table(), {F.POSIX: 4})
     raw = write_legacy_log(log, "2.06", "none")
-    rec = np.frombuffer(raw[F.LEGACY_JOB_RECORD_SIZE:], F.legacy_record_dtype())
+    rec = np.frombuffer(raw[F.LEGACY_JOB_RECORD_SIZE :], F.legacy_record_dtype())
     cidx, fidx = LEGACY_TIME_INDEX
     assert rec["fcounters"][:, fidx["write_time"]].tolist() == [10.0, 0.0, 20.0]  # CP_F_POSIX_WRITE_TIME
     assert rec["fcounters"][:, fidx["read_time"]].tolist() == [0.0, 4.0, 0.0]
