@@ -76,8 +76,8 @@ META_COST_BYTES = 100_000  # a metadata request costs the servers what moving th
 MIN_DEMAND = 1e-5  # phases asking less than this share of the capacity are not simulated
 SLOWED = 1.001  # slowdown above which a run counts as slowed
 COVERED_JOBS, COVERED_BYTES = 0.27, 0.61  # Madireddy et al.: Darshan's share of jobs and of bytes
-STRETCH_STEP = 0.1  # jittered run times are built at exp(k x this) of the group's (cached per level)
-JITTER = 0.15  # sigma of a run's log-normal run-time factor within its group
+STRETCH_STEP = 0.15  # a run's time is its group's times exp(k x this), k in JITTER_LEVELS
+JITTER_LEVELS, JITTER_P = (-1, 0, 1), (0.25, 0.5, 0.25)  # each level's log is built once per group
 NPROCS_MORE = (1, 1, 1, 2)  # a run's nprocs: its group's times one of these (ranks without I/O)
 SHORT_SHARE = 0.03  # runs cut short (a failed or killed run): a tenth of the time and bytes
 DESIGN_FULL = 20_000  # logs at which the designed groups have their full run counts
@@ -358,7 +358,11 @@ def generate_contention(
         if h is not None:
             g = groups[i]
             run_start[g.first_run : g.first_run + g.runs] = start_times(rng, g.runs, h)
-    stretch = np.exp(JITTER * rng.standard_normal(n_runs_total) - JITTER**2 / 2)
+    levels = np.array(JITTER_LEVELS)[rng.choice(len(JITTER_LEVELS), n_runs_total, p=JITTER_P)]
+    levels[[g.first_run for g in groups]] = (
+        0  # a group's first run at its own time: one-run groups need no variant
+    )
+    stretch = np.exp(levels * STRETCH_STEP)
     short = rng.random(n_runs_total) < SHORT_SHARE
     byte_scale = rng.uniform(0.3, 1.0, n_runs_total)
     byte_scale[rng.random(n_runs_total) < TEST_RUN_SHARE] *= TEST_RUN_SCALE
@@ -515,7 +519,9 @@ def generate_contention(
                     return _warp(np.asarray(t) * s, kf, kt)
 
                 if key is None or key not in variants:
-                    made = _variant(template, base_rows, scenario, warp, job, fmt, config, id_cache)
+                    made = _variant(
+                        template, base_rows, scenario, warp, job, fmt, config, id_cache, s_run, warped
+                    )
                     if key is not None:
                         variants[key] = made
                 else:
@@ -603,6 +609,8 @@ def _variant(
     fmt: Any,
     config: Config,
     id_cache: dict[str, int],
+    stretch: float = 1.0,
+    contended: bool = False,
 ) -> tuple[F.DarshanLog, T.Facts, float]:
     """A run's log at byte scale 1 and its label facts, its records' times warped."""
     new = rows.copy()
@@ -620,9 +628,14 @@ def _variant(
     )
     design = template.built.design.copy()
     design["start"], design["end"] = warp(design["start"]), warp(design["end"])
+    design["period"] *= stretch  # a uniform stretch (jitter) keeps the bursts periodic
     facts = T.facts(
         new, template.built.table.paths, design, run_time, config, fmt.legacy, scenario.partial, heatmap
     )
+    if contended:  # bursts stretched unevenly are no longer a designed period: leave the label uncalled
+        for direction in ("read", "write"):
+            if (design["period"][design["direction"] == direction] > 0).any():
+                facts.periodic[direction] = {}
     return log, facts, run_time
 
 
