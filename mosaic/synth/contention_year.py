@@ -190,10 +190,12 @@ def designs(capacity: float = CAPACITY) -> list[Design]:
     return out
 
 
-def start_times(rng: np.random.Generator, n: int, hours: tuple[int, int] | None = None) -> np.ndarray:
-    """``n`` start times (s from the year's start) by the day and week cycle; ``hours``:
-    weekdays between these hours only."""
-    days = np.arange(365)
+def start_times(
+    rng: np.random.Generator, n: int, hours: tuple[int, int] | None = None, span_days: int = 365
+) -> np.ndarray:
+    """``n`` start times (s from the year's start) by the day and week cycle over the first
+    ``span_days`` days; ``hours``: weekdays between these hours only."""
+    days = np.arange(span_days)
     weekday = (days + 1) % 7 < 5  # 2019-01-01 was a Tuesday
     if hours is None:
         weight = np.outer(np.where(weekday, 1.0, WEEKEND), HOURLY).ravel()
@@ -291,8 +293,10 @@ def generate_contention(
     null: bool = False,
     config: Config | None = None,
     capacity: float = CAPACITY,
+    days: int = 365,
 ) -> dict[str, Any]:
-    """Write a contention year of ``count`` logs (``null``: unbounded capacity)."""
+    """Write a contention year of ``count`` logs (``null``: unbounded capacity); ``days``:
+    the span its jobs start in (fewer days, denser load: small test years)."""
     config = config or Config()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -310,6 +314,7 @@ def generate_contention(
         who = Identity(uid, f"u{uid}", f"/u/sciteam/u{uid}/bin/{d.scenario.name}")
         groups.append(_Group(int(rng.integers(1 << 62)), d.scenario, who, n, d.sensitivity, d.effect, d.fs))
     hours: list[tuple[int, int] | None] = [d.hours for d in designs(capacity)]
+    n_designed = len(groups)
     planned = sum(g.runs for g in groups)
     single = np.array([row[0] for row in PROFILES]) / 100
     mean_runs = RUNS_PER_GROUP * np.array([row[1] for row in PROFILES]) / 100 / single
@@ -353,11 +358,11 @@ def generate_contention(
         g.first_run = int(np.searchsorted(run_group, i))
     # Start times: designed groups at their hours, the others by the cycle (one vectorized draw).
     free = np.array([hours[i] is None for i in range(len(groups))])[run_group]
-    run_start[free] = start_times(rng, int(free.sum()))
+    run_start[free] = start_times(rng, int(free.sum()), span_days=days)
     for i, h in enumerate(hours):
         if h is not None:
             g = groups[i]
-            run_start[g.first_run : g.first_run + g.runs] = start_times(rng, g.runs, h)
+            run_start[g.first_run : g.first_run + g.runs] = start_times(rng, g.runs, h, days)
     levels = np.array(JITTER_LEVELS)[rng.choice(len(JITTER_LEVELS), n_runs_total, p=JITTER_P)]
     levels[[g.first_run for g in groups]] = (
         0  # a group's first run at its own time: one-run groups need no variant
@@ -369,6 +374,9 @@ def generate_contention(
     byte_scale[short] *= 0.1
     stretch[short] *= 0.1
     stretch = np.exp(np.round(np.log(stretch) / STRETCH_STEP) * STRETCH_STEP)  # cached levels
+    # Designed groups keep their designed demand: bytes follow the run's time (no test runs).
+    designed = run_group < n_designed
+    byte_scale[designed] = stretch[designed] * rng.uniform(0.95, 1.0, int(designed.sum()))
     nprocs_factor = np.array(NPROCS_MORE)[rng.integers(len(NPROCS_MORE), size=n_runs_total)]
 
     # Phases per run (template phases, scaled), shared file system only.
@@ -409,7 +417,7 @@ def generate_contention(
     # Jobs without Darshan: many small jobs, COVERED_BYTES of the bytes are in the logs.
     n_hidden = int(round(n_runs_total * (1 / COVERED_JOBS - 1)))
     logged_bytes = float(sum(v.sum() for v in ph_vol))
-    hidden_start = start_times(rng, n_hidden)
+    hidden_start = start_times(rng, n_hidden, span_days=days)
     hidden_dur = np.exp(rng.uniform(np.log(10), np.log(1800), n_hidden))
     hidden_vol = rng.pareto(1.5, n_hidden) + 1
     hidden_vol *= logged_bytes * (1 / COVERED_BYTES - 1) / max(hidden_vol.sum(), 1e-9)
@@ -444,7 +452,7 @@ def generate_contention(
     )
     # Hours in which contention bound (some run throttled): from the throttled runs' phases.
     slowed_runs = np.flatnonzero(slowdown > SLOWED)
-    bound = np.zeros(365 * 24 + 48, bool)
+    bound = np.zeros(days * 24 + 48, bool)
     for r in slowed_runs.tolist():
         for p in range(phase_lo[r], phase_hi[r]):
             if outcome.end[p] - outcome.start[p] > (span[p, 1] - span[p, 0]) * SLOWED:
@@ -594,7 +602,7 @@ def generate_contention(
         "phases": int(len(run_ix)),
         "simulation_cpu_seconds": sim_cpu,
         "slowed_share": slowed_share,
-        "hours_bound_share": float(bound[: 365 * 24].mean()),
+        "hours_bound_share": float(bound[: days * 24].mean()),
     }
     (out / "contention.json").write_text(__import__("json").dumps(result, indent=2) + "\n")
     return result

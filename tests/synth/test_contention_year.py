@@ -14,7 +14,7 @@ from mosaic.darshan.times import TIME_INDEX
 from mosaic.synth.contention_year import CAPACITY, designs, generate_contention, phases_of, start_times
 from mosaic.synth.records import FileTable
 
-COUNT, SEED = 500, 4
+COUNT, SEED, DAYS = 500, 4, 14  # two weeks: the designed groups' few runs meet
 KEYS = {"slowed", "slowdown", "by", "demand_bps", "got_bps", "group_sensitivity", "effect"}
 
 
@@ -25,8 +25,8 @@ def years(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, d
     return (
         year,
         null,
-        generate_contention(year, COUNT, SEED),
-        generate_contention(null, COUNT, SEED, null=True),
+        generate_contention(year, COUNT, SEED, days=DAYS),
+        generate_contention(null, COUNT, SEED, null=True, days=DAYS),
     )
 
 
