@@ -130,7 +130,7 @@ def designs(capacity: float = CAPACITY) -> list[Design]:
     """The designed groups (names say what they are)."""
     out = []
     for effect in EFFECTS:
-        # Beside one aggressor asking more than the capacity, the fair share is C/2:
+        # Beside one aggressor asking about the capacity, the fair share is C/2:
         # a run asking (1 + effect) C/2 is slowed by 1 + effect during the overlap.
         for runs in RUN_COUNTS:
             demand = (1 + effect) * capacity / 2
@@ -161,13 +161,13 @@ def designs(capacity: float = CAPACITY) -> list[Design]:
             fs=LOCAL_FS,
         ),
         Design(
-            _io_scenario("aggressor_n1_flood", "write", 1.5 * capacity, True, ranks=64, duration=0.3),
+            _io_scenario("aggressor_n1_flood", "write", 1.0 * capacity, True, ranks=64, duration=0.3),
             400,
             "aggressor",
             0.0,
         ),
         Design(
-            _io_scenario("aggressor_bandwidth_hog", "read", 1.2 * capacity, False, ranks=32, duration=0.3),
+            _io_scenario("aggressor_bandwidth_hog", "read", 0.95 * capacity, False, ranks=32, duration=0.3),
             400,
             "aggressor",
             0.0,
@@ -486,6 +486,7 @@ def generate_contention(
         described = params(scenario)
         base_rows = template.rows
         variants: dict[tuple[Any, ...], tuple[F.DarshanLog, T.Facts, float]] = {}
+        variant_facts: dict[tuple[Any, ...], T.Facts] = {}
         heaviest = g.first_run + int(np.argmax(byte_scale[g.first_run : g.first_run + g.runs]))
         for r in range(g.first_run, g.first_run + g.runs):
             summary.logs += 1
@@ -527,11 +528,13 @@ def generate_contention(
                     return _warp(np.asarray(t) * s, kf, kt)
 
                 if key is None or key not in variants:
+                    known = None if key is None else variant_facts.get(key[:2])
                     made = _variant(
-                        template, base_rows, scenario, warp, job, fmt, config, id_cache, s_run, warped
+                        template, base_rows, scenario, warp, job, fmt, config, id_cache, s_run, warped, known
                     )
-                    if key is not None:
+                    if key is not None:  # facts depend on the level and 2.x or not, the log on the format
                         variants[key] = made
+                        variant_facts[key[:2]] = made[1]
                 else:
                     made = variants[key]
                 log1, facts, run_time = made
@@ -619,8 +622,10 @@ def _variant(
     id_cache: dict[str, int],
     stretch: float = 1.0,
     contended: bool = False,
+    known: T.Facts | None = None,
 ) -> tuple[F.DarshanLog, T.Facts, float]:
-    """A run's log at byte scale 1 and its label facts, its records' times warped."""
+    """A run's log at byte scale 1 and its label facts (``known``: already computed for
+    these times), its records' times warped."""
     new = rows.copy()
     for name in TIME_STAMPS:
         moved = new[name] > 0
@@ -634,6 +639,8 @@ def _variant(
     log = dataclasses.replace(
         darshan_log(job, table, fmt, id_cache, int(drawn(scenario.dxt)), scenario.dxt_busy), heatmaps=heatmap
     )
+    if known is not None:
+        return log, known, run_time
     design = template.built.design.copy()
     design["start"], design["end"] = warp(design["start"]), warp(design["end"])
     design["period"] *= stretch  # a uniform stretch (jitter) keeps the bursts periodic
