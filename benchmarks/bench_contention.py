@@ -34,6 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     rows: dict[str, list[float]] = {"year": [], "contention": [], "null": []}
     peaks: dict[str, float] = {}
+    summaries: dict[str, dict[str, object]] = {}
     for _ in range(args.repeat):
         for kind in rows:
             out = Path(tempfile.mkdtemp(prefix=f"bench_{kind}_"))
@@ -42,7 +43,17 @@ def main() -> None:
             if kind == "year":
                 generate_year(out, args.count, args.seed)
             else:
-                generate_contention(out, args.count, args.seed, null=kind == "null")
+                made = generate_contention(out, args.count, args.seed, null=kind == "null")
+                summaries[kind] = {
+                    k: made[k]
+                    for k in (
+                        "slowed_share",
+                        "hours_bound_share",
+                        "jobs_without_darshan",
+                        "phases",
+                        "simulation_cpu_seconds",
+                    )
+                }
             rows[kind].append(time.process_time() - cpu)
             peaks[kind] = max(peaks.get(kind, 0.0), _peak_mb() - before)
             shutil.rmtree(out)
@@ -54,6 +65,7 @@ def main() -> None:
         "ratio_contention_to_year": best["contention"] / best["year"],
         "full_year_cpu_seconds_extrapolated": {k: v * FULL_YEAR / args.count for k, v in best.items()},
         "peak_rss_growth_mb": peaks,
+        "contention_years": summaries,
     }
     print(json.dumps(report, indent=2))
 

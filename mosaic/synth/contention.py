@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 EPS_BYTES = 1e-6  # a phase with less left than this is done (float rounding)
 THROTTLED = 1 - 1e-9  # a phase got less than its demand (relative)
+FLUSH_ENTRIES = 200_000  # saturated-interval entries kept before they are folded into ``by``
 
 
 def fair_shares(demand: np.ndarray, capacity: float) -> np.ndarray:
@@ -132,9 +133,36 @@ def simulate(
             thr_cols.append(thr)
             throttled_time[thr] += width
             n_intervals += 1
+            pending[0] += len(idx)
+            if pending[0] >= FLUSH_ENTRIES:
+                flush()
         now_settled[0] = t
 
+    def flush() -> None:
+        """Fold the saturated intervals so far into ``by`` (memory flat in the year's length)."""
+        nonlocal n_intervals
+        if n_intervals:
+            shape = (n_intervals, n_runs)
+            moved = sp.csr_matrix(
+                (np.concatenate(moved_vals), (np.concatenate(moved_rows), np.concatenate(moved_cols))),
+                shape=shape,
+            )
+            thr = sp.csr_matrix(
+                (
+                    np.ones(sum(len(r) for r in thr_rows)),
+                    (np.concatenate(thr_rows), np.concatenate(thr_cols)),
+                ),
+                shape=shape,
+            )
+            by[0] = by[0] + (thr.T @ moved).tocsr()
+        for part in (moved_rows, moved_cols, moved_vals, thr_rows, thr_cols):
+            part.clear()
+        n_intervals = 0
+        pending[0] = 0
+
     now_settled = [0.0]
+    pending = [0]
+    by = [sp.csr_matrix((n_runs, n_runs))]
 
     def reallocate(t: float) -> None:
         nonlocal saturated
@@ -188,17 +216,11 @@ def simulate(
     duration = end - start
     io_time = np.bincount(run, duration, n_runs)
     planned = np.bincount(run, volume / np.minimum(demand, capacity), n_runs)  # alone on the file system
-    if n_intervals:
-        m_rows, m_cols = np.concatenate(moved_rows), np.concatenate(moved_cols)
-        moved = sp.csr_matrix((np.concatenate(moved_vals), (m_rows, m_cols)), shape=(n_intervals, n_runs))
-        t_rows, t_cols = np.concatenate(thr_rows), np.concatenate(thr_cols)
-        thr = sp.csr_matrix((np.ones(len(t_rows)), (t_rows, t_cols)), shape=(n_intervals, n_runs))
-        by = (thr.T @ moved).tocsr()
-        by.setdiag(0)
-        by.eliminate_zeros()
-    else:
-        by = sp.csr_matrix((n_runs, n_runs))
-    return Outcome(start, end, io_time, planned, throttled_time, by)
+    flush()
+    result = by[0].tocsr()
+    result.setdiag(0)
+    result.eliminate_zeros()
+    return Outcome(start, end, io_time, planned, throttled_time, result)
 
 
 def shares(by: sp.csr_matrix, row: int, floor: float = 0.01) -> list[tuple[int, float]]:

@@ -75,6 +75,7 @@ MOUNTS = [("/scratch", "lustre"), ("/projects", "lustre"), ("/u", "lustre"), ("/
 META_COST_BYTES = 100_000  # a metadata request costs the servers what moving this many bytes does
 MIN_DEMAND = 1e-5  # phases asking less than this share of the capacity are not simulated
 SLOWED = 1.001  # slowdown above which a run counts as slowed
+HIDDEN_MAX_DEMAND = 0.2  # a job without Darshan asks at most this share of the capacity
 COVERED_JOBS, COVERED_BYTES = 0.27, 0.61  # Madireddy et al.: Darshan's share of jobs and of bytes
 STRETCH_STEP = 0.15  # a run's time is its group's times exp(k x this), k in JITTER_LEVELS
 JITTER_LEVELS, JITTER_P = (-1, 0, 1), (0.25, 0.5, 0.25)  # each level's log is built once per group
@@ -376,6 +377,7 @@ def generate_contention(
     stretch = np.exp(np.round(np.log(stretch) / STRETCH_STEP) * STRETCH_STEP)  # cached levels
     # Designed groups keep their designed demand: bytes follow the run's time (no test runs).
     designed = run_group < n_designed
+    designed_runs = int(designed.sum())  # the designed groups' runs come first
     byte_scale[designed] = stretch[designed] * rng.uniform(0.95, 1.0, int(designed.sum()))
     nprocs_factor = np.array(NPROCS_MORE)[rng.integers(len(NPROCS_MORE), size=n_runs_total)]
 
@@ -416,11 +418,14 @@ def generate_contention(
         ph_span.append(np.stack([spans[None, :, 0] * s, spans[None, :, 1] * s], -1).reshape(-1, 2))
     # Jobs without Darshan: many small jobs, COVERED_BYTES of the bytes are in the logs.
     n_hidden = int(round(n_runs_total * (1 / COVERED_JOBS - 1)))
-    logged_bytes = float(sum(v.sum() for v in ph_vol))
+    # Their bytes against the background's logged bytes (the designed groups are the experiment,
+    # not the center's mix), each asking at most HIDDEN_MAX_DEMAND of the capacity.
+    logged_bytes = float(sum(v[~(r < designed_runs)].sum() for v, r in zip(ph_vol, ph_run)))
     hidden_start = start_times(rng, n_hidden, span_days=days)
     hidden_dur = np.exp(rng.uniform(np.log(10), np.log(1800), n_hidden))
     hidden_vol = rng.pareto(1.5, n_hidden) + 1
     hidden_vol *= logged_bytes * (1 / COVERED_BYTES - 1) / max(hidden_vol.sum(), 1e-9)
+    hidden_dur = np.maximum(hidden_dur, hidden_vol / (HIDDEN_MAX_DEMAND * capacity))
     hidden = np.arange(n_runs_total, n_runs_total + n_hidden)
     ph_run.append(hidden)
     ph_gap.append(np.full(n_hidden, 60.0))

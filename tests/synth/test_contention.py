@@ -102,3 +102,23 @@ def test_asking_more_than_the_capacity_alone_is_not_slowed() -> None:
     # 900 B at 90 B/s of a 60 B/s file system: alone it gets 60 (15 s), its uncontended time.
     out = simulate(np.array([0]), np.zeros(1), np.zeros(1), np.array([900.0]), np.array([90.0]), 60.0)
     assert out.end.tolist() == [15.0] and out.slowdown.tolist() == [1.0] and out.by.nnz == 0
+
+
+def test_folding_the_intervals_early_gives_the_same_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mosaic.synth.contention as C
+
+    rng = np.random.default_rng(3)
+    n = 60
+    args = (
+        np.arange(n),
+        rng.uniform(0, 100, n),
+        np.zeros(n),
+        rng.uniform(100, 1000, n),
+        rng.uniform(10, 40, n),
+    )
+    whole = simulate(*args, capacity=100.0)
+    monkeypatch.setattr(C, "FLUSH_ENTRIES", 1)
+    folded = simulate(*args, capacity=100.0)
+    assert whole.by.nnz > 0
+    assert abs(whole.by - folded.by).max() < 1e-9 * whole.by.max()
+    assert folded.end.tolist() == whole.end.tolist()
