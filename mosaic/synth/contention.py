@@ -95,10 +95,14 @@ def simulate(
     since = np.zeros(n)  # time ``remaining`` was last brought up to date
     version = np.zeros(n, np.int64)
     throttled_time = np.zeros(n_runs)
-    starts: list[tuple[float, int]] = [
-        (float(run_start[run[p]] + gap[p]), int(p)) for p in np.flatnonzero(first)
-    ]
-    heapq.heapify(starts)
+    # First phases start at known times: a sorted array read in order (no Python tuple per
+    # run); the later phases, whose starts depend on the simulation, go through a heap.
+    first_phase = np.flatnonzero(first)
+    first_time = np.asarray(run_start, np.float64)[run[first_phase]] + gap[first_phase]
+    by_time = np.argsort(first_time, kind="stable")
+    first_time, first_phase = first_time[by_time], first_phase[by_time]
+    n_first, next_first = len(first_phase), 0
+    starts: list[tuple[float, int]] = []
     ends: list[tuple[float, int, int]] = []
     active: set[int] = set()
     total = 0.0  # sum of active demands
@@ -174,8 +178,11 @@ def simulate(
             heapq.heappush(ends, (t + max(remaining[p], 0.0) / g, int(version[p]), p))
         saturated = total > capacity
 
-    while starts or ends:
+    while starts or ends or next_first < n_first:
         next_start = starts[0][0] if starts else np.inf
+        from_first = next_first < n_first and first_time[next_first] <= next_start
+        if from_first:
+            next_start = float(first_time[next_first])
         while ends and ends[0][1] != version[ends[0][2]]:
             heapq.heappop(ends)  # a prediction made before the rates changed
         next_end = ends[0][0] if ends else np.inf
@@ -198,7 +205,11 @@ def simulate(
             if was_saturated:
                 reallocate(t)
         else:
-            t, p = heapq.heappop(starts)
+            if from_first:
+                t, p = float(first_time[next_first]), int(first_phase[next_first])
+                next_first += 1
+            else:
+                t, p = heapq.heappop(starts)
             start[p] = t
             since[p] = t
             was_saturated = saturated

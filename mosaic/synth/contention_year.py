@@ -438,6 +438,7 @@ def generate_contention(
     run_ix = run_ix[order]
     gap, vol, dem = (np.concatenate(a)[order] for a in (ph_gap, ph_vol, ph_dem))
     span = np.concatenate(ph_span)[order]
+    del ph_run, ph_gap, ph_vol, ph_dem, ph_span, order  # the concatenated copies are kept
 
     # ---- 2. simulate the shared file system
     sim_began = time.process_time()
