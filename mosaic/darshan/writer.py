@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
+from mosaic.darshan.times import LEGACY_TIME_INDEX, TIME_INDEX
 
 WRITABLE_VERSIONS = ("3.10", "3.21", "3.41")
 LEGACY_WRITABLE = ("2.05", "2.06")
@@ -387,7 +388,8 @@ def write_legacy_log(
 
     2.x keeps opens, seeks, reads, writes, bytes, one open and one close
     timestamp per record (the canonical ``open_start`` and ``close_end``),
-    the read / write intervals, and only the last 15 characters of each
+    the read / write intervals, the POSIX times (``CP_F_POSIX_READ_TIME``,
+    ``_WRITE_TIME``, ``_META_TIME``, max / fastest / slowest rank), and only the last 15 characters of each
     name (the device number says which mount it is on). Other modules are
     not representable and are left out.
     """
@@ -418,6 +420,13 @@ def write_legacy_log(
         rec["counters"][:, F.LEGACY_INDEX["counters"]["device"]] = _mount_index(paths, mounts)
         for name, idx in F.LEGACY_INDEX["fcounters"].items():
             rec["fcounters"][:, idx] = canon[LEGACY_FROM_CANONICAL[name]]
+        if (F.POSIX, posix.version) in TIME_INDEX:  # CP_F_POSIX_*_TIME and the rank fields
+            cidx, fidx = TIME_INDEX[(F.POSIX, posix.version)]
+            legacy_c, legacy_f = LEGACY_TIME_INDEX
+            for name, idx in fidx.items():
+                rec["fcounters"][:, legacy_f[name]] = posix.fcounters[:, idx]
+            for name, idx in cidx.items():
+                rec["counters"][:, legacy_c[name]] = posix.counters[:, idx]
     raw = head + rec.tobytes()
     if compression == "gzip":
         return gzip.compress(raw, level, mtime=0)

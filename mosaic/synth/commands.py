@@ -18,6 +18,7 @@ def synth() -> None:
     mosaic synth scenarios OUT --seeds 5     every scenario of the catalog x 5 seeds
     mosaic synth year OUT --count 3000       a Blue-Waters-like year (dated folders)
     mosaic synth heavy OUT --count 100       heavy logs (512-16,384 ranks, thousands of records)
+    mosaic synth contention OUT [--null]     a year sharing /scratch's bandwidth (who slowed whom)
     All write OUT/truth.jsonl; score a run with `mosaic eval RESULTS --truth OUT/truth.jsonl`.
     """
 
@@ -77,6 +78,23 @@ def year(out: str, count: int, seed: int, archive_share: float) -> None:
         f"{summary['logs']} logs ({summary['invalid']} invalid, {summary['groups']} "
         f"applications) in {summary['seconds']:.1f} s "
         f"({summary['logs_per_second']:.0f} logs/s) -> {out}"
+    )
+
+
+@synth.command()
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--null", "null", is_flag=True, help="The same year with unbounded capacity: nothing slowed.")
+@click.option("--count", default=20_000, show_default=True, type=click.IntRange(1), help="Number of logs.")
+@click.option("--seed", default=2019, show_default=True, type=int)
+def contention(out: str, null: bool, count: int, seed: int) -> None:
+    """Write a year whose jobs share /scratch's bandwidth (truth: who slowed whom)."""
+    from mosaic.synth.contention_year import generate_contention
+
+    s = generate_contention(out, count, seed, null=null)
+    click.echo(
+        f"{s['logs']} logs ({s['invalid']} invalid, {s['jobs_without_darshan']} jobs without Darshan), "
+        f"{100 * s['slowed_share']:.1f} % of runs slowed, contention bound in "
+        f"{100 * s['hours_bound_share']:.1f} % of hours, in {s['seconds']:.1f} s -> {out}"
     )
 
 

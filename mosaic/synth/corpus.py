@@ -19,6 +19,7 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.darshan import formats as F
+from mosaic.darshan.times import module_perf
 from mosaic.darshan.writer import HEATMAP_FORMATS, ZLIB_LEVEL
 from mosaic.synth import truth
 from mosaic.synth.logs import (
@@ -31,6 +32,7 @@ from mosaic.synth.logs import (
     scaled,
     write,
 )
+from mosaic.synth.records import add_times
 from mosaic.synth.scenarios import Scenario, build, drawn, params, resolve
 
 SCENARIO_UID_BASE, MAX_SEEDS = 20_000, 1_000  # one user per (scenario, seed): one group each
@@ -91,12 +93,20 @@ def run_scales(n_runs: int, rng: np.random.Generator) -> np.ndarray:
 class Template:
     """A resolved scenario built once; the runs of its group differ by byte scale and format."""
 
-    def __init__(self, scenario: Scenario, rng: np.random.Generator, root: str, config: Config):
+    def __init__(
+        self, scenario: Scenario, rng: np.random.Generator, root: str, config: Config, times: bool = False
+    ):
+        """``times``: write the time counters (:func:`~mosaic.synth.records.add_times`)."""
         self.scenario, self.config = scenario, config
         self.built = build(scenario, rng, root)
         self.rows = self.built.table.table()
+        if times:
+            self.rows = add_times(self.rows, self.built.nprocs, self.scenario.dxt_busy)
+            self.built.table.rows = [self.rows]
         self._facts: dict[bool, truth.Facts] = {}
         self._logs: dict[tuple[Any, ...], F.DarshanLog] = {}  # at scale 1, per module versions
+        self.last_log: F.DarshanLog | None = None
+        self.seed: int | None = None  # the seed it was built from, where its maker keeps one
 
     def families(self, scale: float, legacy: bool) -> dict[str, Any]:
         if legacy not in self._facts:
@@ -137,9 +147,17 @@ class Template:
                 heatmaps=self.built.heatmap,
             )
         log = scaled(self._logs[key], job, scale)
+        self.last_log = log
         if self.scenario.invalid:
             return invalid_log(self.scenario.invalid, log, fmt, rng, level), {}
         return write(log, fmt, level), self.families(scale, fmt.legacy)
+
+    def perf(self) -> dict[str, dict[str, float | None]]:
+        """darshan-util's per-module totals of the last run written (the truth's ``io``)."""
+        log = self.last_log
+        if log is None:
+            return {}
+        return {F.MODULE_NAMES[m]: module_perf(mod) for m, mod in sorted(log.modules.items())}
 
 
 def generate_runs(

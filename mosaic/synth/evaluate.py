@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
+from mosaic.synth.contention_eval import contention_figures, format_contention, io_scores
 
 UNRECORDED = "unrecorded"  # the version of a result line written before versions were (0.1.0)
 # What the scores read of a truth line (its ``params``, most of its bytes, are never read).
@@ -146,6 +147,13 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
                 evicted[name] = shared("text", obj.get("reason"))
     except (TypeError, AttributeError) as error:  # a value of the wrong kind
         raise ValueError(f"{results_dir}: not the outputs of `mosaic run` ({error!r})") from None
+    extra: dict[str, Any] = {}
+    figures = contention_figures(truth_path)
+    if figures is not None:  # a contention year (`mosaic synth contention`)
+        extra["contention"] = figures
+    io = io_scores(results_dir, truth_path, match)
+    if io is not None:  # the truth's time counters against the results' darshan-util figures
+        extra["io"] = io
     return {
         "logs": len(truth),
         "categorized": len(traces),
@@ -155,6 +163,7 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
         "traces": _trace_scores(truth, traces),
         "eviction": _eviction_scores(truth, traces, evicted),
         "dedup": _dedup_scores(truth, traces),
+        **extra,
     }
 
 
@@ -306,4 +315,11 @@ def format_table(scores: dict[str, Any]) -> str:
         f"  {label:<40}{_pct(v['precision'])}  {_pct(v['recall'])}  {v['asserted']:8d}"
         for label, v in t["labels"].items()
     ]
+    if "contention" in scores:
+        lines += format_contention(scores["contention"])
+    if "io" in scores and scores["io"]["checked"]:
+        lines += [
+            "",
+            f"I/O time per log    {_pct(scores['io']['accuracy'])}  ({scores['io']['checked']} modules)",
+        ]
     return "\n".join(lines)

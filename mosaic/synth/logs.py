@@ -17,6 +17,7 @@ import numpy as np
 
 from mosaic.darshan import formats as F
 from mosaic.darshan.reader import Header
+from mosaic.darshan.times import TIME_INDEX
 from mosaic.darshan.writer import ZLIB_LEVEL, write_legacy_log, write_log
 from mosaic.errors import Reason
 from mosaic.synth.records import FileTable, to_darshan_log
@@ -173,6 +174,10 @@ def scaled(log: F.DarshanLog, job: F.Job, scale: float) -> F.DarshanLog:
         cidx = F.CANONICAL_INDEX[(mid, mod.version)][0]
         for name in ("bytes_read", "bytes_written"):
             counters[:, cidx[name]] = np.floor(counters[:, cidx[name]] * scale)
+        if (mid, mod.version) in TIME_INDEX:  # a shared record's bytes of its fastest / slowest rank
+            for name in ("fastest_rank_bytes", "slowest_rank_bytes"):
+                at = TIME_INDEX[(mid, mod.version)][0][name]
+                counters[:, at] = np.floor(counters[:, at] * scale)
         modules[mid] = F.ModuleRecords(mid, mod.version, mod.ids, mod.ranks, counters, mod.fcounters)
     dxt, heatmaps = log.dxt_posix, log.heatmaps
     if dxt is not None:

@@ -15,14 +15,29 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
+from mosaic.darshan.times import TIME_INDEX
 from mosaic.darshan.writer import darshan_hash
 
 DXT_REQUESTS = 4  # traced requests per record and direction in logs with DXT
+
+# Time counters (mosaic.darshan.times): 0 unless :func:`add_times` fills them.
+TIME_COLUMNS = (
+    "read_time",
+    "write_time",
+    "meta_time",
+    "max_read_time",
+    "max_write_time",
+    "fastest_rank_time",
+    "slowest_rank_time",
+)
+META_SECONDS = 1e-4  # seconds per open in F_META_TIME (a parallel file system's open: ~0.1 ms)
 
 FILE_DTYPE = np.dtype(
     [("name", "i8"), ("rank", "i8"), ("module", "i8")]
     + [(f, "i8") for f in F.CANONICAL_COUNTERS]
     + [(f, "f8") for f in F.CANONICAL_FCOUNTERS]
+    + [(f, "f8") for f in TIME_COLUMNS]
+    + [("rank_bytes", "i8")]
 )
 
 
@@ -53,6 +68,40 @@ class FileTable:
         return np.concatenate(self.rows) if self.rows else np.zeros(0, FILE_DTYPE)
 
 
+def add_times(
+    rows: np.ndarray, nprocs: int, busy: float = 1.0, meta_seconds: float = META_SECONDS
+) -> np.ndarray:
+    """``rows`` with their time counters: the ranks are I/O-bound in their intervals.
+
+    A rank spends ``busy`` of a direction's span (first start to last end, where
+    it moved bytes) in that direction's calls, so its bandwidth is bytes over that
+    time, and ``meta_seconds`` per open. A shared record (rank -1) sums its
+    ``nprocs`` ranks, each moving an equal part; its slowest and fastest rank
+    (rank 0) spend the per-rank total. The truth's busy time is the span, so
+    bounding busy time by the time spent never cuts below it (busy 1).
+    """
+    out = rows.copy()
+    shared = out["rank"] < 0
+    ranks = np.where(shared, max(nprocs, 1), 1).astype(float)
+    per_rank_meta = out["opens"] * meta_seconds / ranks
+    spent = []
+    for column, prefix in (("bytes_read", "read"), ("bytes_written", "write")):
+        span = np.where(out[column] > 0, np.maximum(out[f"{prefix}_end"] - out[f"{prefix}_start"], 0.0), 0.0)
+        per_rank = busy * span
+        out[f"{prefix}_time"] = per_rank * ranks
+        calls = out["reads" if prefix == "read" else "writes"] / ranks
+        out[f"max_{prefix}_time"] = per_rank / np.maximum(calls, 1.0)
+        spent.append(per_rank)
+    out["meta_time"] = out["opens"] * meta_seconds
+    total = spent[0] + spent[1] + per_rank_meta
+    out["slowest_rank_time"] = np.where(shared, total, 0.0)
+    out["fastest_rank_time"] = out["slowest_rank_time"]
+    out["rank_bytes"] = np.where(
+        shared, (out["bytes_read"] + out["bytes_written"]) // ranks.astype(np.int64), 0
+    )
+    return out
+
+
 def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int) -> F.ModuleRecords:
     """ModuleRecords of ``module``/``version`` holding ``rows``' canonical values."""
     n_c, n_f = F.RECORD_SHAPES[(module, version)]
@@ -67,6 +116,14 @@ def module_records(rows: np.ndarray, ids: np.ndarray, module: int, version: int)
         counters[:, i] = rows[name]
     for name, i in fidx.items():
         fcounters[:, i] = rows[name]
+    if (module, version) in TIME_INDEX:
+        tcidx, tfidx = TIME_INDEX[(module, version)]
+        for name, i in tfidx.items():
+            if name in TIME_COLUMNS:
+                fcounters[:, i] = rows[name]
+        shared = rows["rank"] < 0
+        for name in ("fastest_rank_bytes", "slowest_rank_bytes"):
+            counters[:, tcidx[name]] = np.where(shared, rows["rank_bytes"], 0)
     return F.ModuleRecords(module, version, ids[rows["name"]], rows["rank"].copy(), counters, fcounters)
 
 

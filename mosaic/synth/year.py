@@ -358,7 +358,11 @@ def generate_year(
                 who = _identity(rng)
             taken.add(who.group)
             summary.groups += 1
-            template = Template(scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}", config)
+            # Time counters only in valid logs: breaking a log draws on its size, and the
+            # year's other draws must stay those of the years before time counters.
+            template = Template(
+                scenario, rng, f"/scratch/sciteam/{who.user}/{Path(who.exe).name}", config, times=True
+            )
             described = params(scenario)
         fmt = choose_format(
             rng, allow_legacy=scenario.invalid is None and not scenario.partial, exotic=0.03
@@ -384,19 +388,17 @@ def generate_year(
                 f"{start % 86_400}-{int(rng.integers(1 << 62))}_1{fmt.suffix}"
             )
             folder, name = writer.place(day, stem)
-            writer.write(
-                folder,
-                stem,
-                data,
-                truth_record(
-                    name,
-                    scenario,
-                    who,
-                    r == heaviest,
-                    families,
-                    {**described, "format": fmt.describe(), "scale": float(scale), "run_time": run_time},
-                ),
+            record = truth_record(
+                name,
+                scenario,
+                who,
+                r == heaviest,
+                families,
+                {**described, "format": fmt.describe(), "scale": float(scale), "run_time": run_time},
             )
+            if scenario.invalid is None:  # darshan-util's totals of what was written (time counters)
+                record["io"] = template.perf()
+            writer.write(folder, stem, data, record)
             summary.logs += 1
         if scenario.invalid:
             summary.invalid += n_runs
