@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
-from mosaic.corpus import listing, profiles
+from mosaic.corpus import listing, profiles, running_jobs
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
@@ -101,7 +101,7 @@ CREATE TABLE IF NOT EXISTS applications (
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
     categories TEXT);
 {JOBS_TABLE}
-{profiles.SCHEMA}"""
+{profiles.SCHEMA}{running_jobs.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -131,6 +131,11 @@ FACT_COLUMNS = (
     "partial",
     "dropped_records",
     "run",
+)
+_REGISTRY_KEEP = (
+    DEFAULT.running_keep_ended_seconds,
+    DEFAULT.running_grace_seconds,
+    DEFAULT.running_unlimited_max_seconds,
 )
 PRUNE_BATCH_RUNS = 5000  # runs dropped per transaction: a post waits for one batch at most
 VACUUM_STEP_PAGES = 256  # pages given back per incremental-vacuum transaction (1 MB of 4 kB pages)
@@ -778,6 +783,8 @@ class Store:
         for first in range(0, len(runs), PRUNE_BATCH_RUNS):
             with self._atomic() as db:
                 _drop_runs(db, runs[first : first + PRUNE_BATCH_RUNS])
+        with self._atomic() as db:  # the running-jobs registry's rows no longer running
+            running_jobs.prune(db, time.time(), before, *_REGISTRY_KEEP)
         pages = self.vacuum()
         return {"runs": len(runs), "groups": len({key for _, key in runs}), "pages_freed": pages}
 
