@@ -34,7 +34,7 @@ for _ in $(seq 3000); do [ -e "$release" ] && exit 0; sleep 0.1; done
 
 
 def submit(cluster: SlurmCluster, *options: str) -> int:
-    job, _ = cluster.submit(SCRIPT, uid=NOBODY, options=("--no-requeue", *options))
+    job, _ = cluster.submit(SCRIPT, uid=NOBODY, options=("--no-requeue", "--oversubscribe", *options))
     return job
 
 
@@ -64,7 +64,9 @@ def wait_listed(cluster: SlurmCluster, *jobs: int) -> dict[int, dict]:
 
 
 def wait_gone(cluster: SlurmCluster, *jobs: int) -> None:
-    wait_for(lambda: not set(jobs) & set(listed(cluster)), VISIBLE_SECONDS, f"jobs {jobs} out of /v1/running", 0.1)
+    wait_for(
+        lambda: not set(jobs) & set(listed(cluster)), VISIBLE_SECONDS, f"jobs {jobs} out of /v1/running", 0.1
+    )
 
 
 def state(cluster: SlurmCluster, job: int) -> str:
@@ -79,7 +81,9 @@ def rows(cluster: SlurmCluster) -> dict[int, tuple[str, float | None]]:
     """The registry's rows as the store holds them: {job: (state, ended_epoch)}."""
     db = sqlite3.connect(cluster.service.folder / "store.sqlite")
     try:
-        return {int(j): (s, e) for j, s, e in db.execute("SELECT job_id, state, ended_epoch FROM running_jobs")}
+        return {
+            int(j): (s, e) for j, s, e in db.execute("SELECT job_id, state, ended_epoch FROM running_jobs")
+        }
     finally:
         db.close()
 
@@ -98,7 +102,12 @@ def test_a_plain_job_is_listed_while_it_runs(slurm_cluster, timed_out):
     assert cluster.job(job)["Comment"] == f"mosaic_app={APP}"
     wait_running(cluster, job)
     shown = wait_listed(cluster, job)[job]
-    assert (shown["uid"], shown["application"], shown["time_limit"], shown["tasks"]) == (NOBODY, APP, 300.0, 1)
+    assert (shown["uid"], shown["application"], shown["time_limit"], shown["tasks"]) == (
+        NOBODY,
+        APP,
+        300.0,
+        1,
+    )
     assert shown["nodes"] == cluster.job(job)["NodeList"] and shown["unlimited"] is False
     assert abs(shown["start_epoch"] - time.time()) < 60
     own = registry(cluster, TOKEN, uid=NOBODY)  # the read token naming the job's user
@@ -122,7 +131,16 @@ def test_a_job_that_bypassed_the_filter_has_no_application(slurm_cluster, timed_
     script = cluster.folder / "stage" / "bypass.sh"
     script.write_text(SCRIPT)
     done = subprocess.run(
-        ["sbatch", "--parsable", f"--uid={NOBODY}", "--no-requeue", "-o", "/dev/null", str(script)],
+        [
+            "sbatch",
+            "--parsable",
+            f"--uid={NOBODY}",
+            "--no-requeue",
+            "--oversubscribe",
+            "-o",
+            "/dev/null",
+            str(script),
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -185,7 +203,9 @@ def test_the_service_down_for_a_start_and_back_before_the_end(slurm_cluster, tim
         job = submit(cluster)
         wait_running(cluster, job)
         wait_for(
-            lambda: f"job {job}: start kept in the spool" in cluster.prolog_log.read_text(), 30, "the start spooled"
+            lambda: f"job {job}: start kept in the spool" in cluster.prolog_log.read_text(),
+            30,
+            "the start spooled",
         )
     finally:
         cluster.service.start()

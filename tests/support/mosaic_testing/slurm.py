@@ -38,8 +38,11 @@ REPO = Path(__file__).resolve().parents[3]  # tests/support/mosaic_testing/slurm
 MOSAIC = Path(sys.executable).with_name("mosaic")
 DAEMONS = ("munged", "slurmctld", "slurmd")
 START_SECONDS = 60.0
-# Jobs held running side by side (config_overrides: more CPUs than the host's; the jobs wait).
-NODE_CPUS = 8
+# Jobs submitted with --oversubscribe share a CPU this many at once (jobs that wait side by
+# side: tests/slurm/test_running.py); the others keep theirs.
+SHARED_JOBS = 8
+# A job's states before its end (CONFIGURING: while its PrologSlurmctld runs).
+UNFINISHED = (None, "PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
 SLURMD_TIMEOUT = 10  # seconds before a silent slurmd's node is down (the dead-node test waits it)
 TOKEN, WRITE_TOKEN = "read-token-of-the-slurm-tests", "write-token-of-the-slurm-tests"
 APPLICATION = """#!/bin/bash
@@ -259,12 +262,11 @@ ReturnToService=2
 KillWait=2
 OverTimeLimit=0
 SlurmdTimeout={SLURMD_TIMEOUT}
-SlurmdParameters=config_overrides
 EpilogSlurmctld={f / "etc" / "mosaic-epilog.sh"}
 PrologSlurmctld={f / "etc" / "mosaic-prolog.sh"}
 CliFilterPlugins=cli_filter/lua
-NodeName={host} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} State=UNKNOWN
-PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP"""
+NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:{SHARED_JOBS}"""
 
     def epilog_wrapper(self) -> str:
         """The site's wrapper of cluster/README.md: settings, then the shipped epilog."""
@@ -400,9 +402,7 @@ exec {REPO / "cluster" / "slurm-prolog.sh"}"""
 
         def ended() -> dict[str, str] | None:
             fields = self.job(job_id)
-            return (
-                fields if fields.get("JobState") not in (None, "PENDING", "RUNNING", "COMPLETING") else None
-            )
+            return fields if fields.get("JobState") not in UNFINISHED else None
 
         return wait_for(ended, seconds, f"job {job_id} to end", step=0.05)
 
