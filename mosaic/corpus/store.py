@@ -780,11 +780,11 @@ class Store:
                     (keep,),
                 ).fetchall()
         runs = sorted({run: key for run, key in doomed}.items(), key=lambda pair: pair[1])
-        for first in range(0, len(runs), PRUNE_BATCH_RUNS):
+        for first in range(0, max(len(runs), 1), PRUNE_BATCH_RUNS):
             with self._atomic() as db:
                 _drop_runs(db, runs[first : first + PRUNE_BATCH_RUNS])
-        with self._atomic() as db:  # the running-jobs registry's rows no longer running
-            running_jobs.prune(db, time.time(), before, *_REGISTRY_KEEP)
+                if first == 0:  # the running-jobs registry's rows no longer running
+                    running_jobs.prune(db, time.time(), before, *_REGISTRY_KEEP)
         pages = self.vacuum()
         return {"runs": len(runs), "groups": len({key for _, key in runs}), "pages_freed": pages}
 

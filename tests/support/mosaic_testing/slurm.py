@@ -180,6 +180,7 @@ class SlurmCluster:
             "MOSAIC_TOKEN_FILE": str(self.folder / "etc" / "read-token"),
             "DARSHAN_LOGDIR": str(self.logdir),
             "MOSAIC_STAGE": str(self.folder / "stage"),
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         }
 
     # ----- setup -----
