@@ -31,8 +31,13 @@ Written for Lua 5.1 (Slurm's lua plugins link it on Debian and most sites),
 and runs under 5.2, 5.3, 5.4 and LuaJIT alike: no integer division, goto or
 utf8, and read formats with their "*" ("*l", "*a").
 
+The application found also goes in the comment, as "mosaic_app=PATH" (PATH
+percent-encoded: one word), for the prolog (cluster/slurm-prolog.sh, run by
+slurmctld, which never sees the batch script) to tell `mosaic serve` what the job
+runs; a mosaic_app= word the user wrote is replaced by the filter's.
+
 A submission never fails here: no answer, an unknown application or no
-period class leaves the job as it was.
+period class leave the job as it was but for its mosaic_app= word.
 ]]
 
 local DEFAULT_URL = "http://127.0.0.1:8420"
@@ -222,6 +227,26 @@ local function lookup(uid, app)
     return body
 end
 
+-- The application as the job's comment carries it to PrologSlurmctld (cluster/slurm-prolog.sh):
+-- every byte but A-Z a-z 0-9 / . _ ~ - percent-encoded, so that a path with spaces, quotes,
+-- "=", "%" or "+" stays one word the prolog passes on as it is (the service decodes it).
+local function encoded(text)
+    return (text:gsub("[^A-Za-z0-9/._~%-]", function(c)
+        return string.format("%%%02X", c:byte())
+    end))
+end
+
+-- The comment without a mosaic_app= word a user wrote: the filter's own is the one kept.
+local function without_application(comment)
+    local kept = {}
+    for word in (comment or ""):gmatch("%S+") do
+        if not word:match("^mosaic_app=") then
+            kept[#kept + 1] = word
+        end
+    end
+    return table.concat(kept, " ")
+end
+
 function slurm_cli_pre_submit(options, offset)
     if options.type ~= "sbatch" and os.getenv("SLURM_JOB_ID") then
         return slurm.SUCCESS -- a step inside a job: the job already has its comment
@@ -233,12 +258,14 @@ function slurm_cli_pre_submit(options, offset)
     local body = lookup(uid, app)
     -- The profile's own class: the one followed by "period_direction" (each direction has one too).
     local class = body and body:match('"period_class"%s*:%s*(%-?%d+)%s*,%s*"period_direction"')
+    local notes = {}
     if class then
-        local note = "mosaic_period_class=" .. class
-        local comment = options.comment
-        options.comment = (comment and comment ~= "") and (comment .. " " .. note) or note
+        notes[#notes + 1] = "mosaic_period_class=" .. class
         slurm.log_info("mosaic: %s has I/O period class %s", app, class)
     end
+    notes[#notes + 1] = "mosaic_app=" .. encoded(app)
+    local comment = without_application(options.comment)
+    options.comment = (comment ~= "" and (comment .. " ") or "") .. table.concat(notes, " ")
     return slurm.SUCCESS
 end
 

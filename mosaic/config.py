@@ -329,6 +329,25 @@ class Config:
     epilog_max_days: int = service(
         62, lo=1
     )  # day folders searched, from the job's start day on (Slurm's usual MaxTime is 30 days)
+    # The running-jobs registry (mosaic/service/registry.py, cluster/slurm-prolog.sh, /v1/running):
+    running_grace_seconds: float = service(
+        600.0, **NON_NEGATIVE
+    )  # a job whose end never came (lost post, dead controller) leaves the registry at its start + time limit + this (Slurm's OverTimeLimit, KillWait and its epilog fit in it)
+    running_unlimited_max_seconds: float = service(
+        7 * 86400.0, **POSITIVE
+    )  # a job of time limit UNLIMITED (or unknown) whose end never came leaves the registry this long after its start
+    running_max_jobs: int = service(
+        100_000, lo=1
+    )  # jobs the registry holds as running at once; a start past it is refused (503 registry_full): a burst of posts never grows the store without bound
+    running_keep_ended_seconds: float = service(
+        7 * 86400.0, **NON_NEGATIVE
+    )  # an ended or expired job's row is kept this long (a start spooled through an outage is refused as late, not counted as running), then `mosaic store prune` drops it
+    running_clock_skew_seconds: float = service(
+        300.0, **NON_NEGATIVE
+    )  # a start or end this far in the service's future is taken (the controller's clock may run ahead); further is refused (422)
+    running_drain_posts: int = service(
+        256, lo=0
+    )  # spooled prolog and end posts each `mosaic epilog post` retries before its own (`mosaic epilog drain` retries them all)
     service_latency_buckets: tuple[float, ...] = service(
         (  # /metrics histogram bounds, seconds
             0.001,

@@ -119,6 +119,7 @@ class ApiError(StrEnum):
     REQUEST_TIMEOUT = "request_timeout"  # 408: head or body not received in time
     JOB_CONFLICT = "job_conflict"  # 409: the job id is stored under another uid
     JOB_MISMATCH = "job_mismatch"  # 409: the log's job id or uid is not the one the poster named
+    JOB_FINISHED = "job_finished"  # 409: a start of a job the registry has seen end (or start later)
     TOO_LARGE = "too_large"  # 413: body past the limit (Reason.TOO_LARGE's string)
     UNSUPPORTED_ENCODING = "unsupported_encoding"  # 415
     INVALID_REQUEST = "invalid_request"  # 422: query, path or body parameters
@@ -127,3 +128,4 @@ class ApiError(StrEnum):
     TOO_MANY_CONNECTIONS = "too_many_connections"  # 503: dropped past the connection cap
     STORE_UNAVAILABLE = "store_unavailable"  # 503: store file gone, replaced, damaged or full
     QUEUE_TIMEOUT = "queue_timeout"  # 503: no worker free for the categorization in time
+    REGISTRY_FULL = "registry_full"  # 503: running_max_jobs jobs already registered as running

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
-from mosaic.corpus import listing, perfstore, profiles, timeline
+from mosaic.corpus import listing, perfstore, profiles, running_jobs, timeline
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
@@ -104,7 +104,8 @@ CREATE TABLE IF NOT EXISTS applications (
 {JOBS_TABLE}
 {profiles.SCHEMA}
 {perfstore.RUN_PERFORMANCE_TABLE}
-{timeline.SCHEMA}"""
+{timeline.SCHEMA}
+{running_jobs.SCHEMA}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -134,6 +135,11 @@ FACT_COLUMNS = (
     "partial",
     "dropped_records",
     "run",
+)
+_REGISTRY_KEEP = (
+    DEFAULT.running_keep_ended_seconds,
+    DEFAULT.running_grace_seconds,
+    DEFAULT.running_unlimited_max_seconds,
 )
 PRUNE_BATCH_RUNS = 5000  # runs dropped per transaction: a post waits for one batch at most
 VACUUM_STEP_PAGES = 256  # pages given back per incremental-vacuum transaction (1 MB of 4 kB pages)
@@ -788,9 +794,11 @@ class Store:
                     (keep,),
                 ).fetchall()
         runs = sorted({run: key for run, key in doomed}.items(), key=lambda pair: pair[1])
-        for first in range(0, len(runs), PRUNE_BATCH_RUNS):
+        for first in range(0, max(len(runs), 1), PRUNE_BATCH_RUNS):
             with self._atomic() as db:
                 _drop_runs(db, runs[first : first + PRUNE_BATCH_RUNS])
+                if first == 0:  # the running-jobs registry's rows no longer running
+                    running_jobs.prune(db, time.time(), before, *_REGISTRY_KEEP)
         pages = self.vacuum()
         return {"runs": len(runs), "groups": len({key for _, key in runs}), "pages_freed": pages}
 

@@ -16,7 +16,9 @@ Modules, in the order a request meets them:
 * :mod:`~mosaic.service.errors`: the one JSON error shape and its OpenAPI entries
   (the codes: :class:`mosaic.errors.ApiError`);
 * :mod:`~mosaic.service.metrics`: Prometheus counters of one app;
-* :mod:`~mosaic.service.shutdown`: SIGTERM's one log line for the requests it cancels.
+* :mod:`~mosaic.service.shutdown`: SIGTERM's one log line for the requests it cancels;
+* :mod:`~mosaic.service.registry`: the jobs running now (``/v1/running``), which the Slurm
+  prolog and epilog keep (:mod:`~mosaic.service.running_spool`: the epilog's side).
 
 Nothing here is imported by ``mosaic --help``: the CLI loads
 ``mosaic.service.commands`` only when a service command runs.

@@ -27,6 +27,7 @@ from mosaic.service.guard import GuardMiddleware
 from mosaic.service.handlers import install_handlers
 from mosaic.service.metrics import Metrics
 from mosaic.service.pool import WorkerPool
+from mosaic.service.registry import router as registry_router
 from mosaic.service.routes import router
 from mosaic.service.security import Tokens
 from mosaic.service.storewatch import StoreFile
@@ -87,6 +88,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.add_middleware(GuardMiddleware, tokens=settings.tokens, metrics=app.state.metrics)
     install_handlers(app)
     app.include_router(router)
+    app.include_router(registry_router)  # the running jobs (/v1/running)
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:

@@ -123,6 +123,8 @@ def serve(
     GET      /v1/applications[?uid=U&match=TEXT&label=L&periodic=true|false
              &sort=KEY&reverse=true&offset=N&limit=N]   the applications, paged
     GET      /v1/jobs/JOB_ID               a job's stored runs
+    POST     /v1/running/start|end?job_id=J&uid=U...   a job started, ended (write token)
+    GET      /v1/running[?uid=U]           the jobs running now (the write token sees all)
     GET|HEAD /healthz                      liveness (no token); 503 when the store is not usable
     GET      /metrics                      Prometheus counters and latency
     GET      /docs, /openapi.json          the endpoints (a page, nothing fetched), their schema

@@ -32,6 +32,7 @@ from mosaic.config import Config
 from mosaic.errors import EngineError, LogError
 from mosaic.options import config_option, load_config
 from mosaic.secretfile import read_secret_file
+from mosaic.service import running_spool as registry_spool
 from mosaic.service.epilog_spool import Entry, keep, open_spool, pending
 from mosaic.service.epilog_spool import draining as drain_lock
 from mosaic.service.epilog_spool import entries as spooled
@@ -329,6 +330,33 @@ def defer(spool: Path, job: Job, path: Path, data: bytes, say: Say) -> int:
     return 1
 
 
+def job_ended(folder: Path | None, poster: Poster, job: Job, cfg: Config, say: Say) -> None:
+    """The running registry's part (:mod:`mosaic.service.running_spool`): its spooled posts
+    (starts the prolog could not post, ends) retried, then this job's end posted or spooled."""
+    running: Path | None = None
+    if folder is not None:
+        try:
+            running = registry_spool.running_folder(folder)
+        except (EngineError, OSError) as error:
+            say(f"no spool of start and end posts: {error}")
+    if running is not None and poster.unavailable is None:
+        poster.unavailable = registry_spool.drain(
+            running, poster.client, poster.url, poster.token, say, cfg.running_drain_posts
+        )
+    end = job.end.timestamp()
+    if poster.unavailable is None:
+        poster.unavailable = registry_spool.post_end(
+            running, poster.client, poster.url, poster.token, job.job_id, job.uid, end, say
+        )
+    elif running is not None:
+        query = registry_spool.end_query(job.job_id, job.uid, end)
+        try:
+            registry_spool.keep(running, "end", job.job_id, end, query)
+            say(f"end kept in the spool: {poster.unavailable}")
+        except OSError as error:
+            say(f"end lost: {poster.unavailable}; the spool failed: {error}")
+
+
 def spool_option(command: Callable[..., None]) -> Callable[..., None]:
     return click.option(
         "--spool",
@@ -405,16 +433,17 @@ def post(
     except (ValueError, KeyError, click.UsageError) as error:
         say(str(error))
         return
-    if not logdir or not os.path.isdir(logdir):
-        say(f"DARSHAN_LOGDIR {logdir!r} is not a directory")
-        return
     folder: Path | None = None
     try:
         folder = open_spool(spool)
     except (EngineError, OSError) as error:
-        say(f"no spool, a log the service cannot take now is lost: {error}")
+        say(f"no spool, a post the service cannot take now is lost: {error}")
     poster = make_poster(url, token_file, cfg.epilog_post_timeout_seconds)
     with poster.client:
+        job_ended(folder, poster, job, cfg, say)  # every job, with or without a log
+        if not logdir or not os.path.isdir(logdir):
+            say(f"DARSHAN_LOGDIR {logdir!r} is not a directory")
+            return
         if folder is not None:
             drain(folder, poster, say, cfg.epilog_max_logs)
         post_job(job, Path(logdir), poster, folder, frozenset(owner_uid), cfg, say)
@@ -431,15 +460,32 @@ def drain_command(
     folder = spool_folder(spool)
     poster = make_poster(url, token_file, cfg.epilog_post_timeout_seconds)
     with poster.client:
+        running = running_spool_folder(folder)
+        registry_spool.drain(running, poster.client, poster.url, poster.token, say_to_stderr(""), None)
         drain(folder, poster, say_to_stderr(""))
     click.echo(str(pending(folder)))
+    click.echo(running_pending(running))
 
 
 @epilog.command()
 @spool_option
 def status(spool: str) -> None:
-    """Print how many logs the spool holds and how long the oldest has waited."""
-    click.echo(str(pending(spool_folder(spool))))
+    """Print how many logs the spool holds and how long the oldest has waited, then how many
+    start and end posts."""
+    folder = spool_folder(spool)
+    click.echo(str(pending(folder)))
+    click.echo(running_pending(running_spool_folder(folder)))
+
+
+def running_pending(folder: Path) -> str:
+    return f"{len(registry_spool.entries(folder))} start and end posts pending"
+
+
+def running_spool_folder(folder: Path) -> Path:
+    try:
+        return registry_spool.running_folder(folder)
+    except (EngineError, OSError) as error:
+        raise click.UsageError(str(error)) from None
 
 
 def spool_folder(spool: str) -> Path:

@@ -75,6 +75,7 @@ def launch(
     max_connections: int = MAX_CONNECTIONS,
     write_timeout: float = WRITE_TIMEOUT,
     max_pipelined: int = MAX_PIPELINED,
+    write_token: str | None = None,
     **settings: float,
 ) -> Server:
     """Start `mosaic serve` (not yet waiting for it: servers start side by side) on
@@ -113,6 +114,9 @@ def launch(
     if token:
         write_secret(tmp / "token", token + "\n")
         args += ["--token-file", str(tmp / "token")]
+    if write_token:  # a write token apart from the read token
+        write_secret(tmp / "write-token", write_token + "\n")
+        args += ["--write-token-file", str(tmp / "write-token")]
     env = dict(os.environ, PYTHONPATH=node_path()) if faults else dict(os.environ)
     with open(tmp / "server.log", "wb") as log:
         process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ HARNESS = HERE / "run_cli_filter.lua"
 INTERPRETERS = ["lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit"]
 CHECKPOINT_UID, STEADY_UID = 5252, 5353
 CHECKPOINTER = "/apps/ckpt"
-CLASS = "mosaic_period_class=2"
+APP_NOTE = "mosaic_app=/apps/ckpt"  # the application, for the prolog
+CLASS = "mosaic_period_class=2 " + APP_NOTE
 PRELOAD = "/opt/darshan/lib/libdarshan.so"
 
 
@@ -123,9 +125,26 @@ def test_srun_of_a_wrapper_and_env(lua, tmp_path):
 
 def test_the_job_is_left_alone_without_a_class(lua, tmp_path):
     nothing = (0, None, [])
-    assert lua("srun", ["/apps/unknown"]) == nothing  # 404
-    assert lua("srun", ["/apps/lmp"], uid=STEADY_UID) == nothing  # a profile without a class
+    # The application alone: the prolog still learns what the job runs.
+    assert lua("srun", ["/apps/unknown"]) == (0, "mosaic_app=/apps/unknown", [])  # 404
+    assert lua("srun", ["/apps/lmp"], uid=STEADY_UID) == (0, "mosaic_app=/apps/lmp", [])  # no class
     assert lua("srun", [CHECKPOINTER], SLURM_JOB_ID="12") == nothing  # a step inside a job
-    assert lua("srun", [CHECKPOINTER], MOSAIC_TOKEN_FILE=str(tmp_path / "absent")) == nothing  # 401
-    assert lua("srun", [CHECKPOINTER], MOSAIC_URL="http://127.0.0.1:9") == nothing  # nobody there
+    absent = str(tmp_path / "absent")
+    assert lua("srun", [CHECKPOINTER], MOSAIC_TOKEN_FILE=absent) == (0, APP_NOTE, [])  # 401
+    assert lua("srun", [CHECKPOINTER], MOSAIC_URL="http://127.0.0.1:9") == (0, APP_NOTE, [])  # nobody there
     assert sbatch(lua, tmp_path, "hostname\n./prepare.sh\n") is None  # nothing launched
+
+
+STRANGE = "/apps/my app/x=1%+'\"\\é\tend"
+
+
+def test_the_application_goes_in_the_comment_as_one_encoded_word(lua, tmp_path):
+    """Every byte but A-Z a-z 0-9 / . _ ~ - percent-encoded: one word, no quote, "=", "%" or
+    "+" (a query string's space) left; decoded, the path as it was. A mosaic_app= word of the
+    user's is replaced by the filter's."""
+    encoded = "/apps/my%20app/x%3D1%25%2B%27%22%5C%C3%A9%09end"
+    assert urllib.parse.unquote(encoded) == STRANGE
+    assert lua("srun", [STRANGE], "nightly") == (0, f"nightly mosaic_app={encoded}", [])
+    assert lua("srun", ["/apps/b"], "mosaic_app=/fake x mosaic_app=/other") == (0, "x mosaic_app=/apps/b", [])
+    named = sbatch(lua, tmp_path, "#MOSAIC app=/apps/ckpt\n./run.sh\n", "mosaic_app=/fake")
+    assert named == CLASS

@@ -142,7 +142,7 @@ def test_a_full_spool_says_the_log_is_lost_and_leaves_no_part_of_it(site, log_fa
         done = run_epilog(env)
         assert done.returncode == 0
         said = done.stdout.splitlines()
-        kept = [line for line in said if "kept in the spool: no answer from" in line]
+        kept = [line for line in said if ".darshan kept in the spool: no answer from" in line]
         lost = [line for line in said if "the spool failed: [Errno 28] No space left on device" in line]
         assert len(kept) + len(lost) == 2 and lost, done.stdout  # the first may fit in 4 KiB
         assert all(f"lost: no answer from {down}" in line for line in lost)

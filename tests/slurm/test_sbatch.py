@@ -14,7 +14,7 @@ import pytest
 
 from mosaic.corpus.node import write_secret
 from mosaic_testing.outputs import comparable
-from mosaic_testing.slurm import MOSAIC, REPO, SlurmCluster, free_port
+from mosaic_testing.slurm import MOSAIC, REPO, UNFINISHED, SlurmCluster, free_port
 
 pytestmark = pytest.mark.slow
 LOGS = 300  # a small corpus: the job's fixed costs (nodes starting, joining) dominate anyway
@@ -78,7 +78,7 @@ def test_one_job_of_two_nodes_on_one_machine_gives_the_local_results(slurm_clust
     )
     working: set[str] = set()
     deadline = started + JOB_SECONDS
-    while slurm_cluster.job(job).get("JobState") in (None, "PENDING", "RUNNING", "COMPLETING"):
+    while slurm_cluster.job(job).get("JobState") in UNFINISHED:
         assert time.monotonic() < deadline, f"job {job} still running after {JOB_SECONDS} s"
         working |= working_addresses(tmp)
         time.sleep(0.05)

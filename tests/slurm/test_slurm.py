@@ -87,7 +87,8 @@ def test_a_job_is_visible_and_the_next_submission_gets_its_class(slurm_cluster, 
     # with the numeric uid, as Darshan does when LOGNAME is unset.
     second, filtered = run_job(cluster, templates[1], name_as=str(ALICE.pw_uid))
     assert f"mosaic: {cluster.application} has I/O period class 2" in filtered, filtered
-    assert cluster.job(second)["Comment"] == "mosaic_period_class=2"
+    # the whole comment (job() cuts a field at its first space): the class, and the application
+    assert f" Comment=mosaic_period_class=2 mosaic_app={cluster.application} " in cluster.show(second)
     wait_visible(cluster, second)
     assert lookup_runs(cluster) == 2
 

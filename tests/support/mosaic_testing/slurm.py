@@ -38,6 +38,12 @@ REPO = Path(__file__).resolve().parents[3]  # tests/support/mosaic_testing/slurm
 MOSAIC = Path(sys.executable).with_name("mosaic")
 DAEMONS = ("munged", "slurmctld", "slurmd")
 START_SECONDS = 60.0
+# Jobs submitted with --oversubscribe share a CPU this many at once (jobs that wait side by
+# side: tests/slurm/test_running.py); the others keep theirs.
+SHARED_JOBS = 8
+# A job's states before its end (CONFIGURING: while its PrologSlurmctld runs).
+UNFINISHED = (None, "PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
+SLURMD_TIMEOUT = 10  # seconds before a silent slurmd's node is down (the dead-node test waits it)
 TOKEN, WRITE_TOKEN = "read-token-of-the-slurm-tests", "write-token-of-the-slurm-tests"
 APPLICATION = """#!/bin/bash
 # Runs until the test has staged its logs (at most a minute), then does what darshan-runtime
@@ -68,6 +74,8 @@ def missing() -> str | None:
     return None
 
 
+# The code under test (a worktree's, not the venv's editable install) for the epilog too.
+THIS_TREE = f" PYTHONPATH={os.environ['PYTHONPATH']}" if os.environ.get("PYTHONPATH") else ""
 SBIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -172,6 +180,7 @@ class SlurmCluster:
             "MOSAIC_TOKEN_FILE": str(self.folder / "etc" / "read-token"),
             "DARSHAN_LOGDIR": str(self.logdir),
             "MOSAIC_STAGE": str(self.folder / "stage"),
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         }
 
     # ----- setup -----
@@ -212,6 +221,7 @@ class SlurmCluster:
             (etc / "write-token", WRITE_TOKEN, 0o600),  # the epilog's, root's only
             (etc / "slurm.conf", self.slurm_conf(), 0o644),
             (etc / "mosaic-epilog.sh", self.epilog_wrapper(), 0o755),
+            (etc / "mosaic-prolog.sh", self.prolog_wrapper(), 0o755),
             (self.application, APPLICATION, 0o755),
         ]:
             path.write_text(text + "\n")
@@ -251,18 +261,32 @@ SelectTypeParameters=CR_CPU
 MpiDefault=none
 ReturnToService=2
 KillWait=2
+OverTimeLimit=0
+SlurmdTimeout={SLURMD_TIMEOUT}
 EpilogSlurmctld={f / "etc" / "mosaic-epilog.sh"}
+PrologSlurmctld={f / "etc" / "mosaic-prolog.sh"}
 CliFilterPlugins=cli_filter/lua
 NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN
-PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP"""
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:{SHARED_JOBS}"""
 
     def epilog_wrapper(self) -> str:
         """The site's wrapper of cluster/README.md: settings, then the shipped epilog."""
         return f"""#!/bin/sh
 export DARSHAN_LOGDIR={self.logdir} MOSAIC_URL={self.service.url}
 export MOSAIC_TOKEN_FILE={self.folder / "etc" / "write-token"} MOSAIC_SPOOL_DIR={self.spool}
-export MOSAIC_EPILOG_LOG={self.epilog_log} MOSAIC_BIN={MOSAIC} SLURM_CONF={self.conf}
+export MOSAIC_EPILOG_LOG={self.epilog_log} MOSAIC_BIN={MOSAIC} SLURM_CONF={self.conf}{THIS_TREE}
 exec {REPO / "cluster" / "slurm-epilog.sh"}"""
+
+    @property
+    def prolog_log(self) -> Path:
+        return self.folder / "log" / "mosaic-prolog.log"
+
+    def prolog_wrapper(self) -> str:
+        """The site's wrapper of the shipped prolog (cluster/README.md)."""
+        return f"""#!/bin/sh
+export MOSAIC_URL={self.service.url} MOSAIC_TOKEN_FILE={self.folder / "etc" / "write-token"}
+export MOSAIC_SPOOL_DIR={self.spool} MOSAIC_PROLOG_LOG={self.prolog_log} SLURM_CONF={self.conf}
+exec {REPO / "cluster" / "slurm-prolog.sh"}"""
 
     def make_day_folders(self) -> None:
         """Today's and tomorrow's YEAR/MONTH/DAY, writable by all with the sticky bit
@@ -379,9 +403,7 @@ exec {REPO / "cluster" / "slurm-epilog.sh"}"""
 
         def ended() -> dict[str, str] | None:
             fields = self.job(job_id)
-            return (
-                fields if fields.get("JobState") not in (None, "PENDING", "RUNNING", "COMPLETING") else None
-            )
+            return fields if fields.get("JobState") not in UNFINISHED else None
 
         return wait_for(ended, seconds, f"job {job_id} to end", step=0.05)
 
