@@ -62,6 +62,8 @@ from mosaic.corpus import listing, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
+from mosaic.interference.tables import DROP_RUNS_SQL as DROP_CONTENTION_RUNS
+from mosaic.interference.tables import SCHEMA as interference_schema
 from mosaic.trace import group_key as job_group_key
 
 RESUME_SCHEMA = 5  # version of the resume tables; a store of another version starts them over
@@ -101,7 +103,8 @@ CREATE TABLE IF NOT EXISTS applications (
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
     categories TEXT);
 {JOBS_TABLE}
-{profiles.SCHEMA}"""
+{profiles.SCHEMA}
+{interference_schema}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -973,6 +976,7 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.executemany("INSERT INTO temp.doomed VALUES (?, ?)", runs)
     profiles.drop_runs(db, "SELECT run FROM temp.doomed")
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
+    db.execute(DROP_CONTENTION_RUNS.format(runs="SELECT run FROM temp.doomed"))
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
     db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")
