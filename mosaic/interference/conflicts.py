@@ -146,8 +146,8 @@ def sentence(matrix: dict[str, Any], per: float = 1e8) -> str:
             "No pair of categories conflicts at the familywise level: no victim label was measurably slowed."
         )
     parts = [
-        f"{pair['aggressor']} jobs slow {pair['victim']} jobs by {pair['coef'] * per:.2f}x "
-        f"(at least {pair['lo'] * per:.2f}x) more per {per / 1e6:,.0f} MB/s they move"
+        f"{pair['aggressor']} jobs slow {pair['victim']} jobs: +{pair['coef'] * per:.2f} to their slowdown "
+        f"per {per / 1e6:,.0f} MB/s they move (at least +{pair['lo'] * per:.2f})"
         for pair in found[:5]
     ]
     return "; ".join(parts) + "."

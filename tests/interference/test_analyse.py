@@ -1,0 +1,108 @@
+"""SPEC 3.11 in the store: analyse() over hand-filled contract tables, prune, and the
+hook at the end of mosaic run."""
+
+import json
+
+import pytest
+import scipy.stats
+
+from mosaic.config import Config
+from mosaic.corpus.store import Store
+from mosaic.interference.analyse import analyse, load_contention
+from mosaic_testing.contention_tables import fill
+
+CONFIG = Config(contention_min_runs=8)
+VICTIM, AGGRESSOR = "1:/bin/victim", "2:/bin/agg"
+TIMES = [1.0, 1.0, 1.0, 1.0, 1.0, 1.1, 2.0, 3.0]
+LOADS = [0.0, 0.0, 0.0, 0.0, 2e6, 3e6, 4e7, 5e7]
+
+
+def _rows():
+    performance = [(i, VICTIM, 1e9, TIMES[i], 10.0, "N:N", {"job": {"mode": "N:N"}}) for i in range(8)]
+    performance += [(100 + i, AGGRESSOR, 4e9, 5.0, 500.0 if i < 4 else 10.0, "N:1", None) for i in range(8)]
+    load = [(i, "/scratch", 0.0, LOADS[i], 0.0, 1, 10.0) for i in range(8)]
+    load += [(100 + i, "/scratch", 0.0, 0.0, 0.0, 0, 5.0) for i in range(8)]
+    overlaps = [
+        (6, 100, "/scratch", 3e8, 0.75),
+        (6, 100, "/home", 1e8, 1.0),  # two file systems: 4e8 of 5e8 -> share 0.8
+        (6, 5, "/scratch", 1e8, 0.25),
+        *[(7, other, "/scratch", 1e8, 0.25) for other in (101, 102, 103, 104)],
+    ]
+    jobs = [(i, f"v{i}.darshan", str(7000 + i), VICTIM, None) for i in range(8)]
+    jobs += [(100 + i, f"a{i}.darshan", str(8000 + i), AGGRESSOR, ["write_on_end"]) for i in range(8)]
+    return {"performance": performance, "load": load, "overlaps": overlaps, "jobs": jobs}
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "store.sqlite") as opened:
+        fill(opened, **_rows())
+        with opened._atomic() as db:
+            db.execute("INSERT INTO profile_label_sets VALUES (?, ?, ?)", (VICTIM, '["read_on_start"]', 8))
+        yield opened
+
+
+def test_a_store_without_the_performance_and_load_tables_is_skipped_with_a_reason(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        out = analyse(store, CONFIG)
+    assert out == {
+        "status": "skipped",
+        "reason": "no run_performance, run_load, run_overlaps table in the store",
+    }
+
+
+def test_analyse_writes_the_three_tables(store):
+    summary = analyse(store, CONFIG, now=5.0)
+    assert summary["groups"] == 2 and summary["runs"] == 16 and summary["slow"] == 2
+    assert summary["labels"] == {"sensitive": 1, "not exposed": 1}
+    with store._snapshot() as db:
+        victim = load_contention(db, VICTIM)
+        aggressor = load_contention(db, AGGRESSOR)
+        runs = {
+            r: (d, s, json.loads(c))
+            for r, d, s, c in db.execute("SELECT run, slowdown, slow, cause FROM run_contention")
+        }
+        pairs = {
+            (r[0], r[1]): (r[2], r[3])
+            for r in db.execute("SELECT victim, aggressor, coef, runs FROM label_conflicts")
+        }
+    assert victim["label"] == "sensitive" and victim["n"] == 8
+    assert victim["rho"] == pytest.approx(scipy.stats.spearmanr(LOADS, TIMES).statistic)
+    assert victim["q"] == victim["p"]  # one group tested: BH leaves its p
+    assert victim["computed_at"] == 5.0 and victim["words"].startswith("about ")
+    # the aggressor: every run met 0 B/s; all N:1; metadata > 300/s in 4 of 8 (half: a trait)
+    assert aggressor["label"] == "not exposed" and aggressor["traits"] == ["n1", "metadata"]
+    # baseline: the four runs at load 0 (time 1.0); slow from 1.25x (sigma 0)
+    assert [runs[i][1] for i in range(8)] == [0, 0, 0, 0, 0, 0, 1, 1]
+    assert runs[6][0] == 2.0 and runs[5][2] is None
+    assert runs[6][2] == {
+        "kind": "run", "run": 100, "share": 0.8, "others": 2, "traits": ["n1", "metadata", "bandwidth"],
+        "job_id": "8000", "group_key": AGGRESSOR, "uid": 2, "application": "/bin/agg",
+    }  # fmt: skip
+    # run 7: four others of 0.25 each; its load 5e7 is above the 95th percentile (4.65e7)
+    assert runs[7][2]["kind"] == "many jobs at once" and runs[7][2]["p95_load"] == pytest.approx(4.65e7)
+    # victims took their group's usual labels, the aggressors their own; every pair met fewer
+    # than contention_pair_min_runs = 3 victim runs: null, never 0
+    assert pairs[("read_on_start", "write_on_end")] == (None, 2)  # runs 6 and 7
+    assert pairs[("read_on_start", "read_on_start")] == (None, 1)  # run 5 beside run 6
+    assert set(pairs) == {
+        (v, a) for v in ("read_on_start", "write_on_end") for a in ("read_on_start", "write_on_end")
+    }
+
+
+def test_prune_drops_the_runs_rows(store):
+    analyse(store, CONFIG)
+    store.prune(keep=7)
+    with store._snapshot() as db:
+        left = {row[0] for row in db.execute("SELECT run FROM run_contention")}
+    assert 0 not in left and 100 not in left and len(left) == 14
+
+
+def test_analysing_again_replaces_the_rows(store):
+    analyse(store, CONFIG, now=1.0)
+    analyse(store, CONFIG, now=2.0)
+    with store._snapshot() as db:
+        assert tuple(db.execute("SELECT count(*), min(computed_at) FROM app_contention").fetchone()) == (
+            2,
+            2.0,
+        )
