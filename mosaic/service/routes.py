@@ -316,7 +316,7 @@ def application(
     label: str | None = Query(None, description="List: groups with a run carrying this label"),
     periodic: bool | None = Query(None, description="List: groups with (true) or without a period class"),
     sensitive: bool | None = Query(None, description="List: groups labelled sensitive to load (true) or not"),
-    aggressor: bool | None = Query(None, description="List: groups with (true) or without an aggressor trait"),
+    aggressor: bool | None = Query(None, description="List: groups with (true) or without aggressor traits"),
     sort: str = Query("runs", description=f"List: {', '.join(SORT_KEYS)} or a label (its share)"),
     reverse: bool = Query(False, description="List: the order flipped"),
     offset: int = Query(0, ge=0),

@@ -20,7 +20,8 @@ def _store(path):
         for key, (label, traits) in GROUPS.items():
             uid, app = key.split(":", 1)
             db.execute(
-                "INSERT INTO applications (group_key, uid, application, runs, total_bytes) VALUES (?, ?, ?, 1, 1.0)",
+                "INSERT INTO applications (group_key, uid, application, runs, total_bytes) "
+                "VALUES (?, ?, ?, 1, 1.0)",
                 (key, int(uid), app),
             )
             db.execute(
@@ -28,7 +29,8 @@ def _store(path):
                 (key, label, json.dumps(traits)),
             )
         db.execute(
-            "INSERT INTO applications (group_key, uid, application, runs) VALUES ('4:/bin/new', 4, '/bin/new', 1)"
+            "INSERT INTO applications (group_key, uid, application, runs) "
+            "VALUES ('4:/bin/new', 4, '/bin/new', 1)"
         )
 
 
