@@ -31,6 +31,12 @@ Written for Lua 5.1 (Slurm's lua plugins link it on Debian and most sites),
 and runs under 5.2, 5.3, 5.4 and LuaJIT alike: no integer division, goto or
 utf8, and read formats with their "*" ("*l", "*a").
 
+Who slows whom (docs/method.md 3.11): "mosaic_io_sensitive=1" when the
+application's I/O time follows the file system's load (label sensitive), and
+"mosaic_io_aggressor=n1,metadata" with its aggressor traits (n1, metadata,
+bandwidth, small_requests), from the same answer: no second request, so the
+one MOSAIC_TIMEOUT bounds all of it.
+
 A submission never fails here: no answer, an unknown application or no
 period class leaves the job as it was.
 ]]
@@ -222,6 +228,29 @@ local function lookup(uid, app)
     return body
 end
 
+-- A note appended to the job's comment, space-separated.
+local function add_note(options, note)
+    local comment = options.comment
+    options.comment = (comment and comment ~= "") and (comment .. " " .. note) or note
+end
+
+-- The answer's "contention" object (who slows whom): whether the application is sensitive
+-- to the file system's load, and its aggressor traits joined by commas (nil when none).
+-- The object holds no nested braces; a trait is a bare word.
+local function contention(body)
+    local object = body and body:match('"contention"%s*:%s*(%b{})')
+    if not object then
+        return false, nil
+    end
+    local sensitive = object:match('"label"%s*:%s*"sensitive"') ~= nil
+    local list = object:match('"traits"%s*:%s*(%b[])')
+    local traits = {}
+    for trait in (list or ""):gmatch('"([%w_]+)"') do
+        traits[#traits + 1] = trait
+    end
+    return sensitive, (#traits > 0) and table.concat(traits, ",") or nil
+end
+
 function slurm_cli_pre_submit(options, offset)
     if options.type ~= "sbatch" and os.getenv("SLURM_JOB_ID") then
         return slurm.SUCCESS -- a step inside a job: the job already has its comment
@@ -234,10 +263,17 @@ function slurm_cli_pre_submit(options, offset)
     -- The profile's own class: the one followed by "period_direction" (each direction has one too).
     local class = body and body:match('"period_class"%s*:%s*(%-?%d+)%s*,%s*"period_direction"')
     if class then
-        local note = "mosaic_period_class=" .. class
-        local comment = options.comment
-        options.comment = (comment and comment ~= "") and (comment .. " " .. note) or note
+        add_note(options, "mosaic_period_class=" .. class)
         slurm.log_info("mosaic: %s has I/O period class %s", app, class)
+    end
+    local sensitive, traits = contention(body)
+    if sensitive then
+        add_note(options, "mosaic_io_sensitive=1")
+        slurm.log_info("mosaic: %s is sensitive to the file system's load", app)
+    end
+    if traits then
+        add_note(options, "mosaic_io_aggressor=" .. traits)
+        slurm.log_info("mosaic: %s has aggressor traits %s", app, traits)
     end
     return slurm.SUCCESS
 end

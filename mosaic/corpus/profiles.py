@@ -68,6 +68,7 @@ from typing_extensions import TypedDict
 
 from mosaic.config import DEFAULT
 from mosaic.directions import DIRECTIONS
+from mosaic.interference.tables import ContentionSummary
 
 PERIODIC_NUMBERS = ("period", "busy_fraction", "bytes_per_occurrence")
 # The numbers of one run, in this order, packed as little-endian float64 (NaN: not measured)
@@ -199,9 +200,20 @@ class ApplicationAnswer(Application):
 
     profile: ApplicationProfile | None
     """None when no run of the group was categorized into the store."""
+    contention: ContentionSummary | None
+    """Its sensitivity to the file system's load and its aggressor traits (SPEC 3.11); None
+    until a `mosaic run` over runs with performance and load computed it."""
 
 
-_documented(Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, ApplicationAnswer)
+_documented(
+    Spread,
+    PeriodicProfile,
+    DirectionProfile,
+    ApplicationProfile,
+    Application,
+    ApplicationAnswer,
+    ContentionSummary,
+)
 
 
 # ----- one run's summary (workers, service posts) -----

@@ -64,6 +64,7 @@ from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
 from mosaic.interference.tables import DROP_RUNS_SQL as DROP_CONTENTION_RUNS
 from mosaic.interference.tables import SCHEMA as interference_schema
+from mosaic.interference.tables import load_contention
 from mosaic.trace import group_key as job_group_key
 
 RESUME_SCHEMA = 5  # version of the resume tables; a store of another version starts them over
@@ -645,7 +646,8 @@ class Store:
             if row is None:
                 return None
             found = profiles.profile(db, key, row["runs"], min_periodic_share, self.window)
-        return {**_application(row), "profile": found}
+            contention = load_contention(db, key)
+        return {**_application(row), "profile": found, "contention": contention}
 
     def applications(
         self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share

@@ -26,7 +26,9 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.interference import conflicts, sensitivity, slow_runs
-from mosaic.interference.tables import NEEDED
+from mosaic.interference.tables import NEEDED, load_contention
+
+__all__ = ["analyse", "compute", "load_contention"]
 
 if TYPE_CHECKING:
     from mosaic.corpus.store import Store
@@ -255,21 +257,3 @@ def compute_and_write(
         "conflicting_pairs": sum(1 for p in pairs if p["conflicting"]),
         "sentence": conflicts.sentence(result["matrix"]),
     }
-
-
-def load_contention(db: sqlite3.Connection, group_key: str) -> dict[str, Any] | None:
-    """The stored sensitivity of one group (contract 8's row with its body), or None."""
-    if "app_contention" not in _tables(db):
-        return None
-    row = db.execute(
-        "SELECT label, n, rho, p, q, slope, slope_lo, slope_hi, traits, body, computed_at "
-        "FROM app_contention WHERE group_key = ?",
-        (group_key,),
-    ).fetchone()
-    if row is None:
-        return None
-    keys = ("label", "n", "rho", "p", "q", "slope", "slope_lo", "slope_hi")
-    out = dict(zip(keys, row[:8]))
-    body = json.loads(row[9]) if row[9] else {}
-    out.update(traits=json.loads(row[8]) if row[8] else [], words=body.get("words"), computed_at=row[10])
-    return out

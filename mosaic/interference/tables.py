@@ -1,4 +1,12 @@
-"""The store tables of SPEC 3.11 (no heavy import: mosaic.corpus.store takes them)."""
+"""The store tables of SPEC 3.11, and the lookup's read of one group's row (no heavy
+import: mosaic.corpus.store takes them)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from typing_extensions import TypedDict
 
 APP_CONTENTION = """
 CREATE TABLE IF NOT EXISTS app_contention (
@@ -17,3 +25,58 @@ CREATE TABLE IF NOT EXISTS label_conflicts (
 SCHEMA = APP_CONTENTION + RUN_CONTENTION + LABEL_CONFLICTS
 NEEDED = ("run_performance", "run_load", "run_overlaps")
 DROP_RUNS_SQL = "DELETE FROM run_contention WHERE run IN ({runs})"  # prune's one line (store._drop_runs)
+
+
+class ContentionSummary(TypedDict):
+    """How the group's I/O time follows the other jobs' load on its file systems (SPEC 3.11),
+    as the last `mosaic run` computed it."""
+
+    label: str
+    """sensitive, insensitive, not exposed, not enough runs, or inconclusive."""
+    n: int
+    """Measured runs behind it (I/O time and load known)."""
+    rho: float | None
+    """Spearman's rho of normalized I/O time (s per byte) against load."""
+    p: float | None
+    """Its one-sided p (asymptotic, or permutation below contention_permutation_below runs)."""
+    q: float | None
+    """That p, Benjamini-Hochberg adjusted across the groups tested."""
+    slope: float | None
+    """Slowdown per byte/s of other jobs' load (OLS), with its bootstrap interval."""
+    slope_lo: float | None
+    slope_hi: float | None
+    traits: list[str]
+    """Aggressor traits most of its runs carry: n1, metadata, bandwidth, small_requests."""
+    words: str | None
+    """The slope in words: the slowdown at the load of a busy hour."""
+    computed_at: float | None
+    """When it was computed (seconds since the epoch)."""
+
+
+def load_contention(db: sqlite3.Connection, group_key: str) -> ContentionSummary | None:
+    """The stored sensitivity of one group (data contract 8's row), or None: one primary-key
+    read, as a lookup may do."""
+    try:
+        row = db.execute(
+            "SELECT label, n, rho, p, q, slope, slope_lo, slope_hi, traits, body, computed_at "
+            "FROM app_contention WHERE group_key = ?",
+            (group_key,),
+        ).fetchone()
+    except sqlite3.OperationalError:  # a store opened read-only before the table existed
+        return None
+    if row is None:
+        return None
+    body = json.loads(row[9]) if row[9] else {}
+    return {
+        "label": row[0],
+        "n": row[1],
+        "rho": row[2],
+        "p": row[3],
+        "q": row[4],
+        "slope": row[5],
+        "slope_lo": row[6],
+        "slope_hi": row[7],
+        "traits": json.loads(row[8]) if row[8] else [],
+        "words": body.get("words"),
+        "computed_at": row[10],
+    }

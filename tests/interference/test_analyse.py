@@ -106,3 +106,25 @@ def test_analysing_again_replaces_the_rows(store):
             2,
             2.0,
         )
+
+
+def test_the_lookup_answer_carries_the_label_and_traits(store):
+    from mosaic.service.lookup_view import render
+
+    with store._atomic() as db:
+        for key in (VICTIM, AGGRESSOR):
+            uid, app = key.split(":", 1)
+            db.execute(
+                "INSERT INTO applications (group_key, uid, application, runs, representative) VALUES (?, ?, ?, 8, 'x')",
+                (key, int(uid), app),
+            )
+    before = store.application(1, "/bin/victim")
+    assert before is not None and before["contention"] is None  # not computed yet
+    analyse(store, CONFIG, now=3.0)
+    victim, aggressor = store.application(1, "/bin/victim"), store.application(2, "/bin/agg")
+    assert victim["contention"]["label"] == "sensitive" and victim["contention"]["computed_at"] == 3.0
+    text = render(victim)
+    assert "file-system load: sensitive over 8 runs (Spearman 0.93, q 0." in text
+    assert ": about " in text and "x at the load of a busy hour" in text
+    assert "aggressor traits: n1, metadata" in render(aggressor)
+    assert "file-system load: not exposed over 8 runs\n" in render(aggressor)
