@@ -115,7 +115,8 @@ def test_the_lookup_answer_carries_the_label_and_traits(store):
         for key in (VICTIM, AGGRESSOR):
             uid, app = key.split(":", 1)
             db.execute(
-                "INSERT INTO applications (group_key, uid, application, runs, representative) VALUES (?, ?, ?, 8, 'x')",
+                "INSERT INTO applications (group_key, uid, application, runs, representative) "
+                "VALUES (?, ?, ?, 8, 'x')",
                 (key, int(uid), app),
             )
     before = store.application(1, "/bin/victim")
