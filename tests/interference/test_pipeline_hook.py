@@ -3,11 +3,10 @@
 import json
 import shutil
 
-from mosaic_testing.contention_tables import INTERFERENCE
-
 from mosaic.config import Config
 from mosaic.corpus import pipeline
 from mosaic.corpus.store import Store
+from mosaic_testing.contention_tables import INTERFERENCE
 
 
 def test_mosaic_run_analyses_contention_when_the_inputs_are_there(tmp_path):
