@@ -40,7 +40,9 @@ def _tables(db: sqlite3.Connection) -> set[str]:
 
 def _runs(db: sqlite3.Connection) -> dict[str, np.ndarray | list[Any]]:
     """Every run of run_performance with its load (NaN: unknown), its labels and identity."""
-    rows = db.execute(
+    cursor = db.cursor()
+    cursor.row_factory = None  # plain tuples: the store's row class costs per row
+    rows = cursor.execute(
         "SELECT p.run, coalesce(p.group_key, j.group_key), "
         "coalesce(p.read_bytes, 0) + coalesce(p.write_bytes, 0), p.io_time, p.metadata_per_second, "
         "p.mode, p.body, l.load, l.io_seconds, j.job_id, j.categories, "
@@ -108,7 +110,9 @@ def analyse(store: Store, config: Config, now: float | None = None) -> dict[str,
         if missing:
             return {"status": "skipped", "reason": f"no {', '.join(missing)} table in the store"}
         runs = _runs(db)
-        overlap_rows = db.execute(
+        cursor = db.cursor()
+        cursor.row_factory = None
+        overlap_rows = cursor.execute(
             "SELECT run, other, sum(bytes) FROM run_overlaps GROUP BY run, other ORDER BY run, other"
         ).fetchall()
     return compute_and_write(store, runs, overlap_rows, config, computed_at)
@@ -145,14 +149,14 @@ def compute(
     o_bytes = np.array([r[2] or 0.0 for r in rows], dtype=np.float64)
     top = slow_runs.top_overlaps(o_run, o_other, o_bytes)
     top_at = _lookup(runs["run"], top["run"])  # index among the runs of each victim with overlaps
+    other_at = _lookup(runs["run"], top["other"])  # and of its largest other (-1: not measured)
     top_of = dict(zip(top_at.tolist(), range(top_at.size)))
     caused: dict[str, int] = {}
     causes: dict[int, str] = {}
     for i in np.flatnonzero(slow):
         k = top_of.get(int(i))
         entry = None if k is None else {key: top[key][k] for key in ("other", "share", "others")}
-        j = None if entry is None else int(_lookup(runs["run"], np.array([entry["other"]]))[0])
-        j = None if j is None or j < 0 else j
+        j = None if k is None or other_at[k] < 0 else int(other_at[k])
         load = float(runs["load"][i])
         cause = slow_runs.cause(
             load,

@@ -73,12 +73,22 @@ def spearman_greater(
         return math.nan, 1.0, "none"
     rho = float(rx @ ry) / denominator
     if n >= permutation_below:
-        result = scipy.stats.spearmanr(x, y, alternative="greater")
-        return rho, float(result.pvalue), "asymptotic"
+        # scipy.stats.spearmanr(alternative="greater")'s asymptotic p: Student's t, n - 2 dof
+        if rho >= 1.0:
+            return rho, 0.0, "asymptotic"
+        t = rho * math.sqrt((n - 2) / ((1.0 - rho) * (1.0 + rho)))
+        return rho, float(scipy.stats.t.sf(t, n - 2)), "asymptotic"
     shuffled = rng.permuted(np.broadcast_to(ry, (permutations, n)), axis=1)
     null = (shuffled @ rx) / denominator
     hits = int(np.count_nonzero(null >= rho - 1e-12))
     return rho, (1 + hits) / (1 + permutations), "permutation"
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r (NaN where a side is constant)."""
+    xc, yc = x - x.mean(), y - y.mean()
+    denominator = math.sqrt(float(xc @ xc) * float(yc @ yc))
+    return float(xc @ yc) / denominator if denominator > 0 else math.nan
 
 
 def benjamini_hochberg(p: Sequence[float]) -> np.ndarray:
@@ -224,9 +234,7 @@ def describe(runs: GroupRuns, busy_load: float, config: Config, rng: np.random.G
         rho=None if math.isnan(rho) else rho,
         p=p,
         p_method=method,
-        pearson=_finite(
-            scipy.stats.pearsonr(load, normalized).statistic if np.ptp(normalized) > 0 else math.nan
-        ),
+        pearson=_finite(pearson(load, normalized)),
         distance_correlation=_finite(distance_correlation(load[side], normalized[side])),
         nmi=_finite(normalized_mutual_information(load[side], normalized[side])),
         side_sample=int(side.size),
