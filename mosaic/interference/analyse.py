@@ -260,4 +260,11 @@ def compute_and_write(
         "slow": sum(row[3] for row in result["runs"]),
         "conflicting_pairs": sum(1 for p in pairs if p["conflicting"]),
         "sentence": conflicts.sentence(result["matrix"]),
+        "matrix": {
+            "runs": result["matrix"]["runs"],
+            "pairs": [
+                {k: p[k] for k in ("victim", "aggressor", "coef", "lo", "hi", "runs", "conflicting")}
+                for p in pairs
+            ],
+        },
     }
