@@ -64,7 +64,7 @@ from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
 from mosaic.interference.tables import DROP_RUNS_SQL as DROP_CONTENTION_RUNS
 from mosaic.interference.tables import SCHEMA as interference_schema
-from mosaic.interference.tables import load_contention
+from mosaic.interference.tables import load_contention, run_contention
 from mosaic.trace import group_key as job_group_key
 
 RESUME_SCHEMA = 5  # version of the resume tables; a store of another version starts them over
@@ -675,16 +675,18 @@ class Store:
         """Every stored run of a job id (one per log), with its group's categories."""
         with self._snapshot() as db:
             rows = db.execute(
-                "SELECT j.file, j.job_id, j.group_key, j.categories AS own, a.* FROM jobs j "
+                "SELECT j.run AS run_id, j.file, j.job_id, j.group_key, j.categories AS own, a.* FROM jobs j "
                 "LEFT JOIN applications a USING (group_key) WHERE j.job_id = ? ORDER BY j.file",
                 (str(job_id),),
             ).fetchall()
+            contention = {row["run_id"]: run_contention(db, row["run_id"]) for row in rows}
         return [
             {
                 "file": row["file"],
                 "job_id": row["job_id"],
                 "categories": json.loads(row["own"]) if row["own"] else None,
                 "application": _application(row) if row["runs"] is not None else None,
+                "contention": contention[row["run_id"]],  # SPEC 3.11; another job's identity withheld
             }
             for row in rows
         ]

@@ -21,6 +21,9 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.interference.sensitivity import baseline
+from mosaic.interference.tables import IDENTITY_KEYS, visible_cause
+
+__all__ = ["IDENTITY_KEYS", "cause", "slowdowns", "top_overlaps", "visible_cause"]
 
 MAD_SIGMA = 1.4826  # MAD to the sigma of a normal distribution
 RUN = "run"
@@ -142,22 +145,3 @@ def cause(
     if p95_load is not None and load > p95_load:
         return {"kind": MANY, "others": others, "load": float(load), "p95_load": float(p95_load)}
     return {"kind": NOT_EXPLAINED, "others": others, "load": float(load)}
-
-
-IDENTITY_KEYS = ("run", "job_id", "uid", "application", "group_key")
-
-
-def visible_cause(stored: Mapping[str, Any], operator: bool, caller_uid: int | None = None) -> dict[str, Any]:
-    """The cause as a reader may see it (the visibility rule, docs/security.md): the
-    operator sees the other job's identity; a read token sees "another job" with its share
-    and traits, and the identity only when the other job is the caller's own (its uid is
-    the one the request names)."""
-    shown = dict(stored)
-    if shown.get("kind") != RUN or operator:
-        return shown
-    if caller_uid is not None and shown.get("uid") == caller_uid:
-        return shown
-    for key in IDENTITY_KEYS:
-        shown.pop(key, None)
-    shown["job"] = "another job"
-    return shown

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
+from typing import Any
 
 from typing_extensions import TypedDict
 
@@ -79,4 +81,40 @@ def load_contention(db: sqlite3.Connection, group_key: str) -> ContentionSummary
         "traits": json.loads(row[8]) if row[8] else [],
         "words": body.get("words"),
         "computed_at": row[10],
+    }
+
+
+IDENTITY_KEYS = ("run", "job_id", "uid", "application", "group_key")
+
+
+def visible_cause(stored: Mapping[str, Any], operator: bool, caller_uid: int | None = None) -> dict[str, Any]:
+    """The cause as a reader may see it (the visibility rule, docs/security.md): the
+    operator sees the other job's identity; a read token sees "another job" with its share
+    and traits, and the identity only when the other job is the caller's own (its uid is
+    the one the request names)."""
+    shown = dict(stored)
+    if shown.get("kind") != "run" or operator:
+        return shown
+    if caller_uid is not None and shown.get("uid") == caller_uid:
+        return shown
+    for key in IDENTITY_KEYS:
+        shown.pop(key, None)
+    shown["job"] = "another job"
+    return shown
+
+
+def run_contention(db: sqlite3.Connection, run: int) -> dict[str, Any] | None:
+    """One run's slowdown, slow flag and cause as a read token may see it (the visibility
+    rule: :func:`visible_cause`), or None when the analysis has not judged it."""
+    try:
+        row = db.execute("SELECT slowdown, slow, cause FROM run_contention WHERE run = ?", (run,)).fetchone()
+    except sqlite3.OperationalError:  # a store opened read-only before the table existed
+        return None
+    if row is None:
+        return None
+    cause = json.loads(row[2]) if row[2] else None
+    return {
+        "slowdown": row[0],
+        "slow": bool(row[1]),
+        "cause": visible_cause(cause, operator=False) if cause else None,
     }

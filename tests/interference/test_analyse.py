@@ -129,3 +129,17 @@ def test_the_lookup_answer_carries_the_label_and_traits(store):
     assert ": about " in text and "x at the load of a busy hour" in text
     assert "aggressor traits: n1, metadata" in render(aggressor)
     assert "file-system load: not exposed over 8 runs\n" in render(aggressor)
+
+
+def test_a_jobs_runs_carry_their_slowdown_and_a_cause_without_another_users_identity(store):
+    assert store.job("7006")[0]["contention"] is None  # not analysed yet
+    analyse(store, CONFIG)
+    [slow] = store.job("7006")
+    assert slow["contention"] == {
+        "slowdown": 2.0,
+        "slow": True,
+        "cause": {"kind": "run", "share": 0.8, "others": 2, "traits": ["n1", "metadata", "bandwidth"],
+                  "job": "another job"},
+    }  # fmt: skip
+    [calm] = store.job("7001")
+    assert calm["contention"] == {"slowdown": 1.0, "slow": False, "cause": None}
