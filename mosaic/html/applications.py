@@ -233,8 +233,10 @@ def application_page(
     chart: Chart | None,
     jobs: list[tuple[str, str | None, str]],
     config: Config,
+    contention: tuple[Chart | None, Html] | None = None,
 ) -> str:
-    """The page of one application; ``jobs``: (file, start, link or "" when its log is gone)."""
+    """The page of one application; ``jobs``: (file, start, link or "" when its log is gone);
+    ``contention``: its scatter of slowdown against load and facts (SPEC 3.11), if analysed."""
     profile = app.profile
     page.add(
         "Application",
@@ -299,6 +301,9 @@ def application_page(
             "Runs over time",
             page.chart(chart) + Html('<p class="note">Every valid run, categorized or not.</p>'),
         )
+    if contention is not None:
+        scatter, said = contention
+        page.add("File-system load", said + (page.chart(scatter) if scatter is not None else Html("")))
     shares = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
     page.add(
         "Label shares",

@@ -217,6 +217,15 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any], f
         Html(f'<div class="grid">{cooccurrence}</div>'),
         "cooccurrence",
     )
+    from mosaic.interference.page import year_section  # SPEC 3.11
+
+    if drawn.get("conflicts") is not None and (said := year_section(summary)) is not None:
+        page.add(
+            "Who slows whom: the categories that conflict",
+            _figure(figures, "conflicts", "Added slowdown per 100 MB/s, victim label x aggressor label")
+            + said,
+            "conflicts",
+        )
     if drawn.get("stability") is not None:
         page.add(
             "Per-application stability",
@@ -255,7 +264,11 @@ def _store_sections(
         # loop used to take that name, and the section went to the last application's page)
         app_page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
         chart = apps_module.runs_over_time(db, app.key)
-        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config)
+        from mosaic.interference.page import load_chart  # SPEC 3.11
+
+        text = apps_module.application_page(
+            app_page, app, chart, jobs[app.key], config, load_chart(db, app.key)
+        )
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
         progress.update()

@@ -143,3 +143,25 @@ def test_a_jobs_runs_carry_their_slowdown_and_a_cause_without_another_users_iden
     }  # fmt: skip
     [calm] = store.job("7001")
     assert calm["contention"] == {"slowdown": 1.0, "slow": False, "cause": None}
+
+
+def test_the_application_page_scatter_and_facts(store):
+    from mosaic.interference.page import load_chart, year_section
+
+    with store._snapshot() as db:
+        assert load_chart(db, VICTIM)[0] is None  # not analysed yet
+    summary = analyse(store, CONFIG)
+    with store._snapshot() as db:
+        chart, said = load_chart(db, VICTIM)
+    assert chart["x"] == [0.0, 0.0, 0.0, 0.0, 2.0, 3.0, 40.0, 50.0]  # MB/s, sorted
+    assert [s["label"] for s in chart["series"]] == [
+        "runs",
+        "fit",
+        "slope's 95 % interval",
+        "slope's 95 % interval",
+    ]
+    assert chart["series"][0]["values"] == TIMES and chart["series"][0]["style"] == "points"
+    assert "<strong>sensitive</strong> over 8 measured runs; Spearman 0.93" in said
+    assert "2 slow runs" in said
+    assert "0 conflicting pairs" in year_section({"contention": summary})
+    assert year_section({"contention": {"status": "skipped"}}) is None
