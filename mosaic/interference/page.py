@@ -58,9 +58,9 @@ def load_chart(db: sqlite3.Connection, group_key: str) -> tuple[Chart | None, Ht
                 )
     chart: Chart = {
         "id": "contention",
-        "title": f"Slowdown against other jobs' load: {len(points):,} runs",
+        "title": f"Slowdown (x its low-load time) against other jobs' load: {len(points):,} runs",
         "xlabel": "other jobs' load during its I/O (MB/s)",
-        "ylabel": "slowdown (x its low-load time)",
+        "ylabel": "slowdown (x)",
         "unit": "",
         "x": numbers(x),
         "series": series,

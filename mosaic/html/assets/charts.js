@@ -33,7 +33,7 @@
       series.push({
         label: one.label, stroke: one.color, fill: plain ? undefined : one.color + "40", width: plain ? 1.5 : 1,
         paths: dots ? () => null : paths(spec.style), value: (u, v) => human(v, unit),
-        points: dots ? { show: true, size: 5, fill: one.color } : undefined,
+        points: dots ? { show: true, size: 5, fill: one.color } : plain ? { show: false } : undefined,
       });
       data.push(one.values);
     }
