@@ -76,7 +76,7 @@ def test_acceptance_through_mosaic_run(tmp_path):
 
     config = Config(contention_min_runs=8, all_runs=True)
     out = Path(tmp_path / "out")
-    pipeline.run([INTERFERENCE / "logs"], out, config)
+    pipeline.run([INTERFERENCE / "logs"], out, config, workers=0)
     with Store(out / "store.sqlite") as store:
         timeline.compute_loads(store)  # a no-op where mosaic run already did it
         analyse(store, config)
