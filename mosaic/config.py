@@ -216,18 +216,20 @@ class Config:
     contention_seed: int = method(55, lo=0)  # seeds every permutation and bootstrap (reproducible labels)
     contention_exposed_min_bps: float = method(1e6, **NON_NEGATIVE)  # a run met load above this (bytes/s)
     contention_exposed_min_runs: int = method(3, lo=1)  # ... in at least this many runs: the group is exposed
-    contention_insensitive_effect: float = method(0.25, **POSITIVE)  # insensitive: slowdown at busy load < 1 + this
+    # insensitive: the slowdown at a busy hour's load is bounded within 1 +- this
+    contention_insensitive_effect: float = method(0.25, **POSITIVE)
     contention_busy_quantile: float = method(0.9, **SHARE)  # "a busy hour": this quantile of the runs' loads
-    contention_side_sample: int = method(1000, lo=10)  # distance correlation and NMI on at most this many runs
-    contention_baseline_quantile: float = method(0.25, **SHARE)  # low load: runs at or below this load quantile
+    contention_side_sample: int = method(1000, lo=10)  # distance correlation and NMI: at most this many runs
+    contention_baseline_quantile: float = method(0.25, **SHARE)  # low load: at or below this load quantile
     contention_slow_mads: float = method(3.0, **POSITIVE)  # slow: log slowdown above k robust sigmas ...
     contention_slow_min_ratio: float = method(1.25, lo=1.0)  # ... and slowdown at least this
-    contention_cause_min_share: float = method(0.3, **SHARE)  # a named cause carried >= this share of others' bytes
-    contention_many_jobs_quantile: float = method(0.95, **SHARE)  # "many jobs at once": load above this quantile
-    contention_metadata_rate: float = method(300.0, **POSITIVE)  # trait "metadata": requests/s during its I/O
-    contention_small_request_bytes: float = method(65536.0, **POSITIVE)  # trait "small_requests": mean below this
+    contention_cause_min_share: float = method(0.3, **SHARE)  # a named cause: >= this share of others' bytes
+    contention_many_jobs_quantile: float = method(0.95, **SHARE)  # "many jobs at once": load above it
+    contention_metadata_rate: float = method(300.0, **POSITIVE)  # trait "metadata": requests/s during I/O
+    contention_small_request_bytes: float = method(65536.0, **POSITIVE)  # trait "small_requests": mean below
     contention_pair_min_runs: int = method(3, lo=1)  # a label pair is fitted with >= this many victim runs
-    contention_matrix_alpha: float = method(0.05, lo=0.0, hi=1.0, lo_open=True)  # familywise level (Bonferroni)
+    # the conflict matrix's familywise level (Bonferroni over its estimable pairs)
+    contention_matrix_alpha: float = method(0.05, lo=0.0, hi=1.0, lo_open=True)
 
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)
