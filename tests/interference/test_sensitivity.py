@@ -157,3 +157,13 @@ def test_power_on_designed_strong_effects():
             total += 30
     assert found / total >= 0.95
     assert false / max(found + false, 1) <= 0.1  # the false discovery share, near q
+
+
+def test_nmi_is_scikit_learns_on_the_same_bins():
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(4)
+    x = rng.lognormal(size=500)
+    y = x * rng.lognormal(sigma=0.5, size=500)
+    bins = int(min(10, max(2, math.sqrt(500 / 5))))
+    expected = metrics.normalized_mutual_info_score(s._quantile_codes(x, bins), s._quantile_codes(y, bins))
+    assert s.normalized_mutual_information(x, y) == pytest.approx(expected, rel=1e-9)
