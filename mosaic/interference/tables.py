@@ -103,9 +103,12 @@ def visible_cause(stored: Mapping[str, Any], operator: bool, caller_uid: int | N
     return shown
 
 
-def run_contention(db: sqlite3.Connection, run: int) -> dict[str, Any] | None:
-    """One run's slowdown, slow flag and cause as a read token may see it (the visibility
-    rule: :func:`visible_cause`), or None when the analysis has not judged it."""
+def run_contention(
+    db: sqlite3.Connection, run: int, operator: bool = False, caller_uid: int | None = None
+) -> dict[str, Any] | None:
+    """One run's slowdown, slow flag and cause as the reader may see it (the visibility
+    rule, :func:`visible_cause`: by default a read token's view), or None when the
+    analysis has not judged it."""
     try:
         row = db.execute("SELECT slowdown, slow, cause FROM run_contention WHERE run = ?", (run,)).fetchone()
     except sqlite3.OperationalError:  # a store opened read-only before the table existed
@@ -116,5 +119,5 @@ def run_contention(db: sqlite3.Connection, run: int) -> dict[str, Any] | None:
     return {
         "slowdown": row[0],
         "slow": bool(row[1]),
-        "cause": visible_cause(cause, operator=False) if cause else None,
+        "cause": visible_cause(cause, operator, caller_uid) if cause else None,
     }
