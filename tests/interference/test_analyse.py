@@ -165,3 +165,25 @@ def test_the_application_page_scatter_and_facts(store):
     assert "2 slow runs" in said
     assert "0 conflicting pairs" in year_section({"contention": summary})
     assert year_section({"contention": {"status": "skipped"}}) is None
+
+
+def test_empty_contract_tables_give_empty_results(tmp_path):
+    with Store(tmp_path / "e.sqlite") as empty:
+        fill(empty)
+        out = analyse(empty, CONFIG)
+    assert out["status"] == "ok" and out["groups"] == 0 and out["runs"] == 0 and out["matrix"]["pairs"] == []
+
+
+def test_unknown_times_and_loads_are_left_out_and_counted(tmp_path):
+    rows = _rows()
+    rows["performance"][0] = (0, VICTIM, 1e9, None, 10.0, "N:N", None)  # time unknown
+    rows["load"] = rows["load"][1:]  # run 0 has no load either
+    with Store(tmp_path / "u.sqlite") as store:
+        fill(store, **rows)
+        analyse(store, CONFIG)
+        with store._snapshot() as db:
+            victim = load_contention(db, VICTIM)
+            body = json.loads(
+                db.execute("SELECT body FROM app_contention WHERE group_key = ?", (VICTIM,)).fetchone()[0]
+            )
+    assert victim["label"] == "not enough runs" and victim["n"] == 7 and body["unmeasured"] == 1
