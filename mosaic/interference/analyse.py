@@ -211,13 +211,14 @@ def compute(
     ok[ok] &= victim_of[v_at[ok]] >= 0
     seconds = np.where(ok, runs["io_seconds"][np.where(ok, v_at, 0)], np.nan)
     ok &= np.isfinite(seconds) & (seconds > 0)
+    fit_labels = [conflicts.fitted(labels) for labels in runs["labels"]]
     matrix = conflicts.fit(
         slowdown[victims],
-        [runs["labels"][i] for i in victims],
+        [fit_labels[i] for i in victims],
         victim_of[v_at[ok]],
         o_at[ok],
         o_bytes[ok] / seconds[ok],
-        runs["labels"],
+        fit_labels,
         config,
     )
     return {"apps": app_rows, "runs": run_rows, "matrix": matrix}

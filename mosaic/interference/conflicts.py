@@ -27,11 +27,29 @@ import numpy as np
 import scipy.sparse
 import scipy.stats
 
+from mosaic.analysis.labels import PERIODICITY
 from mosaic.config import Config
+from mosaic.directions import DIRECTIONS
 
 CHUNK_RUNS = 65536
+# Labels left out of the fit. Each direction's temporality labels partition its runs, so
+# over every run their loads sum to the same vector for reads and for writes (and the
+# period classes and busy times sum to their *_periodic): with all of them in, no pair is
+# estimable. The labels of no significant I/O are the references (a direction without
+# significant I/O is neither slowed nor slowing through it: its effect is fixed at 0), and
+# the periodic refinements give way to their parent (*_periodic).
+REFERENCE_LABELS = frozenset(
+    [f"{d}_insignificant" for d in DIRECTIONS]
+    + ["metadata_insignificant_load"]
+    + [f"{d}_{p}" for d in DIRECTIONS for p in PERIODICITY if p != "periodic"]
+)
 SCALE = 1e6  # loads enter the fit in MB/s (conditioning); coefficients are returned per byte/s
 ESTIMABLE_TOL = 1e-6
+
+
+def fitted(labels: Sequence[str]) -> list[str]:
+    """A run's labels as the fit takes them (:data:`REFERENCE_LABELS` left out)."""
+    return [label for label in labels if label not in REFERENCE_LABELS]
 
 
 def memberships(label_sets: Sequence[Sequence[str]]) -> tuple[list[str], scipy.sparse.csr_matrix]:
