@@ -39,12 +39,14 @@ def _tables(db: sqlite3.Connection) -> set[str]:
 
 
 def _runs(db: sqlite3.Connection) -> dict[str, np.ndarray | list[Any]]:
-    """Every run of run_performance with its load (NaN: unknown), its labels and identity."""
+    """Every run of run_performance with its load (NaN: unknown), its labels and identity. A
+    partial log's I/O time is a lower bound (``lower_bound``): unknown here, as a NULL one."""
     cursor = db.cursor()
     cursor.row_factory = None  # plain tuples: the store's row class costs per row
     rows = cursor.execute(
         "SELECT p.run, coalesce(p.group_key, j.group_key), "
-        "coalesce(p.read_bytes, 0) + coalesce(p.write_bytes, 0), p.io_time, p.metadata_per_second, "
+        "coalesce(p.read_bytes, 0) + coalesce(p.write_bytes, 0), "
+        "CASE WHEN coalesce(p.lower_bound, 0) THEN NULL ELSE p.io_time END, p.metadata_per_second, "
         "p.mode, p.body, l.load, l.io_seconds, j.job_id, j.categories, "
         "(SELECT s.label_set FROM profile_label_sets s "
         " WHERE s.group_key = coalesce(p.group_key, j.group_key) "
