@@ -154,6 +154,7 @@ def compute(
     other_at = _lookup(runs["run"], top["other"])  # and of its largest other (-1: not measured)
     top_of = dict(zip(top_at.tolist(), range(top_at.size)))
     caused: dict[str, int] = {}
+    by_bandwidth: dict[str, int] = {}  # slow runs a group's run caused carrying most of the others' bytes
     causes: dict[int, str] = {}
     for i in np.flatnonzero(slow):
         k = top_of.get(int(i))
@@ -174,17 +175,21 @@ def compute(
                          application=application)  # fmt: skip
             if other_group:
                 caused[other_group] = caused.get(other_group, 0) + 1
+                if "bandwidth" in cause["traits"]:
+                    by_bandwidth[other_group] = by_bandwidth.get(other_group, 0) + 1
         causes[int(i)] = json.dumps(cause)
     measured = np.flatnonzero(np.isfinite(slowdown))
     run_rows = [
         (int(runs["run"][i]), runs["group"][i], float(slowdown[i]), int(slow[i]), causes.get(int(i), "null"))
         for i in measured.tolist()
     ]
-    # group traits: the majority of its runs' own traits
+    # group traits: those of at least half its runs; "bandwidth" (not a run's own trait: a
+    # share of others' bytes) once one of its runs was named for a slow run with it
     app_rows = []
     for (key, s), group in zip(spans, described):
         members = own_traits[s]
         counted = {t: sum(t in traits for traits in members) for t in slow_runs.TRAITS}
+        counted["bandwidth"] = len(members) if by_bandwidth.get(key) else 0
         traits = [
             t for t in slow_runs.TRAITS if members and counted[t] * 2 >= len(members) and counted[t] > 0
         ]

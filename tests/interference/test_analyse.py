@@ -70,8 +70,9 @@ def test_analyse_writes_the_three_tables(store):
     assert victim["rho"] == pytest.approx(scipy.stats.spearmanr(LOADS, TIMES).statistic)
     assert victim["q"] == victim["p"]  # one group tested: BH leaves its p
     assert victim["computed_at"] == 5.0 and victim["words"].startswith("about ")
-    # the aggressor: every run met 0 B/s; all N:1; metadata > 300/s in 4 of 8 (half: a trait)
-    assert aggressor["label"] == "not exposed" and aggressor["traits"] == ["n1", "metadata"]
+    # the aggressor: every run met 0 B/s; all N:1; metadata > 300/s in 4 of 8 (half: a trait);
+    # bandwidth: its run 100 carried 80 % of the others' bytes beside a slow run
+    assert aggressor["label"] == "not exposed" and aggressor["traits"] == ["n1", "metadata", "bandwidth"]
     # baseline: the four runs at load 0 (time 1.0); slow from 1.25x (sigma 0)
     assert [runs[i][1] for i in range(8)] == [0, 0, 0, 0, 0, 0, 1, 1]
     assert runs[6][0] == 2.0 and runs[5][2] is None
@@ -127,7 +128,7 @@ def test_the_lookup_answer_carries_the_label_and_traits(store):
     text = render(victim)
     assert "file-system load: sensitive over 8 runs (Spearman 0.93, q 0." in text
     assert ": about " in text and "x at the load of a busy hour" in text
-    assert "aggressor traits: n1, metadata" in render(aggressor)
+    assert "aggressor traits: n1, metadata, bandwidth" in render(aggressor)
     assert "file-system load: not exposed over 8 runs\n" in render(aggressor)
 
 
