@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import sys
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -28,14 +29,14 @@ from mosaic.config import Config
 from mosaic.interference import conflicts, sensitivity, slow_runs
 from mosaic.interference.tables import NEEDED, load_contention
 
-__all__ = ["analyse", "compute", "load_contention"]
+__all__ = ["analyse", "analyse_safely", "compute", "load_contention"]
 
 if TYPE_CHECKING:
     from mosaic.corpus.store import Store
 
 
 def _tables(db: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
 
 def _runs(db: sqlite3.Connection) -> dict[str, np.ndarray | list[Any]]:
@@ -118,6 +119,16 @@ def analyse(store: Store, config: Config, now: float | None = None) -> dict[str,
             "SELECT run, other, sum(bytes) FROM run_overlaps GROUP BY run, other ORDER BY run, other"
         ).fetchall()
     return compute_and_write(store, runs, overlap_rows, config, computed_at)
+
+
+def analyse_safely(store: Store, config: Config) -> dict[str, Any]:
+    """:func:`analyse` at the end of `mosaic run`: a failure here is reported (stderr and
+    the summary's ``contention``) and never costs the run its outputs, which are written."""
+    try:
+        return analyse(store, config)
+    except (sqlite3.Error, ValueError, ArithmeticError, np.linalg.LinAlgError, MemoryError) as error:
+        sys.stderr.write(f"warning: who slows whom not computed: {type(error).__name__}: {error}\n")
+        return {"status": "failed", "reason": f"{type(error).__name__}: {error}"}
 
 
 def compute(

@@ -193,3 +193,13 @@ def test_unknown_times_and_loads_are_left_out_and_counted(tmp_path):
                 db.execute("SELECT body FROM app_contention WHERE group_key = ?", (VICTIM,)).fetchone()[0]
             )
     assert victim["label"] == "not enough runs" and victim["n"] == 6 and body["unmeasured"] == 2
+
+
+def test_a_failure_is_reported_and_never_raised(store):
+    from mosaic.interference.analyse import analyse_safely
+
+    with store._atomic() as db:
+        db.execute("DROP TABLE run_overlaps")
+        db.execute("CREATE VIEW run_overlaps AS SELECT 1 AS run, 2 AS other, 'x' AS fs")  # no bytes column
+    out = analyse_safely(store, CONFIG)
+    assert out["status"] == "failed" and out["reason"].startswith("OperationalError: no such column: bytes")
