@@ -44,6 +44,8 @@ QUICK: dict[str, list[str]] = {
     "bench_store_years": ["--runs", "200000", "--groups", "10000", "--samples", "500", "--dir", "{tmp}"],
     "year_profiles": ["--count", "5000", "--dir", "{tmp}"],
     "bench_slurm": ["--jobs", "3", "--submissions", "10"],
+    "interference_power": ["--groups", "20", "--seeds", "1"],
+    "bench_interference": ["--groups", "200", "--runs", "30", "--big", "2000", "--dir", "{tmp}"],
 }
 
 

@@ -36,6 +36,12 @@ percent-encoded: one word), for the prolog (cluster/slurm-prolog.sh, run by
 slurmctld, which never sees the batch script) to tell `mosaic serve` what the job
 runs; a mosaic_app= word the user wrote is replaced by the filter's.
 
+Who slows whom (docs/method.md 3.11): "mosaic_io_sensitive=1" when the
+application's I/O time follows the file system's load (label sensitive), and
+"mosaic_io_aggressor=n1,metadata" with its aggressor traits (n1, metadata,
+bandwidth, small_requests), from the same answer: no second request, so the
+one MOSAIC_TIMEOUT bounds all of it.
+
 A submission never fails here: no answer, an unknown application or no
 period class leave the job as it was but for its mosaic_app= word.
 ]]
@@ -247,6 +253,23 @@ local function without_application(comment)
     return table.concat(kept, " ")
 end
 
+-- The answer's "contention" object (who slows whom): whether the application is sensitive
+-- to the file system's load, and its aggressor traits joined by commas (nil when none).
+-- The object holds no nested braces; a trait is a bare word.
+local function contention(body)
+    local object = body and body:match('"contention"%s*:%s*(%b{})')
+    if not object then
+        return false, nil
+    end
+    local sensitive = object:match('"label"%s*:%s*"sensitive"') ~= nil
+    local list = object:match('"traits"%s*:%s*(%b[])')
+    local traits = {}
+    for trait in (list or ""):gmatch('"([%w_]+)"') do
+        traits[#traits + 1] = trait
+    end
+    return sensitive, (#traits > 0) and table.concat(traits, ",") or nil
+end
+
 function slurm_cli_pre_submit(options, offset)
     if options.type ~= "sbatch" and os.getenv("SLURM_JOB_ID") then
         return slurm.SUCCESS -- a step inside a job: the job already has its comment
@@ -262,6 +285,15 @@ function slurm_cli_pre_submit(options, offset)
     if class then
         notes[#notes + 1] = "mosaic_period_class=" .. class
         slurm.log_info("mosaic: %s has I/O period class %s", app, class)
+    end
+    local sensitive, traits = contention(body)
+    if sensitive then
+        notes[#notes + 1] = "mosaic_io_sensitive=1"
+        slurm.log_info("mosaic: %s is sensitive to the file system's load", app)
+    end
+    if traits then
+        notes[#notes + 1] = "mosaic_io_aggressor=" .. traits
+        slurm.log_info("mosaic: %s has aggressor traits %s", app, traits)
     end
     notes[#notes + 1] = "mosaic_app=" .. encoded(app)
     local comment = without_application(options.comment)

@@ -216,6 +216,30 @@ class Config:
     )
     timeline_bin_seconds: float = method(60.0, **POSITIVE)  # the center's timeline: one bin this wide
 
+    # --- who slows whom: contention sensitivity, slow runs, conflicting labels (SPEC 3.11) ---
+    contention_min_runs: int = method(20, lo=3)  # a group is tested with at least this many measured runs
+    contention_fdr_q: float = method(0.05, lo=0.0, hi=1.0, lo_open=True)  # Benjamini-Hochberg level
+    contention_permutation_below: int = method(30, lo=0)  # fewer runs: seeded permutation p, else asymptotic
+    contention_permutations: int = method(4999, lo=99)  # permutations of a small group's test
+    contention_bootstrap: int = method(999, lo=99)  # bootstrap resamples of a slope
+    contention_seed: int = method(55, lo=0)  # seeds every permutation and bootstrap (reproducible labels)
+    contention_exposed_min_bps: float = method(1e6, **NON_NEGATIVE)  # a run met load above this (bytes/s)
+    contention_exposed_min_runs: int = method(3, lo=1)  # ... in at least this many runs: the group is exposed
+    # insensitive: the slowdown at a busy hour's load is bounded within 1 +- this
+    contention_insensitive_effect: float = method(0.25, **POSITIVE)
+    contention_busy_quantile: float = method(0.9, **SHARE)  # "a busy hour": this quantile of the runs' loads
+    contention_side_sample: int = method(1000, lo=10)  # distance correlation and NMI: at most this many runs
+    contention_baseline_quantile: float = method(0.25, **SHARE)  # low load: at or below this load quantile
+    contention_slow_mads: float = method(3.0, **POSITIVE)  # slow: log slowdown above k robust sigmas ...
+    contention_slow_min_ratio: float = method(1.25, lo=1.0)  # ... and slowdown at least this
+    contention_cause_min_share: float = method(0.3, **SHARE)  # a named cause: >= this share of others' bytes
+    contention_many_jobs_quantile: float = method(0.95, **SHARE)  # "many jobs at once": load above it
+    contention_metadata_rate: float = method(300.0, **POSITIVE)  # trait "metadata": requests/s during I/O
+    contention_small_request_bytes: float = method(65536.0, **POSITIVE)  # trait "small_requests": mean below
+    contention_pair_min_runs: int = method(3, lo=1)  # a label pair is fitted with >= this many victim runs
+    # the conflict matrix's familywise level (Bonferroni over its estimable pairs)
+    contention_matrix_alpha: float = method(0.05, lo=0.0, hi=1.0, lo_open=True)
+
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)
     batch_size: int = execution(

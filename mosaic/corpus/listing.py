@@ -60,6 +60,10 @@ class Filters:
     """The order flipped; ties stay in (uid, application) order."""
     offset: int = 0
     limit: int = DEFAULT_LIMIT
+    sensitive: bool | None = None
+    """True: only groups whose contention label (SPEC 3.11) is ``sensitive``; False: only others."""
+    aggressor: bool | None = None
+    """True: only groups with an aggressor trait (n1, metadata, bandwidth, small_requests)."""
 
     def __post_init__(self) -> None:
         if self.sort not in SORT_KEYS and self.sort not in ALL_LABELS:
@@ -183,6 +187,16 @@ def _where(filters: Filters, min_periodic_share: float) -> tuple[str, tuple[obje
             "AND p.label = ? AND p.runs > 0)"
         )
         args.append(filters.label)
+    if filters.sensitive is not None:
+        conditions.append(
+            f"{'' if filters.sensitive else 'NOT '}EXISTS (SELECT 1 FROM app_contention c "
+            "WHERE c.group_key = a.group_key AND c.label = 'sensitive')"
+        )
+    if filters.aggressor is not None:
+        conditions.append(
+            f"{'' if filters.aggressor else 'NOT '}EXISTS (SELECT 1 FROM app_contention c "
+            "WHERE c.group_key = a.group_key AND coalesce(c.traits, '[]') != '[]')"
+        )
     if filters.periodic is not None:
         conditions.append(
             f"{'' if filters.periodic else 'NOT '}({LEADING} > 0 AND 1.0 * {LEADING} / {PROFILED} >= ?)"

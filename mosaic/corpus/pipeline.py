@@ -313,6 +313,12 @@ def run(
                 summary["store_versions"] = store_versions
                 publishing.result()
             timings["write"] = _lap(clock, timings)
+            # Who slows whom (SPEC 3.11) over the published runs; nothing without the
+            # performance and load tables.
+            from mosaic.interference.analyse import analyse_safely
+
+            summary["contention"] = analyse_safely(store, config)
+            timings["contention"] = _lap(clock, timings)
         timings["engine_started"] = engine.started
         timings["validated_before"] = counts.validated_before  # logs this run did not validate again
         # The rates count the work this run did: a resumed run skips what an earlier one did.

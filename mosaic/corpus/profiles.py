@@ -68,6 +68,7 @@ from typing_extensions import TypedDict
 
 from mosaic.config import DEFAULT
 from mosaic.directions import DIRECTIONS
+from mosaic.interference.tables import ContentionSummary
 
 PERIODIC_NUMBERS = ("period", "busy_fraction", "bytes_per_occurrence")
 # The numbers of one run, in this order, packed as little-endian float64 (NaN: not measured)
@@ -201,9 +202,20 @@ class ApplicationAnswer(Application):
     """None when no run of the group was categorized into the store."""
     performance: NotRequired[dict[str, Any] | None]
     """SPEC 3.9: p10 / p50 / p90 of each metric over the group's runs (corpus/perfstore.py)."""
+    contention: ContentionSummary | None
+    """Its sensitivity to the file system's load and its aggressor traits (SPEC 3.11); None
+    until a `mosaic run` over runs with performance and load computed it."""
 
 
-_documented(Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, ApplicationAnswer)
+_documented(
+    Spread,
+    PeriodicProfile,
+    DirectionProfile,
+    ApplicationProfile,
+    Application,
+    ApplicationAnswer,
+    ContentionSummary,
+)
 
 
 # ----- one run's summary (workers, service posts) -----

@@ -62,6 +62,9 @@ from mosaic.corpus import listing, perfstore, profiles, running_jobs, timeline
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
 from mosaic.errors import DamagedStore, NewerStore, StoreUnavailable
+from mosaic.interference.tables import DROP_RUNS_SQL as DROP_CONTENTION_RUNS
+from mosaic.interference.tables import SCHEMA as interference_schema
+from mosaic.interference.tables import load_contention, run_contention
 from mosaic.trace import group_key as job_group_key
 
 RESUME_SCHEMA = 5  # version of the resume tables; a store of another version starts them over
@@ -105,7 +108,8 @@ CREATE TABLE IF NOT EXISTS applications (
 {profiles.SCHEMA}
 {perfstore.RUN_PERFORMANCE_TABLE}
 {timeline.SCHEMA}
-{running_jobs.SCHEMA}"""
+{running_jobs.SCHEMA}
+{interference_schema}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -655,7 +659,8 @@ class Store:
                 return None
             found = profiles.profile(db, key, row["runs"], min_periodic_share, self.window)
             performance = perfstore.history_or_none(db, key)  # SPEC 3.9
-        return {**_application(row), "profile": found, "performance": performance}
+            contention = load_contention(db, key)  # SPEC 3.11
+        return {**_application(row), "profile": found, "performance": performance, "contention": contention}
 
     def applications(
         self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share
@@ -683,11 +688,12 @@ class Store:
         """Every stored run of a job id (one per log), with its group's categories."""
         with self._snapshot() as db:
             rows = db.execute(
-                "SELECT j.file, j.job_id, j.group_key, j.categories AS own, p.body AS performance, a.* "
-                "FROM jobs j LEFT JOIN applications a USING (group_key) "
+                "SELECT j.run AS run_id, j.file, j.job_id, j.group_key, j.categories AS own, "
+                "p.body AS performance, a.* FROM jobs j LEFT JOIN applications a USING (group_key) "
                 "LEFT JOIN run_performance p ON p.run = j.run WHERE j.job_id = ? ORDER BY j.file",
                 (str(job_id),),
             ).fetchall()
+            contention = {row["run_id"]: run_contention(db, row["run_id"]) for row in rows}
         return [
             {
                 "file": row["file"],
@@ -696,6 +702,7 @@ class Store:
                 "application": _application(row) if row["runs"] is not None else None,
                 # SPEC 3.9; None: no performance stored (a run stored before layout 4)
                 "performance": json.loads(row["performance"]) if row["performance"] else None,
+                "contention": contention[row["run_id"]],  # SPEC 3.11; another job's identity withheld
             }
             for row in rows
         ]
@@ -997,6 +1004,7 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
         db.execute(statement)
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
     db.execute("DELETE FROM run_performance WHERE run IN (SELECT run FROM temp.doomed)")
+    db.execute(DROP_CONTENTION_RUNS.format(runs="SELECT run FROM temp.doomed"))
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
     db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")

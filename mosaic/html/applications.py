@@ -249,9 +249,11 @@ def application_page(
     jobs: list[tuple[str, str | None, str]],
     config: Config,
     performance: dict[str, Any] | None = None,
+    contention: tuple[Chart | None, Html] | None = None,
 ) -> str:
     """The page of one application; ``jobs``: (file, start, link or "" when its log is gone);
-    ``performance``: its runs' history (SPEC 3.9, corpus/perfstore.history)."""
+    ``performance``: its runs' history (SPEC 3.9, corpus/perfstore.history); ``contention``: its
+    scatter of slowdown against load and facts (SPEC 3.11), if analysed."""
     profile = app.profile
     page.add(
         "Application",
@@ -318,6 +320,9 @@ def application_page(
             "Runs over time",
             page.chart(chart) + Html('<p class="note">Every valid run, categorized or not.</p>'),
         )
+    if contention is not None:
+        scatter, said = contention
+        page.add("File-system load", said + (page.chart(scatter) if scatter is not None else Html("")))
     shares = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
     page.add(
         "Label shares",

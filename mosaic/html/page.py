@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, NotRequired
 
 import numpy as np
 from matplotlib.ticker import EngFormatter
@@ -122,6 +122,7 @@ class Series(TypedDict):
     label: str
     values: list[float | None]
     color: str
+    style: NotRequired[str]  # "points": a scatter; "plain": a line without fill (the chart's style otherwise)
 
 
 class Chart(TypedDict, total=False):

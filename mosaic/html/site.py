@@ -219,6 +219,15 @@ def _year_sections(page: Page, summary: dict[str, Any], drawn: dict[str, Any], f
         Html(f'<div class="grid">{cooccurrence}</div>'),
         "cooccurrence",
     )
+    from mosaic.interference.page import year_section  # SPEC 3.11
+
+    if drawn.get("conflicts") is not None and (said := year_section(summary)) is not None:
+        page.add(
+            "Who slows whom: the categories that conflict",
+            _figure(figures, "conflicts", "Added slowdown per 100 MB/s, victim label x aggressor label")
+            + said,
+            "conflicts",
+        )
     if drawn.get("stability") is not None:
         page.add(
             "Per-application stability",
@@ -280,8 +289,12 @@ def _store_sections(
         # loop used to take that name, and the section went to the last application's page)
         app_page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
         chart = apps_module.runs_over_time(db, app.key)
+        from mosaic.interference.page import load_chart  # SPEC 3.11
+
         performance = perfstore.history_or_none(db, app.key)  # SPEC 3.9
-        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config, performance)
+        text = apps_module.application_page(
+            app_page, app, chart, jobs[app.key], config, performance, load_chart(db, app.key)
+        )
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
         progress.update()

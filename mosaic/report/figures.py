@@ -413,9 +413,18 @@ def render_figures(
     for view in VIEWS:
         plots[f"jaccard_{view}"] = partial(plot_jaccard, summary, view, config=config)
         plots[f"conditional_{view}"] = partial(plot_conditional, summary, view, config=config)
+    from mosaic.interference.figure import NAME as CONFLICTS
+    from mosaic.interference.figure import matrix_of, plot_conflicts
+
+    names = list(FIGURES)
+    if matrix_of(summary) is not None:  # who slows whom (SPEC 3.11), when the run computed it
+        plots[CONFLICTS] = partial(plot_conflicts, summary)
+        names.insert(
+            names.index("jaccard_single_run") if "jaccard_single_run" in names else len(names), CONFLICTS
+        )
     drawn = {}
     with staging_folder(out, ".figures-") as staging:
-        for name in FIGURES:
+        for name in names:
             drawn[name] = plots[name](staging)
             if on_drawn is not None:
                 on_drawn(name)

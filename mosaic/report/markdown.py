@@ -118,6 +118,10 @@ def render_report(summary: dict[str, Any], config: Config) -> str:
             f"## Jaccard index above {_percent(config.heatmap_display_min)}, "
             f"{VIEW_NAMES[view]} (paper Fig. 5)\n\n" + _jaccard(summary, view, config)
         )
+    from mosaic.interference.figure import markdown as conflicts_table  # SPEC 3.11
+
+    if conflicts := conflicts_table(summary):
+        sections.append("## Who slows whom: the categories that conflict\n\n" + conflicts)
     return "\n\n".join(sections) + "\n"
 
 

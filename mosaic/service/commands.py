@@ -266,6 +266,16 @@ def _suggestions(source: Source, uid: int, application: str) -> str:
     help="Only applications with (without) a period class, as their lookup gives it.",
 )
 @click.option(
+    "--sensitive/--not-sensitive",
+    default=None,
+    help="Only applications labelled sensitive to the file system's load (not: all others).",
+)
+@click.option(
+    "--aggressor/--not-aggressor",
+    default=None,
+    help="Only applications with an aggressor trait: n1, metadata, bandwidth, small_requests.",
+)
+@click.option(
     "--sort",
     default="runs",
     show_default=True,
@@ -292,6 +302,8 @@ def apps(
     match: str | None,
     label: str | None,
     periodic: bool | None,
+    sensitive: bool | None,
+    aggressor: bool | None,
     sort: str,
     reverse: bool,
     offset: int,
@@ -312,7 +324,7 @@ def apps(
 
     source = Source.of(out, store_path, server, token_file, config_file)
     try:
-        filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit)
+        filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit, sensitive, aggressor)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     listed = source.applications(filters)

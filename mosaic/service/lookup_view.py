@@ -16,6 +16,7 @@ from tabulate import tabulate
 from mosaic.corpus.listing import ApplicationList
 from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
 from mosaic.directions import DIRECTIONS
+from mosaic.interference.tables import ContentionSummary
 from mosaic.periods import duration, median_period, period_text
 
 BASIS = {
@@ -44,6 +45,7 @@ def render(answer: ApplicationAnswer) -> str:
         f"stored runs {answer['runs']}, last seen {answer['last_seen'] or 'unknown'}",
         f"heaviest run {answer['representative']}: {' '.join(answer['categories'] or [])}",
     ]
+    lines += _contention(answer.get("contention"))
     profile = answer["profile"]
     performance = _performance(answer.get("performance"))
     if profile is None:
@@ -65,6 +67,20 @@ def _performance(history: dict[str, Any] | None) -> list[str]:
     if not rows:
         return ["", head + ": no figure known"]
     return ["", head, tabulate(rows, headers=["metric", "runs", "p10", "p50", "p90"])]
+
+
+def _contention(contention: ContentionSummary | None) -> list[str]:
+    """Its sensitivity to other jobs' load and its aggressor traits (SPEC 3.11), if computed."""
+    if contention is None:
+        return []
+    head = f"file-system load: {contention['label']} over {contention['n']} runs"
+    if contention["rho"] is not None:
+        q = "" if contention["q"] is None else f", q {contention['q']:.2g}"
+        head += f" (Spearman {contention['rho']:.2f}{q})"
+    if contention["label"] == "sensitive" and contention["words"]:
+        head += f": {contention['words']}"
+    traits = contention["traits"]
+    return [head, f"aggressor traits: {', '.join(traits)}"] if traits else [head]
 
 
 def _head(profile: ApplicationProfile) -> list[str]:

@@ -318,6 +318,8 @@ def application(
     match: str | None = Query(None, description="List: applications containing this text"),
     label: str | None = Query(None, description="List: groups with a run carrying this label"),
     periodic: bool | None = Query(None, description="List: groups with (true) or without a period class"),
+    sensitive: bool | None = Query(None, description="List: groups labelled sensitive to load (true) or not"),
+    aggressor: bool | None = Query(None, description="List: groups with (true) or without aggressor traits"),
     sort: str = Query("runs", description=f"List: {', '.join(SORT_KEYS)} or a label (its share)"),
     reverse: bool = Query(False, description="List: the order flipped"),
     offset: int = Query(0, ge=0),
@@ -334,7 +336,7 @@ def application(
             return error_response(422, ApiError.INVALID_REQUEST, "app needs uid")
         return look_up(request, results, uid, app)
     try:
-        filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit)
+        filters = Filters(uid, match, label, periodic, sort, reverse, offset, limit, sensitive, aggressor)
     except ValueError as error:
         return error_response(422, ApiError.INVALID_REQUEST, str(error))
     return results.applications(filters, request.app.state.config.profile_min_periodic_share)

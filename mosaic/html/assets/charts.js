@@ -28,9 +28,12 @@
     const series = [spec.time ? { label: spec.xlabel } : { label: spec.xlabel, value: (u, v) => human(v, "") }];
     const data = [spec.x];
     for (const one of spec.series) {
+      const dots = one.style === "points";  // a scatter: points, no line between them
+      const plain = dots || one.style === "plain";  // no fill under it
       series.push({
-        label: one.label, stroke: one.color, fill: one.color + "40", width: 1,
-        paths: paths(spec.style), value: (u, v) => human(v, unit),
+        label: one.label, stroke: one.color, fill: plain ? undefined : one.color + "40", width: plain ? 1.5 : 1,
+        paths: dots ? () => null : paths(spec.style), value: (u, v) => human(v, unit),
+        points: dots ? { show: true, size: 5, fill: one.color } : plain ? { show: false } : undefined,
       });
       data.push(one.values);
     }
