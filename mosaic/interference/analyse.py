@@ -27,16 +27,12 @@ import numpy as np
 
 from mosaic.config import Config
 from mosaic.interference import conflicts, sensitivity, slow_runs
-from mosaic.interference.tables import NEEDED, load_contention
+from mosaic.interference.tables import load_contention
 
 __all__ = ["analyse", "analyse_safely", "compute", "load_contention"]
 
 if TYPE_CHECKING:
     from mosaic.corpus.store import Store
-
-
-def _tables(db: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
 
 def _runs(db: sqlite3.Connection) -> dict[str, np.ndarray | list[Any]]:
@@ -109,9 +105,6 @@ def analyse(store: Store, config: Config, now: float | None = None) -> dict[str,
     """Compute and replace app_contention, run_contention and label_conflicts; return counts."""
     computed_at = time.time() if now is None else now
     with store._snapshot() as db:  # one WAL snapshot: the tables agree
-        missing = [name for name in NEEDED if name not in _tables(db)]
-        if missing:
-            return {"status": "skipped", "reason": f"no {', '.join(missing)} table in the store"}
         runs = _runs(db)
         cursor = db.cursor()
         cursor.row_factory = None

@@ -25,7 +25,6 @@ CREATE TABLE IF NOT EXISTS label_conflicts (
     reason TEXT, computed_at REAL, PRIMARY KEY (victim, aggressor)) WITHOUT ROWID;
 """
 SCHEMA = APP_CONTENTION + RUN_CONTENTION + LABEL_CONFLICTS
-NEEDED = ("run_performance", "run_load", "run_overlaps")
 DROP_RUNS_SQL = "DELETE FROM run_contention WHERE run IN ({runs})"  # prune's one line (store._drop_runs)
 
 

@@ -42,15 +42,6 @@ def store(tmp_path):
         yield opened
 
 
-def test_a_store_without_the_performance_and_load_tables_is_skipped_with_a_reason(tmp_path):
-    with Store(tmp_path / "s.sqlite") as store:
-        out = analyse(store, CONFIG)
-    assert out == {
-        "status": "skipped",
-        "reason": "no run_performance, run_load, run_overlaps table in the store",
-    }
-
-
 def test_analyse_writes_the_three_tables(store):
     summary = analyse(store, CONFIG, now=5.0)
     assert summary["groups"] == 2 and summary["runs"] == 16 and summary["slow"] == 2
