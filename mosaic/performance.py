@@ -359,7 +359,7 @@ def _row_modules(log: DarshanLog, clean: Any) -> list[tuple[F.ModuleRecords, boo
 def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray, ...]:
     """Per row: READ, WRITE, META and SLOWEST_RANK times (one gather a module)."""
     parts = [
-        records.fcounters[:, _time_index(records.module, records.version)]
+        derived.sane_times(records.fcounters[:, _time_index(records.module, records.version)])
         if (records.module, records.version) in F.PERF_INDEX
         else np.zeros((len(records.ids), 4))
         for records, _ in mods
