@@ -118,15 +118,22 @@ def metrics_of(
             rank = int(seen[best])
         if sums[best] > 0:  # darshan-util keeps a rank only strictly above 0
             unique, slowest_rank = float(sums[best]), rank
+    return metrics(len(ranks), total, unique, slowest_rank, shared_time)
+
+
+def metrics(
+    records: int, total_bytes: float, unique: float, slowest_rank: int | None, shared_time: float
+) -> DerivedMetrics:
+    """The derived metrics from their parts (what darshan-util's accumulator emits)."""
     agg = unique + shared_time
     return {
-        "records": len(ranks),
-        "total_bytes": total,
+        "records": records,
+        "total_bytes": total_bytes,
         "unique_slowest_rank_io_time": unique,
         "slowest_rank": slowest_rank,
         "shared_time_by_slowest": shared_time,
         "agg_time_by_slowest": agg,
-        "agg_perf_by_slowest": total / MIB / agg if agg > 0 and total > 0 else None,
+        "agg_perf_by_slowest": total_bytes / MIB / agg if agg > 0 and total_bytes > 0 else None,
     }
 
 
