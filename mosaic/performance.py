@@ -260,7 +260,7 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
     record moved bytes; else the HEATMAP's POSIX / STDIO records (one per rank) or the
     DXT_POSIX segments, with the per-rank records; else not known (None)."""
     if log.job.nprocs == 1:
-        return 1, "records"
+        return (1 if moved.any() else 0), "records"
     at, width, seen = dense_ranks(ranks[moved & (ranks >= 0)])
     if not (moved & (ranks < 0)).any():
         return (int(np.count_nonzero(np.bincount(at, minlength=width))) if seen is None else width), "records"
