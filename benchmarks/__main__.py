@@ -46,6 +46,7 @@ QUICK: dict[str, list[str]] = {
     "bench_slurm": ["--jobs", "3", "--submissions", "10"],
     "interference_power": ["--groups", "20", "--seeds", "1"],
     "bench_interference": ["--groups", "200", "--runs", "30", "--big", "2000", "--dir", "{tmp}"],
+    "perf_cost": ["--count", "2000", "--rounds", "2", "--dir", "{tmp}"],
 }
 
 

@@ -103,14 +103,23 @@ def figures(
     meta_time: np.ndarray,
     slowest: np.ndarray,
     run_time: float,
+    union_groups: int | None = None,
+    raw: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, dict[str, float | None]]], dict[str, dict[str, float | None]]]:
-    """:func:`figure` of each group of rows (``groups``: 0..n_groups-1 per row) and of all
-    the rows together (a rank's records of every group add up), in a few numpy calls."""
+    """:func:`figure` of each group of rows (``groups``: 0..n_groups-1 per row) and of the
+    rows of groups below ``union_groups`` (default: all) together (a rank's records of
+    those groups add up), in a few numpy calls. ``raw``, when given, receives per group
+    darshan-util's parts: ``unique`` (the slowest rank's time), ``slowest_rank``,
+    ``shared``, ``bytes`` (read + written) and ``records``."""
+    joined = n_groups if union_groups is None else union_groups
     per = ranks >= 0
     totals = np.zeros((3, n_groups))  # total, read, write time per group
     union = np.zeros(3)
+    shared_time = np.zeros(n_groups)
+    best = np.full(n_groups, -1)
+    rank_of: np.ndarray | None = None
     if per.any():
-        at, width, _ = dense_ranks(ranks[per])
+        at, width, rank_of = dense_ranks(ranks[per])
         key = groups[per] * width + at
         size = n_groups * width
         rt, wt = read_time[per], write_time[per]
@@ -122,7 +131,9 @@ def figures(
             ]
         ).reshape(3, n_groups, width)
         totals = by_rank.max(axis=2)
-        union = by_rank.sum(axis=1).max(axis=1)
+        union = by_rank[:, :joined].sum(axis=1).max(axis=1)
+        best = by_rank[0].argmax(axis=1)  # the first of equal sums: the lowest rank
+    unique = totals[0].copy()  # the slowest rank's time, before the shared records' time
     shared = ~per
     if shared.any():
         st, rt, wt, mt = slowest[shared], read_time[shared], write_time[shared], meta_time[shared]
@@ -142,7 +153,8 @@ def figures(
             ]
         )
         totals = totals + added
-        union = union + added.sum(axis=1)
+        union = union + added[:, :joined].sum(axis=1)
+        shared_time = added[0]
     moved_bytes = np.stack(
         [
             np.bincount(groups, bytes_read.astype(np.float64), n_groups),
@@ -158,8 +170,19 @@ def figures(
             "total": direction(read + write, float(times[0]), run_time),
         }
 
+    if raw is not None:
+        raw.update(
+            unique=unique,
+            slowest_rank=[
+                None if unique[g] <= 0 else int(best[g] if rank_of is None else rank_of[best[g]])
+                for g in range(n_groups)
+            ],
+            shared=shared_time,
+            bytes=moved_bytes.sum(axis=0),
+            records=np.bincount(groups, minlength=n_groups),
+        )
     per_group = [made(totals[:, i], moved_bytes[:, i]) for i in range(n_groups)]
-    return per_group, made(union, moved_bytes.sum(axis=1))
+    return per_group, made(union, moved_bytes[:, :joined].sum(axis=1))
 
 
 def sizes(histogram: np.ndarray) -> dict[str, Any] | None:
@@ -237,7 +260,7 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
     record moved bytes; else the HEATMAP's POSIX / STDIO records (one per rank) or the
     DXT_POSIX segments, with the per-rank records; else not known (None)."""
     if log.job.nprocs == 1:
-        return 1, "records"
+        return (1 if moved.any() else 0), "records"
     at, width, seen = dense_ranks(ranks[moved & (ranks >= 0)])
     if not (moved & (ranks < 0)).any():
         return (int(np.count_nonzero(np.bincount(at, minlength=width))) if seen is None else width), "records"
@@ -272,17 +295,25 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     groups = np.zeros(len(ids), np.intp)  # 0: the POSIX layer (POSIX records, stand-ins), 1: STDIO
     groups[stdio] = 1
     rows = kept.nonzero()[0]
-    (posix_figure, stdio_figure), job_figure = figures(
-        groups[rows],
-        2,
-        ranks[rows],
-        br[rows],
-        bw[rows],
-        read_t[rows],
-        write_t[rows],
-        meta_t[rows],
-        slowest[rows],
+    # darshan-util's figures in the same pass: groups 2 and 3 are every POSIX and STDIO record
+    # (its own rows, unchanged by the stand-ins), kept or not
+    own = np.arange(clean.stand_in_rows.start)
+    every = np.concatenate([rows, own])
+    groups = np.concatenate([groups[rows], groups[own] + 2])
+    raw: dict[str, Any] = {}
+    (posix_figure, stdio_figure, _, _), job_figure = figures(
+        groups,
+        4,
+        ranks[every],
+        br[every],
+        bw[every],
+        read_t[every],
+        write_t[every],
+        meta_t[every],
+        slowest[every],
         run_time=run_time,
+        union_groups=2,
+        raw=raw,
     )
     moved = kept & ((br > 0) | (bw > 0))
     count, source = ranks_doing_io(log, ranks, moved)
@@ -323,10 +354,14 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
             "write": sizes(_histogram(mpiio, "write")[keep].sum(axis=0)),
         }
     util: dict[str, Any] = {}
-    for module, part in ((F.POSIX, slice(0, clean.posix_rows)), (F.STDIO, stdio)):
-        if module in log.modules:  # the module's own rows: unchanged by the stand-ins
-            util[F.MODULE_NAMES[module]] = derived.metrics_of(
-                ranks[part], br[part], bw[part], read_t[part], write_t[part], meta_t[part], slowest[part]
+    for group, module in ((2, F.POSIX), (3, F.STDIO)):
+        if module in log.modules:
+            util[F.MODULE_NAMES[module]] = derived.metrics(
+                int(raw["records"][group]),
+                float(raw["bytes"][group]),
+                float(raw["unique"][group]),
+                raw["slowest_rank"][group],
+                float(raw["shared"][group]),
             )
     if mpiio is not None and (F.MPIIO, mpiio.version) in F.PERF_INDEX:
         util["MPI-IO"] = derived.module_metrics(mpiio, job.nprocs)
@@ -359,7 +394,7 @@ def _row_modules(log: DarshanLog, clean: Any) -> list[tuple[F.ModuleRecords, boo
 def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray, ...]:
     """Per row: READ, WRITE, META and SLOWEST_RANK times (one gather a module)."""
     parts = [
-        records.fcounters[:, _time_index(records.module, records.version)]
+        derived.sane_times(records.fcounters[:, _time_index(records.module, records.version)])
         if (records.module, records.version) in F.PERF_INDEX
         else np.zeros((len(records.ids), 4))
         for records, _ in mods

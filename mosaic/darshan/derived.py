@@ -28,6 +28,7 @@ from mosaic.darshan import formats as F
 from mosaic.darshan.formats import DarshanLog, ModuleRecords
 
 MIB = 1048576.0
+MAX_SECONDS = 1e12  # a time counter above this (31,700 years), or an infinity, is damage
 DERIVED_MODULES = (F.POSIX, F.MPIIO, F.STDIO)
 
 
@@ -44,10 +45,24 @@ class DerivedMetrics(TypedDict):
 
 
 def record_times(records: ModuleRecords) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """READ, WRITE, META and SLOWEST_RANK times of every record (float64 columns)."""
+    """READ, WRITE, META and SLOWEST_RANK times of every record (float64 columns; a time
+    that is not a finite number >= 0, which no runtime writes, reads as 0: see
+    :func:`sane_times`)."""
     at = F.PERF_INDEX[(records.module, records.version)]
-    f = records.fcounters
-    return f[:, at.read_time], f[:, at.write_time], f[:, at.meta_time], f[:, at.slowest_rank_time]
+    times = sane_times(
+        records.fcounters[:, [at.read_time, at.write_time, at.meta_time, at.slowest_rank_time]]
+    )
+    return times[:, 0], times[:, 1], times[:, 2], times[:, 3]
+
+
+def sane_times(times: np.ndarray) -> np.ndarray:
+    """``times`` with every value that is not a number in [0, MAX_SECONDS) set to 0 (in place when
+    it is a copy already): a damaged log's NaN or infinity would make the result object
+    no JSON (the service evicts such a result) and a negative duration means nothing."""
+    bad = ~((times >= 0) & (times < MAX_SECONDS))  # NaN fails both
+    if bad.any():
+        times = np.where(bad, 0.0, times)
+    return times
 
 
 def record_bytes(records: ModuleRecords) -> tuple[np.ndarray, np.ndarray]:
@@ -103,15 +118,22 @@ def metrics_of(
             rank = int(seen[best])
         if sums[best] > 0:  # darshan-util keeps a rank only strictly above 0
             unique, slowest_rank = float(sums[best]), rank
+    return metrics(len(ranks), total, unique, slowest_rank, shared_time)
+
+
+def metrics(
+    records: int, total_bytes: float, unique: float, slowest_rank: int | None, shared_time: float
+) -> DerivedMetrics:
+    """The derived metrics from their parts (what darshan-util's accumulator emits)."""
     agg = unique + shared_time
     return {
-        "records": len(ranks),
-        "total_bytes": total,
+        "records": records,
+        "total_bytes": total_bytes,
         "unique_slowest_rank_io_time": unique,
         "slowest_rank": slowest_rank,
         "shared_time_by_slowest": shared_time,
         "agg_time_by_slowest": agg,
-        "agg_perf_by_slowest": total / MIB / agg if agg > 0 and total > 0 else None,
+        "agg_perf_by_slowest": total_bytes / MIB / agg if agg > 0 and total_bytes > 0 else None,
     }
 
 

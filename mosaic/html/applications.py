@@ -235,7 +235,7 @@ def _performance(history: dict[str, Any]) -> Html:
     note = (
         f'<p class="note">Over the {history["complete_runs"]:,} of its {history["runs"]:,} valid runs with '
         "a whole log (partial logs give lower bounds, left out); bandwidth per direction over the "
-        "slowest rank's time (SPEC 3.9).</p>"
+        "slowest rank's time; metadata rate: metadata requests per second of I/O time (SPEC 3.9).</p>"
     )
     if not rows:
         return Html(note + "<p>No figure is known: no run timed its I/O.</p>")
