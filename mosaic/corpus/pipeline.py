@@ -293,7 +293,9 @@ def run(
                 categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
             # SPEC 3.10: every stored run's concurrent load, and the center's timeline on the way
-            timelines = timeline.loads_and_timeline(store, config.timeline_bin_seconds)
+            timelines = timeline.loads_and_timeline(
+                store, config.timeline_bin_seconds, kept=config.load_overlaps_kept
+            )
             timings["load"] = _lap(clock, timings)
             for node in engine.absent():
                 sys.stderr.write(f"warning: node {node}; this run went on without it\n")

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mosaic.activity import FsActivity, RunActivity, pack, unpack
+from mosaic.config import DEFAULT
 
 if TYPE_CHECKING:
     from mosaic.corpus.store import Store
@@ -206,9 +207,10 @@ class Load:
     overlaps: list[tuple[int, float, float]] = field(default_factory=list)  # (other, bytes, share)
 
 
-def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
+def run_loads(this: _Run, others: Sequence[_Run], kept: int = 10) -> list[Load]:
     """The load of ``this`` run on each of its file systems, from the ``others`` (runs whose
-    wall window may overlap it; their order fixes the order of the sums)."""
+    wall window may overlap it; their order fixes the order of the sums); its ``kept``
+    heaviest others by bytes (ties: the earlier in the sweep) as its overlaps."""
     loads: list[Load] = []
     for name in sorted(this.fs):
         mine = this.fs[name]
@@ -245,7 +247,9 @@ def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
             int(active.sum()),
             seconds,
         )
-        for i in np.flatnonzero(active).tolist():
+        heaviest = np.flatnonzero(active)
+        heaviest = heaviest[np.argsort(-moved[heaviest], kind="stable")][:kept]
+        for i in heaviest.tolist():
             load.overlaps.append(
                 (parts[i][0], float(moved[i]), float(moved[i]) / total if total > 0 else 0.0)
             )
@@ -295,20 +299,26 @@ class _Window:
             self.stored_end.pop(run, None)
 
 
-def compute_loads(store: Store, runs: Iterable[int] | None = None, now: float | None = None) -> int:
+def compute_loads(
+    store: Store, runs: Iterable[int] | None = None, now: float | None = None, kept: int | None = None
+) -> int:
     """Compute ``run_load`` and ``run_overlaps`` of every stored run (or of ``runs`` and the
-    runs overlapping them); returns how many runs were computed (:func:`_sweep`)."""
-    return _sweep(store, runs, now, None)[0]
+    runs overlapping them); returns how many runs were computed (:func:`_sweep`). ``kept``:
+    the heaviest other runs kept in ``run_overlaps`` per run and file system (default:
+    ``load_overlaps_kept``); ``other_jobs`` and the shares count them all."""
+    return _sweep(store, runs, now, None, kept)[0]
 
 
-def loads_and_timeline(store: Store, width: float, now: float | None = None) -> dict[str, Timeline]:
+def loads_and_timeline(
+    store: Store, width: float, now: float | None = None, kept: int | None = None
+) -> dict[str, Timeline]:
     """:func:`compute_loads` of every stored run, and the center's timeline folded on the way
     (the sweep's order is the fold's: the same bits as :func:`center_timeline`)."""
-    return _sweep(store, None, now, width)[1]
+    return _sweep(store, None, now, width, kept)[1]
 
 
 def _sweep(
-    store: Store, runs: Iterable[int] | None, now: float | None, width: float | None
+    store: Store, runs: Iterable[int] | None, now: float | None, width: float | None, kept: int | None
 ) -> tuple[int, dict[str, Timeline]]:
     """Compute ``run_load`` and ``run_overlaps`` of every stored run (or of ``runs`` and the
     runs overlapping them); returns how many runs were computed.
@@ -349,7 +359,7 @@ def _sweep(
         this, *others = window.get([extents[i]] + [extents[j] for j in near])
         if width is not None:
             _fold(acc, this, width, bounds)
-        for load in run_loads(this, others):
+        for load in run_loads(this, others, DEFAULT.load_overlaps_kept if kept is None else kept):
             load_rows.append(
                 (load.run, load.fs, load.read_rate, load.write_rate, load.meta_rate, load.other_jobs)
                 + (load.io_seconds, computed_at)
@@ -670,7 +680,7 @@ def stored_bytes(store: Store) -> int:
 # ----- posted runs -----
 
 
-def record_posted(store: Store, job: dict[str, Any], parts: bytes | None) -> int:
+def record_posted(store: Store, job: dict[str, Any], parts: bytes | None, kept: int | None = None) -> int:
     """A run posted to ``mosaic serve``: its activity joins the store under its run identity
     (the one ``Store.record`` keys it by), then its load and the load of every stored run
     whose wall window meets its own are computed again. Returns how many runs were."""
@@ -683,7 +693,7 @@ def record_posted(store: Store, job: dict[str, Any], parts: bytes | None) -> int
     store._write(
         "INSERT OR REPLACE INTO run_activity VALUES (?, ?, ?, ?, ?)", [(identity, start, end, source, parts)]
     )
-    return compute_loads(store, runs=[identity])
+    return compute_loads(store, runs=[identity], kept=kept)
 
 
 def loads_by_file(store: Store) -> dict[str, list[dict[str, Any]]]:
