@@ -215,6 +215,9 @@ class Config:
         + ("orangefs", "panfs", "wekafs", "dvs", "glusterfs", "fuse.glusterfs", "daos", "fuse.dfuse")
     )
     timeline_bin_seconds: float = method(60.0, **POSITIVE)  # the center's timeline: one bin this wide
+    load_overlaps_kept: int = method(
+        10, lo=0
+    )  # run_overlaps keeps a run's this many heaviest others per file system
 
     # --- who slows whom: contention sensitivity, slow runs, conflicting labels (SPEC 3.11) ---
     contention_min_runs: int = method(20, lo=3)  # a group is tested with at least this many measured runs

@@ -301,7 +301,10 @@ def run(
             ):
                 categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
-            timeline.compute_loads(store)  # SPEC 3.10: every stored run's concurrent load
+            # SPEC 3.10: every stored run's concurrent load, and the center's timeline on the way
+            timelines = timeline.loads_and_timeline(
+                store, config.timeline_bin_seconds, kept=config.load_overlaps_kept
+            )
             timings["load"] = _lap(clock, timings)
             for node in engine.absent():
                 sys.stderr.write(f"warning: node {node}; this run went on without it\n")
@@ -309,7 +312,7 @@ def run(
                 # The lookup tables fill inside SQLite (C, the GIL released) while this
                 # thread writes the outputs from the store's reader connection.
                 publishing = pool.submit(store.publish)
-                summary = write_outputs(store, outputs, config, counts, timings)
+                summary = write_outputs(store, outputs, config, counts, timings, timelines)
                 summary["store_versions"] = store_versions
                 publishing.result()
             timings["write"] = _lap(clock, timings)
@@ -524,7 +527,12 @@ class Funnel(FunnelCounts):
 
 
 def write_outputs(
-    store: Store, outputs: OutputSet, config: Config, counts: ScanCounts, timings: dict[str, float]
+    store: Store,
+    outputs: OutputSet,
+    config: Config,
+    counts: ScanCounts,
+    timings: dict[str, float],
+    timelines: dict[str, timeline.Timeline] | None = None,
 ) -> dict[str, Any]:
     """Write traces.jsonl and evicted.jsonl (sorted by file) into `outputs`; return the summary.
 
@@ -582,7 +590,7 @@ def write_outputs(
         "funnel": funnel,
         **stats.to_dict(),
         "stability": stability_summary(shares.values()) if shares is not None else None,
-        "timeline": timeline.summary(store, config.timeline_bin_seconds),
+        "timeline": timeline.summary(store, config.timeline_bin_seconds, timelines),
         "timings": timings,
         "config": config.to_dict(),
         "config_hash": config.hash(),

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mosaic.activity import FsActivity, RunActivity, pack, unpack
+from mosaic.config import DEFAULT
 
 if TYPE_CHECKING:
     from mosaic.corpus.store import Store
@@ -67,7 +68,12 @@ def _raw(db: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> sqlite3.
 
 
 def activity_row(run: int, activity: RunActivity) -> tuple[int, float, float, str, bytes]:
-    return (int(run), activity.start_epoch, activity.end_epoch, activity.source, pack(activity))
+    """The ``run_activity`` row of a run: its end is the later of the job's end and its last
+    interval's (a heatmap's last bin, a request within the clock slack), so that the sweep
+    meets every run an interval of it overlaps."""
+    ends = [float(fs.end.max()) for fs in activity.by_fs.values() if len(fs.end)]
+    end = max([activity.end_epoch, *(activity.start_epoch + e for e in ends)])
+    return (int(run), activity.start_epoch, end, activity.source, pack(activity))
 
 
 def save_activity(store: Store, rows: Sequence[tuple[int, float, float, str, bytes]]) -> None:
@@ -201,9 +207,10 @@ class Load:
     overlaps: list[tuple[int, float, float]] = field(default_factory=list)  # (other, bytes, share)
 
 
-def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
+def run_loads(this: _Run, others: Sequence[_Run], kept: int = 10) -> list[Load]:
     """The load of ``this`` run on each of its file systems, from the ``others`` (runs whose
-    wall window may overlap it; their order fixes the order of the sums)."""
+    wall window may overlap it; their order fixes the order of the sums); its ``kept``
+    heaviest others by bytes (ties: the earlier in the sweep) as its overlaps."""
     loads: list[Load] = []
     for name in sorted(this.fs):
         mine = this.fs[name]
@@ -240,7 +247,9 @@ def run_loads(this: _Run, others: Sequence[_Run]) -> list[Load]:
             int(active.sum()),
             seconds,
         )
-        for i in np.flatnonzero(active).tolist():
+        heaviest = np.flatnonzero(active)
+        heaviest = heaviest[np.argsort(-moved[heaviest], kind="stable")][:kept]
+        for i in heaviest.tolist():
             load.overlaps.append(
                 (parts[i][0], float(moved[i]), float(moved[i]) / total if total > 0 else 0.0)
             )
@@ -264,10 +273,12 @@ class _Window:
     def __init__(self, store: Store):
         self.store = store
         self.cache: dict[int, _Run] = {}
+        self.stored_end: dict[int, float] = {}  # run_activity's end (the sweep's)
         self.ends: list[tuple[float, int]] = []
 
     def get(self, runs: Sequence[tuple[int, float, float]]) -> list[_Run]:
         missing = [r for r, _, _ in runs if r not in self.cache]
+        self.stored_end.update((r, e) for r, _, e in runs if r in missing)
         if missing:
             with self.store._snapshot() as db:
                 for first in range(0, len(missing), 500):
@@ -278,16 +289,37 @@ class _Window:
                     ):
                         prepared = _prepared(int(run), unpack(parts))
                         self.cache[int(run)] = prepared
-                        heapq.heappush(self.ends, (prepared.end, int(run)))
+                        heapq.heappush(self.ends, (self.stored_end.get(int(run), prepared.end), int(run)))
         return [self.cache[r] for r, _, _ in runs if r in self.cache]
 
     def drop_before(self, t: float) -> None:
         while self.ends and self.ends[0][0] < t:
             _, run = heapq.heappop(self.ends)
             self.cache.pop(run, None)
+            self.stored_end.pop(run, None)
 
 
-def compute_loads(store: Store, runs: Iterable[int] | None = None, now: float | None = None) -> int:
+def compute_loads(
+    store: Store, runs: Iterable[int] | None = None, now: float | None = None, kept: int | None = None
+) -> int:
+    """Compute ``run_load`` and ``run_overlaps`` of every stored run (or of ``runs`` and the
+    runs overlapping them); returns how many runs were computed (:func:`_sweep`). ``kept``:
+    the heaviest other runs kept in ``run_overlaps`` per run and file system (default:
+    ``load_overlaps_kept``); ``other_jobs`` and the shares count them all."""
+    return _sweep(store, runs, now, None, kept)[0]
+
+
+def loads_and_timeline(
+    store: Store, width: float, now: float | None = None, kept: int | None = None
+) -> dict[str, Timeline]:
+    """:func:`compute_loads` of every stored run, and the center's timeline folded on the way
+    (the sweep's order is the fold's: the same bits as :func:`center_timeline`)."""
+    return _sweep(store, None, now, width, kept)[1]
+
+
+def _sweep(
+    store: Store, runs: Iterable[int] | None, now: float | None, width: float | None, kept: int | None
+) -> tuple[int, dict[str, Timeline]]:
     """Compute ``run_load`` and ``run_overlaps`` of every stored run (or of ``runs`` and the
     runs overlapping them); returns how many runs were computed.
 
@@ -297,7 +329,7 @@ def compute_loads(store: Store, runs: Iterable[int] | None = None, now: float | 
     """
     extents = _extents(store)
     if not extents:
-        return 0
+        return 0, {}
     starts = np.array([s for _, s, _ in extents])
     ends = np.array([e for _, _, e in extents])
     longest = float((ends - starts).max())
@@ -313,6 +345,10 @@ def compute_loads(store: Store, runs: Iterable[int] | None = None, now: float | 
             chosen.add(i)
             chosen.update(_overlapping(i, starts, ends, longest))
         todo = sorted(chosen)
+    acc: dict[str, _Bins] = {}
+    bounds = (0, 0)
+    if width is not None:
+        bounds = (math.floor(float(starts.min()) / width), math.floor(float(ends.max()) / width) + 1)
     window = _Window(store)
     computed_at = time.time() if now is None else now
     load_rows: list[tuple[Any, ...]] = []
@@ -321,7 +357,9 @@ def compute_loads(store: Store, runs: Iterable[int] | None = None, now: float | 
         window.drop_before(starts[i])
         near = _overlapping(i, starts, ends, longest)
         this, *others = window.get([extents[i]] + [extents[j] for j in near])
-        for load in run_loads(this, others):
+        if width is not None:
+            _fold(acc, this, width, bounds)
+        for load in run_loads(this, others, DEFAULT.load_overlaps_kept if kept is None else kept):
             load_rows.append(
                 (load.run, load.fs, load.read_rate, load.write_rate, load.meta_rate, load.other_jobs)
                 + (load.io_seconds, computed_at)
@@ -333,7 +371,19 @@ def compute_loads(store: Store, runs: Iterable[int] | None = None, now: float | 
         db.executemany("DELETE FROM run_overlaps WHERE run = ?", done)
         db.executemany("INSERT OR REPLACE INTO run_load VALUES (?, ?, ?, ?, ?, ?, ?, ?)", load_rows)
         db.executemany("INSERT OR REPLACE INTO run_overlaps VALUES (?, ?, ?, ?, ?)", overlap_rows)
-    return len(todo)
+    return len(todo), _timelines(acc, width or 1.0)
+
+
+def _fold(acc: dict[str, _Bins], run: _Run, width: float, bounds: tuple[int, int]) -> None:
+    """Add one run's shared file systems to the timeline's bins (epoch seconds already)."""
+    for name in sorted(run.fs):
+        fs = run.fs[name]
+        if not fs.shared or not len(fs.start):
+            continue
+        bins, (r, w, m) = spread(fs.start, fs.end, [fs.read, fs.write, fs.meta], width)
+        if name not in acc:
+            acc[name] = _Bins(*bounds)
+        acc[name].add(bins, r, w, m)
 
 
 def _overlapping(i: int, starts: np.ndarray, ends: np.ndarray, longest: float) -> list[int]:
@@ -482,6 +532,10 @@ def center_timeline(store: Store, width: float) -> dict[str, Timeline]:
             if name not in acc:
                 acc[name] = _Bins(lo, hi)
             acc[name].add(bins, r, w, m)
+    return _timelines(acc, width)
+
+
+def _timelines(acc: dict[str, _Bins], width: float) -> dict[str, Timeline]:
     out: dict[str, Timeline] = {}
     for name, b in sorted(acc.items()):
         if b.first is None or b.last is None:
@@ -574,9 +628,11 @@ def _max_by(at: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def summary(store: Store, width: float) -> dict[str, Any]:
-    """summary.json's ``timeline`` key: coverage and the aggregates per shared file system."""
-    return {"coverage": coverage(store), "file_systems": aggregates(center_timeline(store, width))}
+def summary(store: Store, width: float, timelines: dict[str, Timeline] | None = None) -> dict[str, Any]:
+    """summary.json's ``timeline`` key: coverage and the aggregates per shared file system
+    (of ``timelines`` when the caller folded them already)."""
+    timelines = center_timeline(store, width) if timelines is None else timelines
+    return {"coverage": coverage(store), "file_systems": aggregates(timelines)}
 
 
 # ----- export -----
@@ -624,7 +680,7 @@ def stored_bytes(store: Store) -> int:
 # ----- posted runs -----
 
 
-def record_posted(store: Store, job: dict[str, Any], parts: bytes | None) -> int:
+def record_posted(store: Store, job: dict[str, Any], parts: bytes | None, kept: int | None = None) -> int:
     """A run posted to ``mosaic serve``: its activity joins the store under its run identity
     (the one ``Store.record`` keys it by), then its load and the load of every stored run
     whose wall window meets its own are computed again. Returns how many runs were."""
@@ -633,12 +689,11 @@ def record_posted(store: Store, job: dict[str, Any], parts: bytes | None) -> int
     from mosaic.corpus.profiles import run_identity
 
     identity = run_identity(job)
-    activity = unpack(parts)
+    _, start, end, source, _ = activity_row(identity, unpack(parts))
     store._write(
-        "INSERT OR REPLACE INTO run_activity VALUES (?, ?, ?, ?, ?)",
-        [(identity, activity.start_epoch, activity.end_epoch, activity.source, parts)],
+        "INSERT OR REPLACE INTO run_activity VALUES (?, ?, ?, ?, ?)", [(identity, start, end, source, parts)]
     )
-    return compute_loads(store, runs=[identity])
+    return compute_loads(store, runs=[identity], kept=kept)
 
 
 def loads_by_file(store: Store) -> dict[str, list[dict[str, Any]]]:

@@ -190,3 +190,46 @@ def _text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def job_load_section(db: sqlite3.Connection, file: str) -> str:
+    """The "Concurrent load" section of a job page of the site (the operator's: other jobs
+    named), from the store's ``run_load`` and ``run_overlaps``; "" when the store has none."""
+    from mosaic.service.visibility import sentence, shown_other
+
+    try:
+        loads = db.execute(
+            "SELECT r.run, r.fs, r.read_rate, r.write_rate, r.meta_rate, r.other_jobs, r.io_seconds "
+            "FROM logs l JOIN run_load r ON r.run = l.run WHERE l.file = ? ORDER BY r.fs",
+            (file,),
+        ).fetchall()
+    except sqlite3.OperationalError:  # a store of the code before the timeline
+        return ""
+    items = []
+    for run, fs, rr, wr, mr, others, seconds in loads:
+        rows = db.execute(
+            "SELECT o.other, o.bytes, o.share, (SELECT job_id FROM logs WHERE run = o.other LIMIT 1), "
+            "(SELECT group_key FROM logs WHERE run = o.other LIMIT 1) FROM run_overlaps o "
+            "WHERE o.run = ? AND o.fs = ? ORDER BY o.bytes DESC, o.other",
+            (run, fs),
+        ).fetchall()
+        shown = [
+            shown_other({"job_id": j, "group_key": g, "bytes": b, "share": sh}, operator=True, uid=None)
+            for _, b, sh, j, g in rows
+        ]
+        load = {
+            "fs": fs,
+            "read_rate": rr,
+            "write_rate": wr,
+            "meta_rate": mr,
+            "other_jobs": others,
+            "io_seconds": seconds,
+        }
+        items.append(f"<li>{esc(sentence(load, shown))}</li>")
+    if not items:
+        return ""
+    return (
+        '<section id="load"><h2>Concurrent load</h2><p class="note">The other runs of the store on '
+        "each file system this run used, during its I/O (docs/method.md, section 3.10); a lower "
+        f"bound: runs without a log are not in it.</p><ul>{''.join(items)}</ul></section>"
+    )

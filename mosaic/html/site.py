@@ -40,6 +40,7 @@ from mosaic.html import applications as apps_module
 from mosaic.html.applications import Application, slug
 from mosaic.html.distributions import plot_distributions, stored_numbers
 from mosaic.html.job import job_page
+from mosaic.html.load_page import job_load_section
 from mosaic.html.method import method_html
 from mosaic.html.page import (
     SITE_ASSETS,
@@ -413,7 +414,11 @@ def _job_pages(
         initargs=(config.worker_memory_bytes,),
     ) as pool:
         pages = pool.map(_job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo])
-        for name, (text, evicted) in zip(todo.values(), pages, strict=True):
+        files = {location: file for runs in chosen.values() for file, location, _ in runs}
+        for (location, name), (text, evicted) in zip(todo.items(), pages, strict=True):
+            section = job_load_section(db, files[location])  # SPEC 3.10, from the store
+            if section:
+                text = text.replace("</main>", section + "</main>", 1)
             (site / "jobs" / name).write_text(text, encoding="utf-8")
             counts.job_pages += 1
             counts.evicted_job_pages += evicted

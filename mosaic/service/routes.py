@@ -174,7 +174,8 @@ def record(request: Request, result: dict[str, Any], activity: bytes | None = No
             f"job {job['job_id']} is stored under another uid; a log cannot join another user's job",
         )
     results.record(result)
-    timeline.record_posted(results, job, activity)  # SPEC 3.10: its load and its neighbours'
+    kept = request.app.state.config.load_overlaps_kept
+    timeline.record_posted(results, job, activity, kept)  # SPEC 3.10: its load and its neighbours'
     request.app.state.store_versions = results.versions(adding=__version__)
     return None
 

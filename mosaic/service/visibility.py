@@ -55,7 +55,8 @@ def sentence(load: dict[str, Any], others: list[dict[str, Any]]) -> str:
     """E.g. "while it did I/O (5.2 s), 3 other jobs moved 97 GB/h on /scratch, 71 % of it from
     one job": the other jobs as the caller may see them."""
     fs, count = load["fs"], int(load["other_jobs"])
-    seconds = f"{load['io_seconds']:.3g} s"
+    io = float(load["io_seconds"])
+    seconds = f"{io:,.0f} s" if io >= 100 else f"{io:.3g} s"
     if count == 0:
         return f"while it did I/O ({seconds}), no other job moved data on {fs}"
     moved = _rate(float(load["read_rate"]) + float(load["write_rate"]))

@@ -171,3 +171,30 @@ def test_timeline_keeps_every_byte(tmp_path, width):
     with stored(tmp_path / "s.sqlite") as store:
         (tl,) = timeline.center_timeline(store, width).values()
     assert tl.write.sum() == 650.0 and tl.meta.sum() == 13.0  # A 200, B 400, C 50; 3 + 10 requests
+
+
+def test_the_sweep_folds_the_same_timeline(tmp_path):
+    with stored(tmp_path / "s.sqlite") as store:
+        folded = timeline.loads_and_timeline(store, 10.0, now=1.0)
+        again = timeline.center_timeline(store, 10.0)
+        assert list(folded) == list(again) == ["/s"]
+        for column in ("read", "write", "meta", "jobs"):
+            assert getattr(folded["/s"], column).tobytes() == getattr(again["/s"], column).tobytes()
+        assert folded["/s"].first == again["/s"].first
+        assert loads(store)[0][(1, "/s")] == (0.0, 10.0, 0.15, 1, 20.0)
+
+
+def test_a_runs_stored_end_covers_its_last_interval():
+    late = RunActivity("heatmap", 1000.0, 5.0, {"/s": fs([(4.9, 5.3, 0, 10, 0)])})
+    assert timeline.activity_row(9, late)[1:3] == (1000.0, 1005.3)
+
+
+def test_run_overlaps_keeps_the_heaviest_others(tmp_path):
+    with stored(tmp_path / "s.sqlite") as store:
+        timeline.compute_loads(store, now=1.0, kept=1)
+        load, over = loads(store)
+    assert load[(2, "/s")] == (0.0, 5.0, 0.5, 2, 20.0)  # both others still counted
+    assert over == {(1, 2, "/s"): (200.0, 1.0), (2, 1, "/s"): (100.0, 1.0), (5, 2, "/s"): (40.0, 1.0)}
+    with stored(tmp_path / "t.sqlite") as store:
+        timeline.compute_loads(store, kept=0)
+        assert loads(store)[1] == {}

@@ -163,3 +163,18 @@ def test_traces_jsonl_carries_each_runs_load(corpus_run):
         stored = runs[line["file"]][3][load["fs"]]
         assert (load["read_rate"], load["write_rate"], load["meta_rate"], load["other_jobs"]) == stored[:4]
         assert load["source"] in ("dxt", "heatmap") and set(load) >= {"io_seconds", "largest_share"}
+
+
+def test_one_log_under_two_names_counts_once(corpus_run, tmp_path):
+    out, summary = corpus_run
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for path in (DATA / "logs").iterdir():
+        (logs / path.name).write_bytes(path.read_bytes())
+    victim = next((DATA / "logs").glob("*lmp_restart_id70007*"))
+    (logs / ("copy-of-" + victim.name)).write_bytes(victim.read_bytes())
+    again = run([logs], tmp_path / "out", CONFIG, workers=0)
+    assert again["funnel"]["logs"] == 35
+    # the copy is the same run: counted once
+    assert again["timeline"]["file_systems"] == summary["timeline"]["file_systems"]
+    assert (again["timeline"]["coverage"]["runs"], again["timeline"]["coverage"]["logs"]) == (34, 35)

@@ -62,3 +62,24 @@ def test_what_is_shared_was_decided_at_validation(interference, tmp_path):
     finally:
         db.close()
     assert "/mnt/mosaic-ifs" in (tmp_path / "load.html").read_text()
+
+
+def test_a_job_pages_concurrent_load(interference):
+    from mosaic.html.load_page import job_load_section
+
+    out, _, _ = interference
+    truth = {
+        json.loads(line)["job_id"]: json.loads(line)
+        for line in (DATA / "truth.jsonl").read_text().splitlines()
+    }
+    db = sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True)
+    try:
+        victim = job_load_section(db, truth[70007]["file"])
+        alone = job_load_section(db, truth[70012]["file"])
+        control = job_load_section(db, truth[70004]["file"])
+        assert job_load_section(db, "no-such-file") == ""
+    finally:
+        db.close()
+    assert "4 other jobs moved" in victim and "on /mnt/mosaic-ifs" in victim
+    assert "no other job moved data on /mnt/mosaic-ifs" in alone
+    assert "no other job moved data on /" in control
