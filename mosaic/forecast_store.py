@@ -1,0 +1,272 @@
+"""The forecast's inputs, read from the store's contract tables (docs/method.md 3.13).
+
+- ``signatures`` (contract 6): the candidate's and the running jobs' signatures, parsed once
+  per (group, computed_at) and kept in a bounded cache;
+- ``running_jobs`` (contract 7): the jobs running at ``now`` (not ended, started, and not past
+  their time limit);
+- ``app_contention`` (contract 8): each group's sensitivity label and slope;
+- ``run_load`` (contract 2) joined with ``jobs``: the file systems a group's runs did I/O on,
+  each weighted by its I/O seconds there;
+- ``jobs``: a group's stored runs and median run time (the store's own table).
+
+A table that does not exist (its branch not merged, or an older store) is "no data", never an
+error: the answer then says what it lacks. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from mosaic.config import DEFAULT, Config
+from mosaic.corpus.store import Store
+from mosaic.forecast import (
+    READER,
+    UNKNOWN_FS,
+    Group,
+    RunningJob,
+    Settings,
+    Signature,
+    Timeline,
+    Viewer,
+    forecast,
+    parse_signature,
+)
+from mosaic.trace import bounded_name
+
+# The contract tables as their owners create them (docs: TEAM contracts 2, 6, 7, 8), for tests and
+# for a store that has none yet. The forecast never creates them in a served store.
+CONTRACT_TABLES = """
+CREATE TABLE IF NOT EXISTS signatures (group_key TEXT PRIMARY KEY, runs INTEGER, body TEXT,
+    computed_at REAL);
+CREATE TABLE IF NOT EXISTS running_jobs (job_id TEXT PRIMARY KEY, uid INTEGER, application TEXT,
+    group_key TEXT, start_epoch REAL, time_limit REAL, nodes TEXT, tasks INTEGER, state TEXT,
+    ended_epoch REAL, updated REAL);
+CREATE TABLE IF NOT EXISTS app_contention (group_key TEXT PRIMARY KEY, label TEXT, n INTEGER,
+    rho REAL, p REAL, q REAL, slope REAL, slope_lo REAL, slope_hi REAL, traits TEXT, body TEXT,
+    computed_at REAL);
+CREATE TABLE IF NOT EXISTS run_load (run INTEGER, fs TEXT, read_rate REAL, write_rate REAL,
+    meta_rate REAL, other_jobs INTEGER, io_seconds REAL, computed_at REAL, PRIMARY KEY (run, fs));
+"""
+CHUNK = 900  # bound parameters per IN (...) query
+CACHE_ENTRIES = 8192  # parsed signatures kept (a body is parsed once per computed_at)
+
+_cache: OrderedDict[tuple[str, float | None, float], Signature | str] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _chunks(keys: list[str]) -> Iterable[list[str]]:
+    for i in range(0, len(keys), CHUNK):
+        yield keys[i : i + CHUNK]
+
+
+def _signature(key: str, body: str | None, computed_at: float | None, phase_share: float) -> Signature | str:
+    """The parsed signature of a row, from the cache when the same row was parsed before."""
+    token = (key, computed_at, phase_share)
+    with _cache_lock:
+        hit = _cache.get(token)
+        if hit is not None:
+            _cache.move_to_end(token)
+            return hit
+    try:
+        parsed = parse_signature(json.loads(body or "null"), phase_share)
+    except ValueError as error:
+        parsed = f"the signature is not JSON ({error})"
+    with _cache_lock:
+        _cache[token] = parsed
+        while len(_cache) > CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return parsed
+
+
+def running_jobs(db: sqlite3.Connection, now: float, tables: set[str] | None = None) -> list[RunningJob]:
+    """The jobs of ``running_jobs`` running at ``now``: started, not ended, not past their time
+    limit (``mosaic.service.registry.running`` once merged also leaves out expired UNLIMITED ones)."""
+    if "running_jobs" not in (tables if tables is not None else _tables(db)):
+        return []
+    rows = db.execute(
+        "SELECT job_id, uid, application, group_key, start_epoch, time_limit FROM running_jobs "
+        "WHERE ended_epoch IS NULL AND start_epoch IS NOT NULL AND start_epoch <= ? "
+        "AND (time_limit IS NULL OR start_epoch + time_limit > ?) ORDER BY start_epoch, job_id",
+        (now, now),
+    ).fetchall()
+    return [
+        RunningJob(
+            str(row[0]),
+            None if row[1] is None else int(row[1]),
+            row[2],
+            row[3],
+            float(row[4]),
+            None if row[5] is None else float(row[5]),
+        )
+        for row in rows
+    ]
+
+
+def groups_of(
+    db: sqlite3.Connection, keys: Iterable[str], settings: Settings, tables: set[str] | None = None
+) -> dict[str, Group]:
+    """What the contract tables say of each group in ``keys`` (a group none names is absent)."""
+    tables = tables if tables is not None else _tables(db)
+    wanted = sorted(set(keys))
+    sigs: dict[str, Signature | str] = {}
+    runs: dict[str, int] = {}
+    labels: dict[str, tuple[Any, ...]] = {}
+    fs: dict[str, dict[str, float]] = {}
+    for part in _chunks(wanted):
+        marks = ",".join("?" * len(part))
+        for key, count in db.execute(
+            f"SELECT group_key, runs FROM applications WHERE group_key IN ({marks})", part
+        ):
+            runs[key] = int(count or 0)
+        if "signatures" in tables:
+            for key, body, computed_at in db.execute(
+                f"SELECT group_key, body, computed_at FROM signatures WHERE group_key IN ({marks})", part
+            ):
+                sigs[key] = _signature(key, body, computed_at, settings.phase_min_share)
+        if "app_contention" in tables:
+            for row in db.execute(
+                f"SELECT group_key, label, slope, slope_lo, slope_hi FROM app_contention "
+                f"WHERE group_key IN ({marks})",
+                part,
+            ):
+                labels[row[0]] = tuple(row[1:])
+        if "run_load" in tables:
+            for key, name, seconds in db.execute(
+                "SELECT j.group_key, l.fs, sum(coalesce(l.io_seconds, 0)) FROM jobs j "
+                f"JOIN run_load l ON l.run = j.run WHERE j.group_key IN ({marks}) GROUP BY j.group_key, l.fs",
+                part,
+            ):
+                fs.setdefault(key, {})[name] = float(seconds or 0.0)
+    out = {}
+    for key in wanted:
+        if key not in runs and key not in sigs and key not in labels:
+            continue
+        sig = sigs.get(key)
+        label, slope, lo, hi = labels.get(key, (None, None, None, None))
+        out[key] = Group(
+            key,
+            signature=sig if isinstance(sig, Signature) else None,
+            why=sig
+            if isinstance(sig, str)
+            else ("no signature stored" if "signatures" in tables else "no signature table in the store"),
+            runs=runs.get(key, 0),
+            fs_shares=_shares(fs.get(key)),
+            label=label,
+            slope=_real(slope),
+            slope_lo=_real(lo),
+            slope_hi=_real(hi),
+        )
+    return out
+
+
+def _real(value: object) -> float | None:
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _shares(seconds: Mapping[str, float] | None) -> dict[str, float]:
+    """Each file system's share of the group's I/O seconds; unknown file systems: ``*``."""
+    total = sum(seconds.values()) if seconds else 0.0
+    if not seconds or total <= 0:
+        return {UNKNOWN_FS: 1.0}
+    return {name: value / total for name, value in sorted(seconds.items()) if value > 0}
+
+
+def sensitive_slopes(db: sqlite3.Connection, tables: set[str]) -> float | None:
+    """The median slope of the center's sensitive groups (None: none)."""
+    if "app_contention" not in tables:
+        return None
+    values = [
+        row[0]
+        for row in db.execute("SELECT slope FROM app_contention WHERE label = 'sensitive' AND slope > 0")
+        if isinstance(row[0], int | float) and math.isfinite(row[0])
+    ]
+    return float(np.median(values)) if values else None
+
+
+def median_run_time(db: sqlite3.Connection, key: str) -> float | None:
+    times = np.array(
+        [
+            row[0]
+            for row in db.execute("SELECT run_time FROM jobs WHERE group_key = ? AND run_time > 0", (key,))
+        ],
+        dtype=np.float64,
+    )
+    return float(np.median(times)) if len(times) else None
+
+
+def center_timelines(db: sqlite3.Connection, tables: set[str]) -> dict[str, Timeline]:
+    """The center's timeline per shared file system. No contract table holds it yet (the
+    timeline's own store layout): none, so the forecast has no background and says so. Once
+    ``mosaic.corpus.timeline`` is merged, this returns its per-file-system arrays."""
+    return {}
+
+
+def store_forecast(
+    store: Store,
+    uid: int,
+    application: str,
+    now: float,
+    *,
+    time_limit: float | None = None,
+    viewer: Viewer = READER,
+    config: Config = DEFAULT,
+    timelines: Mapping[str, Timeline] | None = None,
+) -> dict[str, Any]:
+    """The forecast of (uid, application) starting at ``now`` from what ``store`` holds."""
+    settings = Settings.of(config)
+    key = f"{uid}:{bounded_name(application, config.max_name_chars)}"
+    with store._snapshot() as db:
+        tables = _tables(db)
+        running = running_jobs(db, now, tables)
+        groups = groups_of(db, [key, *(job.group for job in running if job.group)], settings, tables)
+        fallback = sensitive_slopes(db, tables)
+        candidate = groups.get(key)
+        if candidate is not None and candidate.runs == 0 and candidate.signature is None:
+            candidate = None  # only a sensitivity row: no run of it is stored
+        if candidate is not None and candidate.signature is None:
+            candidate = Group(
+                candidate.key,
+                None,
+                candidate.why,
+                candidate.runs,
+                median_run_time(db, key),
+                candidate.fs_shares,
+                candidate.label,
+                candidate.slope,
+                candidate.slope_lo,
+                candidate.slope_hi,
+            )
+        if timelines is None:
+            timelines = center_timelines(db, tables)
+    answer = forecast(
+        now,
+        candidate,
+        running,
+        groups,
+        timelines,
+        time_limit=time_limit,
+        viewer=viewer,
+        settings=settings,
+        fallback_slope=fallback,
+        uid=uid,
+        application=application,
+    )
+    answer["group_key"] = key
+    answer["inputs"] = {
+        name: name in tables for name in ("signatures", "running_jobs", "app_contention", "run_load")
+    }
+    return answer
