@@ -56,9 +56,9 @@ CREATE TABLE IF NOT EXISTS run_load (run INTEGER, fs TEXT, read_rate REAL, write
     meta_rate REAL, other_jobs INTEGER, io_seconds REAL, computed_at REAL, PRIMARY KEY (run, fs));
 """
 CHUNK = 900  # bound parameters per IN (...) query
-CACHE_ENTRIES = 8192  # parsed signatures kept (a body is parsed once per computed_at)
+CACHE_ENTRIES = 8192  # parsed signatures kept (each body is parsed once)
 
-_cache: OrderedDict[tuple[str, float | None, float], Signature | str] = OrderedDict()
+_cache: OrderedDict[tuple[str, float], Signature | str] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -72,8 +72,9 @@ def _chunks(keys: list[str]) -> Iterable[list[str]]:
 
 
 def _signature(key: str, body: str | None, computed_at: float | None, phase_share: float) -> Signature | str:
-    """The parsed signature of a row, from the cache when the same row was parsed before."""
-    token = (key, computed_at, phase_share)
+    """The parsed signature of a row, from the cache when the same body was parsed before (keyed
+    by the body itself: two stores may hold one group with different bodies)."""
+    token = (body or "", phase_share)
     with _cache_lock:
         hit = _cache.get(token)
         if hit is not None:
