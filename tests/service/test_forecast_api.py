@@ -7,9 +7,6 @@ and the command are new: every test here fails on e627ff0.)"""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,11 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from mosaic.service.commands import forecast as forecast_command
-from mosaic_testing.contracts import seed_store, signature_body
-from mosaic_testing.ports import free_port
+from mosaic_testing.contracts import READ_TOKEN as READ
+from mosaic_testing.contracts import WRITE_TOKEN as WRITE
+from mosaic_testing.contracts import seed_store, serve_store, signature_body
 
-MOSAIC = Path(sys.executable).with_name("mosaic")
-READ, WRITE = "read-token-of-the-users-0123", "write-token-of-the-operator-0123"
 NOW = 1_764_000_000.0
 A_BURSTS = [
     {"direction": "write", "start": 0.0, "duration": 0.25, "bytes": 1280, "bandwidth": 128, "runs": 8},
@@ -58,45 +54,12 @@ def seeded(path: Path, tables: bool = True) -> Path:
     )
 
 
-def serve(tmp: Path, store: Path) -> tuple[subprocess.Popen, str]:
-    for name, token in (("read", READ), ("write", WRITE)):
-        (tmp / name).write_text(token + "\n")
-        (tmp / name).chmod(0o600)
-    (tmp / "forecast.toml").write_text(SETTINGS)
-    port = free_port()
-    args = [str(MOSAIC), "serve", "--store", str(store), "--port", str(port), "--workers", "1"]
-    args += ["--token-file", str(tmp / "read"), "--write-token-file", str(tmp / "write")]
-    args += ["--config", str(tmp / "forecast.toml")]
-    log = open(tmp / "server.log", "wb")
-    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError((tmp / "server.log").read_text())
-        try:
-            if httpx.get(url + "/healthz").status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("server did not start")
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("forecast")
     store = seeded(tmp / "store.sqlite")
-    process, url = serve(tmp, store)
-    try:
+    with serve_store(tmp, store, SETTINGS) as url:
         yield url, store, tmp
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def ask(url: str, token: str, **params) -> httpx.Response:

@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 
 from mosaic.corpus.store import Store
 from mosaic.forecast_store import CONTRACT_TABLES
+from mosaic_testing.ports import free_port
+
+MOSAIC = Path(sys.executable).with_name("mosaic")
 
 
 def signature_body(
@@ -135,3 +143,43 @@ def seed_store(
 
 def as_series(values: np.ndarray) -> list[float]:
     return [float(v) for v in values]
+
+
+READ_TOKEN, WRITE_TOKEN = "read-token-of-the-users-0123", "write-token-of-the-operator-0123"
+
+
+@contextmanager
+def serve_store(tmp: Path, store: Path, settings: str = "") -> Iterator[str]:
+    """A real `mosaic serve` on ``store`` with a read token (``tmp/read``) and the operator's
+    write token (``tmp/write``), ``settings`` as its TOML config; its URL, stopped after."""
+    for name, token in (("read", READ_TOKEN), ("write", WRITE_TOKEN)):
+        (tmp / name).write_text(token + "\n")
+        (tmp / name).chmod(0o600)
+    (tmp / "forecast.toml").write_text(settings)
+    port = free_port()
+    args = [str(MOSAIC), "serve", "--store", str(store), "--port", str(port), "--workers", "1"]
+    args += ["--token-file", str(tmp / "read"), "--write-token-file", str(tmp / "write")]
+    args += ["--config", str(tmp / "forecast.toml")]
+    with open(tmp / "server.log", "wb") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError((tmp / "server.log").read_text())
+            try:
+                if httpx.get(url + "/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
