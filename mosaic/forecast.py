@@ -31,6 +31,7 @@ depend on where its edges fall.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ HOUR_SECONDS = 3600
 MONDAY_EPOCH = 4 * 86400
 SENSITIVE, INSENSITIVE, NOT_EXPOSED, NOT_ENOUGH = "sensitive", "insensitive", "not exposed", "not enough runs"
 RiskClass = Literal["low", "medium", "high"]
+COVER_POINTS = 1024  # the phases of a signature as a step function of this many steps of its run
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,26 @@ class Signature:
     @property
     def points(self) -> int:
         return len(self.read)
+
+    @functools.cached_property
+    def rate_cums(self) -> tuple[np.ndarray, np.ndarray]:
+        """The read and write series' integrals over normalized time at their k + 1 knots."""
+        return (
+            np.concatenate([[0.0], np.cumsum(self.read) / self.points]),
+            np.concatenate([[0.0], np.cumsum(self.write) / self.points]),
+        )
+
+    @functools.cached_property
+    def cover_cum(self) -> np.ndarray:
+        """The time covered by the phases from 0 to each of COVER_POINTS + 1 evenly spaced
+        knots of normalized run time (exact at the knots; a phase edge inside a step is off
+        by 1/COVER_POINTS of the run at most)."""
+        knots = np.linspace(0.0, 1.0, COVER_POINTS + 1)
+        if not len(self.phases):
+            return np.zeros(COVER_POINTS + 1)
+        a, b = self.phases[:, 0][None, :], self.phases[:, 1][None, :]
+        covered: np.ndarray = np.clip(knots[:, None] - a, 0.0, b - a).sum(axis=1)
+        return covered
 
 
 def parse_signature(
@@ -150,10 +172,17 @@ def _phases_of(
                 continue
             if math.isfinite(start) and math.isfinite(duration) and duration > 0:
                 rows.append((min(max(start, 0.0), 1.0), min(max(start + duration, 0.0), 1.0), direction))
-    rows = [row for row in rows if row[1] > row[0]]
-    if rows:
-        rows.sort()
-        return np.array([row[:2] for row in rows], dtype=np.float64), tuple(row[2] for row in rows)
+    rows = sorted(row for row in rows if row[1] > row[0])
+    merged: list[tuple[float, float, str]] = []
+    for start, end, direction in rows:  # overlapping bursts (a read and a write at once): one phase
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            kind = last[2] if last[2] == direction else "read+write"
+            merged[-1] = (last[0], max(last[1], end), kind)
+        else:
+            merged.append((start, end, direction))
+    if merged:
+        return np.array([row[:2] for row in merged], dtype=np.float64), tuple(row[2] for row in merged)
     total = read + write
     peak = float(total.max())
     if peak <= 0:
@@ -200,63 +229,58 @@ def place(
     start: np.ndarray,
     length: np.ndarray,
     edges: np.ndarray,
+    covered: np.ndarray | None = None,
 ) -> Placed:
     """Each job ``j`` runs ``signatures[which[j]]`` from ``start[j]`` for ``length[j]`` seconds;
     ``edges`` (bins + 1, increasing) are the grid's bin edges on the same clock, one grid for
-    all jobs or one row per job (jobs, bins + 1). Vectorized over jobs and bins: no loop over
-    jobs."""
+    all jobs or one row per job (jobs, bins + 1). ``covered``: the jobs whose phase coverage is
+    wanted (default all; the others' is 0). Vectorized over jobs and bins: no loop over jobs."""
     jobs, bins = len(which), edges.shape[-1] - 1
-    edges = np.broadcast_to(edges, (jobs, bins + 1)) if edges.ndim == 1 else edges
     if jobs == 0 or not signatures:
         empty = np.zeros((jobs, bins))
         return Placed(empty, empty.copy(), empty.copy())
-    k = np.array([s.points for s in signatures], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(k + 1)[:-1]])
-    # g(u) = integral of the rate over normalized time [0, u]: k + 1 knots per signature
-    cum = {
-        d: np.concatenate([np.concatenate([[0.0], np.cumsum(getattr(s, d)) / s.points]) for s in signatures])
-        for d in DIRECTIONS
-    }
-    kj, oj = k[which], offsets[which]
-    span = np.maximum(length, 1e-12)[:, None]
-    u = np.clip((edges - start[:, None]) / span, 0.0, 1.0)
-    x = u * kj[:, None]
-    i = np.minimum(np.floor(x).astype(np.int64), (kj - 1)[:, None])
-    frac = x - i
-    base = oj[:, None] + i
-    widths = np.diff(edges, axis=1)
-    rates = {}
-    for d in DIRECTIONS:
-        g = cum[d][base] + frac * (cum[d][base + 1] - cum[d][base])
-        rates[d] = np.diff(g, axis=1) * span / widths
-    return Placed(rates["read"], rates["write"], _coverage(signatures, which, start, length, edges))
+    read, write = _step_means([s.rate_cums for s in signatures], which, start, length, edges)
+    coverage = np.zeros((jobs, bins))
+    rows = np.arange(jobs) if covered is None else np.flatnonzero(covered)
+    if len(rows):
+        grid = edges if edges.ndim == 1 else edges[rows]
+        (part,) = _step_means(
+            [(s.cover_cum,) for s in signatures], which[rows], start[rows], length[rows], grid
+        )
+        coverage[rows] = np.clip(part, 0.0, 1.0)
+    return Placed(read, write, coverage)
 
 
-def _coverage(
-    signatures: Sequence[Signature],
+def _step_means(
+    cums: Sequence[Sequence[np.ndarray]],
     which: np.ndarray,
     start: np.ndarray,
     length: np.ndarray,
     edges: np.ndarray,
-) -> np.ndarray:
-    """The share of each bin covered by each job's I/O phases."""
-    jobs, bins = len(which), edges.shape[1] - 1
-    counts = np.array([len(s.phases) for s in signatures], dtype=np.int64)
-    per_job = counts[which]
-    out = np.zeros((jobs, bins))
-    if per_job.sum() == 0:
-        return out
-    spans = np.concatenate([s.phases for s in signatures if len(s.phases)] or [np.zeros((0, 2))])
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])  # each signature's first phase row
-    owner = np.repeat(np.arange(jobs), per_job)
-    job_first = np.cumsum(per_job) - per_job  # each job's first phase among the jobs' phases
-    index = first[which][owner] + np.arange(int(per_job.sum())) - job_first[owner]
-    a = start[owner] + length[owner] * spans[index, 0]
-    b = start[owner] + length[owner] * spans[index, 1]
-    grid = edges[owner]
-    overlap = np.maximum(0.0, np.minimum(b[:, None], grid[:, 1:]) - np.maximum(a[:, None], grid[:, :-1]))
-    np.add.at(out, owner, overlap / np.diff(grid, axis=1))
-    return np.minimum(out, 1.0)
+) -> list[np.ndarray]:
+    """Per job and bin, the means of step functions of normalized run time, each given by its
+    integral at k + 1 evenly spaced knots (``cums[s]``: one such array per series of signature
+    s, all of one length; exact where the steps are the knots'), job ``j`` stretched over
+    [start[j], start[j] + length[j])."""
+    k = np.array([len(c[0]) - 1 for c in cums], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(k + 1)[:-1]])
+    kj, oj = k[which], offsets[which]
+    span = np.maximum(length, 1e-12)[:, None]
+    x = (
+        np.clip(((edges[None, :] if edges.ndim == 1 else edges) - start[:, None]) / span, 0.0, 1.0)
+        * kj[:, None]
+    )
+    i = np.minimum(np.floor(x).astype(np.int64), (kj - 1)[:, None])
+    frac = x - i
+    base = oj[:, None] + i
+    scale = span / (np.diff(edges)[None, :] if edges.ndim == 1 else np.diff(edges, axis=1))
+    out = []
+    for series in range(len(cums[0])):
+        cum = np.concatenate([c[series] for c in cums])
+        low = cum[base]
+        g = low + frac * (cum[base + 1] - low)
+        out.append(np.diff(g, axis=1) * scale)
+    return out
 
 
 # --------------------------------------------------------------------------- the background
@@ -422,33 +446,47 @@ def forecast(
         length, basis = float(horizon), "horizon asked"
     edges = now + np.linspace(0.0, length, settings.bins + 1)
 
-    # The running jobs with a signature, placed
-    known = [(j, groups.get(job.group or "")) for j, job in enumerate(running)]
-    with_sig = [(j, g) for j, g in known if g is not None and g.signature is not None]
-    keys = sorted({g.key for _, g in with_sig})
-    index = {key: i for i, key in enumerate(keys)}
-    sigs = [groups[key].signature for key in keys]
-    sig_list: list[Signature] = [s for s in sigs if s is not None]
-    rows = np.array([j for j, _ in with_sig], dtype=np.int64)
-    which = np.array([index[g.key] for _, g in with_sig], dtype=np.int64)
-    starts = np.array([running[j].start for j in rows], dtype=np.float64)
-    lengths = np.array(
-        [expected_length(g.signature.run_time, running[j].time_limit) for j, g in with_sig if g.signature],
+    # The running jobs as arrays: each one's group (among those with a signature), start, limit
+    keys = sorted({job.group for job in running if job.group} & {k for k, g in groups.items() if g.signature})
+    gindex = {key: i for i, key in enumerate(keys)}
+    sig_list: list[Signature] = [s for s in (groups[key].signature for key in keys) if s is not None]
+    count = len(running)
+    job_group = np.fromiter((gindex.get(job.group or "", -1) for job in running), np.int64, count)
+    job_start = np.fromiter((job.start for job in running), np.float64, count)
+    job_limit = np.fromiter(
+        (math.nan if job.time_limit is None else job.time_limit for job in running), np.float64, count
+    )
+    signed = np.flatnonzero(job_group >= 0)  # the running jobs with a signature
+    medians = np.array([sig.run_time for sig in sig_list], dtype=np.float64)
+    limits = job_limit[signed]
+    lengths_all = np.fmin(medians[job_group[signed]], np.where(limits > 0, limits, np.nan))
+    # those whose expected run overlaps the horizon: the others add nothing
+    overlaps = (job_start[signed] + lengths_all > now) & (job_start[signed] < edges[-1])
+    rows = signed[overlaps]
+    which = job_group[rows]
+    group_slopes = np.array(
+        [
+            g.slope if g.label == SENSITIVE and g.slope is not None and math.isfinite(g.slope) else 0.0
+            for g in (groups[key] for key in keys)
+        ],
         dtype=np.float64,
     )
-    placed = place(sig_list, which, starts, lengths, edges)
+    slopes = np.maximum(group_slopes[which], 0.0) if len(which) else np.zeros(0)
+    # the phases only of the sensitive jobs, whose slowdown the candidate may cause
+    placed = place(sig_list, which, job_start[rows], lengths_all[overlaps], edges, covered=slopes > 0)
 
     # file systems: every one a running job or the candidate uses, or a timeline names
     fs_names = sorted(
-        {name for _, g in with_sig for name in g.fs_shares}
+        {name for key in keys for name in groups[key].fs_shares}
         | set(candidate.fs_shares if candidate else ())
         | set(timelines or ())
     )
     fs_index = {name: i for i, name in enumerate(fs_names)}
-    shares = np.zeros((len(with_sig), len(fs_names)))
-    for row, (_, g) in enumerate(with_sig):
-        for name, share in g.fs_shares.items():
-            shares[row, fs_index[name]] = share
+    group_shares = np.zeros((len(keys), len(fs_names)))
+    for row, key in enumerate(keys):
+        for name, share in groups[key].fs_shares.items():
+            group_shares[row, fs_index[name]] = share
+    shares = group_shares[which]
     load: dict[str, dict[str, np.ndarray]] = {}
     explained: dict[str, dict[str, np.ndarray]] = {}
     back: dict[str, dict[str, np.ndarray]] = {}
@@ -479,8 +517,8 @@ def forecast(
         },
         "running": {
             "jobs": len(running),
-            "with_signature": len(with_sig),
-            "without_signature": len(running) - len(with_sig),
+            "with_signature": len(signed),
+            "without_signature": len(running) - len(signed),
         },
         "background": {
             "file_systems": sorted(timelines or ()),
@@ -500,6 +538,7 @@ def forecast(
         },
         "candidate": None,
         "caused": [],
+        "caused_total": 0,
         "conflicts": [],
         "risk": {"class": None, "score": None, "why": why},
     }
@@ -560,41 +599,34 @@ def forecast(
     }
 
     # What each running job carries during the candidate's I/O, and what the candidate does to it
-    phi = shares @ c_shares if len(with_sig) else np.zeros(0)  # overlap of file systems
-    during = (placed.read + placed.write) @ cover * phi if len(with_sig) else np.zeros(0)
+    phi = shares @ c_shares  # how much each job and the candidate share file systems
+    during = ((placed.read + placed.write) @ cover) * phi
     met_bytes = float((cover * met).sum())
     carried = during / met_bytes if met_bytes > 0 else np.zeros_like(during)
-    caused = []
-    worst = 0.0
-    if len(with_sig):
-        slopes = np.array(
-            [g.slope if g.label == SENSITIVE and g.slope is not None else 0.0 for _, g in with_sig]
-        )
-        slopes = np.where(np.isfinite(slopes), slopes, 0.0)
-        io = placed.coverage.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            added = np.where(io > 0, (placed.coverage @ cand_rate) / np.maximum(io, 1e-300), 0.0) * phi
-        extra = slopes * added
-        for hit in np.flatnonzero(extra > 0).tolist():
-            worst = max(worst, float(extra[hit]))
-            caused.append(
-                {
-                    **_identity(running[with_sig[hit][0]], viewer),
-                    "added_load_bps": float(added[hit]),
-                    "extra_slowdown": float(extra[hit]),
-                }
-            )
-    caused.sort(key=lambda item: -item["extra_slowdown"])
+    io = placed.coverage.sum(axis=1)
+    added = np.where(io > 0, (placed.coverage @ cand_rate) / np.maximum(io, 1e-300), 0.0) * phi
+    extra = slopes * added
+    hits = np.flatnonzero(extra > 0)
+    worst = float(extra.max()) if len(hits) else 0.0
+    top_hits = hits[np.argsort(-extra[hits], kind="stable")][: max(settings.max_conflicts, 0)]
+    caused = [
+        {
+            **_identity(running[int(rows[hit])], viewer),
+            "added_load_bps": float(added[hit]),
+            "extra_slowdown": float(extra[hit]),
+        }
+        for hit in top_hits.tolist()
+    ]
     order = np.argsort(-carried, kind="stable")
     conflicts = []
     for top in order[: max(settings.max_conflicts, 0)].tolist():
         if carried[top] < settings.conflict_min_share or carried[top] <= 0:
             break
-        job = running[with_sig[top][0]]
-        conflicts.append({**_identity(job, viewer), "share": float(carried[top])})
+        conflicts.append({**_identity(running[int(rows[top])], viewer), "share": float(carried[top])})
+    answer["caused_total"] = len(hits)
     answer["caused"] = caused
     answer["conflicts"] = conflicts
-    scores = [s for s in (own_slowdown, 1.0 + worst if caused else None) if s is not None]
+    scores = [s for s in (own_slowdown, 1.0 + worst if len(hits) else None) if s is not None]
     score = max(scores) if scores else None
     cls = risk_class(score, settings)
     reason = None
