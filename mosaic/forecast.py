@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -365,6 +365,50 @@ class RunningJob:
 
 
 @dataclass(frozen=True)
+class RunningArrays:
+    """The running jobs as columns (what the store reads: no object per job)."""
+
+    job_id: Sequence[str]
+    uid: Sequence[int | None]
+    application: Sequence[str | None]
+    group: Sequence[str | None]
+    start: np.ndarray  # epoch seconds
+    time_limit: np.ndarray  # seconds; NaN: UNLIMITED
+    # (job id, uid, application) of job i, read when it is named (the identities columns empty)
+    identify: Callable[[int], tuple[str, int | None, str | None]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def job(self, i: int) -> RunningJob:
+        limit = float(self.time_limit[i])
+        job_id, uid, application = (
+            self.identify(i) if self.identify else (str(self.job_id[i]), self.uid[i], self.application[i])
+        )
+        return RunningJob(
+            job_id,
+            uid,
+            application,
+            self.group[i],
+            float(self.start[i]),
+            None if math.isnan(limit) else limit,
+        )
+
+    @classmethod
+    def of(cls, jobs: Sequence[RunningJob]) -> RunningArrays:
+        return cls(
+            [job.job_id for job in jobs],
+            [job.uid for job in jobs],
+            [job.application for job in jobs],
+            [job.group for job in jobs],
+            np.array([job.start for job in jobs], dtype=np.float64),
+            np.array(
+                [math.nan if job.time_limit is None else job.time_limit for job in jobs], dtype=np.float64
+            ),
+        )
+
+
+@dataclass(frozen=True)
 class Viewer:
     """Who asks: the operator (write token) sees identities; the read token sees "another job"
     and its share, and the jobs of ``uid`` (the uid the request names) by identity."""
@@ -410,7 +454,7 @@ def risk_class(score: float | None, settings: Settings) -> RiskClass | None:
 def forecast(
     now: float,
     candidate: Group | None,
-    running: Sequence[RunningJob],
+    running: Sequence[RunningJob] | RunningArrays,
     groups: Mapping[str, Group],
     timelines: Mapping[str, Timeline] | None = None,
     *,
@@ -447,15 +491,12 @@ def forecast(
     edges = now + np.linspace(0.0, length, settings.bins + 1)
 
     # The running jobs as arrays: each one's group (among those with a signature), start, limit
-    keys = sorted({job.group for job in running if job.group} & {k for k, g in groups.items() if g.signature})
+    jobs = running if isinstance(running, RunningArrays) else RunningArrays.of(running)
+    keys = sorted({group for group in jobs.group if group} & {k for k, g in groups.items() if g.signature})
     gindex = {key: i for i, key in enumerate(keys)}
     sig_list: list[Signature] = [s for s in (groups[key].signature for key in keys) if s is not None]
-    count = len(running)
-    job_group = np.fromiter((gindex.get(job.group or "", -1) for job in running), np.int64, count)
-    job_start = np.fromiter((job.start for job in running), np.float64, count)
-    job_limit = np.fromiter(
-        (math.nan if job.time_limit is None else job.time_limit for job in running), np.float64, count
-    )
+    job_group = np.array([gindex.get(group or "", -1) for group in jobs.group], dtype=np.int64)
+    job_start, job_limit = jobs.start, jobs.time_limit
     signed = np.flatnonzero(job_group >= 0)  # the running jobs with a signature
     medians = np.array([sig.run_time for sig in sig_list], dtype=np.float64)
     limits = job_limit[signed]
@@ -611,7 +652,7 @@ def forecast(
     top_hits = hits[np.argsort(-extra[hits], kind="stable")][: max(settings.max_conflicts, 0)]
     caused = [
         {
-            **_identity(running[int(rows[hit])], viewer),
+            **_identity(jobs.job(int(rows[hit])), viewer),
             "added_load_bps": float(added[hit]),
             "extra_slowdown": float(extra[hit]),
         }
@@ -622,7 +663,7 @@ def forecast(
     for top in order[: max(settings.max_conflicts, 0)].tolist():
         if carried[top] < settings.conflict_min_share or carried[top] <= 0:
             break
-        conflicts.append({**_identity(running[int(rows[top])], viewer), "share": float(carried[top])})
+        conflicts.append({**_identity(jobs.job(int(rows[top])), viewer), "share": float(carried[top])})
     answer["caused_total"] = len(hits)
     answer["caused"] = caused
     answer["conflicts"] = conflicts

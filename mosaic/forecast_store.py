@@ -19,8 +19,9 @@ import json
 import math
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from mosaic.forecast import (
     READER,
     UNKNOWN_FS,
     Group,
-    RunningJob,
+    RunningArrays,
     Settings,
     Signature,
     Timeline,
@@ -58,8 +59,12 @@ CREATE TABLE IF NOT EXISTS run_load (run INTEGER, fs TEXT, read_rate REAL, write
 CHUNK = 900  # bound parameters per IN (...) query
 CACHE_ENTRIES = 8192  # parsed signatures kept (each body is parsed once)
 
-_cache: OrderedDict[tuple[str, float], Signature | str] = OrderedDict()
+CacheKey = tuple[str, str, float | None, float]
+_cache: OrderedDict[CacheKey, Signature | str] = OrderedDict()
 _cache_lock = threading.Lock()
+# The file systems a group's runs used, kept this long: they change as runs are posted, slowly.
+FS_CACHE_SECONDS = 300.0
+_fs_cache: OrderedDict[tuple[str, str], tuple[float, dict[str, float]]] = OrderedDict()
 
 
 def _tables(db: sqlite3.Connection) -> set[str]:
@@ -71,15 +76,10 @@ def _chunks(keys: list[str]) -> Iterable[list[str]]:
         yield keys[i : i + CHUNK]
 
 
-def _signature(key: str, body: str | None, computed_at: float | None, phase_share: float) -> Signature | str:
-    """The parsed signature of a row, from the cache when the same body was parsed before (keyed
-    by the body itself: two stores may hold one group with different bodies)."""
-    token = (body or "", phase_share)
-    with _cache_lock:
-        hit = _cache.get(token)
-        if hit is not None:
-            _cache.move_to_end(token)
-            return hit
+def _signature(token: CacheKey, body: str | None, phase_share: float) -> Signature | str:
+    """The parsed signature of a row, kept under ``token`` (the store, the group, the row's
+    computed_at: the signature's owner sets a new one when it recomputes): a row is read and
+    parsed once while it stays the same."""
     try:
         parsed = parse_signature(json.loads(body or "null"), phase_share)
     except ValueError as error:
@@ -91,34 +91,54 @@ def _signature(key: str, body: str | None, computed_at: float | None, phase_shar
     return parsed
 
 
-def running_jobs(db: sqlite3.Connection, now: float, tables: set[str] | None = None) -> list[RunningJob]:
+def _tuples(db: sqlite3.Connection, sql: str, args: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+    """The rows as plain tuples (the store's Row objects cost a call per row)."""
+    cursor = db.cursor()
+    cursor.row_factory = None
+    try:
+        return cursor.execute(sql, tuple(args)).fetchall()
+    finally:
+        cursor.close()
+
+
+def running_jobs(db: sqlite3.Connection, now: float, tables: set[str] | None = None) -> RunningArrays:
     """The jobs of ``running_jobs`` running at ``now``: started, not ended, not past their time
-    limit (``mosaic.service.registry.running`` once merged also leaves out expired UNLIMITED ones)."""
-    if "running_jobs" not in (tables if tables is not None else _tables(db)):
-        return []
-    rows = db.execute(
-        "SELECT job_id, uid, application, group_key, start_epoch, time_limit FROM running_jobs "
-        "WHERE ended_epoch IS NULL AND start_epoch IS NOT NULL AND start_epoch <= ? "
-        "AND (time_limit IS NULL OR start_epoch + time_limit > ?) ORDER BY start_epoch, job_id",
-        (now, now),
-    ).fetchall()
-    return [
-        RunningJob(
-            str(row[0]),
-            None if row[1] is None else int(row[1]),
-            row[2],
-            row[3],
-            float(row[4]),
-            None if row[5] is None else float(row[5]),
+    limit (``mosaic.service.registry.running`` once merged also leaves out expired UNLIMITED ones).
+    Only the columns the forecast computes with are read; a job's identity is read from ``db``
+    when the answer names it (so ``db`` must stay open while the forecast runs)."""
+    rows: list[tuple[Any, ...]] = []
+    if "running_jobs" in (tables if tables is not None else _tables(db)):
+        rows = _tuples(
+            db,
+            "SELECT rowid, group_key, start_epoch, coalesce(time_limit, -1.0) FROM running_jobs "
+            "WHERE ended_epoch IS NULL AND start_epoch IS NOT NULL AND start_epoch <= ? "
+            "AND (time_limit IS NULL OR start_epoch + time_limit > ?)",
+            (now, now),
         )
-        for row in rows
-    ]
+    if not rows:
+        return RunningArrays([], [], [], [], np.zeros(0), np.zeros(0))
+    rowid, group, start, limit = (list(column) for column in zip(*rows))
+    limits = np.array(limit, dtype=np.float64)
+
+    def identify(i: int) -> tuple[str, int | None, str | None]:
+        found = _tuples(db, "SELECT job_id, uid, application FROM running_jobs WHERE rowid = ?", (rowid[i],))
+        job_id, uid, application = found[0] if found else ("", None, None)
+        return str(job_id), None if uid is None else int(uid), application
+
+    return RunningArrays(
+        [], [], [], group, np.array(start, dtype=np.float64), np.where(limits > 0, limits, np.nan), identify
+    )
 
 
 def groups_of(
-    db: sqlite3.Connection, keys: Iterable[str], settings: Settings, tables: set[str] | None = None
+    db: sqlite3.Connection,
+    keys: Iterable[str],
+    settings: Settings,
+    tables: set[str] | None = None,
+    where: str = "",
 ) -> dict[str, Group]:
-    """What the contract tables say of each group in ``keys`` (a group none names is absent)."""
+    """What the contract tables say of each group in ``keys`` (a group none names is absent);
+    ``where`` names the store in the signature cache."""
     tables = tables if tables is not None else _tables(db)
     wanted = sorted(set(keys))
     sigs: dict[str, Signature | str] = {}
@@ -127,29 +147,61 @@ def groups_of(
     fs: dict[str, dict[str, float]] = {}
     for part in _chunks(wanted):
         marks = ",".join("?" * len(part))
-        for key, count in db.execute(
-            f"SELECT group_key, runs FROM applications WHERE group_key IN ({marks})", part
+        for key, count in _tuples(
+            db, f"SELECT group_key, runs FROM applications WHERE group_key IN ({marks})", part
         ):
             runs[key] = int(count or 0)
         if "signatures" in tables:
-            for key, body, computed_at in db.execute(
-                f"SELECT group_key, body, computed_at FROM signatures WHERE group_key IN ({marks})", part
+            missing = []
+            for key, computed_at in _tuples(
+                db, f"SELECT group_key, computed_at FROM signatures WHERE group_key IN ({marks})", part
             ):
-                sigs[key] = _signature(key, body, computed_at, settings.phase_min_share)
+                token = (where, key, computed_at, settings.phase_min_share)
+                with _cache_lock:
+                    hit = _cache.get(token)
+                    if hit is not None:
+                        _cache.move_to_end(token)
+                if hit is None:
+                    missing.append(key)
+                else:
+                    sigs[key] = hit
+            for piece in _chunks(missing):  # bodies read and parsed once per row version
+                for key, body, computed_at in _tuples(
+                    db,
+                    "SELECT group_key, body, computed_at FROM signatures "
+                    f"WHERE group_key IN ({','.join('?' * len(piece))})",
+                    piece,
+                ):
+                    token = (where, key, computed_at, settings.phase_min_share)
+                    sigs[key] = _signature(token, body, settings.phase_min_share)
         if "app_contention" in tables:
-            for row in db.execute(
-                f"SELECT group_key, label, slope, slope_lo, slope_hi FROM app_contention "
+            for row in _tuples(
+                db,
+                "SELECT group_key, label, slope, slope_lo, slope_hi FROM app_contention "
                 f"WHERE group_key IN ({marks})",
                 part,
             ):
                 labels[row[0]] = tuple(row[1:])
         if "run_load" in tables:
-            for key, name, seconds in db.execute(
+            clock = time.monotonic()
+            with _cache_lock:
+                known = {k: _fs_cache.get((where, k)) for k in part}
+            fresh = {k: v[1] for k, v in known.items() if v is not None and clock - v[0] < FS_CACHE_SECONDS}
+            fs.update({k: dict(v) for k, v in fresh.items() if v})
+            part = [k for k in part if k not in fresh]
+            marks = ",".join("?" * len(part))
+            for key, name, seconds in _tuples(
+                db,
                 "SELECT j.group_key, l.fs, sum(coalesce(l.io_seconds, 0)) FROM jobs j "
                 f"JOIN run_load l ON l.run = j.run WHERE j.group_key IN ({marks}) GROUP BY j.group_key, l.fs",
                 part,
             ):
                 fs.setdefault(key, {})[name] = float(seconds or 0.0)
+            with _cache_lock:
+                for k in part:
+                    _fs_cache[(where, k)] = (clock, dict(fs.get(k, {})))
+                while len(_fs_cache) > CACHE_ENTRIES:
+                    _fs_cache.popitem(last=False)
     out = {}
     for key in wanted:
         if key not in runs and key not in sigs and key not in labels:
@@ -233,7 +285,9 @@ def store_forecast(
     with store._snapshot() as db:
         tables = _tables(db)
         running = running_jobs(db, now, tables)
-        groups = groups_of(db, [key, *(job.group for job in running if job.group)], settings, tables)
+        groups = groups_of(
+            db, [key, *{group for group in running.group if group}], settings, tables, str(store.path)
+        )
         fallback = sensitive_slopes(db, tables)
         candidate = groups.get(key)
         if candidate is not None and candidate.runs == 0 and candidate.signature is None:
@@ -253,19 +307,19 @@ def store_forecast(
             )
         if timelines is None:
             timelines = center_timelines(db, tables)
-    answer = forecast(
-        now,
-        candidate,
-        running,
-        groups,
-        timelines,
-        time_limit=time_limit,
-        viewer=viewer,
-        settings=settings,
-        fallback_slope=fallback,
-        uid=uid,
-        application=application,
-    )
+        answer = forecast(  # inside the snapshot: the jobs it names are read from it
+            now,
+            candidate,
+            running,
+            groups,
+            timelines,
+            time_limit=time_limit,
+            viewer=viewer,
+            settings=settings,
+            fallback_slope=fallback,
+            uid=uid,
+            application=application,
+        )
     answer["group_key"] = key
     answer["inputs"] = {
         name: name in tables for name in ("signatures", "running_jobs", "app_contention", "run_load")
