@@ -64,7 +64,7 @@ class Year:
     origin: float
     bin_seconds: float
     timeline: np.ndarray  # bytes per bin, read + write
-    signatures: list[dict[str, Any] | None]  # contract-6 bodies per group
+    signatures: list[dict[str, Any] | None]  # signature bodies (docs/method.md 3.12) per group
     sensitivity: list[tuple[str | None, float | None]]  # (label, slope) per group
 
 

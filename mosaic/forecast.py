@@ -18,7 +18,7 @@ timeline is passed in as arrays.
   total expected is the larger of the usual load of that hour and what the running jobs will
   do; a file system without a timeline has no background, and the answer says so.
 - **The candidate's risk:** its I/O phases (its signature's bursts, placed from ``now``), the
-  others' load during them (time-averaged over the phases, as contract 2's concurrent load is),
+  others' load during them (time-averaged over the phases, as section 3.10's concurrent load is),
   its expected slowdown ``1 + slope * load`` (its application's sensitivity), what it adds to
   each running sensitive job (``slope_j *`` the candidate's rate averaged over that job's I/O
   phases in the horizon), the running jobs carrying a share of the load during its phases, and
@@ -86,8 +86,9 @@ class Settings:
 
 @dataclass(frozen=True)
 class Signature:
-    """A contract-6 body, parsed: median rates (bytes/s) at ``points`` steps of normalized run
-    time, the median run time, and the I/O phases as [start, end) fractions of the run."""
+    """A signature body (docs/method.md 3.12), parsed: median rates (bytes/s) at ``points``
+    steps of normalized run time, the median run time, and the I/O phases as [start, end)
+    fractions of the run."""
 
     runs: int
     run_time: float  # p50, seconds
@@ -125,8 +126,8 @@ class Signature:
 def parse_signature(
     body: object, phase_min_share: float = DEFAULT.forecast_phase_min_share
 ) -> Signature | str:
-    """The :class:`Signature` of a contract-6 body, or why it cannot be used (a sentence): a
-    malformed body is a reason, never an exception."""
+    """The :class:`Signature` of a signature body (docs/method.md 3.12), or why it cannot be
+    used (a sentence): a malformed body is a reason, never an exception."""
     if not isinstance(body, Mapping):
         return "the signature is not a JSON object"
     try:
@@ -265,21 +266,27 @@ def _step_means(
     k = np.array([len(c[0]) - 1 for c in cums], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(k + 1)[:-1]])
     kj, oj = k[which], offsets[which]
-    span = np.maximum(length, 1e-12)[:, None]
-    x = (
-        np.clip(((edges[None, :] if edges.ndim == 1 else edges) - start[:, None]) / span, 0.0, 1.0)
-        * kj[:, None]
+    # x: each edge's place in its job's knots, in [0, k]; in place, as these are jobs x edges
+    x = (edges[None, :] if edges.ndim == 1 else edges) - start[:, None]
+    x *= (kj / np.maximum(length, 1e-12))[:, None]
+    np.clip(x, 0.0, kj[:, None].astype(np.float64), out=x)
+    i = x.astype(np.int64)  # x >= 0: truncation is floor
+    np.minimum(i, (kj - 1)[:, None], out=i)
+    x -= i  # the fraction of the step
+    i += oj[:, None]  # the step's knot in the concatenated integrals
+    scale = np.maximum(length, 1e-12)[:, None] / (
+        np.diff(edges)[None, :] if edges.ndim == 1 else np.diff(edges, axis=1)
     )
-    i = np.minimum(np.floor(x).astype(np.int64), (kj - 1)[:, None])
-    frac = x - i
-    base = oj[:, None] + i
-    scale = span / (np.diff(edges)[None, :] if edges.ndim == 1 else np.diff(edges, axis=1))
     out = []
     for series in range(len(cums[0])):
         cum = np.concatenate([c[series] for c in cums])
-        low = cum[base]
-        g = low + frac * (cum[base + 1] - low)
-        out.append(np.diff(g, axis=1) * scale)
+        step = np.diff(cum, append=cum[-1])  # the knot's step to the next (its signature's)
+        g = step[i]
+        g *= x
+        g += cum[i]
+        means = np.diff(g, axis=1)
+        means *= scale
+        out.append(means)
     return out
 
 
@@ -348,7 +355,7 @@ class Group:
     runs: int = 0  # stored runs
     median_run_time: float | None = None  # seconds, without a signature (the stored runs')
     fs_shares: Mapping[str, float] = field(default_factory=lambda: {UNKNOWN_FS: 1.0})
-    label: str | None = None  # contract 8 label; None: no row
+    label: str | None = None  # sensitivity label (docs/method.md 3.11); None: no row
     slope: float | None = None
     slope_lo: float | None = None
     slope_hi: float | None = None
@@ -678,7 +685,7 @@ def forecast(
 
 
 def _identity(job: RunningJob, viewer: Viewer) -> dict[str, Any]:
-    """A running job as the viewer may see it (contract 4's visibility rule)."""
+    """A running job as the viewer may see it (the visibility rule of docs/security.md)."""
     if viewer.operator or (viewer.uid is not None and job.uid == viewer.uid):
         return {"job": job.job_id, "uid": job.uid, "application": job.application}
     return {"job": "another job"}

@@ -1,16 +1,18 @@
-"""The forecast's inputs, read from the store's contract tables (docs/method.md 3.13).
+"""The forecast's inputs, read from the store's tables (docs/method.md 3.13).
 
-- ``signatures`` (contract 6): the candidate's and the running jobs' signatures, parsed once
-  per (group, computed_at) and kept in a bounded cache;
-- ``running_jobs`` (contract 7): the jobs running at ``now`` (not ended, started, and not past
-  their time limit);
-- ``app_contention`` (contract 8): each group's sensitivity label and slope;
-- ``run_load`` (contract 2) joined with ``jobs``: the file systems a group's runs did I/O on,
-  each weighted by its I/O seconds there;
+- ``signatures`` (docs/method.md 3.12): the candidate's and the running jobs' signatures,
+  parsed once per (store, group, computed_at) and kept in a bounded cache;
+- ``running_jobs`` (the registry, docs/operations.md): the jobs running at ``now`` (not
+  ended, started, and not past their time limit);
+- ``app_contention`` (docs/method.md 3.11): each group's sensitivity label and slope;
+- ``run_load`` (docs/method.md 3.10) joined with ``jobs``: the file systems a group's runs
+  did I/O on, each weighted by its I/O seconds there;
 - ``jobs``: a group's stored runs and median run time (the store's own table).
 
 A table that does not exist (its branch not merged, or an older store) is "no data", never an
-error: the answer then says what it lacks. Nothing here writes.
+error: the answer then says what it lacks. Nothing here writes. What a read connection has
+read is kept until another connection commits to the store (SQLite's ``data_version``), so
+forecasts between two posts read only the jobs they name.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,7 +45,7 @@ from mosaic.forecast import (
 )
 from mosaic.trace import bounded_name
 
-# The contract tables as their owners create them (docs: TEAM contracts 2, 6, 7, 8), for tests and
+# The contract tables as their owners create them (the layouts their branches agreed on), for tests and
 # for a store that has none yet. The forecast never creates them in a served store.
 CONTRACT_TABLES = """
 CREATE TABLE IF NOT EXISTS signatures (group_key TEXT PRIMARY KEY, runs INTEGER, body TEXT,
@@ -62,6 +65,8 @@ CACHE_ENTRIES = 8192  # parsed signatures kept (each body is parsed once)
 CacheKey = tuple[str, str, float | None, float]
 _cache: OrderedDict[CacheKey, Signature | str] = OrderedDict()
 _cache_lock = threading.Lock()
+MAX_CONNECTIONS_CACHED = 256  # read connections whose groups are kept (one per server thread)
+_connections: dict[int, _Held] = {}
 # The file systems a group's runs used, kept this long: they change as runs are posted, slowly.
 FS_CACHE_SECONDS = 300.0
 _fs_cache: OrderedDict[tuple[str, str], tuple[float, dict[str, float]]] = OrderedDict()
@@ -101,33 +106,71 @@ def _tuples(db: sqlite3.Connection, sql: str, args: Sequence[object] = ()) -> li
         cursor.close()
 
 
-def running_jobs(db: sqlite3.Connection, now: float, tables: set[str] | None = None) -> RunningArrays:
+@dataclass
+class _Held:
+    """What one read connection has read, valid while no other connection commits."""
+
+    version: tuple[Any, ...]
+    db: sqlite3.Connection  # held: its id is never another's while the entry lives
+    groups: dict[str, Group | None] = field(default_factory=dict)
+    running: tuple[np.ndarray, list[str | None], np.ndarray, np.ndarray] | None = None
+
+
+def _held(db: sqlite3.Connection, where: str, settings: Settings, tables: set[str]) -> _Held:
+    """This connection's cache entry, started over when another connection committed to the
+    store since (SQLite's ``data_version``: posts, the registry's starts and ends)."""
+    version = (int(db.execute("PRAGMA data_version").fetchone()[0]), where, settings, frozenset(tables))
+    with _cache_lock:
+        held = _connections.get(id(db))
+        if held is None or held.version != version or held.db is not db:
+            held = _connections[id(db)] = _Held(version, db)
+            while len(_connections) > MAX_CONNECTIONS_CACHED:
+                _connections.pop(next(iter(_connections)))
+        return held
+
+
+def running_jobs(
+    db: sqlite3.Connection,
+    now: float,
+    tables: set[str] | None = None,
+    where: str = "",
+    settings: Settings | None = None,
+) -> RunningArrays:
     """The jobs of ``running_jobs`` running at ``now``: started, not ended, not past their time
     limit (``mosaic.service.registry.running`` once merged also leaves out expired UNLIMITED ones).
-    Only the columns the forecast computes with are read; a job's identity is read from ``db``
-    when the answer names it (so ``db`` must stay open while the forecast runs)."""
-    rows: list[tuple[Any, ...]] = []
-    if "running_jobs" in (tables if tables is not None else _tables(db)):
+    The jobs not ended are read once between two commits to the store, and only the columns the
+    forecast computes with; a job's identity is read from ``db`` when the answer names it (so
+    ``db`` must stay open while the forecast runs)."""
+    tables = tables if tables is not None else _tables(db)
+    if "running_jobs" not in tables:
+        return RunningArrays([], [], [], [], np.zeros(0), np.zeros(0))
+    held = _held(db, where, settings or Settings(), tables)
+    if held.running is None:
         rows = _tuples(
             db,
             "SELECT rowid, group_key, start_epoch, coalesce(time_limit, -1.0) FROM running_jobs "
-            "WHERE ended_epoch IS NULL AND start_epoch IS NOT NULL AND start_epoch <= ? "
-            "AND (time_limit IS NULL OR start_epoch + time_limit > ?)",
-            (now, now),
+            "WHERE ended_epoch IS NULL AND start_epoch IS NOT NULL",
         )
-    if not rows:
-        return RunningArrays([], [], [], [], np.zeros(0), np.zeros(0))
-    rowid, group, start, limit = (list(column) for column in zip(*rows))
-    limits = np.array(limit, dtype=np.float64)
+        rowid, group, start, limit = (list(column) for column in zip(*rows)) if rows else ([], [], [], [])
+        limits = np.array(limit, dtype=np.float64)
+        held.running = (
+            np.array(rowid, dtype=np.int64),
+            group,
+            np.array(start, dtype=np.float64),
+            np.where(limits > 0, limits, np.nan),
+        )
+    rowids, groups, starts, limits = held.running
+    live = np.flatnonzero((starts <= now) & (np.isnan(limits) | (starts + limits > now)))
+    picked = rowids[live]
 
     def identify(i: int) -> tuple[str, int | None, str | None]:
-        found = _tuples(db, "SELECT job_id, uid, application FROM running_jobs WHERE rowid = ?", (rowid[i],))
+        found = _tuples(
+            db, "SELECT job_id, uid, application FROM running_jobs WHERE rowid = ?", (int(picked[i]),)
+        )
         job_id, uid, application = found[0] if found else ("", None, None)
         return str(job_id), None if uid is None else int(uid), application
 
-    return RunningArrays(
-        [], [], [], group, np.array(start, dtype=np.float64), np.where(limits > 0, limits, np.nan), identify
-    )
+    return RunningArrays([], [], [], [groups[i] for i in live.tolist()], starts[live], limits[live], identify)
 
 
 def groups_of(
@@ -138,9 +181,25 @@ def groups_of(
     where: str = "",
 ) -> dict[str, Group]:
     """What the contract tables say of each group in ``keys`` (a group none names is absent);
-    ``where`` names the store in the signature cache."""
+    ``where`` names the store in the caches. Kept per connection until another connection
+    commits to the store (SQLite's ``data_version``): a lookup between two posts reads nothing
+    again."""
     tables = tables if tables is not None else _tables(db)
-    wanted = sorted(set(keys))
+    held = _held(db, where, settings, tables)
+    with _cache_lock:
+        known = held.groups
+        wanted = set(keys)
+        missing = sorted(wanted - known.keys())
+    if missing:
+        found = _read_groups(db, missing, settings, tables, where)
+        with _cache_lock:
+            known.update({key: found.get(key) for key in missing})
+    return {key: group for key in sorted(wanted) if (group := known.get(key)) is not None}
+
+
+def _read_groups(
+    db: sqlite3.Connection, wanted: list[str], settings: Settings, tables: set[str], where: str
+) -> dict[str, Group]:
     sigs: dict[str, Signature | str] = {}
     runs: dict[str, int] = {}
     labels: dict[str, tuple[Any, ...]] = {}
@@ -284,7 +343,7 @@ def store_forecast(
     key = f"{uid}:{bounded_name(application, config.max_name_chars)}"
     with store._snapshot() as db:
         tables = _tables(db)
-        running = running_jobs(db, now, tables)
+        running = running_jobs(db, now, tables, str(store.path), settings)
         groups = groups_of(
             db, [key, *{group for group in running.group if group}], settings, tables, str(store.path)
         )

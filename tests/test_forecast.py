@@ -33,7 +33,7 @@ FOUR_BINS = Settings(bins=4, medium_slowdown=1.25, high_slowdown=1.5)  # thresho
 
 
 def body(read: list[float], write: list[float], run_time: float, bursts: list[dict] | None = None, runs=8):
-    """A contract-6 signature body (p10 = p90 = p50: only p50 is read)."""
+    """A signature body (docs/method.md 3.12) (p10 = p90 = p50: only p50 is read)."""
     return {
         "runs": runs,
         "resolution": 0.1,

@@ -1,6 +1,6 @@
 """The forecast replayed on tests/data/darshan-logs-interference (34 darshan-runtime logs of IOR jobs
 sharing one 60 MB/s throttled file system, 5-17 s jobs, 0.1 s HEATMAP bins): each application's
-signature is built here from its runs' HEATMAP (mosaic's own reader) into a contract-6 body, the
+signature is built here from its runs' HEATMAP (mosaic's own reader) into a signature body, the
 running jobs at an instant are the logs whose [start, end) holds it, and the horizon is the
 candidate's median run time (12 s for the victim: bins of 0.2 s).
 
@@ -51,7 +51,7 @@ def heatmap_series(path: Path) -> tuple[np.ndarray, np.ndarray, float, float, fl
 
 
 def signature_of(runs: list[tuple[np.ndarray, np.ndarray, float, float, float]]) -> dict:
-    """A contract-6 body from runs' HEATMAP series: each run's bytes re-binned exactly onto
+    """A signature body from runs' HEATMAP series: each run's bytes re-binned exactly onto
     ``POINTS`` steps of its own normalized run time (bytes/s), the median over runs per step,
     the median run time; no bursts (the forecast takes the phases from the series)."""
     steps = np.linspace(0.0, 1.0, POINTS + 1)

@@ -438,7 +438,7 @@ def forecast(
     ),
     at: float | None = Query(None, description="Start time (epoch seconds) forecast from [default: now]"),
     results: Store = Depends(get_store),
-) -> dict[str, Any]:
+) -> Response:
     """The forecast at submission (docs/method.md 3.13). The operator's (write) token sees the
     running jobs' identities; the read token sees "another job" and its share, and the jobs of
     the uid asked for."""
@@ -447,9 +447,11 @@ def forecast(
 
     viewer = Viewer(operator=bool(request.state.may_write), uid=uid)
     now = time.time() if at is None else at
-    return store_forecast(
+    answer = store_forecast(
         results, uid, app, now, time_limit=time_limit, viewer=viewer, config=request.app.state.config
     )
+    # JSON-ready already (floats, lists, dicts): dumped once, not walked by FastAPI's encoder
+    return Response(json.dumps(answer), media_type=JSON)
 
 
 @router.api_route(

@@ -1,6 +1,6 @@
 """A store seeded by hand with the contract tables the forecast reads (signatures, running_jobs,
 app_contention, run_load) and the applications they name, as their owning branches will fill
-them; and a contract-6 signature body from series."""
+them; and a signature body (docs/method.md 3.12) from series."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def signature_body(
     resolution: float = 0.1,
     spread: tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]] | None = None,
 ) -> dict[str, Any]:
-    """A contract-6 body: p50 = the series given (p10, p90 = ``spread`` or the same)."""
+    """A signature body (docs/method.md 3.12): p50 = the series given (p10, p90 = ``spread`` or the same)."""
     r10, r90, w10, w90 = spread or (read, read, write, write)
     return {
         "runs": runs,
