@@ -196,6 +196,7 @@ FORECAST_TARGET_P99_SECONDS = 0.020
 FORECAST_GROUPS = 300
 FORECAST_POINTS = 100
 FORECAST_LOOKUP_TARGET = 0.005
+CPU_REQUESTS = 100
 
 
 def seed_forecast_store(folder: Path, running: int, seed: int) -> tuple[Path, int, str]:
@@ -313,6 +314,7 @@ def forecast_case(args: argparse.Namespace) -> None:
                     time.sleep(0.2)
             params = {"uid": uid, "app": app}
             times: dict[str, list[float]] = {"forecast": [], "lookup": []}
+            cpu: dict[str, float] = {}
             with httpx.Client(base_url=url, timeout=30) as client:
                 first = client.get("/v1/forecast", params=params).json()
                 ends = time.monotonic() + args.seconds
@@ -322,6 +324,13 @@ def forecast_case(args: argparse.Namespace) -> None:
                         response = client.get(path, params=params)
                         times[name].append(time.perf_counter() - began)
                         assert response.status_code == 200, response.text
+                # the server's CPU per request, each kind alone (does not depend on the machine's load)
+                server = psutil.Process(process.pid)
+                for name, path in (("forecast", "/v1/forecast"), ("lookup", "/v1/applications")):
+                    before = sum(cpu_seconds(server))
+                    for _ in range(CPU_REQUESTS):
+                        client.get(path, params=params)
+                    cpu[name] = (sum(cpu_seconds(server)) - before) / CPU_REQUESTS
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -335,7 +344,8 @@ def forecast_case(args: argparse.Namespace) -> None:
         p50, p99 = np.percentile(values, [50, 99])
         print(
             f"{name:<9} {len(values):6d} requests   p50 {p50 * 1e3:6.2f} ms   p99 {p99 * 1e3:6.2f} ms   "
-            f"target p99 <= {target * 1e3:g} ms   ratio {p99 / target:.2f}"
+            f"target p99 <= {target * 1e3:g} ms   ratio {p99 / target:.2f}   "
+            f"server CPU {cpu[name] * 1e3:.2f} ms a request"
         )
 
 

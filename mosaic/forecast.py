@@ -520,8 +520,15 @@ def forecast(
         dtype=np.float64,
     )
     slopes = np.maximum(group_slopes[which], 0.0) if len(which) else np.zeros(0)
-    # the phases only of the sensitive jobs, whose slowdown the candidate may cause
-    placed = place(sig_list, which, job_start[rows], lengths_all[overlaps], edges, covered=slopes > 0)
+    # the phases only of the sensitive jobs running while the candidate does I/O: the ones whose
+    # slowdown it may cause (none without a candidate's signature)
+    covered = np.zeros(len(rows), dtype=bool)
+    if status == "ok" and signature is not None and len(signature.phases):
+        io_from = now + length * float(signature.phases[0, 0])
+        io_to = now + length * float(signature.phases[-1, 1])
+        starts_in = job_start[rows]
+        covered = (slopes > 0) & (starts_in < io_to) & (starts_in + lengths_all[overlaps] > io_from)
+    placed = place(sig_list, which, job_start[rows], lengths_all[overlaps], edges, covered=covered)
 
     # file systems: every one a running job or the candidate uses, or a timeline names
     fs_names = sorted(
