@@ -197,6 +197,9 @@ FORECAST_GROUPS = 300
 FORECAST_POINTS = 100
 FORECAST_LOOKUP_TARGET = 0.005
 CPU_REQUESTS = 100
+RUNNING_COLUMNS = (
+    "job_id, uid, application, group_key, start_epoch, time_limit, nodes, tasks, state, ended_epoch, updated"
+)
 
 
 def seed_forecast_store(folder: Path, running: int, seed: int) -> tuple[Path, int, str]:
@@ -250,7 +253,9 @@ def seed_forecast_store(folder: Path, running: int, seed: int) -> tuple[Path, in
             "bursts": bursts,
         }
         rows.append((key, 10, json.dumps(body), now))
-    db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?, ?)", rows)
+    db.executemany(
+        "INSERT OR REPLACE INTO signatures (group_key, runs, body, computed_at) VALUES (?, ?, ?, ?)", rows
+    )
     db.executemany(
         "INSERT OR REPLACE INTO app_contention (group_key, label, n, slope) VALUES (?, ?, 30, ?)",
         [
@@ -269,7 +274,7 @@ def seed_forecast_store(folder: Path, running: int, seed: int) -> tuple[Path, in
     db.executemany("INSERT INTO run_load (run, fs, io_seconds) VALUES (?, ?, ?)", loads)
     which = rng.integers(0, FORECAST_GROUPS, running)
     db.executemany(
-        "INSERT INTO running_jobs VALUES (?, ?, ?, ?, ?, ?, '', 1, 'running', NULL, ?)",
+        f"INSERT INTO running_jobs ({RUNNING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, '', 1, 'running', NULL, ?)",
         [
             (
                 str(900000 + j),

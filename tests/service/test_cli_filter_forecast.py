@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mosaic_testing.contracts import seed_store, serve_store, signature_body
+from mosaic_testing.contracts import RUNNING_COLUMNS, seed_store, serve_store, signature_body
 
 HERE = Path(__file__).resolve().parent
 CLI_FILTER = HERE.parents[1] / "cluster" / "cli_filter.lua"
@@ -58,7 +58,8 @@ def running(store: Path, limit: float | None = None) -> None:
     with db:
         db.execute("DELETE FROM running_jobs")
         db.execute(
-            "INSERT INTO running_jobs VALUES ('9001', 1, ?, ?, ?, ?, 'n1', 2, 'running', NULL, 0)",
+            f"INSERT INTO running_jobs ({RUNNING_COLUMNS}) "
+            "VALUES ('9001', 1, ?, ?, ?, ?, 'n1', 2, 'running', NULL, 0)",
             (AGGRESSOR, f"1:{AGGRESSOR}", time.time() - 10, limit),
         )
     db.close()

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from mosaic.forecast_store import CONTRACT_TABLES
-from mosaic_testing.contracts import signature_body
+from mosaic_testing.contracts import RUNNING_COLUMNS, signature_body
 from mosaic_testing.slurm import SlurmCluster
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
         with db:
             db.executescript(CONTRACT_TABLES)
             db.executemany(
-                "INSERT OR REPLACE INTO signatures VALUES (?, 8, ?, ?)",
+                "INSERT OR REPLACE INTO signatures (group_key, runs, body, computed_at) VALUES (?, 8, ?, ?)",
                 [
                     (aggressor, json.dumps(signature_body([0] * 4, [128e6] * 4, 3600.0)), time.time()),
                     (victim, json.dumps(signature_body([0, 0], [0, 256e6], 40.0)), time.time()),
@@ -50,7 +50,7 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
                 (victim, 1 / 256e6),
             )
             db.execute(
-                "INSERT OR REPLACE INTO running_jobs "
+                f"INSERT OR REPLACE INTO running_jobs ({RUNNING_COLUMNS}) "
                 "VALUES ('88001', ?, ?, ?, ?, NULL, 'n1', 2, 'running', NULL, ?)",
                 (AGGRESSOR_UID, AGGRESSOR, aggressor, time.time() - 10, time.time()),
             )

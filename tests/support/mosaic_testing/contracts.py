@@ -22,6 +22,9 @@ from mosaic.forecast_store import CONTRACT_TABLES
 from mosaic_testing.ports import free_port
 
 MOSAIC = Path(sys.executable).with_name("mosaic")
+RUNNING_COLUMNS = (
+    "job_id, uid, application, group_key, start_epoch, time_limit, nodes, tasks, state, ended_epoch, updated"
+)
 
 
 def signature_body(
@@ -91,7 +94,7 @@ def seed_store(
             db.commit()
             return path
         db.executemany(
-            "INSERT OR REPLACE INTO signatures VALUES (?, ?, ?, 0)",
+            "INSERT OR REPLACE INTO signatures (group_key, runs, body, computed_at) VALUES (?, ?, ?, 0)",
             [(key, 8, body if isinstance(body, str) else json.dumps(body)) for key, body in signatures],
         )
         rows = []
@@ -112,7 +115,10 @@ def seed_store(
                     start,
                 )
             )
-        db.executemany("INSERT OR REPLACE INTO running_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany(
+            f"INSERT OR REPLACE INTO running_jobs ({RUNNING_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+            rows,
+        )
         db.executemany(
             "INSERT OR REPLACE INTO app_contention (group_key, label, n, slope) VALUES (?, ?, 30, ?)",
             list(contention),
