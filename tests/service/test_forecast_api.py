@@ -161,3 +161,31 @@ def test_the_command_on_a_store_and_on_the_server(served):
         forecast_command, ["--uid", "3", "--app", "/c", "--server", "http://127.0.0.1:9"]
     )
     assert down.exit_code == 3
+
+
+def test_what_a_connection_keeps_is_read_again_after_another_commits(tmp_path):
+    """The running jobs and groups a read connection has read are kept until another connection
+    commits: a job started (a prolog's post) and a signature recomputed show in the next answer."""
+    import sqlite3
+
+    from mosaic.corpus.store import Store
+    from mosaic.forecast_store import store_forecast
+
+    store_path = seeded(tmp_path / "s.sqlite")
+    with Store(store_path) as store:
+        assert store_forecast(store, 3, "/c", NOW)["running"]["jobs"] == 2
+        assert store_forecast(store, 3, "/c", NOW)["running"]["jobs"] == 2  # from what it kept
+        db = sqlite3.connect(store_path)
+        with db:
+            db.execute(
+                "INSERT INTO running_jobs (job_id, uid, application, group_key, start_epoch) "
+                "VALUES ('105', 2, '/b', '2:/b', ?)",
+                (NOW - 1,),
+            )
+            db.execute(
+                "UPDATE signatures SET body = ?, computed_at = 1 WHERE group_key = '3:/c'",
+                (json.dumps(signature_body([0, 0], [0, 512], 80.0)),),
+            )
+        db.close()
+        again = store_forecast(store, 3, "/c", NOW)
+    assert again["running"]["jobs"] == 3 and again["expected_run_time"] == 80.0
