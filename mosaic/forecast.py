@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -329,6 +330,29 @@ def hour_of_week_mean(timeline: Timeline, until: float | None = None) -> dict[st
     return out
 
 
+_usual: dict[tuple[int, int], tuple[Timeline, dict[str, np.ndarray]]] = {}
+USUAL_ENTRIES = 64  # (timeline, hour) pairs whose hour-of-week means are kept
+_usual_lock = threading.Lock()
+
+
+def _usual_load(timeline: Timeline, now: float) -> dict[str, np.ndarray]:
+    """The hour-of-week means of the timeline's bins ended by the start of ``now``'s hour, kept
+    for that hour (a year of 60 s bins is 525,600 of them: not summed again per request). The
+    timeline is held with them, so its id is not another's while they are kept."""
+    hour = int(now // HOUR_SECONDS)
+    token = (id(timeline), hour)
+    with _usual_lock:
+        kept = _usual.get(token)
+    if kept is not None and kept[0] is timeline:
+        return kept[1]
+    means = hour_of_week_mean(timeline, until=hour * HOUR_SECONDS)
+    with _usual_lock:
+        while len(_usual) >= USUAL_ENTRIES:
+            _usual.pop(next(iter(_usual)))
+        _usual[token] = (timeline, means)
+    return means
+
+
 def background(
     how: Mapping[str, np.ndarray], edges: np.ndarray, explained: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
@@ -551,7 +575,7 @@ def forecast(
         explained[name] = part
         timeline = (timelines or {}).get(name)
         if timeline is not None:
-            back[name] = background(hour_of_week_mean(timeline, until=now), edges, part)
+            back[name] = background(_usual_load(timeline, now), edges, part)
         else:
             back[name] = {d: np.zeros(settings.bins) for d in ("read", "write", "meta")}
         load[name] = {d: part[d] + back[name][d] for d in ("read", "write", "meta")}
