@@ -42,8 +42,13 @@ application's I/O time follows the file system's load (label sensitive), and
 bandwidth, small_requests), from the same answer: no second request, so the
 one MOSAIC_TIMEOUT bounds all of it.
 
-A submission never fails here: no answer, an unknown application or no
-period class leave the job as it was but for its mosaic_app= word.
+With the profile, the filter asks /v1/forecast (both requests side by side,
+within MOSAIC_TIMEOUT) and adds "mosaic_io_conflict=low|medium|high": the
+risk that the job, started now, meets or causes contention on a shared file
+system (docs/method.md 3.13). The job's time limit (--time) is passed along.
+
+A submission never fails here: no answer, an unknown application, no period
+class or no risk class leaves the job as it was but for its mosaic_app= word.
 ]]
 
 local DEFAULT_URL = "http://127.0.0.1:8420"
@@ -210,27 +215,67 @@ local function user_id(options)
     return uid
 end
 
--- GET /v1/applications with curl; the body, or nil. The token goes on curl's
--- stdin (-H @-), never on a command line that `ps` shows.
-local function lookup(uid, app)
-    local url = os.getenv("MOSAIC_URL") or DEFAULT_URL
-    local body_file = os.tmpname()
-    local command = table.concat({
-        "curl --silent --fail --max-time", quoted(os.getenv("MOSAIC_TIMEOUT") or "2"),
-        "--get --data-urlencode", quoted("uid=" .. uid), "--data-urlencode", quoted("app=" .. app),
-        "-H @- -o", quoted(body_file), quoted(url:gsub("/+$", "") .. "/v1/applications"),
-    }, " ")
-    local curl = io.popen(command, "w")
-    if not curl then
-        os.remove(body_file)
+-- Slurm's time limit ("minutes", "minutes:seconds", "hours:minutes:seconds", "days-hours",
+-- "days-hours:minutes", "days-hours:minutes:seconds") in seconds; nil for none or UNLIMITED.
+local function limit_seconds(limit)
+    local text = limit and tostring(limit)
+    if not text or not text:match("^[%d:-]+$") then
         return nil
     end
+    local days, rest = text:match("^(%d+)-(.*)$")
+    local parts = {}
+    for part in (rest or text):gmatch("[^:]+") do
+        parts[#parts + 1] = tonumber(part)
+    end
+    local d, h, m, sec = tonumber(days) or 0, 0, 0, 0
+    if days then
+        h, m, sec = parts[1] or 0, parts[2] or 0, parts[3] or 0
+    elseif #parts == 1 then
+        m = parts[1]
+    elseif #parts == 2 then
+        m, sec = parts[1], parts[2]
+    elseif #parts == 3 then
+        h, m, sec = parts[1], parts[2], parts[3]
+    else
+        return nil
+    end
+    local total = ((d * 24 + h) * 60 + m) * 60 + sec
+    return total > 0 and total or nil
+end
+
+-- GET /v1/applications (the profile) and /v1/forecast (the conflict risk) with two curls
+-- started side by side by one shell, each within MOSAIC_TIMEOUT: the submission waits for
+-- the slower, never for both in turn. The bodies, or nil for each. The token goes on the
+-- shell's stdin, read once and handed to each curl's stdin (-H @-) by printf, a builtin: never
+-- on a command line that `ps` shows.
+local function lookup(uid, app, limit)
+    local url = (os.getenv("MOSAIC_URL") or DEFAULT_URL):gsub("/+$", "")
+    local timeout = quoted(os.getenv("MOSAIC_TIMEOUT") or "2")
+    local files = { os.tmpname(), os.tmpname() }
+    local function curl(path, file, extra)
+        return table.concat({
+            "curl --silent --fail --max-time", timeout, "--get --data-urlencode", quoted("uid=" .. uid),
+            "--data-urlencode", quoted("app=" .. app), extra, "-H @- -o", quoted(file), quoted(url .. path),
+        }, " ")
+    end
+    local seconds = limit_seconds(limit)
+    local limit_option = seconds and ("--data-urlencode " .. quoted("time_limit=" .. seconds)) or ""
+    local forecast = curl("/v1/forecast", files[2], limit_option)
+    local command = "IFS= read -r h; printf '%s\\n' \"$h\" | " .. curl("/v1/applications", files[1], "")
+        .. " & printf '%s\\n' \"$h\" | " .. forecast .. "; wait"
+    local shell = io.popen(command, "w")
+    if not shell then
+        os.remove(files[1])
+        os.remove(files[2])
+        return nil, nil
+    end
     local token = read_file(os.getenv("MOSAIC_TOKEN_FILE"), "*l")
-    curl:write(token and ("Authorization: Bearer " .. token .. "\n") or "\n")
-    curl:close()
-    local body = read_file(body_file, "*a")
-    os.remove(body_file)
-    return body
+    shell:write(token and ("Authorization: Bearer " .. token .. "\n") or "\n")
+    shell:close()
+    local profile, risk = read_file(files[1], "*a"), read_file(files[2], "*a")
+    os.remove(files[1])
+    os.remove(files[2])
+    return profile, risk
 end
 
 -- The application as the job's comment carries it to PrologSlurmctld (cluster/slurm-prolog.sh):
@@ -278,7 +323,7 @@ function slurm_cli_pre_submit(options, offset)
     if not app or not uid then
         return slurm.SUCCESS
     end
-    local body = lookup(uid, app)
+    local body, forecast = lookup(uid, app, options.time_limit)
     -- The profile's own class: the one followed by "period_direction" (each direction has one too).
     local class = body and body:match('"period_class"%s*:%s*(%-?%d+)%s*,%s*"period_direction"')
     local notes = {}
@@ -294,6 +339,12 @@ function slurm_cli_pre_submit(options, offset)
     if traits then
         notes[#notes + 1] = "mosaic_io_aggressor=" .. traits
         slurm.log_info("mosaic: %s has aggressor traits %s", app, traits)
+    end
+    -- The forecast's risk class; none (null: an unknown application, no signature) adds nothing.
+    local risk = forecast and forecast:match('"risk"%s*:%s*{%s*"class"%s*:%s*"(%a+)"')
+    if risk == "low" or risk == "medium" or risk == "high" then
+        notes[#notes + 1] = "mosaic_io_conflict=" .. risk
+        slurm.log_info("mosaic: %s has I/O conflict risk %s", app, risk)
     end
     notes[#notes + 1] = "mosaic_app=" .. encoded(app)
     local comment = without_application(options.comment)

@@ -60,6 +60,11 @@ EXIT_STATUSES: dict[str, dict[int, str]] = {
         2: "bad usage or configuration",
         3: "the server is unreachable or answered an error",
     },
+    "forecast": {
+        1: "the answer has no risk class (an unknown application, too few runs or no signature: it says why)",
+        2: "bad usage or configuration",
+        3: "the server is unreachable or answered an error",
+    },
     "epilog": {
         1: "an error stopped the command; never `epilog post`, which reports every problem with the "
         "job, its logs, the spool or the service on stderr and exits 0 (an epilog never fails a job)",
@@ -112,6 +117,7 @@ class LazyGroup(click.Group):
         "report": "mosaic.html.commands:report",
         "serve": "mosaic.service.commands:serve",
         "lookup": "mosaic.service.commands:lookup",
+        "forecast": "mosaic.service.commands:forecast",
         "apps": "mosaic.service.commands:apps",
         "epilog": "mosaic.service.epilog:epilog",
         "store": "mosaic.corpus.store_commands:store",

@@ -45,6 +45,7 @@ ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
     ("period_minute_max", "period_hour_max", False, "each period magnitude keeps a range"),
     ("fft_min_samples", "fft_max_samples", True, "the FFT's sample count lies between them"),
     ("service_max_queued_per_client", "service_max_queued", True, "a client's share is part of the queue"),
+    ("forecast_medium_slowdown", "forecast_high_slowdown", False, "each risk class keeps a range"),
 )
 
 
@@ -392,6 +393,30 @@ class Config:
             60.0,
         )
     )
+    # The forecast at submission (mosaic.forecast, GET /v1/forecast, docs/method.md 3.13):
+    forecast_bins: int = service(
+        60, lo=1
+    )  # the horizon (the candidate's expected run time) is cut into this many bins, the load ahead given bin by bin
+    forecast_min_runs: int = service(
+        5, lo=1
+    )  # a candidate whose application has fewer stored runs is answered "too few runs" (IOSI needs 5 to 10)
+    forecast_phase_min_share: float = service(
+        0.05, **SHARE
+    )  # a signature without bursts: its I/O phases are where its median rate is at least this share of its peak
+    forecast_medium_slowdown: float = service(
+        1.2, lo=1.0
+    )  # risk medium from this expected slowdown (the candidate's own, or 1 + what it adds to a running sensitive job)
+    forecast_high_slowdown: float = service(1.5, lo=1.0)  # risk high from this one (the slowed runs' 1.5x)
+    forecast_conflict_min_share: float = service(
+        0.05, **SHARE
+    )  # a running job is a conflict when it carries at least this share of the load during the candidate's I/O
+    forecast_max_conflicts: int = service(10, lo=0)  # conflicts listed, the largest share first
+    forecast_default_horizon_seconds: float = service(
+        3600.0, **POSITIVE
+    )  # the horizon when the candidate's run time is unknown (an unknown application without a time limit)
+    forecast_assume_sensitive: bool = service(
+        True
+    )  # an application not judged (no sensitivity row, "not enough runs") takes the median slope of the center's sensitive ones
 
     # ===== truth: the ground-truth generators (mosaic synth) =====
     truth_margin: float = truth(

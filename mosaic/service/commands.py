@@ -125,6 +125,7 @@ def serve(
     GET      /v1/jobs/JOB_ID               a job's stored runs
     POST     /v1/running/start|end?job_id=J&uid=U...   a job started, ended (write token)
     GET      /v1/running[?uid=U]           the jobs running now (the write token sees all)
+    GET      /v1/forecast?uid=U&app=EXE    if it starts now: the load ahead, its risk, conflicts
     GET|HEAD /healthz                      liveness (no token); 503 when the store is not usable
     GET      /metrics                      Prometheus counters and latency
     GET      /docs, /openapi.json          the endpoints (a page, nothing fetched), their schema
@@ -231,6 +232,80 @@ def lookup(
         sys.stdout.write(f"no application {application!r} for uid {uid} in the store\n")
         sys.stdout.write(_suggestions(source, uid, application))
     sys.exit(0 if found else 1)
+
+
+@click.command()
+@click.option(
+    "--uid",
+    required=True,
+    type=click.IntRange(-(1 << 63), (1 << 63) - 1),
+    help="User id (int64, as logs claim it).",
+)
+@click.option("--app", "application", required=True, help="Executable path (first token).")
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help="The job's time limit in seconds: caps its expected run time.",
+)
+@click.option("--at", type=float, help="Forecast from this start (epoch seconds) [default: now].")
+@store_option
+@server_option
+@client_token_option
+@reader_config_option
+@click.option("--json", "as_json", is_flag=True, help="Print the API's JSON object, not a summary.")
+def forecast(
+    uid: int,
+    application: str,
+    time_limit: float | None,
+    at: float | None,
+    store_path: str | None,
+    server: str | None,
+    token_file: str | None,
+    config_file: str | None,
+    as_json: bool,
+) -> None:
+    """If (user, application) starts now: the load ahead on the shared file systems,
+    its expected I/O phases and slowdown, the running jobs it would meet and slow,
+    and its risk class (docs/method.md 3.13).
+
+    A --store is read as the operator reads it (the running jobs named); a
+    --server answers under its token's visibility. Exits with status 1 when the
+    answer has no risk class (an unknown application, too few runs, no signature).
+    """
+    import time
+
+    source = Source.of(None, store_path, server, token_file, config_file, takes_out=False)
+    now = time.time() if at is None else at
+    answer: dict[str, Any] | None
+    if source.store is not None:
+        from mosaic.forecast import Viewer
+        from mosaic.forecast_store import store_forecast
+
+        with source.opened() as store:
+            answer = store_forecast(
+                store,
+                uid,
+                application,
+                now,
+                time_limit=time_limit,
+                viewer=Viewer(operator=True, uid=uid),
+                config=source.config,
+            )
+    else:
+        params: dict[str, Any] = {"uid": uid, "app": application, "at": now}
+        if time_limit is not None:
+            params["time_limit"] = time_limit
+        response = source.ask("GET", "/v1/forecast", params=params)
+        answer = _json_object(response)
+        if response.status_code != 200 or answer is None or "risk" not in answer:
+            raise ServerError(f"{server} answered {response.status_code}: {response.text}")
+    if as_json:
+        sys.stdout.write(json.dumps(answer) + "\n")
+    else:
+        from mosaic.service.forecast_view import render_forecast
+
+        sys.stdout.write(render_forecast(answer))
+    sys.exit(0 if answer["risk"]["class"] is not None else 1)
 
 
 def _suggestions(source: Source, uid: int, application: str) -> str:

@@ -13,6 +13,9 @@
   for an application too long for a request head (a crafted log may claim one).
 - ``GET /v1/jobs/{job_id}``: the stored runs of a job; 404 when unknown. The store
   keeps no reasons: ``?explain=true`` gives each run ``"reasons": null`` and says why.
+- ``GET /v1/forecast?uid=U&app=EXE``: if that application starts now, the load ahead on the
+  shared file systems, its conflict risk and the running jobs it meets
+  (:mod:`mosaic.forecast`); an unknown application is an answer saying so, never a 404.
 - ``GET /healthz``: 503 when the store is not usable
   (:mod:`mosaic.service.storewatch`); ``GET /metrics`` (Prometheus text format).
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path as FilePath
 from typing import IO, Any
@@ -437,6 +441,37 @@ def job(
             "explain": NO_STORED_REASONS,
         }
     return {"job_id": job_id, "runs": runs}
+
+
+@router.get(
+    "/v1/forecast",
+    summary="If (uid, app) starts now: the load ahead per shared file system, its risk and conflicts",
+    response_model=None,
+    responses={422: INVALID, 503: STORE_UNAVAILABLE},
+)
+def forecast(
+    request: Request,
+    uid: int = Query(ge=MIN_UID, le=MAX_UID, description=UID_DOC),
+    app: str = Query(description=APP_DOC),
+    time_limit: float | None = Query(
+        None, gt=0, description="The job's time limit, seconds (caps its run time)"
+    ),
+    at: float | None = Query(None, description="Start time (epoch seconds) forecast from [default: now]"),
+    results: Store = Depends(get_store),
+) -> Response:
+    """The forecast at submission (docs/method.md 3.13). The operator's (write) token sees the
+    running jobs' identities; the read token sees "another job" and its share, and the jobs of
+    the uid asked for."""
+    from mosaic.forecast import Viewer
+    from mosaic.forecast_store import store_forecast
+
+    viewer = Viewer(operator=bool(request.state.may_write), uid=uid)
+    now = time.time() if at is None else at
+    answer = store_forecast(
+        results, uid, app, now, time_limit=time_limit, viewer=viewer, config=request.app.state.config
+    )
+    # JSON-ready already (floats, lists, dicts): dumped once, not walked by FastAPI's encoder
+    return Response(json.dumps(answer), media_type=JSON)
 
 
 @router.api_route(

@@ -1,6 +1,6 @@
 -- cluster/cli_filter.lua's slurm_cli_pre_submit under a stand-alone interpreter, given what
 -- Slurm's cli_filter/lua plugin gives it: the `slurm` table (SUCCESS, log_info) and the
--- options (type, uid, comment, argv). Arguments: FILTER TYPE UID COMMENT ARGV...
+-- options (type, uid, comment, argv, time_limit from $HARNESS_TIME_LIMIT). Arguments: FILTER TYPE UID COMMENT ARGV...
 -- ("" for no uid or comment). Prints the return code, then the comment ("nil" for none);
 -- log lines go to stderr. Written for Lua 5.1 like the filter.
 slurm = { SUCCESS = 0, ERROR = -1 }
@@ -13,6 +13,7 @@ local options = { type = arg[2], argv = {} }
 if arg[3] ~= "" then
     options.uid = arg[3]
 end
+options.time_limit = os.getenv("HARNESS_TIME_LIMIT") -- sbatch --time, as Slurm gives it
 if arg[4] ~= "" then
     options.comment = arg[4]
 end

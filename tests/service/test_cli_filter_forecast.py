@@ -1,0 +1,154 @@
+"""cluster/cli_filter.lua's forecast hint under each Lua interpreter, against a real `mosaic serve`
+over a store seeded with the contract tables: a job submitted while an aggressor writes on its
+file system gets `mosaic_io_conflict=high`, one on an idle file system `low`, the job's time
+limit is passed along, an unknown application adds nothing, and a dead or silent server leaves
+the job as it was within MOSAIC_TIMEOUT (the profile and the forecast are asked side by side, not
+in turn). (The hint is new: every test here but the dead-server ones fails on e627ff0.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mosaic_testing.contracts import RUNNING_COLUMNS, seed_store, serve_store, signature_body
+
+HERE = Path(__file__).resolve().parent
+CLI_FILTER = HERE.parents[1] / "cluster" / "cli_filter.lua"
+HARNESS = HERE / "run_cli_filter.lua"
+INTERPRETERS = ["lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit"]
+AGGRESSOR, VICTIM, HOMEBODY = "/apps/hdf_bulk", "/apps/lmp_restart", "/apps/home_ckpt"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The aggressor (uid 1) writes 128 B/s through an hour-long run on /scratch; the victim
+    (uid 3, sensitive, 1/256 per B/s) writes 256 B/s in the second half of its 40 s runs on
+    /scratch; the homebody (uid 5, same signature and slope) on /home."""
+    tmp = tmp_path_factory.mktemp("filter")
+    store = seed_store(
+        tmp / "store.sqlite",
+        applications=[(1, AGGRESSOR, 8), (3, VICTIM, 8), (5, HOMEBODY, 8)],
+        signatures=[
+            (f"1:{AGGRESSOR}", signature_body([0] * 4, [128] * 4, 3600.0)),
+            (f"3:{VICTIM}", signature_body([0, 0], [0, 256], 40.0)),
+            (f"5:{HOMEBODY}", signature_body([0, 0], [0, 256], 40.0)),
+        ],
+        contention=[(f"3:{VICTIM}", "sensitive", 1 / 256), (f"5:{HOMEBODY}", "sensitive", 1 / 256)],
+        run_loads=[
+            (f"1:{AGGRESSOR}", "/scratch", 5.0),
+            (f"3:{VICTIM}", "/scratch", 3.0),
+            (f"5:{HOMEBODY}", "/home", 3.0),
+        ],
+    )
+    with serve_store(tmp, store) as url:
+        yield url, store, tmp
+
+
+def running(store: Path, limit: float | None = None) -> None:
+    """The registry holds the aggressor alone, started 10 s ago (with ``limit``)."""
+    db = sqlite3.connect(store)
+    with db:
+        db.execute("DELETE FROM running_jobs")
+        db.execute(
+            f"INSERT INTO running_jobs ({RUNNING_COLUMNS}) "
+            "VALUES ('9001', 1, ?, ?, ?, ?, 'n1', 2, 'running', NULL, 0)",
+            (AGGRESSOR, f"1:{AGGRESSOR}", time.time() - 10, limit),
+        )
+    db.close()
+
+
+@pytest.fixture(params=INTERPRETERS)
+def lua(request, served):
+    interpreter = shutil.which(request.param)
+    if interpreter is None:
+        pytest.skip(f"{request.param} is not installed (`make lua` installs it: needs root and apt)")
+    url, _, tmp = served
+
+    def run(app: str, uid: int, comment: str = "", **extra: str):
+        env = {"PATH": os.environ["PATH"], "MOSAIC_URL": url, "MOSAIC_TOKEN_FILE": str(tmp / "read"), **extra}
+        began = time.monotonic()
+        done = subprocess.run(
+            [interpreter, str(HARNESS), str(CLI_FILTER), "srun", str(uid), comment, app],
+            env=env,
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert done.returncode == 0, done.stderr
+        code, after = done.stdout.splitlines()
+        return (
+            int(code),
+            None if after == "nil" else after,
+            done.stderr.splitlines(),
+            time.monotonic() - began,
+        )
+
+    return run
+
+
+def test_a_victim_beside_an_aggressor_is_high_and_on_an_idle_file_system_low(lua, served):
+    running(served[1])
+    code, comment, logged, _ = lua(VICTIM, 3, "nightly")
+    assert (code, comment) == (0, "nightly mosaic_io_conflict=high")  # 1 + 128/256 = 1.5
+    assert logged == [f"mosaic: {VICTIM} has I/O conflict risk high"]
+    assert lua(HOMEBODY, 5)[1] == "mosaic_io_conflict=low"
+
+
+def test_the_time_limit_is_passed_along(lua, served):
+    """The aggressor ends 15 s from now (a 25 s limit). The victim's I/O, the second half of
+    its run: over [20, 40) s it meets nobody (low); with --time 0:20 over [10, 20) s it meets
+    128 B/s for its first ~5 s, a mean near 64 B/s: 1 + 64/256 = 1.25, medium."""
+    for limit, hint in (("", "low"), ("0:20", "medium"), ("UNLIMITED", "low")):
+        running(served[1], limit=25.0)  # the aggressor started 10 s before each submission
+        assert lua(VICTIM, 3, HARNESS_TIME_LIMIT=limit)[1] == f"mosaic_io_conflict={hint}", limit
+
+
+def test_unknown_application_adds_nothing(lua, served):
+    running(served[1])
+    assert lua("/apps/never_seen", 3)[:3] == (0, None, [])
+
+
+@pytest.fixture(scope="module")
+def silent_server():
+    """A server that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def test_a_silent_or_dead_server_never_holds_the_submission_past_the_timeout(lua, silent_server):
+    code, comment, logged, seconds = lua(VICTIM, 3, "x", MOSAIC_URL=silent_server, MOSAIC_TIMEOUT="1")
+    assert (code, comment, logged) == (0, "x", [])
+    assert 0.9 <= seconds < 1.9  # both requests waited 1 s side by side, not 2 s in turn
+    code, comment, _, seconds = lua(VICTIM, 3, "x", MOSAIC_URL="http://127.0.0.1:9")
+    assert (code, comment) == (0, "x") and seconds < 1.0
