@@ -32,6 +32,8 @@ import numpy as np
 from mosaic.config import DEFAULT, Config
 from mosaic.corpus.store import Store
 from mosaic.forecast import (
+    HOUR_SECONDS,
+    MONDAY_EPOCH,
     READER,
     UNKNOWN_FS,
     Group,
@@ -320,11 +322,36 @@ def median_run_time(db: sqlite3.Connection, key: str) -> float | None:
     return float(np.median(times)) if len(times) else None
 
 
+_weeks: dict[tuple[str, float, int], dict[str, Timeline]] = {}
+
+
 def center_timelines(db: sqlite3.Connection, tables: set[str]) -> dict[str, Timeline]:
-    """The center's timeline per shared file system. No contract table holds it yet (the
-    timeline's own store layout): none, so the forecast has no background and says so. Once
-    ``mosaic.corpus.timeline`` is merged, this returns its per-file-system arrays."""
-    return {}
+    """The center's usual week per shared file system, from ``timeline_week`` (the hour-of-week
+    mean rates the last ``mosaic run`` or ``mosaic timeline loads`` folded from every run):
+    one week of hourly bins from a Monday, which the forecast's hour-of-week mean gives back
+    as it is. The same objects are returned until the table is written again (the forecast
+    keeps its means per timeline object). None stored: no background, and the answer says so."""
+    if "timeline_week" not in tables:
+        return {}
+    path = str(db.execute("PRAGMA database_list").fetchone()[2])
+    at, count = db.execute("SELECT max(computed_at), count(*) FROM timeline_week").fetchone()
+    token = (path, float(at or 0.0), int(count))
+    kept = _weeks.get(token)
+    if kept is not None:
+        return kept
+    rates: dict[str, np.ndarray] = {}
+    for fs, slot, read, write, meta in _tuples(
+        db, "SELECT fs, slot, read_rate, write_rate, meta_rate FROM timeline_week ORDER BY fs, slot"
+    ):
+        rates.setdefault(str(fs), np.zeros((3, 168)))[:, int(slot)] = (read, write, meta)
+    hour = float(HOUR_SECONDS)
+    week = {
+        fs: Timeline(float(MONDAY_EPOCH), hour, r[0] * hour, r[1] * hour, r[2] * hour)
+        for fs, r in rates.items()
+    }
+    _weeks.clear()  # one store's week at a time per process is what a server holds
+    _weeks[token] = week
+    return week
 
 
 def store_forecast(

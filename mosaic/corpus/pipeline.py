@@ -302,7 +302,7 @@ def run(
                 categorized += more  # stand-ins for representatives evicted during categorization
             timings["categorize"] = _lap(clock, timings)
             # SPEC 3.10: every stored run's concurrent load, and the center's timeline on the way
-            timelines = timeline.loads_and_timeline(
+            _, timelines = timeline.loads_and_timeline(
                 store, config.timeline_bin_seconds, kept=config.load_overlaps_kept
             )
             timings["load"] = _lap(clock, timings)

@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS run_load (
     io_seconds REAL, computed_at REAL, PRIMARY KEY (run, fs));
 CREATE TABLE IF NOT EXISTS run_overlaps (
     run INTEGER, other INTEGER, fs TEXT, bytes REAL, share REAL, PRIMARY KEY (run, other, fs));
+CREATE TABLE IF NOT EXISTS timeline_week (
+    fs TEXT, slot INTEGER, read_rate REAL, write_rate REAL, meta_rate REAL, hours INTEGER,
+    computed_at REAL, PRIMARY KEY (fs, slot));
 """
 TABLES = ("run_activity", "run_load", "run_overlaps")
 POINT = 0.0  # an interval no longer than this is a point
@@ -100,7 +103,7 @@ def drop_runs_sql(doomed: str) -> list[str]:
         f"DELETE FROM run_activity WHERE run IN ({doomed})",
         f"DELETE FROM run_load WHERE run IN ({doomed})",
         f"DELETE FROM run_overlaps WHERE run IN ({doomed}) OR other IN ({doomed})",
-    ]
+    ]  # timeline_week stays: the next mosaic run or `mosaic timeline loads` folds it again
 
 
 # ----- concurrent load -----
@@ -311,10 +314,10 @@ def compute_loads(
 
 def loads_and_timeline(
     store: Store, width: float, now: float | None = None, kept: int | None = None
-) -> dict[str, Timeline]:
-    """:func:`compute_loads` of every stored run, and the center's timeline folded on the way
-    (the sweep's order is the fold's: the same bits as :func:`center_timeline`)."""
-    return _sweep(store, None, now, width, kept)[1]
+) -> tuple[int, dict[str, Timeline]]:
+    """:func:`compute_loads` of every stored run (how many), and the center's timeline folded on
+    the way (the sweep's order is the fold's: the same bits as :func:`center_timeline`)."""
+    return _sweep(store, None, now, width, kept)
 
 
 def _sweep(
@@ -630,9 +633,36 @@ def _max_by(at: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
 
 def summary(store: Store, width: float, timelines: dict[str, Timeline] | None = None) -> dict[str, Any]:
     """summary.json's ``timeline`` key: coverage and the aggregates per shared file system
-    (of ``timelines`` when the caller folded them already)."""
+    (of ``timelines`` when the caller folded them already). Their hour-of-week means go into
+    the store's ``timeline_week`` on the way: the forecast's background (SPEC 3.13) reads
+    168 rows there instead of folding a year of activity per request."""
     timelines = center_timeline(store, width) if timelines is None else timelines
-    return {"coverage": coverage(store), "file_systems": aggregates(timelines)}
+    file_systems = aggregates(timelines)
+    save_week(store, file_systems)
+    return {"coverage": coverage(store), "file_systems": file_systems}
+
+
+def save_week(store: Store, file_systems: dict[str, Any], now: float | None = None) -> None:
+    """Replace ``timeline_week`` with the hour-of-week mean rates of ``file_systems``
+    (:func:`aggregates`' entries), slot 0 = Monday 00:00-01:00 UTC."""
+    at = time.time() if now is None else now
+    rows = [
+        (
+            name,
+            slot,
+            week["read_rate"][slot],
+            week["write_rate"][slot],
+            week["meta_rate"][slot],
+            week["hours"][slot],
+            at,
+        )  # fmt: skip
+        for name, entry in sorted(file_systems.items())
+        for week in (entry["hour_of_week"],)
+        for slot in range(168)
+    ]
+    with store._atomic() as db:
+        db.execute("DELETE FROM timeline_week")
+        db.executemany("INSERT INTO timeline_week VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 # ----- export -----

@@ -53,9 +53,16 @@ def export(store_path: str, out: Path, bin_seconds: float | None, config_file: s
 
 @timeline.command()
 @store_argument
-def loads(store_path: str) -> None:
-    """Compute every stored run's concurrent load again (run_load, run_overlaps)."""
+@config_option
+def loads(store_path: str, config_file: str | None) -> None:
+    """Compute every stored run's concurrent load again (run_load, run_overlaps), and the
+    hour-of-week means the forecast's background reads (timeline_week)."""
     from mosaic.corpus import timeline as tl
 
+    config = load_config(config_file)
     with _opened(store_path) as store:
-        click.echo(json.dumps({"runs": tl.compute_loads(store)}))
+        runs, timelines = tl.loads_and_timeline(
+            store, config.timeline_bin_seconds, kept=config.load_overlaps_kept
+        )
+        tl.save_week(store, tl.aggregates(timelines))
+        click.echo(json.dumps({"runs": runs}))

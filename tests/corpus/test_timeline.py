@@ -175,7 +175,7 @@ def test_timeline_keeps_every_byte(tmp_path, width):
 
 def test_the_sweep_folds_the_same_timeline(tmp_path):
     with stored(tmp_path / "s.sqlite") as store:
-        folded = timeline.loads_and_timeline(store, 10.0, now=1.0)
+        _, folded = timeline.loads_and_timeline(store, 10.0, now=1.0)
         again = timeline.center_timeline(store, 10.0)
         assert list(folded) == list(again) == ["/s"]
         for column in ("read", "write", "meta", "jobs"):
