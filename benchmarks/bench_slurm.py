@@ -16,7 +16,9 @@ serve`; needs root and Debian's slurm-wlm), then, side by side in one run:
   its p50/p99/max over ``--prologs`` runs of the shipped script through the site's
   wrapper, with Slurm's variables and a real held job for its squeue, on a loaded
   controller (two threads submitting and listing jobs meanwhile); and as slurmctld ran it
-  for ``--prolog-jobs`` real jobs (a timing wrapper around it: its own ~2 ms included).
+  for ``--prolog-jobs`` real jobs started one after the other (a timing wrapper around it:
+  its own ~2 ms included). The machine's load average is printed beside: on a shared
+  machine, read the prolog against the Python start measured in the same run.
   Beside it, what a Python prolog would start with: ``mosaic epilog --help``.
 * sbatch with the filter, and without (a copy of slurm.conf without
   ``CliFilterPlugins``): ``--submissions`` held submissions each, alternated; the filter's
@@ -179,10 +181,18 @@ def prolog_in_slurm(cluster: SlurmCluster, jobs: int) -> list[float]:
         f"echo $SLURM_JOB_ID $began $(date +%s%N) >>{stamps}\nexit 0\n"
     )
     wrapper.chmod(0o755)
-    script = "#!/bin/bash\n#MOSAIC app=/apps/bench\ntrue\n"
-    ids = [cluster.submit(script, uid=UID)[0] for _ in range(jobs)]
+    # Each job waits for its release (so no epilog runs beside the next prologs), submitted
+    # once the one before runs.
+    release = cluster.folder / "stage" / "release"
+    script = f"#!/bin/bash\n#MOSAIC app=/apps/bench\nwhile [ ! -e {release} ]; do sleep 0.1; done\n"
+    ids = []
+    for _ in range(jobs):
+        job = cluster.submit(script, uid=UID, options=("--oversubscribe",))[0]
+        wait_for(lambda job=job: cluster.job(job).get("JobState") == "RUNNING", 60, "the job running")
+        ids.append(job)
+    release.touch()
     for job in ids:
-        cluster.wait_ended(job)
+        cluster.wait_ended(job, 300)
     lines = [line.split() for line in stamps.read_text().splitlines()]
     return [(int(end) - int(began)) / 1e9 for _, began, end in lines]
 
@@ -208,7 +218,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--submissions", type=int, default=30)
     parser.add_argument("--prologs", type=int, default=200)
-    parser.add_argument("--prolog-jobs", type=int, default=40)
+    parser.add_argument("--prolog-jobs", type=int, default=15)  # at most the node's shared slots (16)
     args = parser.parse_args()
     why = missing()
     if why:
@@ -220,6 +230,7 @@ def main() -> None:
         delays = job_end_to_visible(cluster, args.jobs)
         with_filter, plain = sbatch_seconds(cluster, args.submissions)
         prologs = prolog_seconds(cluster, args.prologs)
+        show("prolog, a loaded controller", prologs)
         in_slurm = prolog_in_slurm(cluster, args.prolog_jobs)
         python = python_start_seconds()
     finally:
@@ -236,6 +247,7 @@ def main() -> None:
     show("prolog, a loaded controller", prologs)
     show("prolog as slurmctld ran it", in_slurm)
     print(f"a Python prolog's start alone (mosaic epilog --help, median): {python * 1e3:.0f} ms")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min), on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

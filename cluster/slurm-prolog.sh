@@ -17,9 +17,9 @@
 #   MOSAIC_PROLOG_TIMEOUT  seconds allowed for the post (then spooled)                   [1]
 #   MOSAIC_PROLOG_DRAIN    spooled posts retried after a post the service took          [4]
 #   MOSAIC_PROLOG_LOG      append messages to this file instead of syslog
-# Slurm provides SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_COMMENT and SLURM_JOB_NODELIST; the
-# time limit and task count come from squeue (fixed fields: nothing a user named the job
-# can pass for them).
+# Slurm provides SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_COMMENT, SLURM_JOB_NODELIST and
+# SLURM_JOB_NTASKS; the time limit (and task count) come from squeue (fixed fields: nothing
+# a user named the job can pass for them).
 #
 # A post the service cannot take now (down, slow past the timeout, 503) is spooled as one
 # file, ${MOSAIC_SPOOL_DIR}.running/EPOCH.JOB.1.start holding its query, and posted later by
@@ -47,7 +47,7 @@ say() {
     if [ -n "${MOSAIC_PROLOG_LOG:-}" ]; then
         printf '%s mosaic-prolog: job %s: %s\n' "$(date +%FT%T%z)" "${job:-?}" "$*" >>"$MOSAIC_PROLOG_LOG"
     else
-        logger -t mosaic-prolog -- "job ${job:-?}: $*"
+        logger -t mosaic-prolog ${MOSAIC_SYSLOG_SOCKET:+--socket "$MOSAIC_SYSLOG_SOCKET"} -- "job ${job:-?}: $*"
     fi
 }
 
@@ -137,6 +137,7 @@ main() {
 $(timeout 5 squeue --noheader --jobs="$job" --Format=TimeLimit:32,NumTasks:12 2>/dev/null)
 EOF
     case ${limit:-} in '' | *[!A-Za-z0-9:-]*) say "no time limit from squeue: posted as unknown" ;; *) query="$query&time_limit=$limit" ;; esac
+    case ${tasks:-} in '' | *[!0-9]* | 0) tasks=${SLURM_JOB_NTASKS:-} ;; esac # the prep plugin's
     case ${tasks:-} in '' | *[!0-9]* | 0) ;; *) query="$query&tasks=$tasks" ;; esac
     post start "$query"
     if later "$code"; then

@@ -41,7 +41,7 @@ def prolog(site: dict[str, str], job: str, uid: int = 4343, comment: str = "", *
     env = {**site, "SLURM_JOB_ID": job, "SLURM_JOB_UID": str(uid), "SLURM_JOB_COMMENT": comment, **extra}
     done = subprocess.run(["/bin/sh", str(PROLOG)], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
-    log = Path(site["MOSAIC_PROLOG_LOG"])
+    log = Path(site.get("MOSAIC_PROLOG_LOG", "/nonexistent"))
     return [line for line in log.read_text().splitlines() if f" job {job}: " in line] if log.exists() else []
 
 
@@ -143,3 +143,17 @@ def test_the_epilog_posts_the_end_of_every_job_spooled_after_its_start(server, p
     said = epilog(prolog_site, "880032", 4343)  # the next job's epilog: the start, then the end
     assert said.index("spooled start of job 880031: 200") < said.index("spooled end of job 880031: 200")
     assert "880031" not in registered(server) and not list(running_spool(prolog_site).iterdir())
+
+
+def test_the_prolog_logs_to_syslog_and_takes_the_task_count_slurm_gives(server, prolog_site, tmp_path):
+    """No MOSAIC_PROLOG_LOG: its lines reach syslog with the tag mosaic-prolog (here a socket
+    of the test, where `logger` sends them). Without squeue's answer, SLURM_JOB_NTASKS."""
+    address = str(tmp_path / "log.sock")
+    site = {k: v for k, v in prolog_site.items() if k != "MOSAIC_PROLOG_LOG"}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as syslog:
+        syslog.bind(address)
+        syslog.settimeout(20)
+        prolog(site, "880040", MOSAIC_SYSLOG_SOCKET=address, SLURM_JOB_NTASKS="6")
+        message = syslog.recv(4096).decode()
+    assert "mosaic-prolog" in message and "job 880040: no mosaic_app= in the job's comment" in message
+    assert registered(server)["880040"]["tasks"] == 6
