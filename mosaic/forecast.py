@@ -66,6 +66,8 @@ class Settings:
     max_conflicts: int = DEFAULT.forecast_max_conflicts
     default_horizon_seconds: float = DEFAULT.forecast_default_horizon_seconds
     assume_sensitive: bool = DEFAULT.forecast_assume_sensitive
+    # an UNLIMITED job whose end never came counts this long, as in the registry
+    running_unlimited_max: float = DEFAULT.running_unlimited_max_seconds
 
     @classmethod
     def of(cls, config: Config) -> Settings:
@@ -79,6 +81,7 @@ class Settings:
             config.forecast_max_conflicts,
             config.forecast_default_horizon_seconds,
             config.forecast_assume_sensitive,
+            config.running_unlimited_max_seconds,
         )
 
 

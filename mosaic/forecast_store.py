@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from mosaic.config import DEFAULT, Config
+from mosaic.corpus.running_jobs import expires_sql
 from mosaic.corpus.store import Store
 from mosaic.forecast import (
     HOUR_SECONDS,
@@ -115,7 +116,7 @@ class _Held:
     version: tuple[Any, ...]
     db: sqlite3.Connection  # held: its id is never another's while the entry lives
     groups: dict[str, Group | None] = field(default_factory=dict)
-    running: tuple[np.ndarray, list[str | None], np.ndarray, np.ndarray] | None = None
+    running: tuple[np.ndarray, list[str | None], np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def _held(db: sqlite3.Connection, where: str, settings: Settings, tables: set[str]) -> _Held:
@@ -138,31 +139,38 @@ def running_jobs(
     where: str = "",
     settings: Settings | None = None,
 ) -> RunningArrays:
-    """The jobs of ``running_jobs`` running at ``now``: started, not ended, not past their time
-    limit (``mosaic.service.registry.running`` once merged also leaves out expired UNLIMITED ones).
+    """The jobs of ``running_jobs`` running at ``now``: started, not ended, and within their time
+    limit (Slurm ends a job there, so the registry's grace for a lost end is not load ahead); an
+    UNLIMITED one for ``running_unlimited_max_seconds``, as the registry keeps it.
     The jobs not ended are read once between two commits to the store, and only the columns the
     forecast computes with; a job's identity is read from ``db`` when the answer names it (so
     ``db`` must stay open while the forecast runs)."""
     tables = tables if tables is not None else _tables(db)
     if "running_jobs" not in tables:
         return RunningArrays([], [], [], [], np.zeros(0), np.zeros(0))
-    held = _held(db, where, settings or Settings(), tables)
+    settings = settings or Settings()
+    held = _held(db, where, settings, tables)
     if held.running is None:
         rows = _tuples(
             db,
-            "SELECT rowid, group_key, start_epoch, coalesce(time_limit, -1.0) FROM running_jobs "
+            "SELECT rowid, group_key, start_epoch, coalesce(time_limit, -1.0), "
+            f"{expires_sql('?', '?')} FROM running_jobs "
             "WHERE ended_epoch IS NULL AND start_epoch IS NOT NULL",
+            (0.0, settings.running_unlimited_max),
         )
-        rowid, group, start, limit = (list(column) for column in zip(*rows)) if rows else ([], [], [], [])
+        rowid, group, start, limit, expiry = (
+            (list(column) for column in zip(*rows)) if rows else ([], [], [], [], [])
+        )
         limits = np.array(limit, dtype=np.float64)
         held.running = (
             np.array(rowid, dtype=np.int64),
             group,
             np.array(start, dtype=np.float64),
             np.where(limits > 0, limits, np.nan),
+            np.array(expiry, dtype=np.float64),
         )
-    rowids, groups, starts, limits = held.running
-    live = np.flatnonzero((starts <= now) & (np.isnan(limits) | (starts + limits > now)))
+    rowids, groups, starts, limits, expires = held.running
+    live = np.flatnonzero((starts <= now) & (expires > now))
     picked = rowids[live]
 
     def identify(i: int) -> tuple[str, int | None, str | None]:

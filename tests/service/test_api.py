@@ -244,6 +244,7 @@ def test_openapi_schema_lists_every_endpoint(open_server):
         "/v1/running",
         "/v1/running/start",
         "/v1/running/end",
+        "/v1/forecast",
         "/healthz",
         "/metrics",
     }
@@ -258,7 +259,8 @@ def test_the_docs_page_lists_the_endpoints_and_fetches_nothing(open_server):
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert not re.search(r"(src|href)=\"(https?:)?//", page.text)  # nothing from elsewhere
     assert "<code>/v1/jobs/{job_id}</code>" in page.text and 'href="openapi.json"' in page.text
-    assert page.text.count("<tr>") == 1 + 10  # the header, then GET|HEAD /healthz as two rows; /v1/running: 3
+    # the header, then GET|HEAD /healthz as two rows; /v1/running: 3; /v1/forecast
+    assert page.text.count("<tr>") == 1 + 11
     # each row says what the endpoint is for (FastAPI's default was the function's name: "Healthz")
     assert "<td>The stored runs of one scheduler job, with their groups&#x27; categories</td>" in page.text
     assert "Healthz" not in page.text and "Application Query" not in page.text
