@@ -48,6 +48,7 @@ def main() -> None:
                     k: made[k]
                     for k in (
                         "slowed_share",
+                        "slowed_share_nontrivial_io",
                         "hours_bound_share",
                         "jobs_without_darshan",
                         "phases",
