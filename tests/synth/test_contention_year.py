@@ -132,3 +132,23 @@ def test_designed_grid() -> None:
         "aggressor_bandwidth_hog",
         "aggressor_metadata_storm",
     }
+
+
+def test_heatmap_bins_recut_after_a_warp() -> None:
+    from mosaic.darshan.writer import heatmap_records
+    from mosaic.synth.contention_year import _warp, _warp_heatmap
+
+    hm = heatmap_records(["heatmap:POSIX"], [0], [1.0], [[10, 0, 0, 10]], [[0, 4, 0, 0]])
+    # Time doubled: 10 B in [0, 2] s, 10 B in [6, 8] s; the 4 read bytes in [2, 4] s.
+    out = _warp_heatmap(hm, lambda t: _warp(np.asarray(t) * 2.0, np.zeros(0), np.zeros(0)), 8.0)
+    assert out.nbins.tolist() == [8]
+    assert out.write_bins.tolist() == [5, 5, 0, 0, 0, 0, 5, 5]
+    assert out.read_bins.tolist() == [0, 0, 2, 2, 0, 0, 0, 0]
+
+
+def test_warp_stretches_phases_and_shifts_what_follows() -> None:
+    from mosaic.synth.contention_year import _warp
+
+    # A phase planned in [10, 20] ran in [10, 30]: after it, time is 10 s later.
+    got = _warp(np.array([5.0, 10.0, 15.0, 20.0, 50.0]), np.array([10.0, 20.0]), np.array([10.0, 30.0]))
+    assert got.tolist() == [5.0, 10.0, 20.0, 30.0, 60.0]
