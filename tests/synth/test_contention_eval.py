@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from mosaic.synth.contention_eval import contention_figures, format_contention, io_scores
 
 
