@@ -49,6 +49,7 @@ def main() -> None:
                     for k in (
                         "slowed_share",
                         "slowed_share_nontrivial_io",
+                        "slowed_over_10pct_share",
                         "hours_bound_share",
                         "jobs_without_darshan",
                         "phases",
