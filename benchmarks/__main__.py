@@ -48,6 +48,7 @@ QUICK: dict[str, list[str]] = {
     "bench_interference": ["--groups", "200", "--runs", "30", "--big", "2000", "--dir", "{tmp}"],
     "perf_cost": ["--count", "2000", "--rounds", "2", "--dir", "{tmp}"],
     "bench_forecast": ["--weeks", "3"],
+    "bench_contention": ["--count", "2000"],
 }
 
 

@@ -48,6 +48,8 @@ def main() -> None:
                     k: made[k]
                     for k in (
                         "slowed_share",
+                        "slowed_share_nontrivial_io",
+                        "slowed_over_10pct_share",
                         "hours_bound_share",
                         "jobs_without_darshan",
                         "phases",

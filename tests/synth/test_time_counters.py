@@ -131,3 +131,19 @@ def test_rows_without_times_write_zeros_as_before() -> None:
     t.add(np.array([t.name("/scratch/a")]), [0], opens=1, bytes_written=5, write_start=1.0, write_end=2.0)
     mod = to_darshan_log(_job("3.41"), t, {F.POSIX: 4}).modules[F.POSIX]
     assert mod.fcounters[:, 8:].sum() == 0 and mod.counters[:, -4:].sum() == 0
+
+
+@pytest.mark.parametrize("version, posix", [("3.10", 3), ("3.41", 4)])
+def test_big_endian_times_read_back(tmp_path: Path, version: str, posix: int) -> None:
+    """Our reader reads the times of a big-endian log as written. (pydarshan 3.5 reads
+    F_META_TIME and F_MAX_*_TIME of a big-endian POSIX v3 log unswapped: 1e-4 as 1.17e-90;
+    3.41's POSIX v4 it reads right.)"""
+    from mosaic.darshan.reader import read_log
+
+    log = to_darshan_log(_job(version), _table(), {F.POSIX: posix})
+    path = tmp_path / "be.darshan"
+    path.write_bytes(write_log(log, version, big_endian=True))
+    mod = read_log(str(path)).modules[F.POSIX]
+    assert mod.fcounters[:, 10].tolist() == pytest.approx([1e-4, 1e-4, 4e-4])  # F_META_TIME
+    assert mod.fcounters[:, 14].tolist() == pytest.approx([0.0, 0.0, 5.0001])  # F_SLOWEST_RANK_TIME
+    assert module_perf(mod)["agg_time_by_slowest"] == pytest.approx(DESIGNED)
