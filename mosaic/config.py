@@ -45,6 +45,7 @@ ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
     ("period_minute_max", "period_hour_max", False, "each period magnitude keeps a range"),
     ("fft_min_samples", "fft_max_samples", True, "the FFT's sample count lies between them"),
     ("service_max_queued_per_client", "service_max_queued", True, "a client's share is part of the queue"),
+    ("signature_gamma", "signature_kappa", True, "a common burst's neighbourhood holds its dense unit"),
 )
 
 
@@ -206,6 +207,26 @@ class Config:
     correlation_min_support: float = method(0.01, **SHARE)  # ... and A and B together on >= this share
     heatmap_display_min: float = method(0.01, **SHARE)  # heatmaps show only cells above this (paper Fig. 5)
     stability_histogram_bins: int = method(10, lo=1)  # bins over [0, 1] of per-application stability
+
+    # --- I/O signatures (SPEC 3.12) ---
+    signature_min_runs: int = method(5, lo=2)  # an application's signature needs this many timed runs (IOSI: 5-10)
+    signature_points: int = method(
+        256, lo=256, hi=1 << 16
+    )  # points over the normalized run time (a level-2 dmey decomposition needs 248 or more)
+    signature_series_max_points: int = method(
+        4096, lo=16
+    )  # a run's stored series keeps its own steps up to this many, then even bins of the run time
+    signature_max_lag_share: float = method(0.05, **SHARE)  # runs shift by at most this share of run time
+    signature_lof_neighbors: int = method(5, lo=1)  # LOF's k (at most the runs less one)
+    signature_lof_threshold: float = method(1.5, lo=1.0)  # a run whose LOF score is above this is an outlier
+    signature_burst_level: float = method(
+        0.1, **SHARE
+    )  # a burst: the smoothed bandwidth above background + this share of (peak - background)
+    signature_gamma: float = method(0.5, **SHARE)  # CLIQUE: a dense unit holds bursts of this share of runs
+    signature_kappa: float = method(0.9, **SHARE)  # ... and its neighbourhood of this share: a common burst
+    signature_length_agree: float = method(
+        0.1, **NON_NEGATIVE
+    )  # runs' lengths agree (absolute-time signature too) when (p90 - p10) / p50 of run time is at most this
 
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)

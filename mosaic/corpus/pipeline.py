@@ -118,20 +118,24 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     """
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.corpus.profiles import run_identity
+    from mosaic.series import series_fact
     from mosaic.trace import LogFacts, build_trace, log_facts
 
     def work() -> dict[str, Any]:
         result = None
+        log = _read(ref, config)
+        series = series_fact(log, config.signature_series_max_points)  # SPEC 3.12, before cleaning
         if config.all_runs:
             # The log is dropped once its trace is built, as in categorize_log and the
             # service: kept through the analysis, its DXT segments would raise the peak by
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
             # here but not there. Under --strict a partial log raises PARTIAL.
-            trace = build_trace(_read(ref, config), ref.name, config)
+            trace = build_trace(log, ref.name, config)
+            del log
             facts = LogFacts(trace.job, trace.total_bytes, trace.partial, trace.dropped_records)
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            facts = log_facts(_read(ref, config), config)
+            facts = log_facts(log, config)
         job = facts.job
         return {
             "file": ref.name,
@@ -150,6 +154,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "dropped_records": facts.dropped_records,
             "run": run_identity(job),
             "result": result,
+            "series": series,
         }
 
     return _guarded(ref, work)
@@ -184,6 +189,22 @@ def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     """Store a batch of validation facts, and the categorizations made with them."""
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
+    save_series(store, batch)
+
+
+def save_series(store: Store, batch: list[dict[str, Any]]) -> None:
+    """The per-run series of a batch (SPEC 3.12), by run identity."""
+    from mosaic.series import SERIES_COLUMNS
+
+    rows = [(f["run"], f["group_key"], *f["series"]) for f in batch if f.get("series") and f.get("run") is not None]
+    if rows:
+        store._write(f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES ({','.join('?' * 9)})", rows)
+
+
+def compute_signatures(store: Store, config: Config) -> None:
+    from mosaic.signature import compute_all
+
+    compute_all(store, config)
 
 
 GIVEN_UP = {
@@ -291,6 +312,8 @@ def run(
                 summary["store_versions"] = store_versions
                 publishing.result()
             timings["write"] = _lap(clock, timings)
+            compute_signatures(store, config)  # SPEC 3.12: every group's signature from its series
+            timings["signatures"] = _lap(clock, timings)
         timings["engine_started"] = engine.started
         timings["validated_before"] = counts.validated_before  # logs this run did not validate again
         # The rates count the work this run did: a resumed run skips what an earlier one did.

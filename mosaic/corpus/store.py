@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from mosaic.config import DEFAULT
+from mosaic import series, signature
 from mosaic.corpus import listing, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE
@@ -101,7 +102,8 @@ CREATE TABLE IF NOT EXISTS applications (
     last_seen TEXT, representative TEXT, total_bytes REAL, run_time REAL,
     categories TEXT);
 {JOBS_TABLE}
-{profiles.SCHEMA}"""
+{profiles.SCHEMA}
+{series.SERIES_TABLE}{signature.SIGNATURES_TABLE}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -973,6 +975,7 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.executemany("INSERT INTO temp.doomed VALUES (?, ?)", runs)
     profiles.drop_runs(db, "SELECT run FROM temp.doomed")
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
+    db.execute("DELETE FROM run_series WHERE run IN (SELECT run FROM temp.doomed)")
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
     db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")

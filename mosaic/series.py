@@ -1,0 +1,272 @@
+"""A run's read and write bandwidth over its run time, at its own resolution (SPEC 3.12).
+
+One representation for every source: a step function of time. Each interval
+(start, end, bytes), in seconds from the job's start, spreads its bytes evenly
+over [start, end); the run's bandwidth at a time is the sum over the intervals
+open then. For DXT segments that is exact (each request's own interval), for
+HEATMAP bins it is the bins, for record windows (first to last read or write of
+a file) the windows. The breakpoints of the step function are the intervals'
+ends, so a run keeps the resolution its log gives; past ``max_points`` steps
+it is summed exactly into that many even bins of the run time (the bytes of a
+bin are the step function's integral over it, so no byte is lost or moved out
+of its bin).
+
+The inputs are plain arrays, as the per-run activity of the file systems holds
+them (``FsActivity.start``, ``end``, ``read``, ``write`` and the run time):
+:func:`series_from_intervals`. :func:`series_from_log` reads them off a
+:class:`~mosaic.darshan.formats.DarshanLog` directly (DXT, else HEATMAP, else
+the POSIX and STDIO records' windows), until that activity is wired in.
+
+Stored per run (table ``run_series``, keyed by the store's run identity) as
+float32 arrays under zlib: :func:`pack` and :func:`unpack`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from mosaic.darshan import formats as F
+from mosaic.darshan.formats import DarshanLog
+
+Source = Literal["dxt", "heatmap", "records", "none"]
+SOURCES: tuple[Source, ...] = ("dxt", "heatmap", "records", "none")
+MIN_INTERVAL_SECONDS = 1e-6  # Darshan's clock resolution: a zero-length request spreads over this
+
+SERIES_TABLE = """
+CREATE TABLE IF NOT EXISTS run_series (
+    run INTEGER PRIMARY KEY, group_key TEXT, source TEXT, run_time REAL, resolution REAL,
+    read_bytes REAL, write_bytes REAL, points INTEGER, series BLOB);
+CREATE INDEX IF NOT EXISTS run_series_by_group ON run_series (group_key);
+"""
+SERIES_COLUMNS = "run, group_key, source, run_time, resolution, read_bytes, write_bytes, points, series"
+_HEAD = struct.Struct("<I")  # number of steps, before the three float32 arrays
+
+
+@dataclass(frozen=True)
+class RunSeries:
+    """Bytes moved in each step [edges[i], edges[i+1]) of a run, by direction."""
+
+    source: Source
+    run_time: float
+    resolution: float  # seconds: the median step that holds bytes (the finest the source gives)
+    edges: np.ndarray  # float64, len steps + 1, increasing, seconds from job start
+    read: np.ndarray  # float64 bytes per step
+    write: np.ndarray
+
+    @property
+    def timed(self) -> bool:
+        """Whether the run has a run time and bytes placed in time."""
+        return self.source != "none" and self.run_time > 0 and len(self.read) > 0
+
+    def total(self, direction: str) -> float:
+        return float(self._bytes(direction).sum())
+
+    def _bytes(self, direction: str) -> np.ndarray:
+        return self.read if direction == "read" else self.write
+
+    def cumulative(self, direction: str, at: np.ndarray) -> np.ndarray:
+        """Bytes moved in direction before each time of ``at`` (the step function's integral)."""
+        bytes_ = self._bytes(direction)
+        if len(bytes_) == 0:
+            return np.zeros(len(at))
+        running = np.concatenate(([0.0], np.cumsum(bytes_)))
+        return np.interp(at, self.edges, running)
+
+    def binned(self, direction: str, edges: np.ndarray) -> np.ndarray:
+        """Bytes in each bin [edges[j], edges[j+1]) (exact under the step function)."""
+        return np.diff(self.cumulative(direction, edges))
+
+    def normalized(self, direction: str, points: int) -> np.ndarray:
+        """Bandwidth (bytes/s) at ``points`` even bins of the normalized run time [0, 1]."""
+        edges = np.linspace(0.0, self.run_time, points + 1)
+        return self.binned(direction, edges) / (self.run_time / points)
+
+
+def empty(run_time: float) -> RunSeries:
+    """A run without bytes placed in time (no DXT, HEATMAP nor timestamps)."""
+    nothing = np.zeros(0)
+    return RunSeries("none", float(run_time), 0.0, np.zeros(1), nothing, nothing)
+
+
+def series_from_intervals(
+    start: np.ndarray,
+    end: np.ndarray,
+    read: np.ndarray,
+    write: np.ndarray,
+    run_time: float,
+    source: Source,
+    max_points: int,
+) -> RunSeries:
+    """The step function of intervals [start, end) carrying ``read`` and ``write`` bytes.
+
+    Intervals are clipped to [0, run_time]; one that is not finite, ends before it
+    starts or carries no byte is left out; a zero-length one is widened to
+    :data:`MIN_INTERVAL_SECONDS`.
+    """
+    run_time = float(run_time)
+    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    read, write = np.asarray(read, np.float64), np.asarray(write, np.float64)
+    if not (np.isfinite(run_time) and run_time > 0):
+        return empty(run_time if np.isfinite(run_time) else 0.0)
+    keep = (
+        np.isfinite(start) & np.isfinite(end) & np.isfinite(read) & np.isfinite(write) & (end >= start)
+    )
+    keep &= (read > 0) | (write > 0)
+    start, end, read, write = start[keep], end[keep], read[keep], write[keep]
+    if len(start) == 0:
+        return empty(run_time)
+    start = np.clip(start, 0.0, run_time)
+    end = np.clip(np.maximum(end, start + MIN_INTERVAL_SECONDS), 0.0, run_time)
+    start = np.minimum(start, end - MIN_INTERVAL_SECONDS).clip(0.0)
+    width = end - start
+    # The slope (bytes/s) rises by an interval's rate at its start and falls at its end.
+    points, where = np.unique(np.concatenate(([0.0, run_time], start, end)), return_inverse=True)
+    n = len(start)
+    up, down = where[2 : 2 + n], where[2 + n :]
+    steps: list[np.ndarray] = []
+    step_width = np.diff(points)
+    for bytes_ in (read, write):
+        rate = bytes_ / width
+        change = np.bincount(up, rate, len(points)) - np.bincount(down, rate, len(points))
+        steps.append(np.maximum(np.cumsum(change)[:-1], 0.0) * step_width)
+    series = RunSeries(source, run_time, 0.0, points, steps[0], steps[1])
+    if len(step_width) > max_points:
+        grid = np.linspace(0.0, run_time, max_points + 1)
+        series = RunSeries(
+            source, run_time, 0.0, grid, series.binned("read", grid), series.binned("write", grid)
+        )
+    return _with_resolution(series)
+
+
+def _with_resolution(series: RunSeries) -> RunSeries:
+    busy = (series.read + series.write) > 0
+    widths = np.diff(series.edges)[busy]
+    resolution = float(np.median(widths)) if len(widths) else 0.0
+    return RunSeries(series.source, series.run_time, resolution, series.edges, series.read, series.write)
+
+
+def series_from_log(log: DarshanLog, max_points: int) -> RunSeries:
+    """A log's series: its DXT_POSIX segments if it has any, else its HEATMAP bins (POSIX
+    and STDIO; MPI-IO's would count POSIX's bytes twice), else the windows of its POSIX and
+    STDIO records (first to last read, first to last write)."""
+    run_time = float(log.job.run_time)
+    dxt = log.dxt_posix
+    if dxt is not None and len(dxt.starts):
+        lengths = dxt.lengths.astype(np.float64)
+        read = np.where(dxt.is_write, 0.0, lengths)
+        return series_from_intervals(
+            dxt.starts, dxt.ends, read, lengths - read, run_time, "dxt", max_points
+        )
+    heat = log.heatmaps
+    if heat is not None and len(heat.nbins):
+        rows = np.isin(heat.apis, ("heatmap:POSIX", "heatmap:STDIO"))
+        if rows.any():
+            row = heat.record_of_bin()
+            index = np.arange(len(row)) - heat.offsets[row]
+            bins = rows[row]
+            width = heat.bin_seconds[row][bins]
+            start = index[bins] * width
+            return series_from_intervals(
+                start,
+                start + width,
+                heat.read_bins[bins].astype(np.float64),
+                heat.write_bins[bins].astype(np.float64),
+                run_time,
+                "heatmap",
+                max_points,
+            )
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    reads: list[np.ndarray] = []
+    writes: list[np.ndarray] = []
+    for module in (F.POSIX, F.STDIO):
+        records = log.modules.get(module)
+        if records is None or len(records.ids) == 0:
+            continue
+        columns = records.canonical()
+        read_bytes = columns["bytes_read"].astype(np.float64)
+        write_bytes = columns["bytes_written"].astype(np.float64)
+        starts += [columns["read_start"], columns["write_start"]]
+        ends += [columns["read_end"], columns["write_end"]]
+        reads += [read_bytes, np.zeros(len(read_bytes))]
+        writes += [np.zeros(len(write_bytes)), write_bytes]
+    if not starts:
+        return empty(run_time)
+    start, end = np.concatenate(starts), np.concatenate(ends)
+    timed = (start > 0) | (end > 0)  # Darshan leaves both 0 when a file saw no such access
+    return series_from_intervals(
+        start[timed],
+        end[timed],
+        np.concatenate(reads)[timed],
+        np.concatenate(writes)[timed],
+        run_time,
+        "records",
+        max_points,
+    )
+
+
+# ----- the store -----
+
+
+def pack(series: RunSeries) -> bytes:
+    """The series as zlib-compressed float32 edges, read bytes, write bytes."""
+    steps = len(series.read)
+    body = np.concatenate((series.edges, series.read, series.write)).astype("<f4").tobytes()
+    return zlib.compress(_HEAD.pack(steps) + body, 6)
+
+
+def unpack(blob: bytes, source: str, run_time: float, resolution: float) -> RunSeries:
+    raw = zlib.decompress(blob)
+    (steps,) = _HEAD.unpack_from(raw)
+    values = np.frombuffer(raw, "<f4", offset=_HEAD.size).astype(np.float64)
+    if len(values) != 3 * steps + 1:
+        raise ValueError(f"a run series of {steps} steps holds {len(values)} values")
+    edges, read, write = values[: steps + 1], values[steps + 1 : 2 * steps + 1], values[2 * steps + 1 :]
+    kind: Source = source if source in SOURCES else "none"  # type: ignore[assignment]
+    return RunSeries(kind, float(run_time), float(resolution), edges, read, write)
+
+
+def series_row(run: int, group_key: str, series: RunSeries) -> tuple[Any, ...]:
+    """The ``run_series`` row of a run (:data:`SERIES_COLUMNS`)."""
+    return (
+        run,
+        group_key,
+        series.source,
+        series.run_time,
+        series.resolution,
+        series.total("read"),
+        series.total("write"),
+        len(series.read),
+        pack(series),
+    )
+
+
+def save_series(db: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    db.executemany(f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", rows)
+
+
+def load_series(db: sqlite3.Connection, group_key: str) -> list[tuple[int, RunSeries]]:
+    """Every stored series of a group, by run identity."""
+    rows = db.execute(
+        "SELECT run, source, run_time, resolution, series FROM run_series WHERE group_key = ? ORDER BY run",
+        (group_key,),
+    ).fetchall()
+    return [(int(row[0]), unpack(row[4], row[1], row[2], row[3])) for row in rows]
+
+
+def series_fact(log: DarshanLog, max_points: int) -> tuple[Any, ...] | None:
+    """A log's ``run_series`` row less its run and group (:data:`SERIES_COLUMNS` from
+    ``source``), made in the validating worker; None when its arrays cannot be read as
+    intervals (the run then has no series: it never stops the log's validation)."""
+    try:
+        return series_row(0, "", series_from_log(log, max_points))[2:]
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError) as error:
+        del error
+        return None
