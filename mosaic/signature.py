@@ -1,0 +1,539 @@
+"""An application's I/O signature from its runs, in the manner of IOSI (SPEC 3.12).
+
+IOSI (Liu et al., FAST '14) recovers an application's bandwidth over its run from
+many noisy samples of it. Darshan's series are the job's own (no other job's
+bytes in them), so what is left of IOSI is the consensus across runs that differ
+by interference, inputs and restarts. For a group of at least
+``signature_min_runs`` runs with timing (:mod:`mosaic.series`):
+
+1. outlier runs are dropped by the Local Outlier Factor on (log run time, log
+   bytes) (scikit-learn's :class:`~sklearn.neighbors.LocalOutlierFactor`);
+2. each run's read and write bandwidth at ``signature_points`` even points of its
+   normalized run time (which corrects every duration to one length);
+3. runs are shifted by the lag, at most ``signature_max_lag_share`` of the run,
+   that best correlates them with the median run (twice, the median redone);
+4. each run's bursts: the approximation of a level-2 discrete Meyer wavelet
+   decomposition (PyWavelets) above background + ``signature_burst_level`` of the
+   range;
+5. bursts agreed across runs on a CLIQUE grid of (centre, share of the run's
+   bytes): dense units hold bursts of ``ceil(gamma * runs)`` runs, their 3 x 3
+   neighbourhood ``ceil(kappa * runs)``; the grid size that puts the most (run,
+   burst) pairs in common bursts wins, among 3 widths x 3 heights;
+6. each run is warped piecewise-linearly so its common bursts' starts and ends
+   fall on the consensus ones (bytes kept: the warp moves the run's cumulative
+   bytes), and each point's p10, p50, p90 over the runs is the signature.
+
+Over absolute time too, when the runs' lengths agree ((p90 - p10) / p50 of run
+time at most ``signature_length_agree``): no warp, bins of one width.
+
+Public API: :func:`build` (runs -> :class:`Built`, or the reason there is none),
+:func:`compute_all` (every group of a store, at the end of ``mosaic run``),
+:func:`load_signature` (contract body of a group, or None), :func:`answer`
+(the summary lookups and profiles carry), :func:`normalized_cross_correlation`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mosaic.config import Config, Settings
+from mosaic.series import RunSeries, load_series
+
+if TYPE_CHECKING:
+    from mosaic.corpus.store import Store
+
+DIRECTIONS = ("read", "write")
+SIGNATURES_TABLE = """
+CREATE TABLE IF NOT EXISTS signatures (
+    group_key TEXT PRIMARY KEY, runs INTEGER, body TEXT, computed_at REAL);
+"""
+WAVELET = "dmey"
+WAVELET_LEVEL = 2
+LOF_MIN_SPREAD = math.log(1.1)  # run times or volumes within ~10 % of each other are never outliers
+GRID_HEIGHTS = (0.05, 0.15, 0.25)  # CLIQUE unit heights (share of a run's bytes), IOSI's range
+GRID_WIDTHS = 3  # unit widths tried, from the mean burst length to the mean distance between bursts
+SIGNIFICANT = 4  # significant digits of the stored curves
+
+
+@dataclass(frozen=True)
+class SignatureSettings(Settings):
+    signature_min_runs: int
+    signature_points: int
+    signature_max_lag_share: float
+    signature_lof_neighbors: int
+    signature_lof_threshold: float
+    signature_burst_level: float
+    signature_gamma: float
+    signature_kappa: float
+    signature_length_agree: float
+
+
+@dataclass
+class Built:
+    """A group's signature (``body``, contract 6) or the reason there is none; with the
+    intermediate curves the tests and baselines read."""
+
+    body: dict[str, Any] | None
+    reason: str | None
+    kept: list[int] = field(default_factory=list)  # indices of the runs used
+    lagged: dict[str, np.ndarray] = field(default_factory=dict)  # [runs, points] after the lag shift
+    warped: dict[str, np.ndarray] = field(default_factory=dict)  # [runs, points] after the warp
+
+
+# ----- the measure -----
+
+
+def normalized_cross_correlation(x: np.ndarray, y: np.ndarray, max_lag: int) -> float:
+    """max over lags |l| <= max_lag of Pearson's correlation of x[i] and y[i + l] over the
+    points both cover (SPEC 3.12). 1 for identical shapes whatever their scale; 0 when
+    either is constant."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    best = 0.0
+    n = len(x)
+    for lag in range(-max_lag, max_lag + 1):
+        a, b = (x[: n - lag], y[lag:]) if lag >= 0 else (x[-lag:], y[: n + lag])
+        if len(a) < 2:
+            continue
+        a, b = a - a.mean(), b - b.mean()
+        norm = math.sqrt(float(a @ a) * float(b @ b))
+        if norm > 0:
+            best = max(best, float(a @ b) / norm)
+    return best
+
+
+# ----- steps -----
+
+
+def outliers(run_time: np.ndarray, volume: np.ndarray, neighbors: int, threshold: float) -> np.ndarray:
+    """Runs whose LOF score on (log run time, log bytes) is above ``threshold``. Each axis is
+    scaled by its spread, but never finer than :data:`LOF_MIN_SPREAD`."""
+    from sklearn.neighbors import LocalOutlierFactor
+
+    n = len(run_time)
+    if n < 3:
+        return np.zeros(n, bool)
+    points = np.column_stack((np.log(run_time), np.log1p(volume)))
+    scale = np.maximum(points.std(axis=0), LOF_MIN_SPREAD)
+    lof = LocalOutlierFactor(n_neighbors=min(neighbors, n - 1))
+    lof.fit((points - points.mean(axis=0)) / scale)
+    scores: np.ndarray = -lof.negative_outlier_factor_
+    return scores > threshold
+
+
+def shift_rows(curves: np.ndarray, lags: np.ndarray) -> np.ndarray:
+    """Each row moved right by its lag, zeros where it has no value."""
+    k = curves.shape[1]
+    source = np.arange(k)[None, :] - lags[:, None]
+    inside = (source >= 0) & (source < k)
+    shifted = np.take_along_axis(curves, source.clip(0, k - 1), axis=1)
+    return np.where(inside, shifted, 0.0)
+
+
+def best_lags(curves: np.ndarray, max_lag: int, rounds: int = 2) -> np.ndarray:
+    """Each row's lag in [-max_lag, max_lag] best correlated with the rows' median (the
+    median of the shifted rows, ``rounds`` times)."""
+    n, k = curves.shape
+    lags = np.zeros(n, np.int64)
+    if max_lag == 0 or n < 2:
+        return lags
+    peak = curves.max(axis=1, keepdims=True)
+    shapes = curves / np.where(peak > 0, peak, 1.0)
+    candidates = np.arange(-max_lag, max_lag + 1)
+    for _ in range(rounds):
+        reference = np.median(shift_rows(shapes, lags), axis=0)
+        reference = reference - reference.mean()
+        scores = np.empty((n, len(candidates)))
+        for j, lag in enumerate(candidates):
+            moved = shift_rows(shapes, np.full(n, lag))
+            scores[:, j] = (moved - moved.mean(axis=1, keepdims=True)) @ reference
+        lags = candidates[np.argmax(scores, axis=1)]
+        lags = np.where(scores.max(axis=1) > scores[:, max_lag], lags, 0)  # ties: no shift
+    return lags
+
+
+def smooth(curve: np.ndarray) -> np.ndarray:
+    """The level-2 approximation of a discrete Meyer decomposition (details dropped)."""
+    import pywt
+
+    coeffs = pywt.wavedec(curve, WAVELET, level=WAVELET_LEVEL, mode="symmetric")
+    coeffs = [coeffs[0]] + [np.zeros_like(c) for c in coeffs[1:]]
+    out: np.ndarray = pywt.waverec(coeffs, WAVELET, mode="symmetric")[: len(curve)]
+    return out
+
+
+def find_bursts(curve: np.ndarray, level: float) -> np.ndarray:
+    """[start, end) point indices of a curve's bursts: where its smoothed form stands above
+    background (its p10) + ``level`` * (peak - background); each trimmed to the first and
+    last raw point above that line, and grown to the smoothed span for its bytes.
+    Returns rows (start, end, span start, span end)."""
+    smoothed = smooth(curve)
+    background = float(np.percentile(smoothed, 10))
+    peak = float(smoothed.max())
+    if peak <= max(background, 0.0) or curve.max() <= 0:
+        return np.zeros((0, 4), np.int64)
+    line = background + level * (peak - background)
+    above = np.concatenate(([False], smoothed > line, [False]))
+    change = np.flatnonzero(np.diff(above.astype(np.int8)))
+    spans = change.reshape(-1, 2)  # [start, end) of each run of points above the line
+    raw_above = curve > line
+    rows = []
+    for lo, hi in spans:
+        inside = np.flatnonzero(raw_above[lo:hi])
+        if len(inside) == 0:
+            continue
+        rows.append((lo + inside[0], lo + inside[-1] + 1, lo, hi))
+    return np.array(rows, np.int64).reshape(-1, 4)
+
+
+def _components(overlap: np.ndarray) -> np.ndarray:
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    _, labels = connected_components(csr_matrix(overlap), directed=False)
+    return np.asarray(labels)
+
+
+def clique(
+    x: np.ndarray, y: np.ndarray, run: np.ndarray, runs: int, gamma: float, kappa: float, width: float, height: float
+) -> np.ndarray:
+    """Cluster label of each point (-1: in no common burst) on one CLIQUE grid."""
+    labels = np.full(len(x), -1, np.int64)
+    if len(x) == 0:
+        return labels
+    cx = np.floor(x / width).astype(np.int64)
+    cy = np.floor(y / height).astype(np.int64)
+    units, unit_of = np.unique(cx * 1_000_003 + cy, return_inverse=True)
+    pairs = np.unique(unit_of * (runs + 1) + run)
+    density = np.bincount(pairs // (runs + 1), minlength=len(units))
+    dense = np.flatnonzero(density >= math.ceil(gamma * runs - 1e-9))
+    if len(dense) == 0:
+        return labels
+    first = np.zeros(len(units), np.int64)
+    first[unit_of] = np.arange(len(x))
+    ux, uy = cx[first[dense]], cy[first[dense]]
+    near = (np.abs(cx[None, :] - ux[:, None]) <= 1) & (np.abs(cy[None, :] - uy[:, None]) <= 1)
+    seen = np.zeros((len(dense), runs), bool)
+    rows, cols = np.nonzero(near)
+    seen[rows, run[cols]] = True
+    accepted = seen.sum(axis=1) >= math.ceil(kappa * runs - 1e-9)
+    if not accepted.any():
+        return labels
+    near = near[accepted]
+    groups = _components((near.astype(np.int64) @ near.T.astype(np.int64)) > 0)
+    member = near.any(axis=0)
+    labels[member] = groups[np.argmax(near[:, member], axis=0)]
+    return labels
+
+
+def common_bursts(
+    points: np.ndarray, runs: int, gamma: float, kappa: float
+) -> tuple[np.ndarray, tuple[float, float]]:
+    """Labels of the bursts ``points`` (rows: run, start, end, share; start and end in
+    normalized time) on the grid size that puts the most (run, burst) pairs in common
+    bursts, and that size."""
+    run, start, end, share = points[:, 0].astype(np.int64), points[:, 1], points[:, 2], points[:, 3]
+    centre = (start + end) / 2
+    best = (np.full(len(run), -1, np.int64), (0.0, 0.0))
+    if len(run) == 0:
+        return best
+    mean_length = max(float(np.mean(end - start)), 1e-3)
+    order = np.lexsort((centre, run))
+    same = run[order][1:] == run[order][:-1]
+    gaps = np.diff(centre[order])[same]
+    mean_gap = float(np.mean(gaps)) if len(gaps) else 0.5
+    widths = np.linspace(mean_length, max(mean_gap, mean_length), GRID_WIDTHS)
+    score = -1
+    for width in widths:
+        for height in GRID_HEIGHTS:
+            labels = clique(centre, share, run, runs, gamma, kappa, float(width), height)
+            inside = labels >= 0
+            pairs = len(np.unique(labels[inside] * (runs + 1) + run[inside]))
+            if pairs > score:
+                score, best = pairs, (labels, (float(width), height))
+    return best
+
+
+def split_merged(labels: np.ndarray, run: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Common bursts that hold m > 1 bursts of most of their runs split into m, by order in
+    the run (two of a run's bursts close enough to share a neighbourhood). A run with
+    another count (a burst split in two, or one missing) sends each burst to the nearest
+    part's median centre."""
+    out = labels.copy()
+    fresh = int(labels.max()) + 1 if len(labels) else 0
+    for label in np.unique(labels[labels >= 0]):
+        idx = np.flatnonzero(labels == label)
+        runs_in, counts = np.unique(run[idx], return_counts=True)
+        m = int(np.round(np.median(counts)))
+        if m < 2:
+            continue
+        typical = np.isin(run[idx], runs_in[counts == m])
+        order = np.lexsort((centre[idx], run[idx]))
+        rank = np.empty(len(idx), np.int64)
+        ranked = idx[order]
+        first = np.searchsorted(run[ranked], run[ranked])
+        rank[order] = np.arange(len(idx)) - first
+        centres = np.array([np.median(centre[idx][typical & (rank == j)]) for j in range(m)])
+        part = np.where(typical, rank, np.argmin(np.abs(centre[idx][:, None] - centres[None, :]), axis=1))
+        out[idx] = np.where(part == 0, label, fresh + part - 1)
+        fresh += m - 1
+    return out
+
+
+def _percentiles(curves: np.ndarray) -> dict[str, list[float]]:
+    p10, p50, p90 = np.percentile(curves, (10, 50, 90), axis=0)
+    return {"p10": _rounded(p10), "p50": _rounded(p50), "p90": _rounded(p90)}
+
+
+def _rounded(values: np.ndarray) -> list[float]:
+    return [float(f"{v:.{SIGNIFICANT}g}") for v in np.asarray(values, np.float64).tolist()]
+
+
+def _warp(
+    series: RunSeries, direction: str, anchors_run: np.ndarray, anchors_common: np.ndarray, k: int
+) -> np.ndarray:
+    """Bandwidth at k points of normalized time, the run's time warped so that each anchor
+    (fraction of its run) lands on its common fraction; anchors out of order are left out."""
+    order = np.argsort(anchors_run, kind="stable")
+    r = np.concatenate(([0.0], anchors_run[order], [1.0]))
+    c = np.concatenate(([0.0], anchors_common[order], [1.0]))
+    keep = np.ones(len(r), bool)
+    last_r, last_c = -1.0, -1.0
+    for i in range(len(r)):  # a handful of anchors: the bursts of one run
+        if r[i] > last_r and c[i] > last_c:
+            last_r, last_c = r[i], c[i]
+        else:
+            keep[i] = False
+    if not keep[-1]:  # the end always maps to the end
+        keep[np.flatnonzero(keep)[-1]] = False
+        keep[-1] = True
+    grid = np.linspace(0.0, 1.0, k + 1)
+    at = np.interp(grid, c[keep], r[keep]) * series.run_time
+    return np.diff(series.cumulative(direction, at)) / (series.run_time / k)
+
+
+def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
+    """The signature of one application's runs (SPEC 3.12), or the reason there is none."""
+    need = settings.signature_min_runs
+    if len(runs) < need:
+        return Built(None, f"{len(runs)} run{'s' if len(runs) != 1 else ''} stored; a signature needs {need} (signature_min_runs)")
+    timed = [i for i, s in enumerate(runs) if s.timed]
+    if len(timed) < need:
+        return Built(
+            None,
+            f"{len(timed)} of {len(runs)} runs place their bytes in time (DXT, HEATMAP or "
+            f"timestamps); a signature needs {need} (signature_min_runs)",
+        )
+    run_time = np.array([runs[i].run_time for i in timed])
+    volume = np.array([runs[i].total("read") + runs[i].total("write") for i in timed])
+    dropped = outliers(run_time, volume, settings.signature_lof_neighbors, settings.signature_lof_threshold)
+    kept = [i for i, out in zip(timed, dropped) if not out]
+    if len(kept) < need:
+        return Built(
+            None,
+            f"{len(kept)} of {len(timed)} timed runs left once {int(dropped.sum())} outliers "
+            f"(LOF) are dropped; a signature needs {need} (signature_min_runs)",
+        )
+    used = [runs[i] for i in kept]
+    n, k = len(used), settings.signature_points
+    raw = {d: np.vstack([s.normalized(d, k) for s in used]) for d in DIRECTIONS}
+    lags = best_lags(raw["read"] + raw["write"], int(settings.signature_max_lag_share * k))
+    lagged = {d: shift_rows(raw[d], lags) for d in DIRECTIONS}
+    times = np.array([s.run_time for s in used])
+    bursts: list[dict[str, Any]] = []
+    anchors: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+    for direction in DIRECTIONS:
+        found = _direction_bursts(used, lagged[direction], lags, direction, settings)
+        for burst, members in found:
+            bursts.append(burst)
+            for run, start, end, common_start, common_end in members:
+                anchors[run] += [(start, common_start), (end, common_end)]
+    warped: dict[str, np.ndarray] = {}
+    for direction in DIRECTIONS:
+        rows = []
+        for i, s in enumerate(used):
+            pairs = np.array(anchors[i], np.float64).reshape(-1, 2)
+            rows.append(_warp(s, direction, pairs[:, 0], pairs[:, 1], k))
+        warped[direction] = np.vstack(rows)
+    bursts.sort(key=lambda b: (b["start"], b["direction"]))
+    p10, p50, p90 = (float(v) for v in np.percentile(times, (10, 50, 90)))
+    resolution = max(float(np.median([s.resolution for s in used])), p50 / k)
+    body: dict[str, Any] = {
+        "runs": n,
+        "resolution": resolution,
+        "run_time": {"p10": p10, "p50": p50, "p90": p90},
+        "normalized": {"points": k, **{d: _percentiles(warped[d]) for d in DIRECTIONS}},
+        "bursts": bursts,
+        "absolute": _absolute(used, times, k, settings.signature_length_agree),
+        "outliers": int(dropped.sum()),
+        "untimed": len(runs) - len(timed),
+        "sources": sorted({s.source for s in used}),
+    }
+    return Built(body, None, kept, lagged, warped)
+
+
+def _direction_bursts(
+    used: Sequence[RunSeries], curves: np.ndarray, lags: np.ndarray, direction: str, settings: SignatureSettings
+) -> list[tuple[dict[str, Any], list[tuple[int, float, float, float, float]]]]:
+    """The common bursts of one direction: each burst's contract entry, and its members
+    (run, start, end in the run's own normalized time, and the common start and end)."""
+    n, k = curves.shape
+    rows = []
+    for i in range(n):
+        if curves[i].max() <= 0:
+            continue
+        found = find_bursts(curves[i], settings.signature_burst_level)
+        if len(found) == 0:
+            continue
+        s = used[i]
+        # bytes over the smoothed span, read off the run's own series (before its shift)
+        lo = (found[:, 2] - lags[i]) / k
+        hi = (found[:, 3] - lags[i]) / k
+        lo = np.where(found[:, 2] == 0, 0.0, lo).clip(0, 1)
+        hi = np.where(found[:, 3] == k, 1.0, hi).clip(0, 1)
+        moved = s.cumulative(direction, hi * s.run_time) - s.cumulative(direction, lo * s.run_time)
+        total = max(s.total(direction), 1.0)
+        for (start, end, _, _), b in zip(found, moved):
+            rows.append((i, (start - lags[i]) / k, (end - lags[i]) / k, b / total, b, s.run_time))
+    if not rows:
+        return []
+    points = np.array(rows, np.float64)
+    labels, _ = common_bursts(points[:, :4], n, settings.signature_gamma, settings.signature_kappa)
+    labels = split_merged(labels, points[:, 0].astype(np.int64), (points[:, 1] + points[:, 2]) / 2)
+    out = []
+    for label in np.unique(labels[labels >= 0]):
+        member = points[labels == label]
+        runs_in = member[:, 0].astype(np.int64)
+        order = np.unique(runs_in)
+        # a run whose burst split in two counts once: its first start, last end, bytes summed
+        starts = np.array([member[runs_in == r, 1].min() for r in order])
+        ends = np.array([member[runs_in == r, 2].max() for r in order])
+        moved = np.array([member[runs_in == r, 4].sum() for r in order])
+        seconds = (ends - starts) * np.array([used[r].run_time for r in order])
+        start, end = float(np.median(starts)), float(np.median(ends))
+        bandwidth = moved / np.maximum(seconds, 1e-9)
+        burst = {
+            "direction": direction,
+            "start": start,
+            "duration": max(end - start, 0.0),
+            "bytes": float(np.median(moved)),
+            "bandwidth": float(np.median(bandwidth)),
+            "runs": len(order),
+        }
+        members = [(int(r), float(a), float(b), start, end) for r, a, b in zip(order, starts, ends)]
+        out.append((burst, members))
+    return out
+
+
+def _absolute(used: Sequence[RunSeries], times: np.ndarray, k: int, agree: float) -> dict[str, Any]:
+    """Bandwidth over absolute time (seconds from the start), when the runs' lengths agree."""
+    p10, p50, p90 = np.percentile(times, (10, 50, 90))
+    spread = float((p90 - p10) / p50) if p50 > 0 else math.inf
+    if spread > agree:
+        return {
+            "agree": False,
+            "spread": spread,
+            "reason": f"run times spread {spread:.3g} ((p90 - p10) / p50) > {agree:g} (signature_length_agree)",
+        }
+    resolution = max(float(np.median([s.resolution for s in used])), float(p90) / k)
+    points = max(int(math.ceil(float(p90) / resolution)), 1)
+    edges = np.arange(points + 1) * resolution
+    curves = {d: np.vstack([s.binned(d, edges) / resolution for s in used]) for d in DIRECTIONS}
+    return {
+        "agree": True,
+        "spread": spread,
+        "resolution": resolution,
+        "points": points,
+        **{d: _percentiles(curves[d]) for d in DIRECTIONS},
+    }
+
+
+# ----- the store -----
+
+
+def compute_all(store: Store, config: Config, now: float | None = None) -> dict[str, str]:
+    """Every group's signature from its stored series into ``signatures`` (a group now
+    without one loses its row); returns each group's reason for having none."""
+    settings = SignatureSettings.of(config)
+    now = time.time() if now is None else now
+    reasons: dict[str, str] = {}
+    with store._snapshot() as db:
+        keys = [
+            row[0]
+            for row in db.execute(
+                "SELECT group_key FROM run_series GROUP BY group_key HAVING count(*) >= ?",
+                (settings.signature_min_runs,),
+            )
+        ]
+    rows: list[tuple[str, int, str, float]] = []
+    for key in keys:
+        with store._snapshot() as db:
+            runs = [series for _, series in load_series(db, key)]
+        built = build(runs, settings)
+        if built.body is None:
+            reasons[key] = built.reason or ""
+            continue
+        rows.append((key, built.body["runs"], json.dumps(built.body, separators=(",", ":")), now))
+    with store._atomic() as db:
+        db.execute(
+            "DELETE FROM signatures WHERE group_key NOT IN (SELECT group_key FROM run_series "
+            "GROUP BY group_key HAVING count(*) >= ?)",
+            (settings.signature_min_runs,),
+        )
+        db.executemany("DELETE FROM signatures WHERE group_key = ?", [(key,) for key in reasons])
+        db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?, ?)", rows)
+    return reasons
+
+
+def load_signature(store: Store | sqlite3.Connection, group_key: str) -> dict[str, Any] | None:
+    """The stored signature body of a group (contract 6), or None."""
+    if isinstance(store, sqlite3.Connection):
+        return _load(store, group_key)
+    with store._snapshot() as db:
+        return _load(db, group_key)
+
+
+def _load(db: sqlite3.Connection, group_key: str) -> dict[str, Any] | None:
+    row = db.execute("SELECT body FROM signatures WHERE group_key = ?", (group_key,)).fetchone()
+    return None if row is None else dict(json.loads(row[0]))
+
+
+def summary(body: dict[str, Any]) -> dict[str, Any]:
+    """What a lookup carries: the counts, run time and bursts, without the curves."""
+    return {
+        "runs": body["runs"],
+        "resolution": body["resolution"],
+        "run_time": body["run_time"],
+        "bursts": body["bursts"],
+        "absolute": bool(body.get("absolute", {}).get("agree")),
+    }
+
+
+def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> dict[str, Any]:
+    """``{"signature": summary | None, "reason": why not | None}`` for a group."""
+    body = _load(db, group_key)
+    if body is not None:
+        return {"signature": summary(body), "reason": None}
+    row = db.execute(
+        "SELECT count(*), coalesce(sum(source != 'none' AND run_time > 0 AND points > 0), 0) "
+        "FROM run_series WHERE group_key = ?",
+        (group_key,),
+    ).fetchone()
+    stored, timed = int(row[0]), int(row[1])
+    if stored < min_runs:
+        reason = f"{stored} runs with a series stored; a signature needs {min_runs} (signature_min_runs)"
+    elif timed < min_runs:
+        reason = (
+            f"{timed} of {stored} runs place their bytes in time (DXT, HEATMAP or timestamps); "
+            f"a signature needs {min_runs} (signature_min_runs)"
+        )
+    else:
+        reason = "not computed yet (mosaic run computes signatures at its end), or its outliers left too few runs"
+    return {"signature": None, "reason": reason}
