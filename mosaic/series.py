@@ -23,6 +23,7 @@ float32 arrays under zlib: :func:`pack` and :func:`unpack`.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 import zlib
@@ -222,8 +223,9 @@ def pack(series: RunSeries) -> bytes:
     return zlib.compress(_HEAD.pack(steps) + body, 6)
 
 
-def unpack(blob: bytes, source: str, run_time: float, resolution: float) -> RunSeries:
-    raw = zlib.decompress(blob)
+def unpack(blob: bytes | str, source: str, run_time: float, resolution: float) -> RunSeries:
+    """:func:`pack`'s series back (a str: the store's rows give BLOBs as ``os.fsdecode`` does)."""
+    raw = zlib.decompress(os.fsencode(blob) if isinstance(blob, str) else blob)
     (steps,) = _HEAD.unpack_from(raw)
     values = np.frombuffer(raw, "<f4", offset=_HEAD.size).astype(np.float64)
     if len(values) != 3 * steps + 1:
