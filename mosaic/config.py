@@ -217,11 +217,14 @@ class Config:
         4096, lo=16
     )  # a run's stored series keeps its own steps up to this many, then even bins of the run time
     signature_max_lag_share: float = method(0.05, **SHARE)  # runs shift by at most this share of run time
-    signature_lof_neighbors: int = method(5, lo=1)  # LOF's k (at most the runs less one)
+    signature_lof_neighbors: int = method(10, lo=1)  # LOF's k (at most the runs less one)
     signature_lof_threshold: float = method(1.5, lo=1.0)  # a run whose LOF score is above this is an outlier
     signature_burst_level: float = method(
         0.1, **SHARE
     )  # a burst: the smoothed bandwidth above background + this share of (peak - background)
+    signature_burst_min_share: float = method(
+        0.01, **SHARE
+    )  # ... and carrying at least this share of the run's bytes in its direction (less: background)
     signature_gamma: float = method(0.5, **SHARE)  # CLIQUE: a dense unit holds bursts of this share of runs
     signature_kappa: float = method(0.9, **SHARE)  # ... and its neighbourhood of this share: a common burst
     signature_length_agree: float = method(

@@ -61,6 +61,8 @@ LOF_MIN_SPREAD = math.log(1.1)  # run times or volumes within ~10 % of each othe
 GRID_HEIGHTS = (0.05, 0.15, 0.25)  # CLIQUE unit heights (share of a run's bytes), IOSI's range
 GRID_WIDTHS = 3  # unit widths tried, from the mean burst length to the mean distance between bursts
 SIGNIFICANT = 4  # significant digits of the stored curves
+EDGE_SHARE = 0.01  # a burst starts where 1 % of its bytes have moved and ends at 99 %
+UNSLOWED_PERCENTILE = 25  # a common burst's length in the unslowed run: this percentile of its runs'
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class SignatureSettings(Settings):
     signature_lof_neighbors: int
     signature_lof_threshold: float
     signature_burst_level: float
+    signature_burst_min_share: float
     signature_gamma: float
     signature_kappa: float
     signature_length_agree: float
@@ -299,31 +302,77 @@ def _rounded(values: np.ndarray) -> list[float]:
 def _warp(
     series: RunSeries, direction: str, anchors_run: np.ndarray, anchors_common: np.ndarray, k: int
 ) -> np.ndarray:
-    """Bandwidth at k points of normalized time, the run's time warped so that each anchor
-    (fraction of its run) lands on its common fraction; anchors out of order are left out."""
+    """The run's bandwidth at k points of the common normalized time: its time warped so that
+    each anchor (a fraction of its run) lands on its common fraction (anchors out of order are
+    left out), each point the run's own bytes over its own seconds there."""
     order = np.argsort(anchors_run, kind="stable")
     r = np.concatenate(([0.0], anchors_run[order], [1.0]))
     c = np.concatenate(([0.0], anchors_common[order], [1.0]))
     keep = np.ones(len(r), bool)
     last_r, last_c = -1.0, -1.0
-    for i in range(len(r)):  # a handful of anchors: the bursts of one run
-        if r[i] > last_r and c[i] > last_c:
+    for i in range(len(r) - 1):  # a handful of anchors: the bursts of one run
+        if r[i] > last_r and c[i] > last_c and r[i] < 1.0 and c[i] < 1.0:
             last_r, last_c = r[i], c[i]
         else:
             keep[i] = False
-    if not keep[-1]:  # the end always maps to the end
-        keep[np.flatnonzero(keep)[-1]] = False
-        keep[-1] = True
+    keep[0] = True
     grid = np.linspace(0.0, 1.0, k + 1)
     at = np.interp(grid, c[keep], r[keep]) * series.run_time
-    return np.diff(series.cumulative(direction, at)) / (series.run_time / k)
+    seconds = np.diff(at)
+    moved = np.diff(series.cumulative(direction, at))
+    out: np.ndarray = np.where(seconds > 0, moved / np.where(seconds > 0, seconds, 1.0), 0.0)
+    return out
+
+
+@dataclass
+class _Common:
+    """One common burst: its contract entry, and each member run's own start and end (seconds)."""
+
+    burst: dict[str, Any]
+    runs: np.ndarray  # indices into the used runs
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+def _layout(common: list[_Common], times: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The common bursts' starts and ends (fractions) in the run as it goes unslowed, and its
+    run time: each burst as long as the p25 of its runs (contention only lengthens I/O; IOSI
+    corrects durations to the shortest run, the p25 is steadier), the time between two bursts,
+    before the first and after the last the median of the runs', each run's times in shares of its
+    time outside its bursts."""
+    n, m = len(times), len(common)
+    start = np.full((n, m), np.nan)
+    end = np.full((n, m), np.nan)
+    for j, c in enumerate(common):
+        start[c.runs, j], end[c.runs, j] = c.starts, c.ends
+    # each run in units of its own time outside its bursts: contention does not lengthen it, and
+    # it takes the runs' differences of length out of the medians
+    free = times - np.nansum(end - start, axis=1)
+    scale = np.where(free > 0.05 * times, free, times)[:, None]
+    start, end, times = start / scale, end / scale, times / scale[:, 0]
+    length = np.nanpercentile(end - start, UNSLOWED_PERCENTILE, axis=0)
+    at = np.empty(m)
+    cursor = float(np.nanmedian(start[:, 0]))
+    for j in range(m):
+        if j:
+            gaps = start[:, j] - end[:, j - 1]
+            gap = float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else float(
+                np.nanmedian(start[:, j]) - np.nanmedian(end[:, j - 1])
+            )
+            cursor = max(at[j - 1] + length[j - 1] + gap, at[j - 1])
+        at[j] = cursor
+    tail = float(np.nanmedian(times - end[:, m - 1])) if np.isfinite(end[:, m - 1]).any() else 0.0
+    total = max(float(at[-1] + length[-1] + max(tail, 0.0)), 1e-9)
+    unslowed = total * float(np.median(scale))
+    return at / total, (at + length) / total, unslowed
 
 
 def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
     """The signature of one application's runs (SPEC 3.12), or the reason there is none."""
     need = settings.signature_min_runs
     if len(runs) < need:
-        return Built(None, f"{len(runs)} run{'s' if len(runs) != 1 else ''} stored; a signature needs {need} (signature_min_runs)")
+        plural = "s" if len(runs) != 1 else ""
+        return Built(None, f"{len(runs)} run{plural} stored; a signature needs {need} (signature_min_runs)")
     timed = [i for i, s in enumerate(runs) if s.timed]
     if len(timed) < need:
         return Built(
@@ -347,14 +396,17 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
     lags = best_lags(raw["read"] + raw["write"], int(settings.signature_max_lag_share * k))
     lagged = {d: shift_rows(raw[d], lags) for d in DIRECTIONS}
     times = np.array([s.run_time for s in used])
-    bursts: list[dict[str, Any]] = []
+    common = [c for d in DIRECTIONS for c in _direction_bursts(used, lagged[d], lags, d, settings)]
+    common.sort(key=lambda c: float(np.median(c.starts / times[c.runs])))
     anchors: list[list[tuple[float, float]]] = [[] for _ in range(n)]
-    for direction in DIRECTIONS:
-        found = _direction_bursts(used, lagged[direction], lags, direction, settings)
-        for burst, members in found:
-            bursts.append(burst)
-            for run, start, end, common_start, common_end in members:
-                anchors[run] += [(start, common_start), (end, common_end)]
+    if common:
+        starts, ends, unslowed = _layout(common, times)
+        for j, c in enumerate(common):
+            c.burst["start"], c.burst["duration"] = float(starts[j]), float(ends[j] - starts[j])
+            for run, a, b in zip(c.runs, c.starts, c.ends):
+                anchors[int(run)] += [(a / times[run], starts[j]), (b / times[run], ends[j])]
+    else:
+        unslowed = float(np.median(times))
     warped: dict[str, np.ndarray] = {}
     for direction in DIRECTIONS:
         rows = []
@@ -362,7 +414,6 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
             pairs = np.array(anchors[i], np.float64).reshape(-1, 2)
             rows.append(_warp(s, direction, pairs[:, 0], pairs[:, 1], k))
         warped[direction] = np.vstack(rows)
-    bursts.sort(key=lambda b: (b["start"], b["direction"]))
     p10, p50, p90 = (float(v) for v in np.percentile(times, (10, 50, 90)))
     resolution = max(float(np.median([s.resolution for s in used])), p50 / k)
     body: dict[str, Any] = {
@@ -370,7 +421,8 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
         "resolution": resolution,
         "run_time": {"p10": p10, "p50": p50, "p90": p90},
         "normalized": {"points": k, **{d: _percentiles(warped[d]) for d in DIRECTIONS}},
-        "bursts": bursts,
+        "bursts": [c.burst for c in common],
+        "unslowed_run_time": unslowed,
         "absolute": _absolute(used, times, k, settings.signature_length_agree),
         "outliers": int(dropped.sum()),
         "untimed": len(runs) - len(timed),
@@ -381,9 +433,8 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
 
 def _direction_bursts(
     used: Sequence[RunSeries], curves: np.ndarray, lags: np.ndarray, direction: str, settings: SignatureSettings
-) -> list[tuple[dict[str, Any], list[tuple[int, float, float, float, float]]]]:
-    """The common bursts of one direction: each burst's contract entry, and its members
-    (run, start, end in the run's own normalized time, and the common start and end)."""
+) -> list[_Common]:
+    """The common bursts of one direction."""
     n, k = curves.shape
     rows = []
     for i in range(n):
@@ -398,10 +449,18 @@ def _direction_bursts(
         hi = (found[:, 3] - lags[i]) / k
         lo = np.where(found[:, 2] == 0, 0.0, lo).clip(0, 1)
         hi = np.where(found[:, 3] == k, 1.0, hi).clip(0, 1)
-        moved = s.cumulative(direction, hi * s.run_time) - s.cumulative(direction, lo * s.run_time)
+        before = s.cumulative(direction, lo * s.run_time)
+        moved = s.cumulative(direction, hi * s.run_time) - before
+        # its start and end, finer than the points: where its bytes pass EDGE_SHARE and 1 - EDGE_SHARE
+        first = s.time_at(direction, before + EDGE_SHARE * moved) / s.run_time
+        last = s.time_at(direction, before + (1 - EDGE_SHARE) * moved) / s.run_time
+        # ... grown back by the shares left out (exact for a burst of even bandwidth)
+        grow = (last - first) * EDGE_SHARE / (1 - 2 * EDGE_SHARE)
+        first, last = (first - grow).clip(0, 1), (last + grow).clip(0, 1)
         total = max(s.total(direction), 1.0)
-        for (start, end, _, _), b in zip(found, moved):
-            rows.append((i, (start - lags[i]) / k, (end - lags[i]) / k, b / total, b, s.run_time))
+        for start, end, b in zip(first, last, moved):
+            if b >= settings.signature_burst_min_share * total:
+                rows.append((i, start, end, b / total, b))
     if not rows:
         return []
     points = np.array(rows, np.float64)
@@ -412,23 +471,23 @@ def _direction_bursts(
         member = points[labels == label]
         runs_in = member[:, 0].astype(np.int64)
         order = np.unique(runs_in)
+        own = np.array([used[r].run_time for r in order])
         # a run whose burst split in two counts once: its first start, last end, bytes summed
-        starts = np.array([member[runs_in == r, 1].min() for r in order])
-        ends = np.array([member[runs_in == r, 2].max() for r in order])
+        starts = np.array([member[runs_in == r, 1].min() for r in order]).clip(0, 1) * own
+        ends = np.array([member[runs_in == r, 2].max() for r in order]).clip(0, 1) * own
         moved = np.array([member[runs_in == r, 4].sum() for r in order])
-        seconds = (ends - starts) * np.array([used[r].run_time for r in order])
-        start, end = float(np.median(starts)), float(np.median(ends))
-        bandwidth = moved / np.maximum(seconds, 1e-9)
+        seconds = ends - starts
+        p10, p50, p90 = (float(v) for v in np.percentile(seconds, (10, 50, 90)))
         burst = {
             "direction": direction,
-            "start": start,
-            "duration": max(end - start, 0.0),
+            "start": 0.0,  # set from the common layout (build)
+            "duration": 0.0,
             "bytes": float(np.median(moved)),
-            "bandwidth": float(np.median(bandwidth)),
+            "bandwidth": float(np.median(moved / np.maximum(seconds, 1e-9))),
             "runs": len(order),
+            "seconds": {"p10": p10, "p50": p50, "p90": p90},
         }
-        members = [(int(r), float(a), float(b), start, end) for r, a, b in zip(order, starts, ends)]
-        out.append((burst, members))
+        out.append(_Common(burst, order, starts, ends))
     return out
 
 
