@@ -218,7 +218,7 @@ class Config:
     )  # a run's stored series keeps its own steps up to this many, then even bins of the run time
     signature_max_lag_share: float = method(0.05, **SHARE)  # runs shift by at most this share of run time
     signature_lof_neighbors: int = method(10, lo=1)  # LOF's k (at most the runs less one)
-    signature_lof_threshold: float = method(1.5, lo=1.0)  # a run whose LOF score is above this is an outlier
+    signature_lof_threshold: float = method(2.0, lo=1.0)  # a run whose LOF score is above this is an outlier
     signature_burst_level: float = method(
         0.1, **SHARE
     )  # a burst: the smoothed bandwidth above background + this share of (peak - background)

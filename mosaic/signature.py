@@ -15,8 +15,8 @@ by interference, inputs and restarts. For a group of at least
 4. each run's bursts: the approximation of a level-2 discrete Meyer wavelet
    decomposition (PyWavelets) above background + ``signature_burst_level`` of the
    range;
-5. bursts agreed across runs on a CLIQUE grid of (centre, share of the run's
-   bytes): dense units hold bursts of ``ceil(gamma * runs)`` runs, their 3 x 3
+5. bursts agreed across runs on a CLIQUE grid of (centre, share of the median
+   run's bytes in that direction): dense units hold bursts of ``ceil(gamma * runs)`` runs, their 3 x 3
    neighbourhood ``ceil(kappa * runs)``; the grid size that puts the most (run,
    burst) pairs in common bursts wins, among 3 widths x 3 heights;
 6. each run is warped piecewise-linearly so its common bursts' starts and ends
@@ -38,6 +38,7 @@ import json
 import math
 import sqlite3
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,7 +58,7 @@ CREATE TABLE IF NOT EXISTS signatures (
 """
 WAVELET = "dmey"
 WAVELET_LEVEL = 2
-LOF_MIN_SPREAD = math.log(1.1)  # run times or volumes within ~10 % of each other are never outliers
+LOF_MIN_SPREAD = math.log(1.1)  # a run within 10 % of the median run time and volume is never an outlier
 GRID_HEIGHTS = (0.05, 0.15, 0.25)  # CLIQUE unit heights (share of a run's bytes), IOSI's range
 GRID_WIDTHS = 3  # unit widths tried, from the mean burst length to the mean distance between bursts
 SIGNIFICANT = 4  # significant digits of the stored curves
@@ -117,18 +118,25 @@ def normalized_cross_correlation(x: np.ndarray, y: np.ndarray, max_lag: int) -> 
 
 def outliers(run_time: np.ndarray, volume: np.ndarray, neighbors: int, threshold: float) -> np.ndarray:
     """Runs whose LOF score on (log run time, log bytes) is above ``threshold``. Each axis is
-    scaled by its spread, but never finer than :data:`LOF_MIN_SPREAD`."""
+    scaled by its spread (the MAD), but never finer than :data:`LOF_MIN_SPREAD`; LOF's k is
+    ``neighbors``, at most half the other runs (a k of all of them has no local density). A run
+    within :data:`LOF_MIN_SPREAD` of the median run on both axes is never an outlier (LOF is a
+    ratio of densities: among identical runs, one 1 % longer scores as high as one 10 times)."""
     from sklearn.neighbors import LocalOutlierFactor
 
     n = len(run_time)
     if n < 3:
         return np.zeros(n, bool)
     points = np.column_stack((np.log(run_time), np.log1p(volume)))
-    scale = np.maximum(points.std(axis=0), LOF_MIN_SPREAD)
-    lof = LocalOutlierFactor(n_neighbors=min(neighbors, n - 1))
-    lof.fit((points - points.mean(axis=0)) / scale)
+    centre = np.median(points, axis=0)
+    spread = 1.4826 * np.median(np.abs(points - centre), axis=0)  # the MAD: an outlier does not widen it
+    lof = LocalOutlierFactor(n_neighbors=max(2, min(neighbors, (n - 1) // 2)))
+    with warnings.catch_warnings():  # identical runs: the far rule below keeps them in
+        warnings.filterwarnings("ignore", "Duplicate values", UserWarning)
+        lof.fit((points - centre) / np.maximum(spread, LOF_MIN_SPREAD))
     scores: np.ndarray = -lof.negative_outlier_factor_
-    return scores > threshold
+    far: np.ndarray = (np.abs(points - centre) > LOF_MIN_SPREAD).any(axis=1)
+    return (scores > threshold) & far
 
 
 def shift_rows(curves: np.ndarray, lags: np.ndarray) -> np.ndarray:
@@ -216,7 +224,8 @@ def clique(
     units, unit_of = np.unique(cx * 1_000_003 + cy, return_inverse=True)
     pairs = np.unique(unit_of * (runs + 1) + run)
     density = np.bincount(pairs // (runs + 1), minlength=len(units))
-    dense = np.flatnonzero(density >= math.ceil(gamma * runs - 1e-9))
+    need = math.ceil(gamma * runs - 1e-9)
+    dense = np.flatnonzero(density >= need)
     if len(dense) == 0:
         return labels
     first = np.zeros(len(units), np.int64)
@@ -226,7 +235,8 @@ def clique(
     seen = np.zeros((len(dense), runs), bool)
     rows, cols = np.nonzero(near)
     seen[rows, run[cols]] = True
-    accepted = seen.sum(axis=1) >= math.ceil(kappa * runs - 1e-9)
+    # floor, not IOSI's ceiling: one run in ten may miss a common burst whatever the group's size
+    accepted = seen.sum(axis=1) >= max(math.floor(kappa * runs + 1e-9), need)
     if not accepted.any():
         return labels
     near = near[accepted]
@@ -437,6 +447,8 @@ def _direction_bursts(
     """The common bursts of one direction."""
     n, k = curves.shape
     rows = []
+    # shares of the median run's bytes: a run that missed a burst keeps its other bursts' shares
+    total = max(float(np.median([s.total(direction) for s in used])), 1.0)
     for i in range(n):
         if curves[i].max() <= 0:
             continue
@@ -457,7 +469,6 @@ def _direction_bursts(
         # ... grown back by the shares left out (exact for a burst of even bandwidth)
         grow = (last - first) * EDGE_SHARE / (1 - 2 * EDGE_SHARE)
         first, last = (first - grow).clip(0, 1), (last + grow).clip(0, 1)
-        total = max(s.total(direction), 1.0)
         for start, end, b in zip(first, last, moved):
             if b >= settings.signature_burst_min_share * total:
                 rows.append((i, start, end, b / total, b))
