@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mosaic.config import Config, Settings
+from mosaic.corpus.profiles import SignatureAnswer
 from mosaic.series import RunSeries, load_series
 
 if TYPE_CHECKING:
@@ -581,12 +582,13 @@ def summary(body: dict[str, Any]) -> dict[str, Any]:
         "runs": body["runs"],
         "resolution": body["resolution"],
         "run_time": body["run_time"],
+        "unslowed_run_time": body.get("unslowed_run_time", body["run_time"]["p50"]),
         "bursts": body["bursts"],
         "absolute": bool(body.get("absolute", {}).get("agree")),
     }
 
 
-def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> dict[str, Any]:
+def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> SignatureAnswer:
     """``{"signature": summary | None, "reason": why not | None}`` for a group."""
     body = _load(db, group_key)
     if body is not None:

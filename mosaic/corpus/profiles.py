@@ -64,7 +64,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from mosaic.config import DEFAULT
 from mosaic.directions import DIRECTIONS
@@ -194,14 +194,30 @@ class Application(TypedDict):
     """Log file name of the heaviest run."""
 
 
+class SignatureAnswer(TypedDict):
+    """The group's I/O signature in brief (docs/method.md 3.12), or why it has none."""
+
+    signature: dict[str, Any] | None
+    """runs, resolution (s), run_time p10/p50/p90 (s), unslowed_run_time (s), the bursts (direction,
+    start and duration as fractions of the run, bytes, bandwidth in B/s, runs showing it, seconds
+    p10/p50/p90), absolute (whether a signature over absolute time exists): the stored signature
+    without its curves. None: see reason."""
+    reason: str | None
+    """Why the group has no signature (too few runs, runs without timing), else None."""
+
+
 class ApplicationAnswer(Application):
     """``GET /v1/applications``: the group and its profile."""
 
     profile: ApplicationProfile | None
     """None when no run of the group was categorized into the store."""
+    signature: NotRequired[SignatureAnswer]
+    """Its I/O signature over the run (docs/method.md 3.12)."""
 
 
-_documented(Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, ApplicationAnswer)
+_documented(
+    Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, SignatureAnswer, ApplicationAnswer
+)
 
 
 # ----- one run's summary (workers, service posts) -----

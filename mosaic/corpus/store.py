@@ -630,7 +630,11 @@ class Store:
     # ----- lookup API (scheduler service) -----
 
     def application(
-        self, uid: int, app: str, min_periodic_share: float = DEFAULT.profile_min_periodic_share
+        self,
+        uid: int,
+        app: str,
+        min_periodic_share: float = DEFAULT.profile_min_periodic_share,
+        signature_min_runs: int = DEFAULT.signature_min_runs,
     ) -> profiles.ApplicationAnswer | None:
         """The group of (uid, app): its representative's categories, runs, last seen, and
         the profile of its stored runs.
@@ -644,7 +648,8 @@ class Store:
             if row is None:
                 return None
             found = profiles.profile(db, key, row["runs"], min_periodic_share, self.window)
-        return {**_application(row), "profile": found}
+            shape = signature.answer(db, key, signature_min_runs)  # SPEC 3.12
+        return {**_application(row), "profile": found, "signature": shape}
 
     def applications(
         self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from tabulate import tabulate
 
 from mosaic.corpus.listing import ApplicationList
-from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
+from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, SignatureAnswer, Spread
 from mosaic.directions import DIRECTIONS
 from mosaic.periods import duration, median_period, period_text
 
@@ -44,9 +44,40 @@ def render(answer: ApplicationAnswer) -> str:
         f"heaviest run {answer['representative']}: {' '.join(answer['categories'] or [])}",
     ]
     profile = answer["profile"]
+    shape = _signature(answer.get("signature"))
     if profile is None:
-        return "\n".join([*lines, "no profile: none of its runs was categorized into the store"]) + "\n"
-    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile)]) + "\n"
+        return "\n".join([*lines, "no profile: none of its runs was categorized into the store", *shape]) + "\n"
+    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *shape]) + "\n"
+
+
+def _signature(shape: SignatureAnswer | None) -> list[str]:
+    """The I/O signature (SPEC 3.12): its runs and run time, then one row per burst."""
+    if shape is None:
+        return []
+    body = shape["signature"]
+    if body is None:
+        return ["", f"no I/O signature: {shape['reason']}"]
+    run_time = body["run_time"]
+    head = (
+        f"I/O signature of {body['runs']} runs, at {duration(body['resolution'])}: run time "
+        f"{duration(run_time['p50'])} ({duration(run_time['p10'])} .. {duration(run_time['p90'])}), "
+        f"{duration(body['unslowed_run_time'])} unslowed"
+    )
+    if not body["bursts"]:
+        return ["", head, "no burst common to its runs"]
+    rows = [
+        [
+            burst["direction"],
+            f"{burst['start']:.1%}",
+            f"{burst['duration']:.1%}",
+            human_bytes(burst["bytes"]),
+            human_bytes(burst["bandwidth"]) + "/s",
+            f"{burst['runs']} of {body['runs']}",
+        ]
+        for burst in body["bursts"]
+    ]
+    headers = ["burst", "starts at", "lasts", "bytes", "bandwidth", "runs"]
+    return ["", head, tabulate(rows, headers=headers, colalign=("left", *["right"] * 5))]
 
 
 def _head(profile: ApplicationProfile) -> list[str]:
