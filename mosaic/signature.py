@@ -288,6 +288,8 @@ def split_merged(labels: np.ndarray, run: np.ndarray, centre: np.ndarray) -> np.
         m = int(np.round(np.median(counts)))
         if m < 2:
             continue
+        if not (counts == m).any():  # no run has the usual count (e.g. 1 and 3): left whole
+            continue
         typical = np.isin(run[idx], runs_in[counts == m])
         order = np.lexsort((centre[idx], run[idx]))
         rank = np.empty(len(idx), np.int64)
