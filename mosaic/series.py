@@ -23,6 +23,7 @@ float32 arrays under zlib: :func:`pack` and :func:`unpack`.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import struct
@@ -72,13 +73,16 @@ class RunSeries:
     def _bytes(self, direction: str) -> np.ndarray:
         return self.read if direction == "read" else self.write
 
+    @functools.cached_property
+    def _running(self) -> dict[str, np.ndarray]:
+        """Bytes moved before each edge, by direction (made once)."""
+        return {d: np.concatenate(([0.0], np.cumsum(self._bytes(d)))) for d in ("read", "write")}
+
     def cumulative(self, direction: str, at: np.ndarray) -> np.ndarray:
         """Bytes moved in direction before each time of ``at`` (the step function's integral)."""
-        bytes_ = self._bytes(direction)
-        if len(bytes_) == 0:
+        if len(self.read) == 0:
             return np.zeros(len(at))
-        running = np.concatenate(([0.0], np.cumsum(bytes_)))
-        return np.interp(at, self.edges, running)
+        return np.interp(at, self.edges, self._running[direction])
 
     def time_at(self, direction: str, moved: np.ndarray) -> np.ndarray:
         """The first time by which ``moved`` bytes had moved in direction (the inverse of
@@ -86,7 +90,7 @@ class RunSeries:
         bytes_ = self._bytes(direction)
         if len(bytes_) == 0:
             return np.zeros(len(moved))
-        running = np.concatenate(([0.0], np.cumsum(bytes_)))
+        running = self._running[direction]
         target = np.clip(moved, 0.0, running[-1])
         step = np.searchsorted(running, target, side="left").clip(1, len(bytes_))
         before = running[step - 1]

@@ -159,58 +159,72 @@ def best_lags(curves: np.ndarray, max_lag: int, rounds: int = 2) -> np.ndarray:
     peak = curves.max(axis=1, keepdims=True)
     shapes = curves / np.where(peak > 0, peak, 1.0)
     candidates = np.arange(-max_lag, max_lag + 1)
+    # every row at every lag at once: [lags, rows, points]
+    source = np.arange(k)[None, :] - candidates[:, None]
+    inside = (source >= 0) & (source < k)
+    moved = np.where(inside[:, None, :], shapes[:, source.clip(0, k - 1)].transpose(1, 0, 2), 0.0)
+    moved -= moved.mean(axis=2, keepdims=True)
     for _ in range(rounds):
         reference = np.median(shift_rows(shapes, lags), axis=0)
-        reference = reference - reference.mean()
-        scores = np.empty((n, len(candidates)))
-        for j, lag in enumerate(candidates):
-            moved = shift_rows(shapes, np.full(n, lag))
-            scores[:, j] = (moved - moved.mean(axis=1, keepdims=True)) @ reference
-        lags = candidates[np.argmax(scores, axis=1)]
-        lags = np.where(scores.max(axis=1) > scores[:, max_lag], lags, 0)  # ties: no shift
+        scores = (moved @ (reference - reference.mean())).T  # [rows, lags]
+        best = candidates[np.argmax(scores, axis=1)]
+        lags = np.where(scores.max(axis=1) > scores[:, max_lag], best, 0)  # ties: no shift
     return lags
 
 
-def smooth(curve: np.ndarray) -> np.ndarray:
-    """The level-2 approximation of a discrete Meyer decomposition (details dropped)."""
+def smooth(curves: np.ndarray) -> np.ndarray:
+    """The level-2 approximation of a discrete Meyer decomposition (details dropped) of each
+    row (or of one curve)."""
     import pywt
 
-    coeffs = pywt.wavedec(curve, WAVELET, level=WAVELET_LEVEL, mode="symmetric")
+    coeffs = pywt.wavedec(curves, WAVELET, level=WAVELET_LEVEL, mode="symmetric", axis=-1)
     coeffs = [coeffs[0]] + [np.zeros_like(c) for c in coeffs[1:]]
-    out: np.ndarray = pywt.waverec(coeffs, WAVELET, mode="symmetric")[: len(curve)]
+    out: np.ndarray = pywt.waverec(coeffs, WAVELET, mode="symmetric", axis=-1)[..., : curves.shape[-1]]
     return out
 
 
+def find_bursts_all(curves: np.ndarray, level: float) -> np.ndarray:
+    """The bursts of every row of ``curves``: where its smoothed form stands above background
+    (its p10) + ``level`` * (peak - background), with at least one raw point above that line.
+    Rows (row, start, end, span start, span end): [start, end) trimmed to the first and last
+    raw point above the line, [span start, span end) the smoothed span (its bytes)."""
+    n, k = curves.shape
+    if n == 0:
+        return np.zeros((0, 5), np.int64)
+    smoothed = smooth(curves)
+    background = np.percentile(smoothed, 10, axis=1)
+    peak = smoothed.max(axis=1)
+    usable = (peak > np.maximum(background, 0.0)) & (curves.max(axis=1) > 0)
+    line = (background + level * (peak - background))[:, None]
+    above = np.zeros((n, k + 2), bool)
+    above[:, 1:-1] = (smoothed > line) & usable[:, None]
+    change = np.diff(above.astype(np.int8), axis=1)
+    rows, up = np.nonzero(change == 1)
+    _, down = np.nonzero(change == -1)  # row-major: each start pairs with the next end
+    raw = np.concatenate(([0], np.cumsum((curves > line).ravel())))
+    first_at, last_at = rows * k + up, rows * k + down
+    count = raw[last_at] - raw[first_at]
+    first = np.searchsorted(raw, raw[first_at] + 1, "left") - 1 - rows * k
+    last = np.searchsorted(raw, raw[last_at], "left") - rows * k
+    keep = count > 0
+    return np.column_stack((rows, first, last, up, down))[keep].astype(np.int64)
+
+
 def find_bursts(curve: np.ndarray, level: float) -> np.ndarray:
-    """[start, end) point indices of a curve's bursts: where its smoothed form stands above
-    background (its p10) + ``level`` * (peak - background); each trimmed to the first and
-    last raw point above that line, and grown to the smoothed span for its bytes.
-    Returns rows (start, end, span start, span end)."""
-    smoothed = smooth(curve)
-    background = float(np.percentile(smoothed, 10))
-    peak = float(smoothed.max())
-    if peak <= max(background, 0.0) or curve.max() <= 0:
-        return np.zeros((0, 4), np.int64)
-    line = background + level * (peak - background)
-    above = np.concatenate(([False], smoothed > line, [False]))
-    change = np.flatnonzero(np.diff(above.astype(np.int8)))
-    spans = change.reshape(-1, 2)  # [start, end) of each run of points above the line
-    raw_above = curve > line
-    rows = []
-    for lo, hi in spans:
-        inside = np.flatnonzero(raw_above[lo:hi])
-        if len(inside) == 0:
-            continue
-        rows.append((lo + inside[0], lo + inside[-1] + 1, lo, hi))
-    return np.array(rows, np.int64).reshape(-1, 4)
+    """:func:`find_bursts_all` of one curve: rows (start, end, span start, span end)."""
+    return find_bursts_all(curve[None, :], level)[:, 1:]
 
 
 def _components(overlap: np.ndarray) -> np.ndarray:
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    _, labels = connected_components(csr_matrix(overlap), directed=False)
-    return np.asarray(labels)
+    """Connected components of a small symmetric boolean matrix: each node's smallest
+    reachable index (labels propagate along edges until they settle)."""
+    labels = np.arange(len(overlap))
+    while True:
+        spread = np.where(overlap, labels[None, :], len(overlap)).min(axis=1)
+        merged = np.minimum(labels, spread)
+        if (merged == labels).all():
+            return np.unique(labels, return_inverse=True)[1]
+        labels = merged
 
 
 def clique(
@@ -309,7 +323,16 @@ def _percentiles(curves: np.ndarray) -> dict[str, list[float]]:
 
 
 def _rounded(values: np.ndarray) -> list[float]:
-    return [float(f"{v:.{SIGNIFICANT}g}") for v in np.asarray(values, np.float64).tolist()]
+    """Each value to SIGNIFICANT digits (a short JSON number): scaled by an exact power of ten,
+    rounded, and scaled back by a division or product that is exact or correctly rounded."""
+    v = np.asarray(values, np.float64)
+    safe = np.where(np.isfinite(v) & (v != 0), np.abs(v), 1.0)
+    digits = (SIGNIFICANT - 1 - np.floor(np.log10(safe))).astype(np.int64)
+    up = np.power(10.0, np.clip(digits, 0, 300))  # digits >= 0: v * 10^d rounded, / 10^d
+    down = np.power(10.0, np.clip(-digits, 0, 300))  # digits < 0: v / 10^-d rounded, * 10^-d
+    out = np.where(digits >= 0, np.round(v * up) / up, np.round(v / down) * down)
+    result: list[float] = np.where(np.isfinite(v), out, 0.0).tolist()
+    return result
 
 
 def _warp(
@@ -450,14 +473,12 @@ def _direction_bursts(
     """The common bursts of one direction."""
     n, k = curves.shape
     rows = []
+    times = np.array([s.run_time for s in used])
     # shares of the median run's bytes: a run that missed a burst keeps its other bursts' shares
     total = max(float(np.median([s.total(direction) for s in used])), 1.0)
-    for i in range(n):
-        if curves[i].max() <= 0:
-            continue
-        found = find_bursts(curves[i], settings.signature_burst_level)
-        if len(found) == 0:
-            continue
+    found_all = find_bursts_all(curves, settings.signature_burst_level)
+    for i in np.unique(found_all[:, 0]).tolist():
+        found = found_all[found_all[:, 0] == i][:, 1:]
         s = used[i]
         # bytes over the smoothed span, read off the run's own series (before its shift)
         lo = (found[:, 2] - lags[i]) / k
@@ -483,13 +504,14 @@ def _direction_bursts(
     out = []
     for label in np.unique(labels[labels >= 0]):
         member = points[labels == label]
+        member = member[np.argsort(member[:, 0], kind="stable")]
         runs_in = member[:, 0].astype(np.int64)
-        order = np.unique(runs_in)
-        own = np.array([used[r].run_time for r in order])
+        order, first = np.unique(runs_in, return_index=True)
+        own = times[order]
         # a run whose burst split in two counts once: its first start, last end, bytes summed
-        starts = np.array([member[runs_in == r, 1].min() for r in order]).clip(0, 1) * own
-        ends = np.array([member[runs_in == r, 2].max() for r in order]).clip(0, 1) * own
-        moved = np.array([member[runs_in == r, 4].sum() for r in order])
+        starts = np.minimum.reduceat(member[:, 1], first).clip(0, 1) * own
+        ends = np.maximum.reduceat(member[:, 2], first).clip(0, 1) * own
+        moved = np.add.reduceat(member[:, 4], first)
         seconds = ends - starts
         p10, p50, p90 = (float(v) for v in np.percentile(seconds, (10, 50, 90)))
         burst = {
