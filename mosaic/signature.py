@@ -335,12 +335,53 @@ def _rounded(values: np.ndarray) -> list[float]:
     return result
 
 
-def _warp(
-    series: RunSeries, direction: str, anchors_run: np.ndarray, anchors_common: np.ndarray, k: int
-) -> np.ndarray:
-    """The run's bandwidth at k points of the common normalized time: its time warped so that
-    each anchor (a fraction of its run) lands on its common fraction (anchors out of order are
-    left out), each point the run's own bytes over its own seconds there."""
+class Batch:
+    """The used runs' step functions side by side, for numpy calls over all of them at once:
+    run i's edges as fractions of its run time + 2 i, its running bytes + the bytes of the
+    runs before it + i (both increasing across runs), one array each."""
+
+    def __init__(self, runs: Sequence[RunSeries]) -> None:
+        self.times = np.array([s.run_time for s in runs])
+        self.x = np.concatenate([s.edges / s.run_time + 2 * i for i, s in enumerate(runs)])
+        sizes = np.array([len(s.edges) for s in runs])
+        self.first = np.cumsum(sizes) - sizes  # index of each run's first edge
+        self.last = self.first + sizes - 1
+        self.y: dict[str, np.ndarray] = {}
+        self.base: dict[str, np.ndarray] = {}
+        for d in DIRECTIONS:
+            totals = np.array([s.total(d) for s in runs])
+            self.base[d] = np.cumsum(totals) - totals + np.arange(len(runs))
+            self.y[d] = np.concatenate([s._running[d] + self.base[d][i] for i, s in enumerate(runs)])
+
+    def cumulative(self, direction: str, run: np.ndarray, fraction: np.ndarray) -> np.ndarray:
+        """Bytes run[j] moved before fraction[j] of its run time (broadcast)."""
+        out: np.ndarray = np.interp(fraction.clip(0, 1) + 2 * run, self.x, self.y[direction])
+        return out - self.base[direction][run]
+
+    def fraction_at(self, direction: str, run: np.ndarray, moved: np.ndarray) -> np.ndarray:
+        """The first fraction of its run time by which run[j] had moved moved[j] bytes (a step
+        without bytes is skipped, never a time inside it)."""
+        y, x = self.y[direction], self.x
+        target = moved + self.base[direction][run]
+        step = np.searchsorted(y, target, "left").clip(self.first[run] + 1, self.last[run])
+        below, above = y[step - 1], y[step]
+        inside = np.where(above > below, (target - below) / np.where(above > below, above - below, 1.0), 1.0)
+        out: np.ndarray = x[step - 1] + inside.clip(0, 1) * (x[step] - x[step - 1]) - 2 * run
+        return out.clip(0, 1)
+
+    def normalized(self, direction: str, points: int) -> np.ndarray:
+        """Bandwidth (bytes/s) of every run at ``points`` even bins of its run time."""
+        n = len(self.times)
+        grid = np.broadcast_to(np.linspace(0.0, 1.0, points + 1), (n, points + 1))
+        moved = np.diff(self.cumulative(direction, np.arange(n)[:, None], grid), axis=1)
+        out: np.ndarray = moved / (self.times[:, None] / points)
+        return out
+
+
+def _warp_grid(anchors_run: np.ndarray, anchors_common: np.ndarray, k: int) -> np.ndarray:
+    """The fractions of a run's time at k + 1 even points of the common time: piecewise-linear
+    through its anchors (a fraction of its run landing on its common fraction; anchors out of
+    order are left out)."""
     order = np.argsort(anchors_run, kind="stable")
     r = np.concatenate(([0.0], anchors_run[order], [1.0]))
     c = np.concatenate(([0.0], anchors_common[order], [1.0]))
@@ -352,10 +393,15 @@ def _warp(
         else:
             keep[i] = False
     keep[0] = True
-    grid = np.linspace(0.0, 1.0, k + 1)
-    at = np.interp(grid, c[keep], r[keep]) * series.run_time
-    seconds = np.diff(at)
-    moved = np.diff(series.cumulative(direction, at))
+    out: np.ndarray = np.interp(np.linspace(0.0, 1.0, k + 1), c[keep], r[keep])
+    return out
+
+
+def _warped(batch: Batch, direction: str, at: np.ndarray) -> np.ndarray:
+    """Each run's own bytes over its own seconds between consecutive warped fractions ``at``."""
+    n = len(batch.times)
+    moved = np.diff(batch.cumulative(direction, np.arange(n)[:, None], at), axis=1)
+    seconds = np.diff(at, axis=1) * batch.times[:, None]
     out: np.ndarray = np.where(seconds > 0, moved / np.where(seconds > 0, seconds, 1.0), 0.0)
     return out
 
@@ -428,11 +474,12 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
         )
     used = [runs[i] for i in kept]
     n, k = len(used), settings.signature_points
-    raw = {d: np.vstack([s.normalized(d, k) for s in used]) for d in DIRECTIONS}
+    batch = Batch(used)
+    raw = {d: batch.normalized(d, k) for d in DIRECTIONS}
     lags = best_lags(raw["read"] + raw["write"], int(settings.signature_max_lag_share * k))
     lagged = {d: shift_rows(raw[d], lags) for d in DIRECTIONS}
-    times = np.array([s.run_time for s in used])
-    common = [c for d in DIRECTIONS for c in _direction_bursts(used, lagged[d], lags, d, settings)]
+    times = batch.times
+    common = [c for d in DIRECTIONS for c in _direction_bursts(batch, lagged[d], lags, d, settings)]
     common.sort(key=lambda c: float(np.median(c.starts / times[c.runs])))
     anchors: list[list[tuple[float, float]]] = [[] for _ in range(n)]
     if common:
@@ -443,13 +490,12 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
                 anchors[int(run)] += [(a / times[run], starts[j]), (b / times[run], ends[j])]
     else:
         unslowed = float(np.median(times))
-    warped: dict[str, np.ndarray] = {}
-    for direction in DIRECTIONS:
-        rows = []
-        for i, s in enumerate(used):
-            pairs = np.array(anchors[i], np.float64).reshape(-1, 2)
-            rows.append(_warp(s, direction, pairs[:, 0], pairs[:, 1], k))
-        warped[direction] = np.vstack(rows)
+    grids = []
+    for i in range(n):
+        pairs = np.array(anchors[i], np.float64).reshape(-1, 2)
+        grids.append(_warp_grid(pairs[:, 0], pairs[:, 1], k))
+    at = np.vstack(grids)
+    warped = {d: _warped(batch, d, at) for d in DIRECTIONS}
     p10, p50, p90 = (float(v) for v in np.percentile(times, (10, 50, 90)))
     resolution = max(float(np.median([s.resolution for s in used])), p50 / k)
     body: dict[str, Any] = {
@@ -459,7 +505,7 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
         "normalized": {"points": k, **{d: _percentiles(warped[d]) for d in DIRECTIONS}},
         "bursts": [c.burst for c in common],
         "unslowed_run_time": unslowed,
-        "absolute": _absolute(used, times, k, settings.signature_length_agree),
+        "absolute": _absolute(batch, used, k, settings.signature_length_agree),
         "outliers": int(dropped.sum()),
         "untimed": len(runs) - len(timed),
         "sources": sorted({s.source for s in used}),
@@ -468,37 +514,30 @@ def build(runs: Sequence[RunSeries], settings: SignatureSettings) -> Built:
 
 
 def _direction_bursts(
-    used: Sequence[RunSeries], curves: np.ndarray, lags: np.ndarray, direction: str, settings: SignatureSettings
+    batch: Batch, curves: np.ndarray, lags: np.ndarray, direction: str, settings: SignatureSettings
 ) -> list[_Common]:
     """The common bursts of one direction."""
     n, k = curves.shape
-    rows = []
-    times = np.array([s.run_time for s in used])
+    times = batch.times
     # shares of the median run's bytes: a run that missed a burst keeps its other bursts' shares
-    total = max(float(np.median([s.total(direction) for s in used])), 1.0)
-    found_all = find_bursts_all(curves, settings.signature_burst_level)
-    for i in np.unique(found_all[:, 0]).tolist():
-        found = found_all[found_all[:, 0] == i][:, 1:]
-        s = used[i]
-        # bytes over the smoothed span, read off the run's own series (before its shift)
-        lo = (found[:, 2] - lags[i]) / k
-        hi = (found[:, 3] - lags[i]) / k
-        lo = np.where(found[:, 2] == 0, 0.0, lo).clip(0, 1)
-        hi = np.where(found[:, 3] == k, 1.0, hi).clip(0, 1)
-        before = s.cumulative(direction, lo * s.run_time)
-        moved = s.cumulative(direction, hi * s.run_time) - before
-        # its start and end, finer than the points: where its bytes pass EDGE_SHARE and 1 - EDGE_SHARE
-        first = s.time_at(direction, before + EDGE_SHARE * moved) / s.run_time
-        last = s.time_at(direction, before + (1 - EDGE_SHARE) * moved) / s.run_time
-        # ... grown back by the shares left out (exact for a burst of even bandwidth)
-        grow = (last - first) * EDGE_SHARE / (1 - 2 * EDGE_SHARE)
-        first, last = (first - grow).clip(0, 1), (last + grow).clip(0, 1)
-        for start, end, b in zip(first, last, moved):
-            if b >= settings.signature_burst_min_share * total:
-                rows.append((i, start, end, b / total, b))
-    if not rows:
+    total = max(float(np.median(np.diff(np.append(batch.base[direction], batch.y[direction][-1] + 1)) - 1)), 1.0)
+    found = find_bursts_all(curves, settings.signature_burst_level)
+    run = found[:, 0]
+    # bytes over the smoothed span, read off the run's own series (before its shift)
+    lo = np.where(found[:, 3] == 0, 0.0, (found[:, 3] - lags[run]) / k).clip(0, 1)
+    hi = np.where(found[:, 4] == k, 1.0, (found[:, 4] - lags[run]) / k).clip(0, 1)
+    before = batch.cumulative(direction, run, lo)
+    moved = batch.cumulative(direction, run, hi) - before
+    # its start and end, finer than the points: where its bytes pass EDGE_SHARE and 1 - EDGE_SHARE,
+    # grown back by the shares left out (exact for a burst of even bandwidth)
+    first = batch.fraction_at(direction, run, before + EDGE_SHARE * moved)
+    last = batch.fraction_at(direction, run, before + (1 - EDGE_SHARE) * moved)
+    grow = (last - first) * EDGE_SHARE / (1 - 2 * EDGE_SHARE)
+    keep = moved >= settings.signature_burst_min_share * total
+    rows = np.column_stack((run, (first - grow).clip(0, 1), (last + grow).clip(0, 1), moved / total, moved))[keep]
+    if len(rows) == 0:
         return []
-    points = np.array(rows, np.float64)
+    points = rows
     labels, _ = common_bursts(points[:, :4], n, settings.signature_gamma, settings.signature_kappa)
     labels = split_merged(labels, points[:, 0].astype(np.int64), (points[:, 1] + points[:, 2]) / 2)
     out = []
@@ -527,8 +566,9 @@ def _direction_bursts(
     return out
 
 
-def _absolute(used: Sequence[RunSeries], times: np.ndarray, k: int, agree: float) -> dict[str, Any]:
+def _absolute(batch: Batch, used: Sequence[RunSeries], k: int, agree: float) -> dict[str, Any]:
     """Bandwidth over absolute time (seconds from the start), when the runs' lengths agree."""
+    times = batch.times
     p10, p50, p90 = np.percentile(times, (10, 50, 90))
     spread = float((p90 - p10) / p50) if p50 > 0 else math.inf
     if spread > agree:
@@ -539,8 +579,10 @@ def _absolute(used: Sequence[RunSeries], times: np.ndarray, k: int, agree: float
         }
     resolution = max(float(np.median([s.resolution for s in used])), float(p90) / k)
     points = max(int(math.ceil(float(p90) / resolution)), 1)
-    edges = np.arange(points + 1) * resolution
-    curves = {d: np.vstack([s.binned(d, edges) / resolution for s in used]) for d in DIRECTIONS}
+    fractions = (np.arange(points + 1) * resolution)[None, :] / times[:, None]
+    # past its own end a run moves nothing (fractions above 1 stay at its last byte)
+    run = np.arange(len(times))[:, None]
+    curves = {d: np.diff(batch.cumulative(d, run, fractions), axis=1) / resolution for d in DIRECTIONS}
     return {
         "agree": True,
         "spread": spread,
