@@ -34,6 +34,7 @@ Public API: :func:`build` (runs -> :class:`Built`, or the reason there is none),
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sqlite3
@@ -151,35 +152,50 @@ def shift_rows(curves: np.ndarray, lags: np.ndarray) -> np.ndarray:
 
 def best_lags(curves: np.ndarray, max_lag: int, rounds: int = 2) -> np.ndarray:
     """Each row's lag in [-max_lag, max_lag] best correlated with the rows' median (the
-    median of the shifted rows, ``rounds`` times)."""
+    median of the shifted rows, ``rounds`` times). The reference is centred, so a row's score
+    at a lag is its zero-filled shift times the reference: one FFT correlation for all lags."""
     n, k = curves.shape
     lags = np.zeros(n, np.int64)
     if max_lag == 0 or n < 2:
         return lags
     peak = curves.max(axis=1, keepdims=True)
     shapes = curves / np.where(peak > 0, peak, 1.0)
+    size = 1 << int(math.ceil(math.log2(2 * k)))
+    spectra = np.fft.rfft(shapes, size, axis=1)
     candidates = np.arange(-max_lag, max_lag + 1)
-    # every row at every lag at once: [lags, rows, points]
-    source = np.arange(k)[None, :] - candidates[:, None]
-    inside = (source >= 0) & (source < k)
-    moved = np.where(inside[:, None, :], shapes[:, source.clip(0, k - 1)].transpose(1, 0, 2), 0.0)
-    moved -= moved.mean(axis=2, keepdims=True)
     for _ in range(rounds):
         reference = np.median(shift_rows(shapes, lags), axis=0)
-        scores = (moved @ (reference - reference.mean())).T  # [rows, lags]
+        reference = reference - reference.mean()
+        # correlation[l] = sum_t shapes[t] * reference[t + l]: a row moved right by l
+        full = np.fft.irfft(np.conj(spectra) * np.fft.rfft(reference, size), size, axis=1)
+        scores = full[:, candidates % size]
         best = candidates[np.argmax(scores, axis=1)]
-        lags = np.where(scores.max(axis=1) > scores[:, max_lag], best, 0)  # ties: no shift
+        lags = np.where(scores.max(axis=1) > scores[:, max_lag] + 1e-12, best, 0)  # ties: no shift
     return lags
 
 
-def smooth(curves: np.ndarray) -> np.ndarray:
-    """The level-2 approximation of a discrete Meyer decomposition (details dropped) of each
-    row (or of one curve)."""
+def _approximation(curves: np.ndarray) -> np.ndarray:
+    """The level-2 approximation of a discrete Meyer decomposition (details dropped), by
+    PyWavelets, of each row."""
     import pywt
 
     coeffs = pywt.wavedec(curves, WAVELET, level=WAVELET_LEVEL, mode="symmetric", axis=-1)
     coeffs = [coeffs[0]] + [np.zeros_like(c) for c in coeffs[1:]]
     out: np.ndarray = pywt.waverec(coeffs, WAVELET, mode="symmetric", axis=-1)[..., : curves.shape[-1]]
+    return out
+
+
+@functools.cache
+def _smoothing(points: int) -> np.ndarray:
+    """:func:`_approximation` as a matrix (it is linear): its rows are the approximations of
+    the unit vectors. One matrix product then smooths all runs (PyWavelets' own convolutions
+    cost ~70 us a run)."""
+    return _approximation(np.eye(points))
+
+
+def smooth(curves: np.ndarray) -> np.ndarray:
+    """:func:`_approximation` of each row (or of one curve)."""
+    out: np.ndarray = curves @ _smoothing(curves.shape[-1])
     return out
 
 
@@ -378,6 +394,9 @@ class Batch:
         return out
 
 
+_GRIDS = functools.cache(lambda k: np.linspace(0.0, 1.0, k + 1))
+
+
 def _warp_grid(anchors_run: np.ndarray, anchors_common: np.ndarray, k: int) -> np.ndarray:
     """The fractions of a run's time at k + 1 even points of the common time: piecewise-linear
     through its anchors (a fraction of its run landing on its common fraction; anchors out of
@@ -385,15 +404,12 @@ def _warp_grid(anchors_run: np.ndarray, anchors_common: np.ndarray, k: int) -> n
     order = np.argsort(anchors_run, kind="stable")
     r = np.concatenate(([0.0], anchors_run[order], [1.0]))
     c = np.concatenate(([0.0], anchors_common[order], [1.0]))
-    keep = np.ones(len(r), bool)
-    last_r, last_c = -1.0, -1.0
-    for i in range(len(r) - 1):  # a handful of anchors: the bursts of one run
-        if r[i] > last_r and c[i] > last_c and r[i] < 1.0 and c[i] < 1.0:
-            last_r, last_c = r[i], c[i]
-        else:
-            keep[i] = False
-    keep[0] = True
-    out: np.ndarray = np.interp(np.linspace(0.0, 1.0, k + 1), c[keep], r[keep])
+    # an anchor stays when both its fractions pass every earlier one's (and stay below 1)
+    prior_r = np.maximum.accumulate(np.concatenate(([-1.0], r[:-1])))
+    prior_c = np.maximum.accumulate(np.concatenate(([-1.0], c[:-1])))
+    keep = (r > prior_r) & (c > prior_c) & (r < 1.0) & (c < 1.0)
+    keep[0] = keep[-1] = True
+    out: np.ndarray = np.interp(_GRIDS(k), c[keep], r[keep])
     return out
 
 
