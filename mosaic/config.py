@@ -45,6 +45,7 @@ ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
     ("period_minute_max", "period_hour_max", False, "each period magnitude keeps a range"),
     ("fft_min_samples", "fft_max_samples", True, "the FFT's sample count lies between them"),
     ("service_max_queued_per_client", "service_max_queued", True, "a client's share is part of the queue"),
+    ("signature_min_runs", "signature_max_runs", True, "a signature is built from the runs it needs"),
     ("signature_gamma", "signature_kappa", True, "a common burst's neighbourhood holds its dense unit"),
 )
 
@@ -210,6 +211,9 @@ class Config:
 
     # --- I/O signatures (SPEC 3.12) ---
     signature_min_runs: int = method(5, lo=2)  # an application's signature needs this many timed runs (IOSI: 5-10)
+    signature_max_runs: int = method(
+        100, lo=2
+    )  # ... built from its this many most recent runs (by start): what it does now, at a bounded cost
     signature_points: int = method(
         256, lo=256, hi=1 << 16
     )  # points over the normalized run time (a level-2 dmey decomposition needs 248 or more)

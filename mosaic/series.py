@@ -272,11 +272,14 @@ def save_series(db: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
     db.executemany(f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", rows)
 
 
-def load_series(db: sqlite3.Connection, group_key: str) -> list[tuple[int, RunSeries]]:
-    """Every stored series of a group, by run identity."""
+def load_series(db: sqlite3.Connection, group_key: str, limit: int = -1) -> list[tuple[int, RunSeries]]:
+    """The stored series of a group, by run identity: its ``limit`` most recent runs (by
+    their start in ``jobs``; -1: all), the most recent first."""
     rows = db.execute(
-        "SELECT run, source, run_time, resolution, series FROM run_series WHERE group_key = ? ORDER BY run",
-        (group_key,),
+        "SELECT s.run, s.source, s.run_time, s.resolution, s.series FROM run_series s "
+        "LEFT JOIN jobs j ON j.run = s.run WHERE s.group_key = ? "
+        "ORDER BY coalesce(j.start, '') DESC, s.run DESC LIMIT ?",
+        (group_key, limit),
     ).fetchall()
     return [(int(row[0]), unpack(row[4], row[1], row[2], row[3])) for row in rows]
 

@@ -628,7 +628,7 @@ def compute_all(store: Store, config: Config, now: float | None = None) -> dict[
     rows: list[tuple[str, int, str, float]] = []
     for key in keys:
         with store._snapshot() as db:
-            runs = [series for _, series in load_series(db, key)]
+            runs = [series for _, series in load_series(db, key, config.signature_max_runs)]
         built = build(runs, settings)
         if built.body is None:
             reasons[key] = built.reason or ""
