@@ -691,3 +691,10 @@ def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> SignatureAn
     else:
         reason = "not computed yet (mosaic run computes signatures at its end), or its outliers left too few runs"
     return {"signature": None, "reason": reason}
+
+
+def signature_of(db: sqlite3.Connection, group_key: str, min_runs: int) -> dict[str, Any]:
+    """``{"body": the whole stored body | None, "reason": why not | None}`` (the pages draw
+    the curves, which :func:`answer` leaves out)."""
+    body = _load(db, group_key)
+    return {"body": body, "reason": None if body is not None else answer(db, group_key, min_runs)["reason"]}

@@ -27,6 +27,7 @@ from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
 from mosaic.corpus import profiles
 from mosaic.directions import DIRECTIONS
+from mosaic.html import signature_view
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
 from mosaic.periods import duration, median_period, period_text
 from mosaic.report.text import counted, readable
@@ -233,8 +234,10 @@ def application_page(
     chart: Chart | None,
     jobs: list[tuple[str, str | None, str]],
     config: Config,
+    signature: dict[str, Any] | None = None,
 ) -> str:
-    """The page of one application; ``jobs``: (file, start, link or "" when its log is gone)."""
+    """The page of one application; ``jobs``: (file, start, link or "" when its log is gone);
+    ``signature``: what :func:`mosaic.signature.answer` says of it (SPEC 3.12)."""
     profile = app.profile
     page.add(
         "Application",
@@ -299,6 +302,8 @@ def application_page(
             "Runs over time",
             page.chart(chart) + Html('<p class="note">Every valid run, categorized or not.</p>'),
         )
+    if signature is not None:
+        page.add("I/O signature", signature_view.section(page, signature["body"], signature["reason"]))
     shares = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
     page.add(
         "Label shares",

@@ -59,6 +59,7 @@ from mosaic.report.figures import FIGURES, render_figures
 from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES
 from mosaic.report.text import display_name
+from mosaic.signature import signature_of
 
 ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
 SUB_NAV = tuple((f"../{href}", text) for href, text in ROOT_NAV)
@@ -255,7 +256,9 @@ def _store_sections(
         # loop used to take that name, and the section went to the last application's page)
         app_page = Page(f"{app.name} (uid {app.uid})", Assets(inline=False, prefix="../assets/"), SUB_NAV)
         chart = apps_module.runs_over_time(db, app.key)
-        text = apps_module.application_page(app_page, app, chart, jobs[app.key], config)
+        text = apps_module.application_page(
+            app_page, app, chart, jobs[app.key], config, signature_of(db, app.key, config.signature_min_runs)
+        )
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
         progress.update()
@@ -373,7 +376,15 @@ def _job_pages(
         initializer=limit_memory,
         initargs=(config.worker_memory_bytes,),
     ) as pool:
-        pages = pool.map(_job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo])
+        shapes = {
+            location: signature_of(db, app.key, config.signature_min_runs)
+            for app in top
+            for _, location, _ in chosen[app.key]
+            if location in todo
+        }
+        pages = pool.map(
+            _job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo], [shapes[x] for x in todo]
+        )
         for name, (text, evicted) in zip(todo.values(), pages, strict=True):
             (site / "jobs" / name).write_text(text, encoding="utf-8")
             counts.job_pages += 1
@@ -391,10 +402,14 @@ def _job_pages(
 
 
 def _job_page(
-    location: str, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...]
+    location: str,
+    config: Config,
+    assets: Assets,
+    nav: tuple[tuple[str, str], ...],
+    signature: dict[str, Any] | None = None,
 ) -> tuple[str, bool]:
     """One job page in a pool worker: its text, and whether the log was evicted."""
-    text, evicted = job_page(location, config, assets, nav, method="../method.html")
+    text, evicted = job_page(location, config, assets, nav, method="../method.html", signature=signature)
     return text, evicted is not None
 
 
