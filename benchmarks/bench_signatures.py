@@ -27,10 +27,10 @@ import numpy as np
 
 from benchmarks.year import corpus, run_mosaic
 from mosaic.config import DEFAULT
-from mosaic.errors import LogError
 from mosaic.corpus.scan import scan
 from mosaic.corpus.store import Store
 from mosaic.darshan.reader import read_log
+from mosaic.errors import LogError
 from mosaic.series import save_series, series_fact, series_row
 from mosaic.signature import compute_all
 from mosaic.synth.signatures import DESIGNS, noisy_runs
@@ -45,7 +45,8 @@ def table_bytes(path: Path, tables: tuple[str, ...]) -> int:
     try:
         names = ",".join("?" * len(tables))
         row = db.execute(
-            f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({names}) OR tbl_name IN ({names})", tables + tables
+            f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({names}) OR tbl_name IN ({names})",
+            tables + tables,
         ).fetchone()
         return int(row[0] or 0)
     except sqlite3.OperationalError:  # SQLite built without dbstat: the blobs alone
@@ -146,7 +147,10 @@ def main() -> None:
         folder = args.dir or Path(tmp)
         year = year_side(folder, args.count)
         many = groups_side(folder, args.groups)
-    print(f"year of {year['logs']:,} logs ({year['valid']:,} valid, {year['groups_with_signature']:,} signatures)")
+    print(
+        f"year of {year['logs']:,} logs ({year['valid']:,} valid, "
+        f"{year['groups_with_signature']:,} signatures)"
+    )
     print(f"  mosaic run --workers 2, tree CPU          {year['year_cpu']:8.2f} s")
     print(
         f"  of it, series ({year['series_ms_per_log']:.3f} ms a log, {year['sampled_logs']} sampled)"

@@ -210,7 +210,9 @@ class Config:
     stability_histogram_bins: int = method(10, lo=1)  # bins over [0, 1] of per-application stability
 
     # --- I/O signatures (SPEC 3.12) ---
-    signature_min_runs: int = method(5, lo=2)  # an application's signature needs this many timed runs (IOSI: 5-10)
+    signature_min_runs: int = method(
+        5, lo=2
+    )  # an application's signature needs this many timed runs (IOSI: 5-10)
     signature_max_runs: int = method(
         100, lo=2
     )  # ... built from its this many most recent runs (by start): what it does now, at a bounded cost

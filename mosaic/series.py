@@ -82,7 +82,8 @@ class RunSeries:
         """Bytes moved in direction before each time of ``at`` (the step function's integral)."""
         if len(self.read) == 0:
             return np.zeros(len(at))
-        return np.interp(at, self.edges, self._running[direction])
+        out: np.ndarray = np.interp(at, self.edges, self._running[direction])
+        return out
 
     def time_at(self, direction: str, moved: np.ndarray) -> np.ndarray:
         """The first time by which ``moved`` bytes had moved in direction (the inverse of
@@ -94,7 +95,11 @@ class RunSeries:
         target = np.clip(moved, 0.0, running[-1])
         step = np.searchsorted(running, target, side="left").clip(1, len(bytes_))
         before = running[step - 1]
-        inside = np.where(bytes_[step - 1] > 0, (target - before) / np.where(bytes_[step - 1] > 0, bytes_[step - 1], 1.0), 1.0)
+        inside = np.where(
+            bytes_[step - 1] > 0,
+            (target - before) / np.where(bytes_[step - 1] > 0, bytes_[step - 1], 1.0),
+            1.0,
+        )
         out: np.ndarray = self.edges[step - 1] + inside.clip(0, 1) * (self.edges[step] - self.edges[step - 1])
         return out
 
@@ -134,9 +139,7 @@ def series_from_intervals(
     read, write = np.asarray(read, np.float64), np.asarray(write, np.float64)
     if not (np.isfinite(run_time) and run_time > 0):
         return empty(run_time if np.isfinite(run_time) else 0.0)
-    keep = (
-        np.isfinite(start) & np.isfinite(end) & np.isfinite(read) & np.isfinite(write) & (end >= start)
-    )
+    keep = np.isfinite(start) & np.isfinite(end) & np.isfinite(read) & np.isfinite(write) & (end >= start)
     keep &= (read > 0) | (write > 0)
     start, end, read, write = start[keep], end[keep], read[keep], write[keep]
     if len(start) == 0:
@@ -180,9 +183,7 @@ def series_from_log(log: DarshanLog, max_points: int) -> RunSeries:
     if dxt is not None and len(dxt.starts):
         lengths = dxt.lengths.astype(np.float64)
         read = np.where(dxt.is_write, 0.0, lengths)
-        return series_from_intervals(
-            dxt.starts, dxt.ends, read, lengths - read, run_time, "dxt", max_points
-        )
+        return series_from_intervals(dxt.starts, dxt.ends, read, lengths - read, run_time, "dxt", max_points)
     heat = log.heatmaps
     if heat is not None and len(heat.nbins):
         rows = np.isin(heat.apis, ("heatmap:POSIX", "heatmap:STDIO"))
@@ -249,7 +250,7 @@ def unpack(blob: bytes | str, source: str, run_time: float, resolution: float) -
     if len(values) != 3 * steps + 1:
         raise ValueError(f"a run series of {steps} steps holds {len(values)} values")
     edges, read, write = values[: steps + 1], values[steps + 1 : 2 * steps + 1], values[2 * steps + 1 :]
-    kind: Source = source if source in SOURCES else "none"  # type: ignore[assignment]
+    kind: Source = next((known for known in SOURCES if known == source), "none")
     return RunSeries(kind, float(run_time), float(resolution), edges, read, write)
 
 

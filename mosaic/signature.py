@@ -138,7 +138,8 @@ def outliers(run_time: np.ndarray, volume: np.ndarray, neighbors: int, threshold
         lof.fit((points - centre) / np.maximum(spread, LOF_MIN_SPREAD))
     scores: np.ndarray = -lof.negative_outlier_factor_
     far: np.ndarray = (np.abs(points - centre) > LOF_MIN_SPREAD).any(axis=1)
-    return (scores > threshold) & far
+    dropped: np.ndarray = (scores > threshold) & far
+    return dropped
 
 
 def shift_rows(curves: np.ndarray, lags: np.ndarray) -> np.ndarray:
@@ -223,7 +224,8 @@ def find_bursts_all(curves: np.ndarray, level: float) -> np.ndarray:
     first = np.searchsorted(raw, raw[first_at] + 1, "left") - 1 - rows * k
     last = np.searchsorted(raw, raw[last_at], "left") - rows * k
     keep = count > 0
-    return np.column_stack((rows, first, last, up, down))[keep].astype(np.int64)
+    out: np.ndarray = np.column_stack((rows, first, last, up, down))[keep].astype(np.int64)
+    return out
 
 
 def find_bursts(curve: np.ndarray, level: float) -> np.ndarray:
@@ -244,7 +246,14 @@ def _components(overlap: np.ndarray) -> np.ndarray:
 
 
 def clique(
-    x: np.ndarray, y: np.ndarray, run: np.ndarray, runs: int, gamma: float, kappa: float, width: float, height: float
+    x: np.ndarray,
+    y: np.ndarray,
+    run: np.ndarray,
+    runs: int,
+    gamma: float,
+    kappa: float,
+    width: float,
+    height: float,
 ) -> np.ndarray:
     """Cluster label of each point (-1: in no common burst) on one CLIQUE grid."""
     labels = np.full(len(x), -1, np.int64)
@@ -372,7 +381,8 @@ class Batch:
     def cumulative(self, direction: str, run: np.ndarray, fraction: np.ndarray) -> np.ndarray:
         """Bytes run[j] moved before fraction[j] of its run time (broadcast)."""
         out: np.ndarray = np.interp(fraction.clip(0, 1) + 2 * run, self.x, self.y[direction])
-        return out - self.base[direction][run]
+        moved: np.ndarray = out - self.base[direction][run]
+        return moved
 
     def fraction_at(self, direction: str, run: np.ndarray, moved: np.ndarray) -> np.ndarray:
         """The first fraction of its run time by which run[j] had moved moved[j] bytes (a step
@@ -454,8 +464,10 @@ def _layout(common: list[_Common], times: np.ndarray) -> tuple[np.ndarray, np.nd
     for j in range(m):
         if j:
             gaps = start[:, j] - end[:, j - 1]
-            gap = float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else float(
-                np.nanmedian(start[:, j]) - np.nanmedian(end[:, j - 1])
+            gap = (
+                float(np.nanmedian(gaps))
+                if np.isfinite(gaps).any()
+                else float(np.nanmedian(start[:, j]) - np.nanmedian(end[:, j - 1]))
             )
             cursor = max(at[j - 1] + length[j - 1] + gap, at[j - 1])
         at[j] = cursor
@@ -536,7 +548,9 @@ def _direction_bursts(
     n, k = curves.shape
     times = batch.times
     # shares of the median run's bytes: a run that missed a burst keeps its other bursts' shares
-    total = max(float(np.median(np.diff(np.append(batch.base[direction], batch.y[direction][-1] + 1)) - 1)), 1.0)
+    total = max(
+        float(np.median(np.diff(np.append(batch.base[direction], batch.y[direction][-1] + 1)) - 1)), 1.0
+    )
     found = find_bursts_all(curves, settings.signature_burst_level)
     run = found[:, 0]
     # bytes over the smoothed span, read off the run's own series (before its shift)
@@ -550,7 +564,9 @@ def _direction_bursts(
     last = batch.fraction_at(direction, run, before + (1 - EDGE_SHARE) * moved)
     grow = (last - first) * EDGE_SHARE / (1 - 2 * EDGE_SHARE)
     keep = moved >= settings.signature_burst_min_share * total
-    rows = np.column_stack((run, (first - grow).clip(0, 1), (last + grow).clip(0, 1), moved / total, moved))[keep]
+    rows = np.column_stack((run, (first - grow).clip(0, 1), (last + grow).clip(0, 1), moved / total, moved))[
+        keep
+    ]
     if len(rows) == 0:
         return []
     points = rows
@@ -591,7 +607,9 @@ def _absolute(batch: Batch, used: Sequence[RunSeries], k: int, agree: float) -> 
         return {
             "agree": False,
             "spread": spread,
-            "reason": f"run times spread {spread:.3g} ((p90 - p10) / p50) > {agree:g} (signature_length_agree)",
+            "reason": (
+                f"run times spread {spread:.3g} ((p90 - p10) / p50) > {agree:g} (signature_length_agree)"
+            ),
         }
     resolution = max(float(np.median([s.resolution for s in used])), float(p90) / k)
     points = max(int(math.ceil(float(p90) / resolution)), 1)
@@ -689,7 +707,9 @@ def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> SignatureAn
             f"a signature needs {min_runs} (signature_min_runs)"
         )
     else:
-        reason = "not computed yet (mosaic run computes signatures at its end), or its outliers left too few runs"
+        reason = (
+            "not computed yet (mosaic run computes signatures at its end), or its outliers left too few runs"
+        )
     return {"signature": None, "reason": reason}
 
 

@@ -89,7 +89,9 @@ def test_log_adapter_reads_dxt_then_heatmap_then_records_with_the_logs_bytes():
     log.dxt_posix = None
     binned = series_from_log(log, 4096)
     assert binned.source == "heatmap"
-    assert binned.total("write") == pytest.approx(written + stdio, rel=1e-12)  # POSIX and STDIO heatmaps (IOR's console)
+    assert binned.total("write") == pytest.approx(
+        written + stdio, rel=1e-12
+    )  # POSIX and STDIO heatmaps (IOR's console)
     assert binned.resolution == pytest.approx(0.1)  # the HEATMAP's bins
     log.heatmaps = None
     windows = series_from_log(log, 4096)
@@ -126,7 +128,7 @@ def test_store_keeps_series_by_run_and_prune_drops_them(tmp_path):
         with store._atomic() as db:
             save_series(db, [series_row(identity, key, series)])
         with store._snapshot() as db:
-            (run, back), = load_series(db, key)
+            ((run, back),) = load_series(db, key)
         assert run == identity and back.total("write") == 100
         store.prune(keep=0)
         with store._snapshot() as db:

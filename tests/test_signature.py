@@ -58,7 +58,9 @@ def scores(design, runs, built):
 CASES = [(design, bins) for design in DESIGNS for bins in (None, 200)]
 
 
-@pytest.mark.parametrize(("design", "bins"), CASES, ids=[f"{d.name}-{'heatmap' if b else 'dxt'}" for d, b in CASES])
+@pytest.mark.parametrize(
+    ("design", "bins"), CASES, ids=[f"{d.name}-{'heatmap' if b else 'dxt'}" for d, b in CASES]
+)
 def test_signature_matches_the_design_and_beats_both_baselines(design, bins):
     rng = np.random.default_rng(11)
     runs = noisy_runs(design, RUNS, rng, bin_seconds=design.run_time / bins if bins else None)

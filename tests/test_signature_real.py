@@ -54,7 +54,9 @@ def test_the_logs_say_four_phases_of_48_mib():
     for _, log, series in runs:  # and every run's POSIX records: 4 phases' worth of writes
         written = log.modules[F.POSIX].canonical()["bytes_written"].sum()
         assert written == 4 * PHASE
-        assert series.source == ("dxt" if log.dxt_posix is not None and len(log.dxt_posix.starts) else "heatmap")
+        assert series.source == (
+            "dxt" if log.dxt_posix is not None and len(log.dxt_posix.starts) else "heatmap"
+        )
 
 
 def check_four_phases(body: dict) -> None:

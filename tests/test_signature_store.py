@@ -52,7 +52,14 @@ def test_lookups_carry_the_signature_in_brief(out):
         answer = store.application(0, "/opt/mosaic-ifs/bin/lmp_restart")
     shape = answer["signature"]
     assert shape["reason"] is None
-    assert set(shape["signature"]) == {"runs", "resolution", "run_time", "unslowed_run_time", "bursts", "absolute"}
+    assert set(shape["signature"]) == {
+        "runs",
+        "resolution",
+        "run_time",
+        "unslowed_run_time",
+        "bursts",
+        "absolute",
+    }
     assert len(shape["signature"]["bursts"]) == 4
     text = render(answer)
     assert "I/O signature of" in text and text.count("50.3 MB") >= 4

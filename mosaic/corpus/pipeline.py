@@ -196,9 +196,15 @@ def save_series(store: Store, batch: list[dict[str, Any]]) -> None:
     """The per-run series of a batch (SPEC 3.12), by run identity."""
     from mosaic.series import SERIES_COLUMNS
 
-    rows = [(f["run"], f["group_key"], *f["series"]) for f in batch if f.get("series") and f.get("run") is not None]
+    rows = [
+        (f["run"], f["group_key"], *f["series"])
+        for f in batch
+        if f.get("series") and f.get("run") is not None
+    ]
     if rows:
-        store._write(f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES ({','.join('?' * 9)})", rows)
+        store._write(
+            f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES ({','.join('?' * 9)})", rows
+        )
 
 
 def compute_signatures(store: Store, config: Config) -> None:

@@ -61,10 +61,10 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 import numpy as np
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from mosaic.config import DEFAULT
 from mosaic.directions import DIRECTIONS
@@ -216,7 +216,13 @@ class ApplicationAnswer(Application):
 
 
 _documented(
-    Spread, PeriodicProfile, DirectionProfile, ApplicationProfile, Application, SignatureAnswer, ApplicationAnswer
+    Spread,
+    PeriodicProfile,
+    DirectionProfile,
+    ApplicationProfile,
+    Application,
+    SignatureAnswer,
+    ApplicationAnswer,
 )
 
 

@@ -57,8 +57,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
-from mosaic.config import DEFAULT
 from mosaic import series, signature
+from mosaic.config import DEFAULT
 from mosaic.corpus import listing, profiles
 from mosaic.corpus.dedup import Group, Run, heaviness
 from mosaic.darshan.archive import CANNOT_OPEN, NO_SUCH_FILE

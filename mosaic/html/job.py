@@ -25,8 +25,8 @@ from mosaic.analysis.categorize import HEATMAP, DirectionAnalysis, TraceAnalysis
 from mosaic.analysis.peak_files import peak_files
 from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
-from mosaic.directions import DIRECTIONS
 from mosaic.darshan.reader import read_log
+from mosaic.directions import DIRECTIONS
 from mosaic.html import signature_view
 from mosaic.html.method import method_html, section_anchor
 from mosaic.html.page import (
@@ -47,8 +47,8 @@ from mosaic.html.page import (
 from mosaic.logfile import EvictedResult, guarded
 from mosaic.periods import duration, run_time_text, verdict_period
 from mosaic.report.text import counted, display_name
-from mosaic.series import RunSeries, series_from_log
 from mosaic.report.timeline import amplitude_spectrum, log_stretch_peaks, plot_timeline
+from mosaic.series import RunSeries, series_from_log
 from mosaic.trace import HeatmapSignal, read_trace
 
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mosaic.directions import DIRECTIONS
-from mosaic.html.page import Chart, Html, Page, esc, human_bytes, numbers, percent, table
+from mosaic.html.page import Chart, Html, Page, Series, esc, human_bytes, numbers, percent, table
 from mosaic.periods import duration
 from mosaic.report.text import counted
 from mosaic.series import RunSeries
@@ -33,13 +33,19 @@ def charts(body: dict[str, Any], prefix: str, run: RunSeries | None = None) -> l
         side = normalized[direction]
         if max(side["p90"], default=0.0) < 1.0:  # no byte a second in this direction (float dust)
             continue
-        series = [
+        series: list[Series] = [
             {"label": "p90 of runs", "values": numbers(np.array(side["p90"])), "color": SPREAD},
             {"label": "median run", "values": numbers(np.array(side["p50"])), "color": COLORS[direction]},
             {"label": "p10 of runs", "values": numbers(np.array(side["p10"])), "color": SPREAD},
         ]
         if run is not None and run.timed:
-            series.append({"label": "this run", "values": numbers(run.normalized(direction, points)), "color": "#029e73"})
+            series.append(
+                {
+                    "label": "this run",
+                    "values": numbers(run.normalized(direction, points)),
+                    "color": "#029e73",
+                }
+            )
         out.append(
             {
                 "id": f"{prefix}-{direction}",
@@ -69,10 +75,14 @@ def bursts_table(body: dict[str, Any]) -> Html:
         for burst in body["bursts"]
     ]
     headers = ["burst", "starts at", "lasts", "bytes", "bandwidth", "runs", "seconds (median)"]
-    return table(headers, rows, "numbers") if rows else Html('<p class="note">No burst common to its runs.</p>')
+    return (
+        table(headers, rows, "numbers") if rows else Html('<p class="note">No burst common to its runs.</p>')
+    )
 
 
-def section(page: Page, body: dict[str, Any] | None, reason: str | None, run: RunSeries | None = None) -> Html:
+def section(
+    page: Page, body: dict[str, Any] | None, reason: str | None, run: RunSeries | None = None
+) -> Html:
     """The signature's section body: its charts and bursts, or why there is none."""
     if body is None:
         return Html(f'<p class="note">No I/O signature: {esc(reason or "none stored")}.</p>')

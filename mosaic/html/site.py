@@ -383,7 +383,12 @@ def _job_pages(
             if location in todo
         }
         pages = pool.map(
-            _job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo], [shapes[x] for x in todo]
+            _job_page,
+            todo,
+            repeat(config),
+            repeat(assets),
+            [navs[x] for x in todo],
+            [shapes[x] for x in todo],
         )
         for name, (text, evicted) in zip(todo.values(), pages, strict=True):
             (site / "jobs" / name).write_text(text, encoding="utf-8")

@@ -46,7 +46,9 @@ def render(answer: ApplicationAnswer) -> str:
     profile = answer["profile"]
     shape = _signature(answer.get("signature"))
     if profile is None:
-        return "\n".join([*lines, "no profile: none of its runs was categorized into the store", *shape]) + "\n"
+        return (
+            "\n".join([*lines, "no profile: none of its runs was categorized into the store", *shape]) + "\n"
+        )
     return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *shape]) + "\n"
 
 

@@ -3,10 +3,11 @@
 A :class:`Design` is an application's clean run: its run time and its bursts (direction,
 start and duration as fractions of the run, bytes). :func:`noisy_runs` makes runs of it
 as a shared machine would: run lengths jitter, each burst starts a little earlier or
-later (``shift``, a share of the run), some bursts stretch as under contention (their bytes kept, their bandwidth
-lower, everything after them later), background I/O runs at a small share of each direction's
-peak bandwidth, and a few runs miss a burst. Each run is the per-run series
-(:mod:`mosaic.series`) of DXT-like requests, or of HEATMAP-like bins.
+later (``shift``, a share of the run), some bursts stretch as under contention (their
+bytes kept, their bandwidth lower, everything after them later), background I/O runs at
+a small share of each direction's peak bandwidth, and a few runs miss a burst. Each run
+is the per-run series (:mod:`mosaic.series`) of DXT-like requests, or of HEATMAP-like
+bins.
 """
 
 from __future__ import annotations
@@ -128,11 +129,11 @@ def noisy_runs(
             writes.append(share if burst.direction == "write" else np.zeros(requests))
         run_time = t + delay
         noise = max(int(run_time / (0.01 * design.run_time)), 1)
-        begin = rng.uniform(0, run_time, noise)
-        length = rng.uniform(0.002, 0.01, noise) * design.run_time
-        level = noise_share * rng.uniform(0.2, 1.8, noise) * length
-        starts.append(begin)
-        ends.append(begin + length)
+        at = rng.uniform(0, run_time, noise)
+        lasting = rng.uniform(0.002, 0.01, noise) * design.run_time
+        level = noise_share * rng.uniform(0.2, 1.8, noise) * lasting
+        starts.append(at)
+        ends.append(at + lasting)
         reads.append(level * peak["read"] * (rng.random(noise) < 0.5))
         writes.append(level * peak["write"] * (rng.random(noise) < 0.5))
         series = series_from_intervals(
