@@ -42,6 +42,7 @@ QUICK: dict[str, list[str]] = {
     "bench_store_years": ["--runs", "200000", "--groups", "10000", "--samples", "500", "--dir", "{tmp}"],
     "year_profiles": ["--count", "5000", "--dir", "{tmp}"],
     "bench_slurm": ["--jobs", "3", "--submissions", "10"],
+    "bench_signatures": ["--count", "3000", "--groups", "200", "--dir", "{tmp}"],
 }
 
 

@@ -214,7 +214,7 @@ class Config:
         5, lo=2
     )  # an application's signature needs this many timed runs (IOSI: 5-10)
     signature_max_runs: int = method(
-        100, lo=2
+        30, lo=2
     )  # ... built from its this many most recent runs (by start): what it does now, at a bounded cost
     signature_points: int = method(
         256, lo=256, hi=1 << 16

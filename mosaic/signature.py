@@ -131,13 +131,15 @@ def outliers(run_time: np.ndarray, volume: np.ndarray, neighbors: int, threshold
         return np.zeros(n, bool)
     points = np.column_stack((np.log(run_time), np.log1p(volume)))
     centre = np.median(points, axis=0)
+    far: np.ndarray = (np.abs(points - centre) > LOF_MIN_SPREAD).any(axis=1)
+    if not far.any():  # no run can be an outlier: LOF's fit (~2 ms) is not needed
+        return far
     spread = 1.4826 * np.median(np.abs(points - centre), axis=0)  # the MAD: an outlier does not widen it
     lof = LocalOutlierFactor(n_neighbors=max(2, min(neighbors, (n - 1) // 2)))
     with warnings.catch_warnings():  # identical runs: the far rule below keeps them in
         warnings.filterwarnings("ignore", "Duplicate values", UserWarning)
         lof.fit((points - centre) / np.maximum(spread, LOF_MIN_SPREAD))
     scores: np.ndarray = -lof.negative_outlier_factor_
-    far: np.ndarray = (np.abs(points - centre) > LOF_MIN_SPREAD).any(axis=1)
     dropped: np.ndarray = (scores > threshold) & far
     return dropped
 

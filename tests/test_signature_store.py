@@ -82,3 +82,22 @@ def test_prune_drops_the_series_and_the_next_run_says_why_there_is_none(out, tmp
         "reason": "3 runs with a series stored; a signature needs 5 (signature_min_runs)",
     }
     assert "no I/O signature: 3 runs with a series stored" in render(answer)
+
+
+def test_a_signature_rests_on_the_groups_most_recent_runs(out, tmp_path):
+    path = tmp_path / "store.sqlite"
+    path.write_bytes((out / "store.sqlite").read_bytes())
+    with Store(path) as store:
+        compute_all(store, DEFAULT.replace(signature_max_runs=6))
+        body = load_signature(store, VICTIM)
+        with store._snapshot() as db:
+            latest = [
+                row[0]
+                for row in db.execute(
+                    "SELECT job_id FROM jobs WHERE group_key = ? ORDER BY start DESC LIMIT 6", (VICTIM,)
+                )
+            ]
+    assert body["runs"] + body["outliers"] + body["untimed"] == 6
+    assert latest == ["70034", "70033", "70031", "70030", "70025", "70023"]  # job ids run in start order
+    times = sorted(float(r) for r in body["run_time"].values())
+    assert times[0] >= 11.0 and len(set(times)) >= 2  # the p10-p90 of those six, not of all 18
