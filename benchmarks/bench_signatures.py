@@ -9,7 +9,9 @@ Side by side, in one run:
   run makes every valid run's series in its workers and the signatures at its end;
 * what of it is the signatures': the series of a sample of its logs (``series_fact``
   alone, CPU per log, times the valid logs) and ``signature.compute_all`` on its store
-  again (CPU), against the year's tree CPU less both: target <= 10 %;
+  again, twice (CPU: the first call pays the imports of PyWavelets and scikit-learn and
+  their first-call set-up, a fixed cost of a run; the second is what grows with the
+  groups), against the year's tree CPU less both: target <= 10 %;
 * many groups: ``--groups`` groups of 12 noisy runs each (``mosaic.synth.signatures``,
   DXT-like, 4,096-step series) in a store, ``compute_all`` over them: CPU per group;
 * store growth: bytes of ``run_series`` and ``signatures`` (SQLite's dbstat) per run.
@@ -88,6 +90,9 @@ def year_side(folder: Path, count: int) -> dict[str, float]:
     with Store(out / "store.sqlite") as store:
         started = time.process_time()
         compute_all(store, DEFAULT)
+        first = time.process_time() - started  # with what its first call imports and builds
+        started = time.process_time()
+        compute_all(store, DEFAULT)
         signatures = time.process_time() - started
         with store._snapshot() as db:
             groups = db.execute("SELECT count(*) FROM signatures").fetchone()[0]
@@ -104,7 +109,7 @@ def year_side(folder: Path, count: int) -> dict[str, float]:
         "series_ms_per_log": 1e3 * per_log,
         "sampled_logs": sampled,
         "signatures_cpu": signatures,
-        "imports_cpu": imports,
+        "imports_cpu": imports + first - signatures,
         "share": (series + signatures) / rest,
         "share_with_imports": (series + signatures + imports) / (rest - imports),
         "bytes_per_run": table_bytes(out / "store.sqlite", ("run_series", "signatures")) / max(stored, 1),
@@ -157,7 +162,7 @@ def main() -> None:
         f"  {year['series_cpu']:8.2f} s"
     )
     print(f"  of it, compute_all                       {year['signatures_cpu']:8.2f} s")
-    print(f"  of it, importing PyWavelets and scikit-learn's LOF {year['imports_cpu']:.2f} s (once a run)")
+    print(f"  of it, imports and first-call set-up (once a run)  {year['imports_cpu']:.2f} s")
     verdict = "met" if year["share"] <= TARGET_SHARE else "missed"
     print(
         f"  signatures / the rest: {year['share']:.1%} (target <= {TARGET_SHARE:.0%}: {verdict}); "
