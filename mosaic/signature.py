@@ -40,6 +40,7 @@ import math
 import sqlite3
 import time
 import warnings
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -647,13 +648,21 @@ def compute_all(store: Store, config: Config, now: float | None = None) -> dict[
         ]
     rows: list[tuple[str, int, str, float]] = []
     for key in keys:
-        with store._snapshot() as db:
-            runs = [series for _, series in load_series(db, key, config.signature_max_runs)]
-        built = build(runs, settings)
-        if built.body is None:
+        try:
+            with store._snapshot() as db:
+                runs = [series for _, series in load_series(db, key, config.signature_max_runs)]
+            built = build(runs, settings)
+            body = (
+                None if built.body is None else json.dumps(built.body, separators=(",", ":"), allow_nan=False)
+            )
+        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, zlib.error) as error:
+            # a damaged series or a value no step foresaw: this group has none, the run goes on
+            reasons[key] = f"could not be built ({type(error).__name__}: {error})"
+            continue
+        if built.body is None or body is None:
             reasons[key] = built.reason or ""
             continue
-        rows.append((key, built.body["runs"], json.dumps(built.body, separators=(",", ":")), now))
+        rows.append((key, built.body["runs"], body, now))
     with store._atomic() as db:
         db.execute(
             "DELETE FROM signatures WHERE group_key NOT IN (SELECT group_key FROM run_series "

@@ -101,3 +101,18 @@ def test_a_signature_rests_on_the_groups_most_recent_runs(out, tmp_path):
     assert latest == ["70034", "70033", "70031", "70030", "70025", "70023"]  # job ids run in start order
     times = sorted(float(r) for r in body["run_time"].values())
     assert times[0] >= 11.0 and len(set(times)) >= 2  # the p10-p90 of those six, not of all 18
+
+
+def test_a_damaged_series_costs_its_group_its_signature_not_the_run(out, tmp_path):
+    path = tmp_path / "store.sqlite"
+    path.write_bytes((out / "store.sqlite").read_bytes())
+    with Store(path) as store:
+        with store._atomic() as db:
+            db.execute("UPDATE run_series SET series = X'00' WHERE group_key = ?", (VICTIM,))
+        reasons = compute_all(store, DEFAULT)
+        assert list(reasons) == [VICTIM]
+        assert reasons[VICTIM] == (
+            "could not be built (error: Error -5 while decompressing data: incomplete or truncated stream)"
+        )
+        assert load_signature(store, VICTIM) is None
+        assert load_signature(store, "0:/opt/mosaic-ifs/bin/hdf_bulk") is not None
