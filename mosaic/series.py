@@ -28,9 +28,9 @@ import os
 import sqlite3
 import struct
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -228,6 +228,41 @@ def series_from_log(log: DarshanLog, max_points: int) -> RunSeries:
         np.concatenate(writes)[timed],
         run_time,
         "records",
+        max_points,
+    )
+
+
+class _FsActivity(Protocol):
+    start: np.ndarray
+    end: np.ndarray
+    read: np.ndarray
+    write: np.ndarray
+
+
+class _RunActivity(Protocol):
+    source: str
+    run_time: float
+
+    @property
+    def by_fs(self) -> Mapping[str, _FsActivity]: ...
+
+
+def series_from_activity(activity: _RunActivity, max_points: int) -> RunSeries:
+    """A run's series from its per-file-system activity (``mosaic.activity.RunActivity``:
+    ``source``, ``run_time``, ``by_fs`` of arrays ``start``, ``end``, ``read``, ``write``),
+    every file system's intervals together: the same step function as :func:`series_from_log`
+    makes from the log, once the activity is what the validating worker keeps."""
+    parts = list(activity.by_fs.values())
+    if not parts:
+        return empty(activity.run_time)
+    source: Source = next((known for known in SOURCES if known == activity.source), "records")
+    return series_from_intervals(
+        np.concatenate([p.start for p in parts]),
+        np.concatenate([p.end for p in parts]),
+        np.concatenate([p.read for p in parts]),
+        np.concatenate([p.write for p in parts]),
+        activity.run_time,
+        source,
         max_points,
     )
 

@@ -17,6 +17,7 @@ from mosaic.series import (
     pack,
     save_series,
     series_fact,
+    series_from_activity,
     series_from_intervals,
     series_from_log,
     series_row,
@@ -133,3 +134,33 @@ def test_store_keeps_series_by_run_and_prune_drops_them(tmp_path):
         store.prune(keep=0)
         with store._snapshot() as db:
             assert load_series(db, key) == []
+
+
+def test_per_file_system_activity_gives_the_same_series_as_its_intervals():
+    """Contract 2's RunActivity, filled by hand: its file systems' intervals together."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Fs:
+        start: np.ndarray
+        end: np.ndarray
+        read: np.ndarray
+        write: np.ndarray
+        meta: np.ndarray = field(default_factory=lambda: np.zeros(0))
+        shared: bool = False
+
+    @dataclass
+    class Activity:
+        source: str
+        start_epoch: float
+        run_time: float
+        by_fs: dict
+
+    scratch = Fs(np.array([0.0]), np.array([2.0]), np.array([0.0]), np.array([100.0]))
+    home = Fs(np.array([1.0, 0.5]), np.array([3.0, 1.0]), np.array([0.0, 10.0]), np.array([200.0, 0.0]))
+    series = series_from_activity(Activity("dxt", 1e9, 4.0, {"/scratch": scratch, "/home": home}), 100)
+    assert series.source == "dxt"
+    assert series.edges.tolist() == [0, 0.5, 1, 2, 3, 4]
+    assert series.write.tolist() == [25, 25, 150, 100, 0]  # as test_overlapping_intervals_...
+    assert series.read.tolist() == [0, 10, 0, 0, 0]
+    assert not series_from_activity(Activity("heatmap", 1e9, 4.0, {}), 100).timed
