@@ -307,6 +307,7 @@ def common_bursts(
     mean_gap = float(np.mean(gaps)) if len(gaps) else 0.5
     widths = np.linspace(mean_length, max(mean_gap, mean_length), GRID_WIDTHS)
     score = -1
+    most = len(run)  # no grid puts more pairs in common bursts than points
     for width in widths:
         for height in GRID_HEIGHTS:
             labels = clique(centre, share, run, runs, gamma, kappa, float(width), height)
@@ -314,6 +315,8 @@ def common_bursts(
             pairs = len(np.unique(labels[inside] * (runs + 1) + run[inside]))
             if pairs > score:
                 score, best = pairs, (labels, (float(width), height))
+            if score == most:  # every burst in a common one: a later grid can only tie
+                return best
     return best
 
 
@@ -345,8 +348,21 @@ def split_merged(labels: np.ndarray, run: np.ndarray, centre: np.ndarray) -> np.
     return out
 
 
+def quantiles(values: np.ndarray, shares: tuple[float, ...]) -> np.ndarray:
+    """np.quantile(values, shares, axis=0), its default linear method, from one sort (numpy's
+    own partitions once a share)."""
+    ordered = np.sort(values, axis=0)
+    at = np.asarray(shares) * (len(ordered) - 1)
+    low = np.floor(at).astype(np.int64)
+    high = np.minimum(low + 1, len(ordered) - 1)
+    weight = (at - low).reshape((-1,) + (1,) * (ordered.ndim - 1))
+    lower, upper = ordered[low], ordered[high]
+    out: np.ndarray = lower + (upper - lower) * weight
+    return out
+
+
 def _percentiles(curves: np.ndarray) -> dict[str, list[float]]:
-    p10, p50, p90 = np.percentile(curves, (10, 50, 90), axis=0)
+    p10, p50, p90 = quantiles(curves, (0.1, 0.5, 0.9))
     return {"p10": _rounded(p10), "p50": _rounded(p50), "p90": _rounded(p90)}
 
 
