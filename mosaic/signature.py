@@ -34,7 +34,9 @@ Public API: :func:`build` (runs -> :class:`Built`, or the reason there is none),
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import json
 import math
 import sqlite3
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mosaic import __version__
 from mosaic.config import Config, Settings
 from mosaic.corpus.profiles import SignatureAnswer
 from mosaic.series import RunSeries, load_series
@@ -650,7 +653,8 @@ def _absolute(batch: Batch, used: Sequence[RunSeries], k: int, agree: float) -> 
 
 def compute_all(store: Store, config: Config, now: float | None = None) -> dict[str, str]:
     """Every group's signature from its stored series into ``signatures`` (a group now
-    without one loses its row); returns each group's reason for having none."""
+    without one loses its row; one whose :func:`basis` is unchanged keeps its row as it is);
+    returns each group's reason for having none."""
     settings = SignatureSettings.of(config)
     now = time.time() if now is None else now
     reasons: dict[str, str] = {}
@@ -663,11 +667,21 @@ def compute_all(store: Store, config: Config, now: float | None = None) -> dict[
             )
         ]
     rows: list[tuple[str, int, str, float]] = []
+    kept: list[str] = []
     for key in keys:
         try:
             with store._snapshot() as db:
+                digest = basis(db, key, config.signature_max_runs, settings)
+                stored = db.execute(
+                    "SELECT json_extract(body, '$.basis') FROM signatures WHERE group_key = ?", (key,)
+                ).fetchone()
+                if stored is not None and stored[0] == digest:  # the same runs, settings and code
+                    kept.append(key)
+                    continue
                 runs = [series for _, series in load_series(db, key, config.signature_max_runs)]
             built = build(runs, settings)
+            if built.body is not None:
+                built.body["basis"] = digest
             body = (
                 None if built.body is None else json.dumps(built.body, separators=(",", ":"), allow_nan=False)
             )
@@ -688,6 +702,20 @@ def compute_all(store: Store, config: Config, now: float | None = None) -> dict[
         db.executemany("DELETE FROM signatures WHERE group_key = ?", [(key,) for key in reasons])
         db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?, ?)", rows)
     return reasons
+
+
+def basis(db: sqlite3.Connection, group_key: str, limit: int, settings: SignatureSettings) -> str:
+    """What a group's signature is built from, as a digest: mosaic's version, the settings, and
+    the runs it would use (identity, steps, bytes). A signature of the same basis is kept as
+    it is: a rerun recomputes only the groups whose recent runs changed."""
+    rows = db.execute(
+        "SELECT s.run, s.points, s.read_bytes, s.write_bytes, s.run_time FROM run_series s "
+        "LEFT JOIN jobs j ON j.run = s.run WHERE s.group_key = ? "
+        "ORDER BY coalesce(j.start, '') DESC, s.run DESC LIMIT ?",
+        (group_key, limit),
+    ).fetchall()
+    text = json.dumps([__version__, dataclasses.astuple(settings), [tuple(row) for row in rows]])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_signature(store: Store | sqlite3.Connection, group_key: str) -> dict[str, Any] | None:

@@ -109,6 +109,7 @@ def test_a_damaged_series_costs_its_group_its_signature_not_the_run(out, tmp_pat
     with Store(path) as store:
         with store._atomic() as db:
             db.execute("UPDATE run_series SET series = X'00' WHERE group_key = ?", (VICTIM,))
+            db.execute("DELETE FROM signatures")  # none kept: every group is built again
         reasons = compute_all(store, DEFAULT)
         assert list(reasons) == [VICTIM]
         assert reasons[VICTIM] == (
@@ -116,3 +117,31 @@ def test_a_damaged_series_costs_its_group_its_signature_not_the_run(out, tmp_pat
         )
         assert load_signature(store, VICTIM) is None
         assert load_signature(store, "0:/opt/mosaic-ifs/bin/hdf_bulk") is not None
+
+
+def test_a_rerun_keeps_the_signatures_whose_runs_did_not_change(out, tmp_path):
+    path = tmp_path / "store.sqlite"
+    path.write_bytes((out / "store.sqlite").read_bytes())
+    with Store(path) as store:
+
+        def stamps():
+            with store._snapshot() as db:
+                return dict(db.execute("SELECT group_key, computed_at FROM signatures"))
+
+        made = stamps()  # by the run
+        assert len(made) == 3
+        compute_all(store, DEFAULT, now=2.0)  # same runs, settings and code: every row kept
+        assert stamps() == made
+        compute_all(store, DEFAULT.replace(signature_burst_level=0.2), now=3.0)  # other settings
+        assert set(stamps().values()) == {3.0}
+        with store._atomic() as db:  # one run of the victim gone: its group alone is redone
+            db.execute(
+                "DELETE FROM run_series WHERE run = (SELECT min(run) FROM run_series WHERE group_key = ?)",
+                (VICTIM,),
+            )
+        compute_all(store, DEFAULT.replace(signature_burst_level=0.2), now=4.0)
+        assert stamps() == {
+            VICTIM: 4.0,
+            "0:/opt/mosaic-ifs/bin/hdf_bulk": 3.0,
+            "0:/opt/mosaic-ifs/bin/ram_ckpt": 3.0,
+        }
