@@ -49,6 +49,7 @@ QUICK: dict[str, list[str]] = {
     "perf_cost": ["--count", "2000", "--rounds", "2", "--dir", "{tmp}"],
     "bench_forecast": ["--weeks", "3"],
     "bench_contention": ["--count", "2000"],
+    "bench_signatures": ["--count", "3000", "--groups", "200", "--dir", "{tmp}"],
 }
 
 

@@ -46,6 +46,8 @@ ORDERINGS: tuple[tuple[str, str, bool, str], ...] = (
     ("fft_min_samples", "fft_max_samples", True, "the FFT's sample count lies between them"),
     ("service_max_queued_per_client", "service_max_queued", True, "a client's share is part of the queue"),
     ("forecast_medium_slowdown", "forecast_high_slowdown", False, "each risk class keeps a range"),
+    ("signature_min_runs", "signature_max_runs", True, "a signature is built from the runs it needs"),
+    ("signature_gamma", "signature_kappa", True, "a common burst's neighbourhood holds its dense unit"),
 )
 
 
@@ -243,6 +245,33 @@ class Config:
     contention_pair_min_runs: int = method(3, lo=1)  # a label pair is fitted with >= this many victim runs
     # the conflict matrix's familywise level (Bonferroni over its estimable pairs)
     contention_matrix_alpha: float = method(0.05, lo=0.0, hi=1.0, lo_open=True)
+    # --- I/O signatures (SPEC 3.12) ---
+    signature_min_runs: int = method(
+        5, lo=2
+    )  # an application's signature needs this many timed runs (IOSI: 5-10)
+    signature_max_runs: int = method(
+        30, lo=2
+    )  # ... built from its this many most recent runs (by start): what it does now, at a bounded cost
+    signature_points: int = method(
+        256, lo=256, hi=1 << 16
+    )  # points over the normalized run time (a level-2 dmey decomposition needs 248 or more)
+    signature_series_max_points: int = method(
+        4096, lo=16
+    )  # a run's stored series keeps its own steps up to this many, then even bins of the run time
+    signature_max_lag_share: float = method(0.05, **SHARE)  # runs shift by at most this share of run time
+    signature_lof_neighbors: int = method(10, lo=1)  # LOF's k (at most the runs less one)
+    signature_lof_threshold: float = method(2.0, lo=1.0)  # a run whose LOF score is above this is an outlier
+    signature_burst_level: float = method(
+        0.1, **SHARE
+    )  # a burst: the smoothed bandwidth above background + this share of (peak - background)
+    signature_burst_min_share: float = method(
+        0.01, **SHARE
+    )  # ... and carrying at least this share of the run's bytes in its direction (less: background)
+    signature_gamma: float = method(0.5, **SHARE)  # CLIQUE: a dense unit holds bursts of this share of runs
+    signature_kappa: float = method(0.9, **SHARE)  # ... and its neighbourhood of this share: a common burst
+    signature_length_agree: float = method(
+        0.1, **NON_NEGATIVE
+    )  # runs' lengths agree (absolute-time signature too) when (p90 - p10) / p50 of run time is at most this
 
     # ===== execution: how the batch is spread and bounded (SPEC 5) =====
     trace_timeout_seconds: float = execution(60.0, **POSITIVE)

@@ -1,6 +1,6 @@
 """The optional parts of mosaic-io, and the message when one is missing.
 
-The core (numpy, scipy, scikit-learn, click, tqdm, zlib-ng) reads and
+The core (numpy, scipy, scikit-learn, PyWavelets, click, tqdm, zlib-ng) reads and
 categorizes logs; each extra of pyproject.toml adds what one kind of user
 needs. A command that meets a module of a missing extra stops with status 2
 and names the extra to install (:class:`MissingExtra`), instead of a traceback.

@@ -26,7 +26,12 @@ from mosaic_testing.logs import REPO
 LOG = REPO / "tests/data/darshan-logs-runtime/darshan-main/pub_two_series.darshan"
 OPTIONAL = ",".join(EXTRA_OF)
 # packages imported under another name
-IMPORT_NAME = {"markdown-it-py": "markdown_it", "scikit-learn": "sklearn", "zlib-ng": "zlib_ng"}
+IMPORT_NAME = {
+    "markdown-it-py": "markdown_it",
+    "scikit-learn": "sklearn",
+    "zlib-ng": "zlib_ng",
+    "PyWavelets": "pywt",
+}
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 
 

@@ -121,17 +121,18 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     from mosaic.corpus import perfstore
     from mosaic.corpus.profiles import run_identity
     from mosaic.corpus.timeline import activity_row
+    from mosaic.series import series_fact
     from mosaic.trace import LogFacts, build_trace, log_facts
     from mosaic.trace import _clean as clean_records
 
     def work() -> dict[str, Any]:
         result = None
+        log = _read(ref, config)
         if config.all_runs:
             # The log is dropped once its trace is built, as in categorize_log and the
             # service: kept through the analysis, its DXT segments would raise the peak by
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
             # here but not there. Under --strict a partial log raises PARTIAL.
-            log = _read(ref, config)
             trace = build_trace(log, ref.name, config)
             activity = build_activity(log, config)
             del log
@@ -140,7 +141,6 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             )
             result = as_row(_guarded(ref, lambda: categorize_trace(trace, config)))
         else:
-            log = _read(ref, config)
             clean = clean_records(log, config)  # once, for the facts and SPEC 3.10's activity
             facts = log_facts(log, config, clean)
             activity = build_activity(log, config, clean)
@@ -169,6 +169,8 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             if facts.performance is not None
             else None,
             "activity": activity_row(identity, activity),
+            # SPEC 3.12: the run's series, from its activity
+            "series": series_fact(activity, config.signature_series_max_points),
         }
 
     return _guarded(ref, work)
@@ -204,6 +206,28 @@ def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
     timeline.save_validated_activity(store, batch)
+    save_series(store, batch)
+
+
+def save_series(store: Store, batch: list[dict[str, Any]]) -> None:
+    """The per-run series of a batch (SPEC 3.12), by run identity."""
+    from mosaic.series import SERIES_COLUMNS
+
+    rows = [
+        (f["run"], f["group_key"], *f["series"])
+        for f in batch
+        if f.get("series") and f.get("run") is not None
+    ]
+    if rows:
+        store._write(
+            f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES ({','.join('?' * 9)})", rows
+        )
+
+
+def compute_signatures(store: Store, config: Config) -> None:
+    from mosaic.signature import compute_all
+
+    compute_all(store, config)
 
 
 GIVEN_UP = {
@@ -316,12 +340,13 @@ def run(
                 summary["store_versions"] = store_versions
                 publishing.result()
             timings["write"] = _lap(clock, timings)
-            # Who slows whom (SPEC 3.11) over the published runs; nothing without the
-            # performance and load tables.
+            # Who slows whom (SPEC 3.11) over the published runs' performance and load
             from mosaic.interference.analyse import analyse_safely
 
             summary["contention"] = analyse_safely(store, config)
             timings["contention"] = _lap(clock, timings)
+            compute_signatures(store, config)  # SPEC 3.12: every group's signature from its series
+            timings["signatures"] = _lap(clock, timings)
         timings["engine_started"] = engine.started
         timings["validated_before"] = counts.validated_before  # logs this run did not validate again
         # The rates count the work this run did: a resumed run skips what an earlier one did.

@@ -195,6 +195,18 @@ class Application(TypedDict):
     """Log file name of the heaviest run."""
 
 
+class SignatureAnswer(TypedDict):
+    """The group's I/O signature in brief (docs/method.md 3.12), or why it has none."""
+
+    signature: dict[str, Any] | None
+    """runs, resolution (s), run_time p10/p50/p90 (s), unslowed_run_time (s), the bursts (direction,
+    start and duration as fractions of the run, bytes, bandwidth in B/s, runs showing it, seconds
+    p10/p50/p90), absolute (whether a signature over absolute time exists): the stored signature
+    without its curves. None: see reason."""
+    reason: str | None
+    """Why the group has no signature (too few runs, runs without timing), else None."""
+
+
 class ApplicationAnswer(Application):
     """``GET /v1/applications``: the group and its profile."""
 
@@ -205,6 +217,8 @@ class ApplicationAnswer(Application):
     contention: ContentionSummary | None
     """Its sensitivity to the file system's load and its aggressor traits (SPEC 3.11); None
     until a `mosaic run` over runs with performance and load computed it."""
+    signature: NotRequired[SignatureAnswer]
+    """Its I/O signature over the run (docs/method.md 3.12)."""
 
 
 _documented(
@@ -213,6 +227,7 @@ _documented(
     DirectionProfile,
     ApplicationProfile,
     Application,
+    SignatureAnswer,
     ApplicationAnswer,
     ContentionSummary,
 )

@@ -57,6 +57,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
+from mosaic import series, signature
 from mosaic.config import DEFAULT
 from mosaic.corpus import listing, perfstore, profiles, running_jobs, timeline
 from mosaic.corpus.dedup import Group, Run, heaviness
@@ -109,7 +110,8 @@ CREATE TABLE IF NOT EXISTS applications (
 {perfstore.RUN_PERFORMANCE_TABLE}
 {timeline.SCHEMA}
 {running_jobs.SCHEMA}
-{interference_schema}"""
+{interference_schema}
+{series.SERIES_TABLE}{signature.SIGNATURES_TABLE}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -644,7 +646,11 @@ class Store:
     # ----- lookup API (scheduler service) -----
 
     def application(
-        self, uid: int, app: str, min_periodic_share: float = DEFAULT.profile_min_periodic_share
+        self,
+        uid: int,
+        app: str,
+        min_periodic_share: float = DEFAULT.profile_min_periodic_share,
+        signature_min_runs: int = DEFAULT.signature_min_runs,
     ) -> profiles.ApplicationAnswer | None:
         """The group of (uid, app): its representative's categories, runs, last seen, and
         the profile of its stored runs.
@@ -660,7 +666,14 @@ class Store:
             found = profiles.profile(db, key, row["runs"], min_periodic_share, self.window)
             performance = perfstore.history_or_none(db, key)  # SPEC 3.9
             contention = load_contention(db, key)  # SPEC 3.11
-        return {**_application(row), "profile": found, "performance": performance, "contention": contention}
+            shape = signature.answer(db, key, signature_min_runs)  # SPEC 3.12
+        return {
+            **_application(row),
+            "profile": found,
+            "performance": performance,
+            "contention": contention,
+            "signature": shape,
+        }
 
     def applications(
         self, filters: listing.Filters, min_periodic_share: float = DEFAULT.profile_min_periodic_share
@@ -1005,6 +1018,7 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
     db.execute("DELETE FROM run_performance WHERE run IN (SELECT run FROM temp.doomed)")
     db.execute(DROP_CONTENTION_RUNS.format(runs="SELECT run FROM temp.doomed"))
+    db.execute("DELETE FROM run_series WHERE run IN (SELECT run FROM temp.doomed)")
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
     db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")

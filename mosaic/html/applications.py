@@ -27,6 +27,7 @@ from mosaic.analysis.labels import ALL_LABELS
 from mosaic.config import Config
 from mosaic.corpus import profiles
 from mosaic.directions import DIRECTIONS
+from mosaic.html import signature_view
 from mosaic.html.page import Chart, Html, Page, esc, facts, human_bytes, labels_html, numbers, percent, table
 from mosaic.periods import duration, median_period, period_text
 from mosaic.report.text import counted, readable
@@ -250,10 +251,12 @@ def application_page(
     config: Config,
     performance: dict[str, Any] | None = None,
     contention: tuple[Chart | None, Html] | None = None,
+    signature: dict[str, Any] | None = None,
 ) -> str:
     """The page of one application; ``jobs``: (file, start, link or "" when its log is gone);
     ``performance``: its runs' history (SPEC 3.9, corpus/perfstore.history); ``contention``: its
-    scatter of slowdown against load and facts (SPEC 3.11), if analysed."""
+    scatter of slowdown against load and facts (SPEC 3.11), if analysed; ``signature``: what
+    :func:`mosaic.signature.answer` says of it (SPEC 3.12)."""
     profile = app.profile
     page.add(
         "Application",
@@ -323,6 +326,8 @@ def application_page(
     if contention is not None:
         scatter, said = contention
         page.add("File-system load", said + (page.chart(scatter) if scatter is not None else Html("")))
+    if signature is not None:
+        page.add("I/O signature", signature_view.section(page, signature["body"], signature["reason"]))
     shares = sorted(profile["label_shares"].items(), key=lambda item: (-item[1], item[0]))
     page.add(
         "Label shares",

@@ -27,7 +27,9 @@ from mosaic.analysis.reasons import Reason, explain
 from mosaic.config import Config
 from mosaic.corpus.perfstore import stored_history
 from mosaic.corpus.profiles import run_identity
+from mosaic.darshan.reader import read_log
 from mosaic.directions import DIRECTIONS
+from mosaic.html import signature_view
 from mosaic.html.method import method_html, section_anchor
 from mosaic.html.page import (
     Assets,
@@ -49,6 +51,7 @@ from mosaic.logfile import EvictedResult, guarded
 from mosaic.periods import duration, run_time_text, verdict_period
 from mosaic.report.text import counted, display_name
 from mosaic.report.timeline import amplitude_spectrum, log_stretch_peaks, plot_timeline
+from mosaic.series import RunSeries, series_from_log
 from mosaic.trace import HeatmapSignal, read_trace
 
 COLORS = {"read": "#0173b2", "write": "#de8f05", "metadata": "#029e73"}  # as in mosaic.css
@@ -67,13 +70,19 @@ def job_page(
     nav: tuple[tuple[str, str], ...] = (),
     method: str = "",
     store: str | PathLike[str] | None = None,
+    signature: dict[str, Any] | None = None,
 ) -> tuple[str, EvictedResult | None]:
     """The page of log ``path`` and, for a log that could not be categorized, its eviction;
     ``method``: the page holding the method its reasons cite ("": this one, at its end);
-    ``store``: a results store whose runs of the same application the run is placed among."""
+    ``store``: a results store whose runs of the same application the run is placed among;
+    ``signature``: its application's (:func:`mosaic.signature.signature_of`), drawn with this
+    run against it (SPEC 3.12)."""
     outcome = guarded(path, lambda: analyze(read_trace(path, config), config))
     if isinstance(outcome, TraceAnalysis):
-        return analysis_page(outcome, config, assets, nav, method, store), None
+        run = None
+        if signature is not None and signature["body"] is not None:
+            run = series_from_log(read_log(path), config.signature_series_max_points, config)
+        return analysis_page(outcome, config, assets, nav, method, store, signature, run), None
     return evicted_page(outcome, assets, nav), outcome
 
 
@@ -95,9 +104,12 @@ def analysis_page(
     nav: tuple[tuple[str, str], ...] = (),
     method: str = "",
     store: str | PathLike[str] | None = None,
+    signature: dict[str, Any] | None = None,
+    run: RunSeries | None = None,
 ) -> str:
     """The page of a categorized trace; its reasons link to their section of the method, on
-    the page ``method`` or at the end of this one; ``store``: see :func:`job_page`."""
+    the page ``method`` or at the end of this one; ``store``: see :func:`job_page`; with its
+    application's ``signature``, the run (its series ``run``) against it."""
     trace = analysis.trace
     job = trace.job
     page = Page(Path(trace.file).name, assets, nav)
@@ -148,6 +160,12 @@ def analysis_page(
         "timeline",
     )
     page.add("Interactive charts", _charts(page, analysis, drawn, config), "charts")
+    if signature is not None:
+        page.add(
+            "Against its application's I/O signature",
+            signature_view.section(page, signature["body"], signature["reason"], run),
+            "signature",
+        )
     if not method:
         page.add("The method (docs/method.md)", Html(f'<div class="method">{method_html()}</div>'), "method")
     return page.render()

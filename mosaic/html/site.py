@@ -61,6 +61,7 @@ from mosaic.report.figures import FIGURES, render_figures
 from mosaic.report.summary import load_summary
 from mosaic.report.tables import VIEW_NAMES
 from mosaic.report.text import display_name
+from mosaic.signature import signature_of
 
 ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
 SUB_NAV = tuple((f"../{href}", text) for href, text in ROOT_NAV)
@@ -293,8 +294,9 @@ def _store_sections(
         from mosaic.interference.page import load_chart  # SPEC 3.11
 
         performance = perfstore.history_or_none(db, app.key)  # SPEC 3.9
+        shape = signature_of(db, app.key, config.signature_min_runs)  # SPEC 3.12
         text = apps_module.application_page(
-            app_page, app, chart, jobs[app.key], config, performance, load_chart(db, app.key)
+            app_page, app, chart, jobs[app.key], config, performance, load_chart(db, app.key), shape
         )
         (site / pages[app.key]).write_text(text, encoding="utf-8")
         counts.application_pages += 1
@@ -413,7 +415,20 @@ def _job_pages(
         initializer=limit_memory,
         initargs=(config.worker_memory_bytes,),
     ) as pool:
-        pages = pool.map(_job_page, todo, repeat(config), repeat(assets), [navs[x] for x in todo])
+        shapes = {
+            location: signature_of(db, app.key, config.signature_min_runs)
+            for app in top
+            for _, location, _ in chosen[app.key]
+            if location in todo
+        }
+        pages = pool.map(
+            _job_page,
+            todo,
+            repeat(config),
+            repeat(assets),
+            [navs[x] for x in todo],
+            [shapes[x] for x in todo],
+        )
         files = {location: file for runs in chosen.values() for file, location, _ in runs}
         for (location, name), (text, evicted) in zip(todo.items(), pages, strict=True):
             section = job_load_section(db, files[location])  # SPEC 3.10, from the store
@@ -435,10 +450,14 @@ def _job_pages(
 
 
 def _job_page(
-    location: str, config: Config, assets: Assets, nav: tuple[tuple[str, str], ...]
+    location: str,
+    config: Config,
+    assets: Assets,
+    nav: tuple[tuple[str, str], ...],
+    signature: dict[str, Any] | None = None,
 ) -> tuple[str, bool]:
     """One job page in a pool worker: its text, and whether the log was evicted."""
-    text, evicted = job_page(location, config, assets, nav, method="../method.html")
+    text, evicted = job_page(location, config, assets, nav, method="../method.html", signature=signature)
     return text, evicted is not None
 
 

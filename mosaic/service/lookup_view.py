@@ -14,7 +14,7 @@ from typing import Any
 from tabulate import tabulate
 
 from mosaic.corpus.listing import ApplicationList
-from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, Spread
+from mosaic.corpus.profiles import ApplicationAnswer, ApplicationProfile, SignatureAnswer, Spread
 from mosaic.directions import DIRECTIONS
 from mosaic.interference.tables import ContentionSummary
 from mosaic.periods import duration, median_period, period_text
@@ -47,13 +47,11 @@ def render(answer: ApplicationAnswer) -> str:
     ]
     lines += _contention(answer.get("contention"))
     profile = answer["profile"]
-    performance = _performance(answer.get("performance"))
+    tail = [*_performance(answer.get("performance")), *_signature(answer.get("signature"))]
     if profile is None:
         lines.append("no profile: none of its runs was categorized into the store")
-        return "\n".join([*lines, *performance]) + "\n"
-    return (
-        "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *performance]) + "\n"
-    )
+        return "\n".join([*lines, *tail]) + "\n"
+    return "\n".join([*lines, *_head(profile), "", _numbers(profile), "", _labels(profile), *tail]) + "\n"
 
 
 def _performance(history: dict[str, Any] | None) -> list[str]:
@@ -81,6 +79,36 @@ def _contention(contention: ContentionSummary | None) -> list[str]:
         head += f": {contention['words']}"
     traits = contention["traits"]
     return [head, f"aggressor traits: {', '.join(traits)}"] if traits else [head]
+
+
+def _signature(shape: SignatureAnswer | None) -> list[str]:
+    """The I/O signature (SPEC 3.12): its runs and run time, then one row per burst."""
+    if shape is None:
+        return []
+    body = shape["signature"]
+    if body is None:
+        return ["", f"no I/O signature: {shape['reason']}"]
+    run_time = body["run_time"]
+    head = (
+        f"I/O signature of {body['runs']} runs, at {duration(body['resolution'])}: run time "
+        f"{duration(run_time['p50'])} ({duration(run_time['p10'])} .. {duration(run_time['p90'])}), "
+        f"{duration(body['unslowed_run_time'])} unslowed"
+    )
+    if not body["bursts"]:
+        return ["", head, "no burst common to its runs"]
+    rows = [
+        [
+            burst["direction"],
+            f"{burst['start']:.1%}",
+            f"{burst['duration']:.1%}",
+            human_bytes(burst["bytes"]),
+            human_bytes(burst["bandwidth"]) + "/s",
+            f"{burst['runs']} of {body['runs']}",
+        ]
+        for burst in body["bursts"]
+    ]
+    headers = ["burst", "starts at", "lasts", "bytes", "bandwidth", "runs"]
+    return ["", head, tabulate(rows, headers=headers, colalign=("left", *["right"] * 5))]
 
 
 def _head(profile: ApplicationProfile) -> list[str]:

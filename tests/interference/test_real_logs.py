@@ -9,12 +9,16 @@ the load on /mnt/mosaic-ifs (SPEC 3.10) that the run computes itself."""
 import json
 from pathlib import Path
 
-import pytest
-
 from mosaic.config import Config
 from mosaic.corpus.store import Store
 from mosaic.interference.analyse import analyse
-from mosaic_testing.contention_tables import INTERFERENCE, THROTTLED, fill, interference_rows, interference_truth
+from mosaic_testing.contention_tables import (
+    INTERFERENCE,
+    THROTTLED,
+    fill,
+    interference_rows,
+    interference_truth,
+)
 
 CONFIG = Config(contention_min_runs=8)
 VICTIM, AGGRESSOR, CONTROL = (
