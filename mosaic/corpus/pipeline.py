@@ -45,6 +45,7 @@ from mosaic.corpus.store import FunnelCounts, Row, Store
 from mosaic.errors import EngineError, LogError, NodeFault, Reason
 
 if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
+    from mosaic.activity import RunActivity
     from mosaic.darshan.formats import DarshanLog
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
@@ -120,8 +121,6 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.corpus import perfstore
     from mosaic.corpus.profiles import run_identity
-    from mosaic.corpus.timeline import activity_row
-    from mosaic.series import series_fact
     from mosaic.trace import LogFacts, build_trace, log_facts
     from mosaic.trace import _clean as clean_records
 
@@ -132,9 +131,10 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             # The log is dropped once its trace is built, as in categorize_log and the
             # service: kept through the analysis, its DXT segments would raise the peak by
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
-            # here but not there. Under --strict a partial log raises PARTIAL.
+            # here but not there. Under --strict a partial log raises PARTIAL. The activity is
+            # packed first, so that its arrays (a DXT log's every segment) are gone too.
+            activity, series = _shipped_activity(build_activity(log, config), config)
             trace = build_trace(log, ref.name, config)
-            activity = build_activity(log, config)
             del log
             facts = LogFacts(
                 trace.job, trace.total_bytes, trace.partial, trace.dropped_records, trace.performance
@@ -143,7 +143,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
         else:
             clean = clean_records(log, config)  # once, for the facts and SPEC 3.10's activity
             facts = log_facts(log, config, clean)
-            activity = build_activity(log, config, clean)
+            activity, series = _shipped_activity(build_activity(log, config, clean), config)
         job = facts.job
         identity, key = run_identity(job), facts.group_key(config.group_by)
         return {
@@ -168,12 +168,22 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             "performance_row": perfstore.row(identity, key, job, facts.performance)
             if facts.performance is not None
             else None,
-            "activity": activity_row(identity, activity),
-            # SPEC 3.12: the run's series, from its activity
-            "series": series_fact(activity, config.signature_series_max_points),
+            "activity": (identity, *activity[1:]),  # SPEC 3.10, and 3.12's series from it
+            "series": series,
         }
 
     return _guarded(ref, work)
+
+
+def _shipped_activity(
+    activity: RunActivity, config: Config
+) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
+    """A run's activity as the store keeps it (its ``run_activity`` row, the run still 0) and
+    its series (SPEC 3.12): what the worker ships of it, the arrays dropped."""
+    from mosaic.corpus.timeline import activity_row
+    from mosaic.series import series_fact
+
+    return activity_row(0, activity), series_fact(activity, config.signature_series_max_points)
 
 
 def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:

@@ -195,16 +195,14 @@ def _text(value: object) -> str:
 def job_load_section(db: sqlite3.Connection, file: str) -> str:
     """The "Concurrent load" section of a job page of the site (the operator's: other jobs
     named), from the store's ``run_load`` and ``run_overlaps``; "" when the store has none."""
+    from mosaic.corpus.store import _params as store_params
     from mosaic.service.visibility import sentence, shown_other
 
-    try:
-        loads = db.execute(
-            "SELECT r.run, r.fs, r.read_rate, r.write_rate, r.meta_rate, r.other_jobs, r.io_seconds "
-            "FROM logs l JOIN run_load r ON r.run = l.run WHERE l.file = ? ORDER BY r.fs",
-            (file,),
-        ).fetchall()
-    except sqlite3.OperationalError:  # a store of the code before the timeline
-        return ""
+    loads = db.execute(
+        "SELECT r.run, r.fs, r.read_rate, r.write_rate, r.meta_rate, r.other_jobs, r.io_seconds "
+        "FROM logs l JOIN run_load r ON r.run = l.run WHERE l.file = ? ORDER BY r.fs",
+        store_params((file,)),  # a name that is not UTF-8 is stored as its bytes
+    ).fetchall()
     items = []
     for run, fs, rr, wr, mr, others, seconds in loads:
         rows = db.execute(

@@ -18,6 +18,7 @@ from mosaic.analysis import (
     temporality,
     verdict,
 )
+from mosaic import signature
 from mosaic.config import Config, Settings
 
 STEPS = (bursts, merging, meanshift, metadata, segments, spectrum, steps, temporality, verdict)
@@ -28,6 +29,7 @@ BUNDLES = (
     temporality.TemporalitySettings,
     verdict.VerdictSettings,
     verdict.LabelSettings,
+    signature.SignatureSettings,
 )
 
 

@@ -36,12 +36,12 @@ LATER = ("2019/08", "2019/09", "2019/10", "2019/11", "2019/12")  # months added 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs (a real file system that fills up); skipped where mounting is refused."""
+    """A 16 MiB tmpfs (a real file system that fills up); skipped where mounting is refused."""
     disk = tmp_path / "disk"
     disk.mkdir()
     try:
         mounted = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True, text=True
+            ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)], capture_output=True, text=True
         )
     except FileNotFoundError:
         pytest.skip("no mount command")

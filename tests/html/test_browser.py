@@ -103,7 +103,7 @@ def test_every_page_of_the_report_loads_clean(browser, site, tmp_path):
     pages = sorted(report.rglob("*.html"))
     kinds = {p.parent.name if p.parent != report else p.stem for p in pages}
     assert '<div class="grid">' in (report / "index.html").read_text()  # the tables checked at 420 px
-    assert kinds == {"index", "applications", "apps", "jobs", "method"}
+    assert kinds == {"index", "applications", "apps", "jobs", "method", "load"}
     for number, path in enumerate(pages):
         page = check_page(browser, path, tmp_path / f"{number}.png")
         if path.parent.name == "jobs":  # every chart drawn by uPlot; a way back to its application
@@ -204,7 +204,10 @@ def test_the_applications_table_sorts_and_filters(browser, site):
     page.fill("#filter-runs", "")
     for _ in data["files"]:
         page.click("#more")
-    page.wait_for_function(f"document.querySelectorAll('#apps tbody tr').length === {len(rows)}")
+    # every row in (a locator waits without eval; wait_for_function's polling evals a string,
+    # which the page's CSP refuses once the rows come later than its first check)
+    page.locator("#apps tbody tr").nth(len(rows) - 1).wait_for()
+    assert page.locator("#apps tbody tr").count() == len(rows)
     assert page.locator("#more").is_hidden()
     marked = page.evaluate(
         "[...document.querySelectorAll('#apps a')].map(a => a.nextElementSibling.textContent)"

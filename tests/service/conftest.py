@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,3 +323,32 @@ def site_env(server, folder: Path, write_secret) -> dict[str, str]:
 @pytest.fixture
 def site(server, tmp_path, write_secret):
     return site_env(server, tmp_path, write_secret)
+
+
+@pytest.fixture(scope="module")
+def silent_server() -> Iterator[str]:
+    """A server that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()

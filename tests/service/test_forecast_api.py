@@ -119,20 +119,6 @@ def test_unknown_and_too_few_runs_are_answers(served):
     assert ask(url, READ, uid=3).status_code == 422  # app missing
 
 
-def test_a_store_without_the_contract_tables(tmp_path):
-    store = seeded(tmp_path / "bare.sqlite", tables=False)
-    result = CliRunner().invoke(
-        forecast_command, ["--uid", "3", "--app", "/c", "--store", str(store), "--at", str(NOW), "--json"]
-    )
-    assert result.exit_code == 1, result.output  # no risk class: no signature table
-    answer = json.loads(result.output)
-    assert answer["status"] == "no_signature" and answer["why"] == "no signature table in the store"
-    assert answer["inputs"] == dict.fromkeys(
-        ("signatures", "running_jobs", "app_contention", "run_load"), False
-    )
-    assert answer["running"]["jobs"] == 0
-
-
 def test_a_damaged_signature_is_a_reason(tmp_path):
     store = seed_store(tmp_path / "s.sqlite", applications=[(3, "/c", 8)], signatures=[("3:/c", "{not json")])
     result = CliRunner().invoke(
