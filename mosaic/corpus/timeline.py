@@ -383,7 +383,7 @@ class _Fold:
     :func:`spread` and one :meth:`_Bins.add_runs` over many runs). ``np.add.at`` adds in row
     order, so the sums are the bits of adding run by run; a batch holds whole runs."""
 
-    BATCH_ROWS = 1 << 18  # queued intervals before a batch is folded (bounds the spread's arrays)
+    BATCH_ROWS = 1 << 14  # bins touched by the queued intervals before a batch is folded (~2 MB of arrays)
 
     def __init__(self, width: float, bounds: tuple[int, int]):
         self.width, self.bounds = width, bounds
@@ -398,7 +398,8 @@ class _Fold:
             if not fs.shared or not len(fs.start):
                 continue
             self.queued.setdefault(name, []).append((fs, self.runs))
-            self.rows += len(fs.start)
+            # the bins its intervals touch, at most: what the batch's spread will hold
+            self.rows += int(((fs.end - fs.start) / self.width).sum()) + 2 * len(fs.start)
         self.runs += 1
         if self.rows >= self.BATCH_ROWS:
             self.flush()
