@@ -110,7 +110,8 @@ def figures(
     rows of groups below ``union_groups`` (default: all) together (a rank's records of
     those groups add up), in a few numpy calls. ``raw``, when given, receives per group
     darshan-util's parts: ``unique`` (the slowest rank's time), ``slowest_rank``,
-    ``shared``, ``bytes`` (read + written) and ``records``."""
+    ``shared``, ``bytes`` (read + written) and ``records``; the figures are then those of
+    the groups below ``union_groups`` only."""
     joined = n_groups if union_groups is None else union_groups
     per = ranks >= 0
     totals = np.zeros((3, n_groups))  # total, read, write time per group
@@ -181,7 +182,9 @@ def figures(
             bytes=moved_bytes.sum(axis=0),
             records=np.bincount(groups, minlength=n_groups),
         )
-    per_group = [made(totals[:, i], moved_bytes[:, i]) for i in range(n_groups)]
+    # the figures of the groups in the union (the others are darshan-util's, read from ``raw``)
+    shown = n_groups if raw is None else joined
+    per_group = [made(totals[:, i], moved_bytes[:, i]) for i in range(shown)]
     return per_group, made(union, moved_bytes[:, :joined].sum(axis=1))
 
 
@@ -301,7 +304,7 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     every = np.concatenate([rows, own])
     groups = np.concatenate([groups[rows], groups[own] + 2])
     raw: dict[str, Any] = {}
-    (posix_figure, stdio_figure, _, _), job_figure = figures(
+    (posix_figure, stdio_figure), job_figure = figures(
         groups,
         4,
         ranks[every],
