@@ -278,7 +278,9 @@ def _heatmap_parts(
     return used
 
 
-def _by_fs(parts: list[tuple[np.ndarray, np.ndarray]], points: list[str], table: dict[str, Mount]) -> dict[str, FsActivity]:
+def _by_fs(
+    parts: list[tuple[np.ndarray, np.ndarray]], points: list[str], table: dict[str, Mount]
+) -> dict[str, FsActivity]:
     """Intervals per mount point (``parts``: each a mount index per interval, as in
     ``points``, and its 5 x n block of start, end, read, write, meta), sorted by (start,
     end), rows moving nothing dropped."""
@@ -337,12 +339,15 @@ def unpack(blob: bytes) -> RunActivity:
     (length,) = _LENGTH.unpack_from(raw)
     header = json.loads(raw[_LENGTH.size : _LENGTH.size + length])
     at = _LENGTH.size + length
+    # every column in one copy (native float64, writable); each file system's five columns
+    # are rows of its own slice of it
+    values = np.frombuffer(raw, "<f8", (len(raw) - at) // 8, at).astype(float)
+    first = 0
     by_fs: dict[str, FsActivity] = {}
     for name, shared, fs_type, count in header["fs"]:
-        cols = []
-        for _ in _COLUMNS:
-            cols.append(np.frombuffer(raw, "<f8", count, at).astype(float))
-            at += 8 * count
-        start, end, read, write, meta = cols
+        start, end, read, write, meta = values[first : first + len(_COLUMNS) * count].reshape(
+            len(_COLUMNS), count
+        )
+        first += len(_COLUMNS) * count
         by_fs[name] = FsActivity(start, end, read, write, meta, shared=bool(shared), fs_type=str(fs_type))
     return RunActivity(header["source"], float(header["start_epoch"]), float(header["run_time"]), by_fs)

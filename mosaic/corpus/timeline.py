@@ -407,7 +407,9 @@ class _Fold:
     def flush(self) -> None:
         for name, queued in self.queued.items():
             fs = [f for f, _ in queued]
-            cols = [np.concatenate([getattr(f, c) for f in fs]) for c in ("start", "end", "read", "write", "meta")]
+            cols = [
+                np.concatenate([getattr(f, c) for f in fs]) for c in ("start", "end", "read", "write", "meta")
+            ]
             owner = np.repeat(np.array([o for _, o in queued], np.int64), [len(f.start) for f in fs])
             bins, (r, w, m), rows = _spread_rows(cols[0], cols[1], cols[2:], self.width)
             if name not in self.acc:
@@ -556,8 +558,9 @@ class _Bins:
         self.first = lo if self.first is None else min(self.first, lo)
         self.last = hi if self.last is None else max(self.last, hi)
 
-
-    def add_runs(self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray, owner: np.ndarray) -> None:
+    def add_runs(
+        self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray, owner: np.ndarray
+    ) -> None:
         """:meth:`add` of many runs' rows at once (``owner``: the run of each row, rows in the
         order of the runs): the same sums, and each run counted once per bin it touched."""
         if not len(bins):
