@@ -66,6 +66,7 @@ def run_tree(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, flo
     try:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         valid = db.execute("SELECT count(*) FROM logs WHERE status = 'ok'").fetchone()[0]
+        logs = db.execute("SELECT count(*) FROM logs").fetchone()[0]
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         perf_rows = (
             db.execute("SELECT count(*) FROM run_performance").fetchone()[0]
@@ -81,6 +82,7 @@ def run_tree(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, flo
         "store_bytes": float(store.stat().st_size),
         "traces_bytes": float((out / "traces.jsonl").stat().st_size),
         "valid_runs": float(valid),
+        "logs": float(logs),
         "performance_rows": float(perf_rows),
     }
 
@@ -125,7 +127,7 @@ def main() -> None:
                     f"round {round_ + 1} {name}: " + json.dumps({k: round(v, 2) for k, v in found.items()}),
                     flush=True,
                 )
-        print(report(results, args.count, args.workers))
+        print(report(results, int(results["new"][0]["logs"]), args.workers))
     finally:
         if made_worktree:
             subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)], check=False)
@@ -148,7 +150,8 @@ def report(results: dict[str, list[dict[str, float]]], count: int, workers: int)
     names = list(results)
     heads = [BASE if n == "old" else "this tree" if n == "new" else n for n in names]
     lines = [
-        f"\n{count:,} logs of a sample year, mosaic run --workers {workers}, {rounds} interleaved rounds",
+        f"\n{count:,} logs of a sample year ({median('new', 'valid_runs'):,.0f} valid), "
+        f"mosaic run --workers {workers}, {rounds} interleaved rounds (medians)",
         f"{'':24}" + "".join(f"{h:>12}" for h in heads) + "".join(f"{'/' + h:>12}" for h in heads[:-1]),
     ]
     for key, label in (
