@@ -237,7 +237,7 @@ def io_mode(
     new_file[1:] = ids[1:] != ids[:-1]
     new_pair = new_file.copy()
     new_pair[1:] |= ranks[1:] != ranks[:-1]
-    at = np.cumsum(new_file) - 1
+    at = new_file.cumsum(dtype=np.int64) - 1  # (np.cumsum of a bool array: the same ints, slower)
     files = int(at[-1]) + 1
     file_bytes = np.bincount(at, nbytes, files)
     has_shared = np.bincount(at, ranks < 0, files) > 0
@@ -267,8 +267,11 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
     at, width, seen = dense_ranks(ranks[moved & (ranks >= 0)])
     if not (moved & (ranks < 0)).any():
         return (int(np.count_nonzero(np.bincount(at, minlength=width))) if seen is None else width), "records"
-    own = np.unique(ranks[moved & (ranks >= 0)])
     heatmaps = log.heatmaps
+    dxt = log.dxt_posix
+    if (heatmaps is None or not len(heatmaps.ranks)) and (dxt is None or not len(dxt.ranks)):
+        return None, None  # most such logs: no per-rank source (and no np.unique to make)
+    own = np.unique(ranks[moved & (ranks >= 0)])
     if heatmaps is not None and len(heatmaps.ranks):
         apis = np.isin(heatmaps.apis, ("heatmap:POSIX", "heatmap:STDIO"))
         rows = heatmaps.record_of_bin()
@@ -277,7 +280,6 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
         np.logical_or.at(busy, rows[bins > 0], True)
         seen = np.unique(heatmaps.ranks[busy & apis & (heatmaps.ranks >= 0)])
         return int(len(np.union1d(own, seen))), "heatmap"
-    dxt = log.dxt_posix
     if dxt is not None and len(dxt.ranks):
         seen = np.unique(dxt.ranks[(dxt.lengths > 0) & (dxt.ranks >= 0)])
         return int(len(np.union1d(own, seen))), "dxt"

@@ -22,7 +22,12 @@ def _runs(n, seed=7):
             start = np.sort(rng.uniform(0, 900, k))
             end = start + np.where(rng.random(k) < 0.25, 0.0, rng.uniform(0, 400, k))  # some points
             by_fs[name] = FsActivity(
-                start, end, rng.uniform(0, 1e6, k), rng.uniform(0, 1e6, k), rng.integers(0, 5, k) * 1.0, shared
+                start,
+                end,
+                rng.uniform(0, 1e6, k),
+                rng.uniform(0, 1e6, k),
+                rng.integers(0, 5, k) * 1.0,
+                shared,
             )
         runs[run] = RunActivity("records", t0, 1300.0, by_fs)
     return runs

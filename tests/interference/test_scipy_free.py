@@ -12,7 +12,9 @@ from mosaic.interference import sensitivity
 def test_ranks_and_bh_are_scipy_stats(n):
     rng = np.random.default_rng(n)
     for values in (rng.normal(size=n), rng.integers(0, 4, n).astype(float), rng.integers(0, 4, n)):
-        assert sensitivity._ranks(values).tobytes() == np.asarray(scipy.stats.rankdata(values), float).tobytes()
+        assert (
+            sensitivity._ranks(values).tobytes() == np.asarray(scipy.stats.rankdata(values), float).tobytes()
+        )
     p = rng.random(n)
     p[: n // 3] = p[0] if n else 0.0  # ties
     ours = sensitivity.benjamini_hochberg(p)
