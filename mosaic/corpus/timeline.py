@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS timeline_week (
 """
 TABLES = ("run_activity", "run_load", "run_overlaps")
 POINT = 0.0  # an interval no longer than this is a point
+READ_AHEAD = 256  # runs the sweep decodes ahead of its position with each read of the store
 
 
 # ----- storing the runs' activity -----
@@ -279,10 +280,19 @@ class _Window:
         self.stored_end: dict[int, float] = {}  # run_activity's end (the sweep's)
         self.ends: list[tuple[float, int]] = []
 
-    def get(self, runs: Sequence[tuple[int, float, float]]) -> list[_Run]:
+    def get(
+        self, runs: Sequence[tuple[int, float, float]], ahead: Sequence[tuple[int, float, float]] = ()
+    ) -> list[_Run]:
+        """The decoded ``runs``; when some must be read, the ``ahead`` runs (the sweep's next
+        ones) are read in the same query: a few queries per thousand runs, not one a run. A
+        run read ahead is never dropped before the sweep reaches it (its end is past the
+        start of every run before it)."""
         missing = [r for r, _, _ in runs if r not in self.cache]
-        self.stored_end.update((r, e) for r, _, e in runs if r in missing)
         if missing:
+            wanted = set(missing)
+            missing += [r for r, _, _ in ahead if r not in self.cache and r not in wanted]
+            wanted.update(missing)
+            self.stored_end.update((r, e) for r, _, e in [*runs, *ahead] if r in wanted)
             with self.store._snapshot() as db:
                 for first in range(0, len(missing), 500):
                     chunk = missing[first : first + 500]
@@ -359,7 +369,9 @@ def _sweep(
     for i in todo:
         window.drop_before(starts[i])
         near = _overlapping(i, starts, ends, longest)
-        this, *others = window.get([extents[i]] + [extents[j] for j in near])
+        this, *others = window.get(
+            [extents[i]] + [extents[j] for j in near], extents[i + 1 : i + 1 + READ_AHEAD]
+        )
         if width is not None:
             fold.add(this)
         for load in run_loads(this, others, DEFAULT.load_overlaps_kept if kept is None else kept):
@@ -383,7 +395,7 @@ class _Fold:
     :func:`spread` and one :meth:`_Bins.add_runs` over many runs). ``np.add.at`` adds in row
     order, so the sums are the bits of adding run by run; a batch holds whole runs."""
 
-    BATCH_ROWS = 1 << 14  # bins touched by the queued intervals before a batch is folded (~2 MB of arrays)
+    BATCH_ROWS = 1 << 16  # bins touched by the queued intervals before a batch is folded (~8 MB of arrays)
 
     def __init__(self, width: float, bounds: tuple[int, int]):
         self.width, self.bounds = width, bounds
@@ -577,7 +589,7 @@ class _Bins:
         keys = np.sort(owner * width + (bins - lo), kind="stable")
         first = np.ones(len(keys), bool)
         np.not_equal(keys[1:], keys[:-1], out=first[1:])
-        self.jobs += np.bincount(keys[first] % width + (lo - self.lo), minlength=len(self.jobs))
+        self.jobs[lo - self.lo : hi - self.lo + 1] += np.bincount(keys[first] % width, minlength=width)
         self.first = lo if self.first is None else min(self.first, lo)
         self.last = hi if self.last is None else max(self.last, hi)
 
