@@ -396,12 +396,15 @@ def _row_modules(log: DarshanLog, clean: Any) -> list[tuple[F.ModuleRecords, boo
 def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray, ...]:
     """Per row: READ, WRITE, META and SLOWEST_RANK times (one gather a module)."""
     parts = [
-        derived.sane_times(records.fcounters[:, _time_index(records.module, records.version)])
+        records.fcounters[:, _time_index(records.module, records.version)]
         if (records.module, records.version) in F.PERF_INDEX
         else np.zeros((len(records.ids), 4))
         for records, _ in mods
     ]
-    times = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, 4))
+    # one check over all rows (elementwise: as each module's alone)
+    times = derived.sane_times(
+        parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, 4))
+    )
     return times[:, 0], times[:, 1], times[:, 2], times[:, 3]
 
 
