@@ -16,6 +16,7 @@ Computed once per log from the reader's counters, vectorized (no per-record loop
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -160,12 +161,12 @@ def figures(
         2 * n_groups,
     ).reshape(2, n_groups)
 
-    def made(times: np.ndarray, nbytes: np.ndarray) -> dict[str, dict[str, float | None]]:
-        read, write = float(nbytes[0]), float(nbytes[1])
+    def made(times: Sequence[float], nbytes: Sequence[float]) -> dict[str, dict[str, float | None]]:
+        read, write = nbytes[0], nbytes[1]
         return {
-            "read": direction(read, float(times[1]), run_time),
-            "write": direction(write, float(times[2]), run_time),
-            "total": direction(read + write, float(times[0]), run_time),
+            "read": direction(read, times[1], run_time),
+            "write": direction(write, times[2], run_time),
+            "total": direction(read + write, times[0], run_time),
         }
 
     if raw is not None:
@@ -181,8 +182,9 @@ def figures(
         )
     # the figures of the groups in the union (the others are darshan-util's, read from ``raw``)
     shown = n_groups if raw is None else joined
-    per_group = [made(totals[:, i], moved_bytes[:, i]) for i in range(shown)]
-    return per_group, made(union, moved_bytes[:, :joined].sum(axis=1))
+    times, nbytes = totals.T.tolist(), moved_bytes.T.tolist()  # Python floats: the same values
+    per_group = [made(times[i], nbytes[i]) for i in range(shown)]
+    return per_group, made(union.tolist(), moved_bytes[:, :joined].sum(axis=1).tolist())
 
 
 def sizes(histogram: np.ndarray) -> dict[str, Any] | None:
