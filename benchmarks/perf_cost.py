@@ -1,12 +1,14 @@
 """What SPEC 3.9 (each run's performance) costs: e627ff0 against this tree, side by side.
 
     .venv/bin/python -m benchmarks.perf_cost [--count 20000] [--rounds 3] [--workers 2]
-        [--old CHECKOUT] [--dir FOLDER]
+        [--old CHECKOUT] [--tree NAME=CHECKOUT ...] [--corpus FOLDER] [--dir FOLDER]
 
-One sample year (`mosaic synth year --count N`, written by THIS tree's code) is run
-by `mosaic run --workers W` of both trees in interleaved rounds (old, new, then new,
-old, ...: the machine's drift falls on both), each a subprocess with its tree first on
-PYTHONPATH. Per run: wall, tree CPU (the process tree's, sampled as benchmarks/year.py
+One sample year (`mosaic synth year --count N`, written by THIS tree's code, or
+``--corpus``) is run by `mosaic run --workers W` of each tree in interleaved rounds (old,
+new, then new, old, ...: the machine's drift falls on all), each a subprocess with its
+tree first on PYTHONPATH. ``--tree NAME=CHECKOUT`` (repeatable) puts more trees between
+e627ff0 and this one (an integration branch, say): each gets its ratio to e627ff0 and
+this tree its ratio to each. Per run: wall, tree CPU (the process tree's, sampled as benchmarks/year.py
 does), peak tree RSS, the store's size; the medians, the ratios (targets: tree CPU
 <= 1.10x, peak RSS <= +50 MB) and the store's growth per valid run. ``--old``: a checkout
 of e627ff0 (default: a git worktree of it made in a temporary folder, removed after).
@@ -64,6 +66,7 @@ def run_tree(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, flo
     try:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         valid = db.execute("SELECT count(*) FROM logs WHERE status = 'ok'").fetchone()[0]
+        logs = db.execute("SELECT count(*) FROM logs").fetchone()[0]
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         perf_rows = (
             db.execute("SELECT count(*) FROM run_performance").fetchone()[0]
@@ -79,6 +82,7 @@ def run_tree(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, flo
         "store_bytes": float(store.stat().st_size),
         "traces_bytes": float((out / "traces.jsonl").stat().st_size),
         "valid_runs": float(valid),
+        "logs": float(logs),
         "performance_rows": float(perf_rows),
     }
 
@@ -90,6 +94,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--old", type=Path, default=None, help=f"a checkout of {BASE}")
     parser.add_argument("--dir", type=Path, default=None, help="where the corpus and outputs go")
+    parser.add_argument("--corpus", type=Path, default=None, help="an existing corpus (no synth year)")
+    parser.add_argument("--tree", action="append", default=[], help="NAME=CHECKOUT, another tree to run")
     args = parser.parse_args()
     work = args.dir or Path(tempfile.mkdtemp(prefix="mosaic-perf-cost-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -102,7 +108,7 @@ def main() -> None:
             )
             made_worktree = True
     try:
-        corpus = work / "year"
+        corpus = args.corpus or work / "year"
         if not corpus.exists():
             subprocess.run(
                 [sys.executable, "-m", "mosaic", "synth", "year", str(corpus), "--count", str(args.count)],
@@ -110,18 +116,18 @@ def main() -> None:
                 env=dict(os.environ, PYTHONPATH=str(HERE)),
                 stdout=subprocess.DEVNULL,
             )
-        results: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+        trees = {"old": old, **dict(_named(t) for t in args.tree), "new": HERE}
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for round_ in range(args.rounds):
-            order = ("old", "new") if round_ % 2 == 0 else ("new", "old")
+            order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
             for name in order:
-                tree = old if name == "old" else HERE
-                found = run_tree(tree, corpus, work / f"out-{name}", args.workers)
+                found = run_tree(trees[name], corpus, work / f"out-{name}", args.workers)
                 results[name].append(found)
                 print(
                     f"round {round_ + 1} {name}: " + json.dumps({k: round(v, 2) for k, v in found.items()}),
                     flush=True,
                 )
-        print(report(results, args.count, args.workers))
+        print(report(results, int(results["new"][0]["logs"]), args.workers))
     finally:
         if made_worktree:
             subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)], check=False)
@@ -129,24 +135,40 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _named(text: str) -> tuple[str, Path]:
+    name, _, path = text.partition("=")
+    if not name or not path:
+        raise SystemExit(f"--tree takes NAME=CHECKOUT, not {text!r}")
+    return name, Path(path)
+
+
 def report(results: dict[str, list[dict[str, float]]], count: int, workers: int) -> str:
     def median(name: str, key: str) -> float:
         return statistics.median(r[key] for r in results[name])
 
     rounds = len(results["new"])
+    names = list(results)
+    heads = [BASE if n == "old" else "this tree" if n == "new" else n for n in names]
     lines = [
-        f"\n{count:,} logs of a sample year, mosaic run --workers {workers}, {rounds} interleaved rounds",
-        f"{'':24}{BASE:>12}{'this tree':>12}{'ratio':>10}",
+        f"\n{count:,} logs of a sample year ({median('new', 'valid_runs'):,.0f} valid), "
+        f"mosaic run --workers {workers}, {rounds} interleaved rounds (medians)",
+        f"{'':24}" + "".join(f"{h:>12}" for h in heads) + "".join(f"{'/' + h:>12}" for h in heads[:-1]),
     ]
     for key, label in (
         ("wall_seconds", "wall (s)"),
         ("cpu_seconds", "tree CPU (s)"),
         ("peak_rss_mb", "peak RSS (MB)"),
     ):
-        a, b = median("old", key), median("new", key)
-        lines.append(f"{label:24}{a:12.2f}{b:12.2f}{b / a if a else float('nan'):10.3f}x")
+        values = [median(n, key) for n in names]
+        ratios = [values[-1] / v if v else float("nan") for v in values[:-1]]
+        lines.append(
+            f"{label:24}" + "".join(f"{v:12.2f}" for v in values) + "".join(f"{r:11.3f}x" for r in ratios)
+        )
+    for name, head in zip(names[1:-1], heads[1:-1]):
+        a, b = median("old", "cpu_seconds"), median(name, "cpu_seconds")
+        lines.append(f"{head} tree CPU / {BASE}: {b / a if a else float('nan'):.3f}x")
     rss = median("new", "peak_rss_mb") - median("old", "peak_rss_mb")
-    lines.append(f"{'peak RSS difference':24}{rss:+24.1f} MB")
+    lines.append(f"{'peak RSS difference':24}{rss:+24.1f} MB (this tree against {BASE})")
     valid = median("new", "valid_runs")
     growth = (median("new", "store_bytes") - median("old", "store_bytes")) / max(valid, 1.0)
     traces = (median("new", "traces_bytes") - median("old", "traces_bytes")) / max(

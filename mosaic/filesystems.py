@@ -82,6 +82,31 @@ def mounts_of_paths(paths: Sequence[str], mounts: Sequence[tuple[str, str]]) -> 
     return out
 
 
+KNOWN_PATHS = 1 << 16  # paths whose mount point a worker keeps per mount table (then starts over)
+_known: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+
+def _known_mounts(paths: list[str], mounts: Sequence[tuple[str, str]]) -> np.ndarray:
+    """:func:`mounts_of_paths`, remembered per mount table: a center's logs name the same
+    files again and again (inputs, libraries, /dev/shm, /proc), and a small log's cost is
+    the numpy passes per mount point, not its few paths. A log whose paths were all seen
+    takes their mount points from the table; else they are all found again and kept."""
+    table = tuple((p, t) for p, t in mounts)
+    known = _known.get(table)
+    if known is None:
+        if len(_known) >= 64:  # a worker meets a few mount tables; never an unbounded cache
+            _known.clear()
+        known = _known[table] = {}
+    hits = [known.get(path) for path in paths]
+    if None not in hits:
+        return np.array(hits, dtype=object) if hits else np.zeros(0, dtype=object)
+    found = mounts_of_paths(paths, mounts)
+    if len(known) + len(paths) > KNOWN_PATHS:
+        known.clear()
+    known.update(zip(paths, found.tolist()))
+    return found
+
+
 def record_mounts(
     ids: np.ndarray,
     names: Mapping[int, str],
@@ -109,7 +134,7 @@ def record_mounts(
             dtype=object,
         )
     else:
-        found = mounts_of_paths([names.get(rid, "") for rid in unique_ids.tolist()], mounts)
+        found = _known_mounts([names.get(rid, "") for rid in unique_ids.tolist()], mounts)
     if inverse is None:
         return found
     result: np.ndarray = found[inverse.reshape(-1)]

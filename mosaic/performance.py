@@ -16,6 +16,7 @@ Computed once per log from the reader's counters, vectorized (no per-record loop
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +111,8 @@ def figures(
     rows of groups below ``union_groups`` (default: all) together (a rank's records of
     those groups add up), in a few numpy calls. ``raw``, when given, receives per group
     darshan-util's parts: ``unique`` (the slowest rank's time), ``slowest_rank``,
-    ``shared``, ``bytes`` (read + written) and ``records``."""
+    ``shared``, ``bytes`` (read + written) and ``records``; the figures are then those of
+    the groups below ``union_groups`` only."""
     joined = n_groups if union_groups is None else union_groups
     per = ranks >= 0
     totals = np.zeros((3, n_groups))  # total, read, write time per group
@@ -123,12 +125,12 @@ def figures(
         key = groups[per] * width + at
         size = n_groups * width
         rt, wt = read_time[per], write_time[per]
-        by_rank = np.stack(
-            [
-                np.bincount(key, meta_time[per] + rt + wt, size),
-                np.bincount(key, rt, size),
-                np.bincount(key, wt, size),
-            ]
+        # the three sums in one bincount over three key ranges: each bin adds the same rows
+        # in the same order as three bincounts would (the same bits)
+        by_rank = np.bincount(
+            np.concatenate((key, key + size, key + 2 * size)),
+            np.concatenate((meta_time[per] + rt + wt, rt, wt)),
+            3 * size,
         ).reshape(3, n_groups, width)
         totals = by_rank.max(axis=2)
         union = by_rank[:, :joined].sum(axis=1).max(axis=1)
@@ -145,29 +147,26 @@ def figures(
         read_share = np.where(timed, rt / spent, br / moved)
         write_share = np.where(timed, wt / spent, bw / moved)
         g = groups[shared]
-        added = np.stack(
-            [
-                np.bincount(g, st, n_groups),
-                np.bincount(g, st * read_share, n_groups),
-                np.bincount(g, st * write_share, n_groups),
-            ]
-        )
+        added = np.bincount(
+            np.concatenate((g, g + n_groups, g + 2 * n_groups)),
+            np.concatenate((st, st * read_share, st * write_share)),
+            3 * n_groups,
+        ).reshape(3, n_groups)
         totals = totals + added
         union = union + added[:, :joined].sum(axis=1)
         shared_time = added[0]
-    moved_bytes = np.stack(
-        [
-            np.bincount(groups, bytes_read.astype(np.float64), n_groups),
-            np.bincount(groups, bytes_written.astype(np.float64), n_groups),
-        ]
-    )
+    moved_bytes = np.bincount(
+        np.concatenate((groups, groups + n_groups)),
+        np.concatenate((bytes_read, bytes_written)).astype(np.float64),
+        2 * n_groups,
+    ).reshape(2, n_groups)
 
-    def made(times: np.ndarray, nbytes: np.ndarray) -> dict[str, dict[str, float | None]]:
-        read, write = float(nbytes[0]), float(nbytes[1])
+    def made(times: Sequence[float], nbytes: Sequence[float]) -> dict[str, dict[str, float | None]]:
+        read, write = nbytes[0], nbytes[1]
         return {
-            "read": direction(read, float(times[1]), run_time),
-            "write": direction(write, float(times[2]), run_time),
-            "total": direction(read + write, float(times[0]), run_time),
+            "read": direction(read, times[1], run_time),
+            "write": direction(write, times[2], run_time),
+            "total": direction(read + write, times[0], run_time),
         }
 
     if raw is not None:
@@ -181,8 +180,11 @@ def figures(
             bytes=moved_bytes.sum(axis=0),
             records=np.bincount(groups, minlength=n_groups),
         )
-    per_group = [made(totals[:, i], moved_bytes[:, i]) for i in range(n_groups)]
-    return per_group, made(union, moved_bytes[:, :joined].sum(axis=1))
+    # the figures of the groups in the union (the others are darshan-util's, read from ``raw``)
+    shown = n_groups if raw is None else joined
+    times, nbytes = totals.T.tolist(), moved_bytes.T.tolist()  # Python floats: the same values
+    per_group = [made(times[i], nbytes[i]) for i in range(shown)]
+    return per_group, made(union.tolist(), moved_bytes[:, :joined].sum(axis=1).tolist())
 
 
 def sizes(histogram: np.ndarray) -> dict[str, Any] | None:
@@ -234,7 +236,7 @@ def io_mode(
     new_file[1:] = ids[1:] != ids[:-1]
     new_pair = new_file.copy()
     new_pair[1:] |= ranks[1:] != ranks[:-1]
-    at = np.cumsum(new_file) - 1
+    at = new_file.cumsum(dtype=np.int64) - 1  # (np.cumsum of a bool array: the same ints, slower)
     files = int(at[-1]) + 1
     file_bytes = np.bincount(at, nbytes, files)
     has_shared = np.bincount(at, ranks < 0, files) > 0
@@ -264,8 +266,11 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
     at, width, seen = dense_ranks(ranks[moved & (ranks >= 0)])
     if not (moved & (ranks < 0)).any():
         return (int(np.count_nonzero(np.bincount(at, minlength=width))) if seen is None else width), "records"
-    own = np.unique(ranks[moved & (ranks >= 0)])
     heatmaps = log.heatmaps
+    dxt = log.dxt_posix
+    if (heatmaps is None or not len(heatmaps.ranks)) and (dxt is None or not len(dxt.ranks)):
+        return None, None  # most such logs: no per-rank source (and no np.unique to make)
+    own = np.unique(ranks[moved & (ranks >= 0)])
     if heatmaps is not None and len(heatmaps.ranks):
         apis = np.isin(heatmaps.apis, ("heatmap:POSIX", "heatmap:STDIO"))
         rows = heatmaps.record_of_bin()
@@ -274,7 +279,6 @@ def ranks_doing_io(log: DarshanLog, ranks: np.ndarray, moved: np.ndarray) -> tup
         np.logical_or.at(busy, rows[bins > 0], True)
         seen = np.unique(heatmaps.ranks[busy & apis & (heatmaps.ranks >= 0)])
         return int(len(np.union1d(own, seen))), "heatmap"
-    dxt = log.dxt_posix
     if dxt is not None and len(dxt.ranks):
         seen = np.unique(dxt.ranks[(dxt.lengths > 0) & (dxt.ranks >= 0)])
         return int(len(np.union1d(own, seen))), "dxt"
@@ -301,7 +305,7 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     every = np.concatenate([rows, own])
     groups = np.concatenate([groups[rows], groups[own] + 2])
     raw: dict[str, Any] = {}
-    (posix_figure, stdio_figure, _, _), job_figure = figures(
+    (posix_figure, stdio_figure), job_figure = figures(
         groups,
         4,
         ranks[every],
@@ -394,12 +398,15 @@ def _row_modules(log: DarshanLog, clean: Any) -> list[tuple[F.ModuleRecords, boo
 def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray, ...]:
     """Per row: READ, WRITE, META and SLOWEST_RANK times (one gather a module)."""
     parts = [
-        derived.sane_times(records.fcounters[:, _time_index(records.module, records.version)])
+        records.fcounters[:, _time_index(records.module, records.version)]
         if (records.module, records.version) in F.PERF_INDEX
         else np.zeros((len(records.ids), 4))
         for records, _ in mods
     ]
-    times = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, 4))
+    # one check over all rows (elementwise: as each module's alone)
+    times = derived.sane_times(
+        parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, 4))
+    )
     return times[:, 0], times[:, 1], times[:, 2], times[:, 3]
 
 

@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS timeline_week (
 """
 TABLES = ("run_activity", "run_load", "run_overlaps")
 POINT = 0.0  # an interval no longer than this is a point
+READ_AHEAD = 256  # runs the sweep decodes ahead of its position with each read of the store
 
 
 # ----- storing the runs' activity -----
@@ -279,10 +280,19 @@ class _Window:
         self.stored_end: dict[int, float] = {}  # run_activity's end (the sweep's)
         self.ends: list[tuple[float, int]] = []
 
-    def get(self, runs: Sequence[tuple[int, float, float]]) -> list[_Run]:
+    def get(
+        self, runs: Sequence[tuple[int, float, float]], ahead: Sequence[tuple[int, float, float]] = ()
+    ) -> list[_Run]:
+        """The decoded ``runs``; when some must be read, the ``ahead`` runs (the sweep's next
+        ones) are read in the same query: a few queries per thousand runs, not one a run. A
+        run read ahead is never dropped before the sweep reaches it (its end is past the
+        start of every run before it)."""
         missing = [r for r, _, _ in runs if r not in self.cache]
-        self.stored_end.update((r, e) for r, _, e in runs if r in missing)
         if missing:
+            wanted = set(missing)
+            missing += [r for r, _, _ in ahead if r not in self.cache and r not in wanted]
+            wanted.update(missing)
+            self.stored_end.update((r, e) for r, _, e in [*runs, *ahead] if r in wanted)
             with self.store._snapshot() as db:
                 for first in range(0, len(missing), 500):
                     chunk = missing[first : first + 500]
@@ -348,10 +358,10 @@ def _sweep(
             chosen.add(i)
             chosen.update(_overlapping(i, starts, ends, longest))
         todo = sorted(chosen)
-    acc: dict[str, _Bins] = {}
     bounds = (0, 0)
     if width is not None:
         bounds = (math.floor(float(starts.min()) / width), math.floor(float(ends.max()) / width) + 1)
+    fold = _Fold(width or 1.0, bounds)
     window = _Window(store)
     computed_at = time.time() if now is None else now
     load_rows: list[tuple[Any, ...]] = []
@@ -359,9 +369,11 @@ def _sweep(
     for i in todo:
         window.drop_before(starts[i])
         near = _overlapping(i, starts, ends, longest)
-        this, *others = window.get([extents[i]] + [extents[j] for j in near])
+        this, *others = window.get(
+            [extents[i]] + [extents[j] for j in near], extents[i + 1 : i + 1 + READ_AHEAD]
+        )
         if width is not None:
-            _fold(acc, this, width, bounds)
+            fold.add(this)
         for load in run_loads(this, others, DEFAULT.load_overlaps_kept if kept is None else kept):
             load_rows.append(
                 (load.run, load.fs, load.read_rate, load.write_rate, load.meta_rate, load.other_jobs)
@@ -374,19 +386,53 @@ def _sweep(
         db.executemany("DELETE FROM run_overlaps WHERE run = ?", done)
         db.executemany("INSERT OR REPLACE INTO run_load VALUES (?, ?, ?, ?, ?, ?, ?, ?)", load_rows)
         db.executemany("INSERT OR REPLACE INTO run_overlaps VALUES (?, ?, ?, ?, ?)", overlap_rows)
-    return len(todo), _timelines(acc, width or 1.0)
+    return len(todo), fold.timelines() if width is not None else {}
 
 
-def _fold(acc: dict[str, _Bins], run: _Run, width: float, bounds: tuple[int, int]) -> None:
-    """Add one run's shared file systems to the timeline's bins (epoch seconds already)."""
-    for name in sorted(run.fs):
-        fs = run.fs[name]
-        if not fs.shared or not len(fs.start):
-            continue
-        bins, (r, w, m) = spread(fs.start, fs.end, [fs.read, fs.write, fs.meta], width)
-        if name not in acc:
-            acc[name] = _Bins(*bounds)
-        acc[name].add(bins, r, w, m)
+class _Fold:
+    """The center's timeline folded run by run, in batches: each run's shared intervals are
+    queued in the sweep's order and spread and added per file system a batch at a time (one
+    :func:`spread` and one :meth:`_Bins.add_runs` over many runs). ``np.add.at`` adds in row
+    order, so the sums are the bits of adding run by run; a batch holds whole runs."""
+
+    BATCH_ROWS = 1 << 16  # bins touched by the queued intervals before a batch is folded (~8 MB of arrays)
+
+    def __init__(self, width: float, bounds: tuple[int, int]):
+        self.width, self.bounds = width, bounds
+        self.acc: dict[str, _Bins] = {}
+        self.queued: dict[str, list[tuple[_Fs, int]]] = {}
+        self.rows = 0
+        self.runs = 0
+
+    def add(self, run: _Run) -> None:
+        for name in sorted(run.fs):
+            fs = run.fs[name]
+            if not fs.shared or not len(fs.start):
+                continue
+            self.queued.setdefault(name, []).append((fs, self.runs))
+            # the bins its intervals touch, at most: what the batch's spread will hold
+            self.rows += int(((fs.end - fs.start) / self.width).sum()) + 2 * len(fs.start)
+        self.runs += 1
+        if self.rows >= self.BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        for name, queued in self.queued.items():
+            fs = [f for f, _ in queued]
+            cols = [
+                np.concatenate([getattr(f, c) for f in fs]) for c in ("start", "end", "read", "write", "meta")
+            ]
+            owner = np.repeat(np.array([o for _, o in queued], np.int64), [len(f.start) for f in fs])
+            bins, (r, w, m), rows = _spread_rows(cols[0], cols[1], cols[2:], self.width)
+            if name not in self.acc:
+                self.acc[name] = _Bins(*self.bounds)
+            self.acc[name].add_runs(bins, r, w, m, owner[rows])
+        self.queued.clear()
+        self.rows = 0
+
+    def timelines(self) -> dict[str, Timeline]:
+        self.flush()
+        return _timelines(self.acc, self.width)
 
 
 def _overlapping(i: int, starts: np.ndarray, ends: np.ndarray, longest: float) -> list[int]:
@@ -467,6 +513,14 @@ def spread(
     """Amounts of intervals [start, end) (epoch seconds) per bin of ``width``: the bin
     indexes touched (absolute: floor(t / width)) and each amount per touched bin, spread
     in proportion to the overlap (a point: all in its bin)."""
+    bins, spread_amounts, _ = _spread_rows(start, end, amounts, width)
+    return bins, spread_amounts
+
+
+def _spread_rows(
+    start: np.ndarray, end: np.ndarray, amounts: Sequence[np.ndarray], width: float
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """:func:`spread`, with the interval of each touched bin's row."""
     b0 = np.floor(start / width).astype(np.int64)
     length = end - start
     b1 = np.where(length > POINT, np.ceil(end / width).astype(np.int64) - 1, b0)
@@ -477,7 +531,7 @@ def spread(
     lo = np.maximum(start[rows], bins * width)
     hi = np.minimum(end[rows], (bins + 1) * width)
     frac = np.where(length[rows] > POINT, (hi - lo) / np.where(length[rows] > POINT, length[rows], 1.0), 1.0)
-    return bins, [a[rows] * frac for a in amounts]
+    return bins, [a[rows] * frac for a in amounts], rows
 
 
 class _Bins:
@@ -513,6 +567,29 @@ class _Bins:
         np.add.at(self.write, at, w)
         np.add.at(self.meta, at, m)
         self.jobs[np.unique(at)] += 1
+        self.first = lo if self.first is None else min(self.first, lo)
+        self.last = hi if self.last is None else max(self.last, hi)
+
+    def add_runs(
+        self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray, owner: np.ndarray
+    ) -> None:
+        """:meth:`add` of many runs' rows at once (``owner``: the run of each row, rows in the
+        order of the runs): the same sums, and each run counted once per bin it touched."""
+        if not len(bins):
+            return
+        lo, hi = int(bins.min()), int(bins.max())
+        self._fit(lo, hi)
+        at = bins - self.lo
+        np.add.at(self.read, at, r)  # in row order: the fold's order fixes every sum's bits
+        np.add.at(self.write, at, w)
+        np.add.at(self.meta, at, m)
+        width = hi - lo + 1
+        # (run, bin) pairs, each once: a run's rows come in (start, end) order, so the keys
+        # are nearly sorted already and a stable (merge) sort passes over them in ~n
+        keys = np.sort(owner * width + (bins - lo), kind="stable")
+        first = np.ones(len(keys), bool)
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        self.jobs[lo - self.lo : hi - self.lo + 1] += np.bincount(keys[first] % width, minlength=width)
         self.first = lo if self.first is None else min(self.first, lo)
         self.last = hi if self.last is None else max(self.last, hi)
 

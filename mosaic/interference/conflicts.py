@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse
-import scipy.stats
+import scipy.special
 
 from mosaic.analysis.labels import PERIODICITY
 from mosaic.config import Config
@@ -155,7 +155,8 @@ def fit(
     cov = inverse @ meat @ inverse * (n / dof if dof > 0 else math.nan)
     se_kept = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     tested = int(estimable_kept[1:].sum())
-    crit = float(scipy.stats.norm.ppf(1 - config.contention_matrix_alpha / (2 * max(tested, 1))))
+    # scipy.stats.norm.ppf's value (ndtri), without importing scipy.stats (~1 s of CPU)
+    crit = float(scipy.special.ndtri(1 - config.contention_matrix_alpha / (2 * max(tested, 1))))
     position = {int(k): j for j, k in enumerate(keep)}
     out["intercept"] = float(beta_kept[0])
     out["critical_z"] = crit
