@@ -1,8 +1,8 @@
 """The conflict hint on a real Slurm (mosaic_testing.slurm): a job submitted while a known
 aggressor runs gets `mosaic_io_conflict=high` in its comment from the shipped cli_filter.lua, run
 by Slurm's own cli_filter/lua plugin. The registry row of the aggressor is seeded in the service's
-store directly (the prolog that writes it belongs to the running-jobs work, not merged here), as
-are the signatures and the sensitivity; they are removed after, so the other tests of the cluster
+store directly (tests/slurm/test_running.py tests the prolog that writes it), as are the
+signatures, the sensitivity and the aggressor's file systems (those of the victim's stored runs); they are removed after, so the other tests of the cluster
 see the store as they left it. (New: fails on e627ff0.)"""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import time
 
 import pytest
 
-from mosaic.forecast_store import CONTRACT_TABLES
 from mosaic_testing.contracts import RUNNING_COLUMNS, signature_body
 from mosaic_testing.slurm import SlurmCluster
 
 pytestmark = pytest.mark.slow
 ALICE = pwd.getpwnam("nobody")
 AGGRESSOR_UID, AGGRESSOR = 7070, "/opt/bulk/hdf_bulk"
+VICTIM_FS = "SELECT DISTINCT l.fs FROM jobs j JOIN run_load l ON l.run = j.run WHERE j.group_key = ?"
 
 
 def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster: SlurmCluster):
@@ -31,7 +31,18 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
     db = sqlite3.connect(store, timeout=30)
     try:
         with db:
-            db.executescript(CONTRACT_TABLES)
+            # the aggressor on the file systems the victim's stored runs used (none: unknown, "*")
+            for fs in {row[0] for row in db.execute(VICTIM_FS, (victim,))}:
+                db.execute(
+                    "INSERT OR REPLACE INTO jobs (run, file, job_id, group_key, start) "
+                    "VALUES (-88001, 'seeded-aggressor', '88001', ?, '')",
+                    (aggressor,),
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO run_load (run, fs, read_rate, write_rate, meta_rate, "
+                    "other_jobs, io_seconds, computed_at) VALUES (-88001, ?, 0, 0, 0, 0, 1.0, 0)",
+                    (fs,),
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO signatures (group_key, runs, body, computed_at) VALUES (?, 8, ?, ?)",
                 [
@@ -56,13 +67,16 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
             )
         script = f"#!/bin/bash\n#SBATCH --job-name=victim\nsrun {cluster.application} -in in.ckpt\n"
         job, filtered = cluster.submit(script, uid=ALICE.pw_uid)
-        assert f"mosaic: {cluster.application} has I/O conflict risk high" in filtered, filtered
-        assert "mosaic_io_conflict=high" in cluster.job(job)["Comment"].split()
+        shown = cluster.show(job)  # the comment holds several words: "Comment=... " up to the next field
         cluster.stage(job, {})  # let its application go on (no log to write: it ends at once)
         cluster.wait_ended(job)
+        assert f"mosaic: {cluster.application} has I/O conflict risk high" in filtered, filtered
+        assert "mosaic_io_conflict=high" in shown.split(), shown
     finally:
         with db:
             db.execute("DELETE FROM running_jobs WHERE job_id = '88001'")
+            db.execute("DELETE FROM run_load WHERE run = -88001")
+            db.execute("DELETE FROM jobs WHERE run = -88001")
             db.execute("DELETE FROM signatures WHERE group_key IN (?, ?)", (victim, aggressor))
             db.execute("DELETE FROM app_contention WHERE group_key = ?", (victim,))
         db.close()
