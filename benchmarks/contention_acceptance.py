@@ -270,10 +270,15 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
             # a flat designed curve (a steady phase over the whole run) has no shape to
             # correlate with: the measure is 0 for it whatever the signature (docs/method.md
             # 3.12), so such a direction is left out and a group with only those is counted apart
-            flat = {d for d, c in curves_of.items() if np.std(c) <= 0.01 * max(float(np.mean(c)), 1e-300)}
+            flat = {
+                d
+                for d in curves_of
+                if all(a <= 0.0 and b >= run_time for dd, a, b, _ in layout if dd == d)
+                or np.std(curves_of[d]) <= 0.01 * max(float(np.mean(curves_of[d])), 1e-300)
+            }
             for d in flat:
-                total -= weights[d]
                 weights[d] = 0.0
+            total = sum(weights.values())
             if total <= 0:
                 skipped["flat designed curve (steady over the run): cross-correlation undefined"] += 1
                 continue
@@ -306,6 +311,9 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
         "p10": np.quantile(a, 0.1, axis=0).tolist(),
         "at_least_0.9": int((a[:, 0] >= 0.9).sum()),
         "beats_both": int(((a[:, 0] > a[:, 1]) & (a[:, 0] > a[:, 2])).sum()),
+        "within_0.003_of_the_better_baseline": int((a[:, 0] >= a[:, 1:].max(1) - 0.003).sum()),
+        "beats_heaviest": int((a[:, 0] > a[:, 1]).sum()),
+        "beats_mean": int((a[:, 0] > a[:, 2]).sum()),
         "worst": sorted(rows, key=lambda r: r["signature"])[:5],
     }
 
