@@ -60,6 +60,8 @@ Z = 1.959963984540054  # 95 %
 DAY = 86400.0
 HELD_DAYS = 30.0
 FORECAST_BIN = 300.0
+BURST_START = 0.02  # a designed burst is found by a signature burst starting this near (share of run)
+MAJOR = 0.05  # a designed burst with at least this share of its direction's designed bytes
 
 
 def wilson(hits: int, n: int) -> tuple[float, float] | None:
@@ -237,6 +239,8 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
     db = sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True)
     rows: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
+    bursts: dict[str, list[int]] = {"major": [0, 0], "minor": [0, 0]}  # [missed, found]
+    missed: list[str] = []
     try:
         keys = [
             str(r[0])
@@ -295,6 +299,26 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
                 got += (
                     w / total * np.array([normalized_cross_correlation(c, truth_curve, lag) for c in curves])
                 )
+            # designed bursts found: a signature burst of the direction starting within
+            # BURST_START of the designed start (bytes not compared: each run's bytes are its
+            # group's times its own scale); "major": >= MAJOR of its direction's designed bytes
+            found_bursts = built.body.get("bursts") or []
+            designed_bursts = [(d, a / run_time, b) for d, a, _, b in layout if b > 0]
+            by_dir = {d: sum(b for dd, _, b in designed_bursts if dd == d) for d in ("read", "write")}
+            for d, at, b in designed_bursts:
+                major = b >= MAJOR * by_dir[d]
+                hit = any(f["direction"] == d and abs(f["start"] - at) <= BURST_START for f in found_bursts)
+                bursts["major" if major else "minor"][int(hit)] += 1
+                if major:
+                    kind = str(params[key].get("name") or "").split("_")[0]
+                    side = (
+                        "designed groups"
+                        if kind in ("sensitive", "insensitive", "aggressor")
+                        else "background"
+                    )
+                    bursts.setdefault(f"major, {side}", [0, 0])[int(hit)] += 1
+                if major and not hit and len(missed) < 10:
+                    missed.append(f"{key} {d} at {at:.2f}")
             rows.append(
                 {"group": key, "runs": len(runs), "signature": got[0], "heaviest": got[1], "mean": got[2]}
             )
@@ -314,6 +338,8 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
         "within_0.003_of_the_better_baseline": int((a[:, 0] >= a[:, 1:].max(1) - 0.003).sum()),
         "beats_heaviest": int((a[:, 0] > a[:, 1]).sum()),
         "beats_mean": int((a[:, 0] > a[:, 2]).sum()),
+        "designed_bursts": {k: {"found": v[1], "missed": v[0]} for k, v in bursts.items()},
+        "missed_examples": missed,
         "worst": sorted(rows, key=lambda r: r["signature"])[:5],
     }
 
