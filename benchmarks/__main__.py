@@ -50,6 +50,7 @@ QUICK: dict[str, list[str]] = {
     "bench_forecast": ["--weeks", "3"],
     "bench_contention": ["--count", "2000"],
     "bench_signatures": ["--count", "3000", "--groups", "200", "--dir", "{tmp}"],
+    "contention_acceptance": ["--count", "2000", "--dir", "{tmp}"],
 }
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 SLOWED = 1.5  # a truly slowed run: io time at least 1.5x its uncontended time
@@ -90,6 +91,19 @@ def score(
         "slowed_runs": len(slowed),
         "slowed_flagged_share": _share(len(flagged), len(slowed)),
         "named_cause_share": _share(len(right), len(named)),
+        "counts": {  # the shares' numerators and denominators (for intervals)
+            "not_sensitive": len(not_sensitive),
+            "not_sensitive_called": sum(labels.get(k) == "sensitive" for k in not_sensitive),
+            "strong": len(strong),
+            "strong_found": sum(labels.get(k) == "sensitive" for k in strong),
+            "called_insensitive": len(called_insensitive),
+            "called_insensitive_right": sum(
+                designed[k][0] in ("insensitive", "none") for k in called_insensitive
+            ),
+            "slowed_flagged": len(flagged),
+            "named_run": len(named),
+            "named_right": len(right),
+        },
     }
 
 
@@ -98,3 +112,112 @@ def _bucket(n: int) -> str:
         if n < edge:
             return f"<{edge}"
     return ">=100"
+
+
+def designed_pairs(truth: Iterable[Mapping[str, Any]]) -> tuple[set[tuple[str, str]], set[str]]:
+    """(designed non-zero victim x aggressor label pairs, designed-zero victim labels) from the
+    truth's own labels (each line's ``must`` labels): the labels of the designed sensitive
+    groups against those of the designed aggressors; a victim label no slowed run carries
+    is a designed-zero row (every pair in it must stay not conflicting). The labels the
+    joint fit leaves out (its references: no significant I/O, period refinements) are
+    left out here too."""
+    victims: set[str] = set()
+    aggressors: set[str] = set()
+    slowed_labels: set[str] = set()
+    all_labels: set[str] = set()
+    for t in truth:
+        c = t.get("contention")
+        if not isinstance(c, Mapping):
+            continue
+        labels = {str(x) for fam in (t.get("families") or {}).values() for x in fam.get("must", ())}
+        all_labels |= labels
+        kind = c.get("group_sensitivity")
+        if kind == "sensitive":
+            victims |= labels
+        elif kind == "aggressor":
+            aggressors |= labels
+        if c.get("slowed"):
+            slowed_labels |= labels
+    from mosaic.interference.conflicts import fitted  # the labels the joint fit takes
+
+    victims, aggressors = set(fitted(sorted(victims))), set(fitted(sorted(aggressors)))
+    return {(v, a) for v in victims for a in aggressors}, set(fitted(sorted(all_labels - slowed_labels)))
+
+
+def matrix_score(
+    db: sqlite3.Connection, nonzero: set[tuple[str, str]], zero_rows: set[str]
+) -> dict[str, Any]:
+    """The store's label_conflicts against the designed pairs: non-zero pairs found with a
+    lower bound above 0, designed-zero pairs (victim in ``zero_rows``) called conflicting."""
+    cells = {
+        (str(v), str(a)): (lo, bool(c))
+        for v, a, lo, c in db.execute("SELECT victim, aggressor, lo, conflicting FROM label_conflicts")
+    }
+    found = sorted(p for p in nonzero if p in cells and cells[p][0] is not None and cells[p][0] > 0)
+    missing = sorted(p for p in nonzero if p not in found)
+    zero = [p for p in cells if p[0] in zero_rows]
+    wrong = sorted(p for p in zero if cells[p][1])
+    return {
+        "nonzero_pairs": len(nonzero),
+        "nonzero_found": len(found),
+        "nonzero_missing": [f"{v} x {a}" for v, a in missing],
+        "zero_pairs_fitted": len(zero),
+        "zero_pairs_conflicting": [f"{v} x {a}" for v, a in wrong],
+    }
+
+
+def who_slows_whom(
+    store_path: str | Path, truth_path: str | Path, match: Callable[[str], str | None]
+) -> dict[str, Any]:
+    """:func:`score` and :func:`matrix_score` of a store after ``mosaic run`` over a contention
+    year (store file names matched to the truth's with ``match``)."""
+    truth: list[dict[str, Any]] = []
+    with open(truth_path) as fh:
+        for line in fh:
+            if '"contention"' not in line:
+                continue
+            t = json.loads(line)
+            if isinstance(t.get("contention"), dict):
+                truth.append({k: t.get(k) for k in ("file", "group", "contention", "families")})
+    db = sqlite3.connect(f"file:{Path(store_path)}?mode=ro", uri=True)
+    try:
+        try:
+            labels, runs = stored(db)
+        except sqlite3.OperationalError as error:  # a store without the analysis' tables
+            return {"reason": f"the store has no contention analysis ({error})"}
+        named = {}
+        for file, value in runs.items():
+            name = match(file)
+            if name is not None:
+                named[name] = value
+        out = score(truth, labels, named)
+        out["matrix"] = matrix_score(db, *designed_pairs(truth))
+    finally:
+        db.close()
+    return out
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}%"
+
+
+def format_scores(s: Mapping[str, Any]) -> list[str]:
+    """Lines of ``mosaic eval``'s plain-text report."""
+    if "reason" in s:
+        return ["", f"who slows whom      not scored: {s['reason']}"]
+    m = s["matrix"]
+    lines = [
+        "",
+        f"who slows whom      {s['groups']} groups; not-sensitive called sensitive "
+        f"{_pct(s['false_positive_share'])}; recall (effect >= {STRONG_EFFECT}, >= {STRONG_RUNS} runs) "
+        f"{_pct(s['recall_strong'])}; insensitive precision {_pct(s['insensitive_precision'])}",
+        f"  slowed runs (>= {SLOWED}x): {s['slowed_runs']}, flagged slow {_pct(s['slowed_flagged_share'])}, "
+        f"named cause among the truth's {_pct(s['named_cause_share'])}",
+        f"  matrix: {m['nonzero_found']} of {m['nonzero_pairs']} designed pairs with lower bound > 0; "
+        f"{len(m['zero_pairs_conflicting'])} of {m['zero_pairs_fitted']} designed-zero pairs conflicting",
+    ]
+    lines += [
+        f"  recall {cell:<24}{v['found']:4d} of {v['groups']:4d}  {_pct(v['recall'])}"
+        for cell, v in s["recall_by_cell"].items()
+    ]
+    return lines

@@ -669,3 +669,49 @@ def _variant(
 
 
 __all__ = ["generate_contention", "designs", "start_times", "phases_of", "INVALID_REASONS"]
+
+
+def designed_layout(scenario_params: dict[str, Any]) -> list[tuple[str, float, float, float]] | None:
+    """A group's designed I/O layout, unstretched: ``(direction, start s, end s, bytes)`` of
+    each phase and periodic burst of its scenario (a truth line's ``params``), as
+    :func:`mosaic.synth.scenarios.build` places them before any contention warps them; the
+    noise (``<STDOUT>``, the STDIO input file, bytes a scenario does not design) left out.
+    None where the layout is not fixed by the parameters: irregular bursts or jittered
+    periods (their times are drawn from the group's own seed)."""
+    from mosaic.synth.scenarios import Periodic, burst_times
+
+    if scenario_params.get("irregular") or any(
+        float(p.get("jitter") or 0.0) > 0 for p in scenario_params.get("periodic") or ()
+    ):
+        return None
+    fields = {f.name for f in dataclasses.fields(Periodic)}
+    periodic = [
+        Periodic(**{k: v for k, v in p.items() if k in fields}) for p in scenario_params.get("periodic") or ()
+    ]
+    rng = np.random.default_rng(0)  # unused: no jitter
+    if scenario_params.get("run_time") is None:
+        ends = [
+            float(burst_times(p, rng)[-1]) + float(p.period) * max(float(p.busy), 0.5)  # type: ignore[arg-type]
+            for p in periodic
+            if float(p.count)  # type: ignore[arg-type]
+        ]
+        if not ends:
+            return None
+        run_time = float(np.ceil(max(ends)))
+    else:
+        run_time = float(round(float(scenario_params["run_time"])))
+    scale = float(scenario_params.get("volume") or 1.0)
+    out = [
+        (
+            str(ph["direction"]),
+            float(ph["start"]) * run_time,
+            min(float(ph["start"]) + float(ph["duration"]), 1.0) * run_time,
+            float(ph["volume"]) * scale,
+        )
+        for ph in scenario_params.get("phases") or ()
+    ]
+    for p in periodic:
+        times = burst_times(p, rng) if float(p.count) else burst_times(p, rng, run_time)  # type: ignore[arg-type]
+        ends_ = np.minimum(times + float(p.busy) * float(p.period), run_time)  # type: ignore[arg-type]
+        out += [(p.direction, float(a), float(b), float(p.burst_bytes)) for a, b in zip(times, ends_)]  # type: ignore[arg-type]
+    return out

@@ -151,6 +151,10 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
     figures = contention_figures(truth_path)
     if figures is not None:  # a contention year (`mosaic synth contention`)
         extra["contention"] = figures
+        if (results_dir / "store.sqlite").is_file():  # SPEC 3.11 scored from the truth's side
+            from mosaic.interference.evaluate import who_slows_whom
+
+            extra["who_slows_whom"] = who_slows_whom(results_dir / "store.sqlite", truth_path, match)
     io = io_scores(results_dir, truth_path, match)
     if io is not None:  # the truth's time counters against the results' darshan-util figures
         extra["io"] = io
@@ -317,6 +321,10 @@ def format_table(scores: dict[str, Any]) -> str:
     ]
     if "contention" in scores:
         lines += format_contention(scores["contention"])
+    if "who_slows_whom" in scores:
+        from mosaic.interference.evaluate import format_scores
+
+        lines += format_scores(scores["who_slows_whom"])
     if "io" in scores and scores["io"]["checked"]:
         lines += [
             "",
