@@ -50,7 +50,7 @@ import scipy.stats
 from benchmarks.bench_forecast import Year, backtest, render
 from mosaic.config import DEFAULT
 from mosaic.corpus.timeline import load_activity
-from mosaic.interference.evaluate import SLOWED, designed_pairs, who_slows_whom
+from mosaic.interference.evaluate import SLOWED, who_slows_whom
 from mosaic.series import load_series, series_from_intervals
 from mosaic.signature import SignatureSettings, build, normalized_cross_correlation
 from mosaic.synth.contention_year import SHARED_FS, designed_layout
@@ -224,58 +224,6 @@ def null_share(out: Path) -> dict[str, Any]:
         "share_of_tested": called / len(tested) if tested else None,
         "interval": wilson(called, len(tested)),
     }
-
-
-def without_small_runs(out: Path, truth: list[dict[str, Any]], share: float = 0.01) -> dict[str, Any]:
-    """A diagnostic, not a rule: SPEC 3.11's computation (``analyse.compute``) on the store's
-    runs again, first as stored, then with the runs moving less than ``share`` of their
-    group's median bytes left out (their I/O time unknown): the year's test runs, whose
-    time per byte is 100-1000x their group's. The matrix's designed pairs and the slow flag
-    both ways."""
-    from mosaic.interference import analyse
-
-    db = sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True)
-    try:
-        runs = analyse._runs(db)
-        overlaps = db.execute(
-            "SELECT run, other, sum(bytes) FROM run_overlaps GROUP BY run, other ORDER BY run, other"
-        ).fetchall()
-        files = {int(r): str(f) for r, f in db.execute("SELECT run, file FROM jobs")}
-    finally:
-        db.close()
-    keep = np.ones(runs["run"].size, dtype=bool)
-    for _, span in analyse._split(runs["group"]):
-        b = runs["bytes"][span]
-        keep[span] = b >= share * np.median(b)
-    match = Names({t["file"] for t in truth})
-    slowdown = {t["file"]: float(t["contention"]["slowdown"]) for t in truth if t.get("contention")}
-    nonzero, zero_rows = designed_pairs(truth)
-    result: dict[str, Any] = {"left_out": int((~keep).sum())}
-    for name, mask in (("as stored", np.ones_like(keep)), ("small runs left out", keep)):
-        r = dict(runs)
-        r["io_time"] = np.where(mask, runs["io_time"], np.nan)
-        got = analyse.compute(r, overlaps, DEFAULT)
-        conflicting = [(c["victim"], c["aggressor"]) for c in got["matrix"]["pairs"] if c.get("conflicting")]
-        truth_of = np.array([slowdown.get(match(files[int(row[0])]) or "", math.nan) for row in got["runs"]])
-        flagged = np.array([bool(row[3]) for row in got["runs"]])
-        measured = np.array([float(row[2]) for row in got["runs"]])
-        result[name] = {
-            "victims": len(got["runs"]),
-            "slowdown_mean": float(measured.mean()) if len(measured) else None,
-            "slowdown_max": float(measured.max()) if len(measured) else None,
-            "conflicting": [f"{v} x {a}" for v, a in conflicting],
-            "designed_found": sum(p in nonzero for p in conflicting),
-            "designed_pairs": len(nonzero),
-            "designed_zero_conflicting": sum(v in zero_rows for v, _ in conflicting),
-            "flagged": int(flagged.sum()),
-            "flagged_truly_slowed": int((flagged & (truth_of > 1.001)).sum()),
-            "slowed_1_5_flagged": int((flagged & (truth_of >= SLOWED)).sum()),
-            "slowed_1_5": int((truth_of >= SLOWED).sum()),
-        }
-    return result
-
-
-# --------------------------------------------------------------------------- 2. signatures
 
 
 def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) -> dict[str, Any]:
@@ -530,7 +478,6 @@ def main() -> None:
                 times[f"null seed {seed}"] = t
                 nulls[f"seed {seed}, {args.null_count} logs"] = null_share(out)
             result["null"] = nulls
-            result["diagnostic_small_runs"] = without_small_runs(args.out, truth)
         if "signatures" not in args.skip:
             result["signatures"] = signatures_side(args.out, truth)
         if "forecast" not in args.skip:
@@ -592,8 +539,6 @@ def report(r: dict[str, Any]) -> str:
                 f"({_f(v['share_of_tested'], 4)}; 95 % {iv and tuple(round(x, 4) for x in iv)}) "
                 f"of {v['groups']}"
             )
-    if "diagnostic_small_runs" in r:
-        lines += ["", "diagnostic (not a rule): " + json.dumps(r["diagnostic_small_runs"])]
     if "signatures" in r:
         g = r["signatures"]
         lines += ["", "## signatures (groups >= 10 runs)", json.dumps(g, default=str)]

@@ -238,6 +238,8 @@ class Config:
     contention_baseline_quantile: float = method(0.25, **SHARE)  # low load: at or below this load quantile
     contention_slow_mads: float = method(3.0, **POSITIVE)  # slow: log slowdown above k robust sigmas ...
     contention_slow_min_ratio: float = method(1.25, lo=1.0)  # ... and slowdown at least this
+    # a run moving less than this share of its group's median bytes has no comparable time per byte
+    contention_min_bytes_share: float = method(0.01, **SHARE)
     contention_cause_min_share: float = method(0.3, **SHARE)  # a named cause: >= this share of others' bytes
     contention_many_jobs_quantile: float = method(0.95, **SHARE)  # "many jobs at once": load above it
     contention_metadata_rate: float = method(300.0, **POSITIVE)  # trait "metadata": requests/s during I/O

@@ -124,20 +124,35 @@ def analyse_safely(store: Store, config: Config) -> dict[str, Any]:
         return {"status": "failed", "reason": f"{type(error).__name__}: {error}"}
 
 
+def comparable_time(
+    io_time: np.ndarray, io_bytes: np.ndarray, spans: list[tuple[str, slice]], share: float
+) -> np.ndarray:
+    """The runs' I/O time, unknown (NaN) for a run that moved less than ``share`` of its group's
+    median bytes: a test or failed run whose fixed costs (opens, a first small write) make its
+    time per byte 100-1000x its group's, which would read as a slow run beside any load."""
+    out = np.array(io_time, dtype=np.float64)
+    for _, span in spans:
+        moved = io_bytes[span]
+        small = moved < share * np.median(moved) if moved.size else moved.astype(bool)
+        out[span] = np.where(small, np.nan, out[span])
+    return out
+
+
 def compute(
     runs: dict[str, Any], overlap_rows: Iterable[tuple[int, int, float]], config: Config
 ) -> dict[str, Any]:
     """The three tables' rows from the per-run arrays (:func:`_runs`'s layout)."""
     n = runs["run"].size
-    normalized = sensitivity.normalized_time(runs["io_time"], runs["bytes"])
+    spans = _split(runs["group"])
+    io_time = comparable_time(runs["io_time"], runs["bytes"], spans, config.contention_min_bytes_share)
+    normalized = sensitivity.normalized_time(io_time, runs["bytes"])
     bodies = [json.loads(b) if b else None for b in runs["body"]]
     own_traits = [
         slow_runs.run_traits(mode, meta, slow_runs.mean_request_bytes(body), config)
         for mode, meta, body in zip(runs["mode"], runs["meta"], bodies)
     ]
-    spans = _split(runs["group"])
     groups = [
-        sensitivity.GroupRuns(key, runs["io_time"][s], runs["bytes"][s], runs["load"][s]) for key, s in spans
+        sensitivity.GroupRuns(key, io_time[s], runs["bytes"][s], runs["load"][s]) for key, s in spans
     ]
     described = sensitivity.sensitivity(groups, config)
     # slowdowns and slow flags per group

@@ -3,12 +3,13 @@ hook at the end of mosaic run."""
 
 import json
 
+import numpy as np
 import pytest
 import scipy.stats
 
 from mosaic.config import Config
 from mosaic.corpus.store import Store
-from mosaic.interference.analyse import analyse, load_contention
+from mosaic.interference.analyse import analyse, comparable_time, load_contention
 from mosaic_testing.contention_tables import fill
 
 CONFIG = Config(contention_min_runs=8)
@@ -194,3 +195,13 @@ def test_a_failure_is_reported_and_never_raised(store):
         db.execute("CREATE VIEW run_overlaps AS SELECT 1 AS run, 2 AS other, 'x' AS fs")  # no bytes column
     out = analyse_safely(store, CONFIG)
     assert out["status"] == "failed" and out["reason"].startswith("OperationalError: no such column: bytes")
+
+
+def test_a_run_far_below_its_group_s_bytes_has_no_comparable_time():
+    """At exactly 1 % of the group's median bytes a run counts; just below, its time is unknown
+    (the contention year's test runs: 100-2,594x their group's time per byte)."""
+    io_time = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    moved = np.array([100.0, 100.0, 100.0, 1.0, 0.99, 50.0, 0.0])  # group a: median 100; b: 25
+    out = comparable_time(io_time, moved, [("a", slice(0, 5)), ("b", slice(5, 7))], 0.01)
+    assert np.array_equal(np.isnan(out), [False, False, False, False, True, False, True])
+    assert out[:4].tolist() == [1.0, 2.0, 3.0, 4.0] and out[5] == 6.0
