@@ -151,9 +151,7 @@ def compute(
         slow_runs.run_traits(mode, meta, slow_runs.mean_request_bytes(body), config)
         for mode, meta, body in zip(runs["mode"], runs["meta"], bodies)
     ]
-    groups = [
-        sensitivity.GroupRuns(key, io_time[s], runs["bytes"][s], runs["load"][s]) for key, s in spans
-    ]
+    groups = [sensitivity.GroupRuns(key, io_time[s], runs["bytes"][s], runs["load"][s]) for key, s in spans]
     described = sensitivity.sensitivity(groups, config)
     # slowdowns and slow flags per group
     slowdown = np.full(n, np.nan)

@@ -7,6 +7,7 @@ import typing
 
 import pytest
 
+from mosaic import signature
 from mosaic.analysis import (
     bursts,
     meanshift,
@@ -18,7 +19,6 @@ from mosaic.analysis import (
     temporality,
     verdict,
 )
-from mosaic import signature
 from mosaic.config import Config, Settings
 
 STEPS = (bursts, merging, meanshift, metadata, segments, spectrum, steps, temporality, verdict)
