@@ -3,7 +3,8 @@ aggressor runs gets `mosaic_io_conflict=high` in its comment from the shipped cl
 by Slurm's own cli_filter/lua plugin. The registry row of the aggressor is seeded in the service's
 store directly (tests/slurm/test_running.py tests the prolog that writes it), as are the
 signatures, the sensitivity and the aggressor's file systems (those of the victim's stored
-runs); they are removed after, so the other tests of the cluster see the store as they left it. (New: fails on e627ff0.)"""
+runs); they are removed after, so the other tests of the cluster see the store as they left
+it. (New: fails on e627ff0.)"""
 
 from __future__ import annotations
 
