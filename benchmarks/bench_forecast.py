@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,10 @@ from mosaic.forecast import (
     parse_signature,
     place,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # mosaic_testing
+
+from mosaic_testing.contracts import signature_body  # noqa: E402
 
 DAY, WEEK = 86400.0, 7 * 86400.0
 CLASSES = ("low", "medium", "high", None)
@@ -92,21 +98,6 @@ def load_year(path: str) -> Year:
 # --------------------------------------------------------------------------- a synthetic year
 
 
-def _body(read: np.ndarray, write: np.ndarray, run_time: float) -> dict[str, Any]:
-    r, w = [float(v) for v in read], [float(v) for v in write]
-    return {
-        "runs": 10,
-        "resolution": 60.0,
-        "run_time": {"p10": run_time, "p50": run_time, "p90": run_time},
-        "normalized": {
-            "points": len(r),
-            "read": {"p10": r, "p50": r, "p90": r},
-            "write": {"p10": w, "p50": w, "p90": w},
-        },
-        "bursts": [],
-    }
-
-
 def cycle(t: np.ndarray) -> np.ndarray:
     """A day and week cycle in [0.1, 1]: busy working hours on weekdays (UTC)."""
     hour = (t % DAY) / 3600.0
@@ -143,7 +134,7 @@ def synthetic_year(
     run_times = medians * rng.lognormal(0.0, 0.1, n)
     time_limits = np.where(rng.uniform(size=n) < 0.3, medians * 1.5, np.nan)
     run_times = np.where(np.isfinite(time_limits), np.minimum(run_times, time_limits), run_times)
-    sigs = [parse_signature(_body(r, w, m)) for r, w, m, _, _ in shapes]
+    sigs = [parse_signature(signature_body(r, w, m, runs=10, resolution=60.0)) for r, w, m, _, _ in shapes]
     assert all(isinstance(s, Signature) for s in sigs)
     signatures: list[Signature] = [s for s in sigs if isinstance(s, Signature)]
     # the center's timeline: every job's signature over its actual run time + the unseen load
@@ -183,7 +174,7 @@ def synthetic_year(
         origin,
         bin_seconds,
         timeline,
-        [_body(r, w, m) for r, w, m, _, _ in shapes],
+        [signature_body(r, w, m, runs=10, resolution=60.0) for r, w, m, _, _ in shapes],
         [(label, slope) for _, _, _, label, slope in shapes],
     )
 

@@ -25,11 +25,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchmarks.bench_pipeline import TreeMemory
-from benchmarks.year import YEAR_SAMPLE_SECONDS, TreeCPU, children_cpu_seconds
+from benchmarks.year import measured_run
 
 HERE = Path(__file__).resolve().parents[1]
 BASE = "e627ff0"
@@ -37,30 +35,10 @@ BASE = "e627ff0"
 
 def run_tree(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, float]:
     """`mosaic run` of ``tree`` over ``corpus``: wall, tree CPU, peak RSS, store bytes, valid runs."""
-    shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=str(tree))
-    before = children_cpu_seconds()
-    started = time.perf_counter()
-    with TreeMemory(YEAR_SAMPLE_SECONDS) as memory, TreeCPU(YEAR_SAMPLE_SECONDS) as cpu:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mosaic",
-                "run",
-                str(corpus),
-                "--out",
-                str(out),
-                "--workers",
-                str(workers),
-                "--quiet",
-            ],
-            check=True,
-            env=env,
-            cwd=tree,
-            stdout=subprocess.DEVNULL,
-        )
-    wall = time.perf_counter() - started
+    measured = measured_run(
+        [sys.executable, "-m", "mosaic"], corpus, out, workers, env=env, cwd=tree, stdout=subprocess.DEVNULL
+    )
     store = out / "store.sqlite"
     db = sqlite3.connect(store)
     try:
@@ -76,9 +54,7 @@ def run_tree(tree: Path, corpus: Path, out: Path, workers: int) -> dict[str, flo
     finally:
         db.close()
     return {
-        "wall_seconds": wall,
-        "cpu_seconds": max(cpu.peak, children_cpu_seconds() - before),
-        "peak_rss_mb": memory.peak / 2**20,
+        **measured,
         "store_bytes": float(store.stat().st_size),
         "traces_bytes": float((out / "traces.jsonl").stat().st_size),
         "valid_runs": float(valid),

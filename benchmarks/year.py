@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -151,32 +152,32 @@ class TreeCPU(TreeMemory):
             self.peak = max(self.peak, sum(tree_cpu_seconds(child) for child in me.children()))
 
 
-def run_mosaic(root: Path, out: Path, workers: int, all_runs: bool = False) -> dict:
-    """`mosaic run` as a subprocess: wall, tree CPU, peak tree RSS and its summary."""
+def measured_run(command: list[str], root: Path, out: Path, workers: int, *extra: str, **popen: Any) -> dict:
+    """``COMMAND run ROOT --out OUT --workers N --quiet EXTRA...`` as a subprocess (``popen``:
+    subprocess.run's env, cwd, stdout ...), OUT emptied first: wall, tree CPU, peak tree RSS."""
     shutil.rmtree(out, ignore_errors=True)
     cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     with TreeMemory(YEAR_SAMPLE_SECONDS) as memory, TreeCPU(YEAR_SAMPLE_SECONDS) as cpu:
         subprocess.run(
-            [
-                MOSAIC,
-                "run",
-                str(root),
-                "--out",
-                str(out),
-                "--workers",
-                str(workers),
-                "--quiet",
-                *(["--all-runs"] if all_runs else []),
-            ],
+            [*command, "run", str(root), "--out", str(out), "--workers", str(workers), "--quiet", *extra],
             check=True,
+            **popen,
         )
     wall = time.perf_counter() - started
-    summary = json.loads((out / "summary.json").read_text())
     return {
         "wall_seconds": wall,
         "cpu_seconds": max(cpu.peak, children_cpu_seconds() - cpu_before),
         "peak_rss_mb": memory.peak / 2**20,
+    }
+
+
+def run_mosaic(root: Path, out: Path, workers: int, all_runs: bool = False) -> dict:
+    """`mosaic run` as a subprocess: wall, tree CPU, peak tree RSS and its summary."""
+    measured = measured_run([MOSAIC], root, out, workers, *(["--all-runs"] if all_runs else []))
+    summary = json.loads((out / "summary.json").read_text())
+    return {
+        **measured,
         "summary": summary,
         "output_bytes": {p.name: p.stat().st_size for p in sorted(out.iterdir())},
     }

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -54,6 +54,18 @@ def direction(nbytes: float, time: float, run_time: float) -> dict[str, float | 
     }
 
 
+class RecordColumns(NamedTuple):
+    """The per-record columns mosaic's figure reads, one row a record (rank -1: shared)."""
+
+    ranks: np.ndarray
+    bytes_read: np.ndarray
+    bytes_written: np.ndarray
+    read_time: np.ndarray
+    write_time: np.ndarray
+    meta_time: np.ndarray
+    slowest: np.ndarray
+
+
 def figure(
     ranks: np.ndarray,
     bytes_read: np.ndarray,
@@ -73,8 +85,8 @@ def figure(
     record has no time of its own).
     """
     groups = np.zeros(len(ranks), np.intp)
-    columns = (ranks, bytes_read, bytes_written, read_time, write_time, meta_time, slowest)
-    (found,), _ = figures(groups, 1, *columns, run_time=run_time)
+    columns = RecordColumns(ranks, bytes_read, bytes_written, read_time, write_time, meta_time, slowest)
+    (found,), _ = figures(groups, 1, columns, run_time=run_time)
     return found
 
 
@@ -96,13 +108,7 @@ def dense_ranks(ranks: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None]:
 def figures(
     groups: np.ndarray,
     n_groups: int,
-    ranks: np.ndarray,
-    bytes_read: np.ndarray,
-    bytes_written: np.ndarray,
-    read_time: np.ndarray,
-    write_time: np.ndarray,
-    meta_time: np.ndarray,
-    slowest: np.ndarray,
+    columns: RecordColumns,
     run_time: float,
     union_groups: int | None = None,
     raw: dict[str, Any] | None = None,
@@ -113,6 +119,7 @@ def figures(
     darshan-util's parts: ``unique`` (the slowest rank's time), ``slowest_rank``,
     ``shared``, ``bytes`` (read + written) and ``records``; the figures are then those of
     the groups below ``union_groups`` only."""
+    ranks, bytes_read, bytes_written, read_time, write_time, meta_time, slowest = columns
     joined = n_groups if union_groups is None else union_groups
     per = ranks >= 0
     totals = np.zeros((3, n_groups))  # total, read, write time per group
@@ -308,13 +315,7 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     (posix_figure, stdio_figure), job_figure = figures(
         groups,
         4,
-        ranks[every],
-        br[every],
-        bw[every],
-        read_t[every],
-        write_t[every],
-        meta_t[every],
-        slowest[every],
+        RecordColumns(*(column[every] for column in (ranks, br, bw, read_t, write_t, meta_t, slowest))),
         run_time=run_time,
         union_groups=2,
         raw=raw,

@@ -11,24 +11,13 @@ import numpy as np
 
 from benchmarks.bench_forecast import WEEK, Year, backtest, cycle, pearson, render, synthetic_year
 from mosaic.forecast import MONDAY_EPOCH, Settings
+from mosaic_testing.contracts import signature_body
 
 T0 = MONDAY_EPOCH + 2800 * WEEK
 
 
 def constant(rate: float, run_time: float) -> dict:
-    series = [0.0] * 4
-    write = [rate] * 4
-    return {
-        "runs": 10,
-        "resolution": 1.0,
-        "run_time": {"p10": run_time, "p50": run_time, "p90": run_time},
-        "normalized": {
-            "points": 4,
-            "read": {"p10": series, "p50": series, "p90": series},
-            "write": {"p10": write, "p50": write, "p90": write},
-        },
-        "bursts": [],
-    }
+    return signature_body([0.0] * 4, [rate] * 4, run_time, runs=10, resolution=1.0)
 
 
 def test_scores_on_two_hand_computed_jobs():

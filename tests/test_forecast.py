@@ -27,28 +27,14 @@ from mosaic.forecast import (
     place,
     risk_class,
 )
+from mosaic_testing.contracts import signature_body
 
 NOW = MONDAY_EPOCH + 3 * 7 * 86400 + 10 * 3600  # a Monday 10:00 UTC, three weeks on
 FOUR_BINS = Settings(bins=4, medium_slowdown=1.25, high_slowdown=1.5)  # thresholds exact in binary
 
 
-def body(read: list[float], write: list[float], run_time: float, bursts: list[dict] | None = None, runs=8):
-    """A signature body (docs/method.md 3.12) (p10 = p90 = p50: only p50 is read)."""
-    return {
-        "runs": runs,
-        "resolution": 0.1,
-        "run_time": {"p10": run_time, "p50": run_time, "p90": run_time},
-        "normalized": {
-            "points": len(read),
-            "read": {"p10": read, "p50": read, "p90": read},
-            "write": {"p10": write, "p50": write, "p90": write},
-        },
-        "bursts": bursts or [],
-    }
-
-
 def sig(*args, **kwargs) -> Signature:
-    parsed = parse_signature(body(*args, **kwargs))
+    parsed = parse_signature(signature_body(*args, **kwargs))
     assert isinstance(parsed, Signature), parsed
     return parsed
 
@@ -97,9 +83,9 @@ def test_parse_signature_phases_and_bad_bodies():
     edge = sig([0, 4.9, 5, 100], [0, 0, 0, 0], 10.0)
     assert edge.phases.tolist() == [[0.5, 1.0]]
     assert isinstance(parse_signature(None), str)
-    assert "same length" in parse_signature(body([1, 2], [1], 10.0))
-    assert "negative" in parse_signature(body([-1.0], [0.0], 10.0))
-    assert "positive" in parse_signature(body([1.0], [0.0], 0.0))
+    assert "same length" in parse_signature(signature_body([1, 2], [1], 10.0))
+    assert "negative" in parse_signature(signature_body([-1.0], [0.0], 10.0))
+    assert "positive" in parse_signature(signature_body([1.0], [0.0], 0.0))
     assert "lacks" in parse_signature({"normalized": {}})
 
 

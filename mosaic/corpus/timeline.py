@@ -445,6 +445,14 @@ def _overlapping(i: int, starts: np.ndarray, ends: np.ndarray, longest: float) -
     return result
 
 
+LOAD_FIELDS = ("fs", "read_rate", "write_rate", "meta_rate", "other_jobs", "io_seconds")
+
+
+def load_fields(values: Sequence[Any]) -> dict[str, Any]:
+    """A ``run_load`` row's figures, given in :data:`LOAD_FIELDS`' order, by name."""
+    return dict(zip(LOAD_FIELDS, values, strict=True))
+
+
 def job_load(store: Store, run: int) -> list[dict[str, Any]]:
     """A run's stored load per file system with its overlaps (identities unfiltered: the
     caller applies the visibility rule of docs/security.md)."""
@@ -463,12 +471,7 @@ def job_load(store: Store, run: int) -> list[dict[str, Any]]:
     for row in loads:
         out.append(
             {
-                "fs": row["fs"],
-                "read_rate": row["read_rate"],
-                "write_rate": row["write_rate"],
-                "meta_rate": row["meta_rate"],
-                "other_jobs": row["other_jobs"],
-                "io_seconds": row["io_seconds"],
+                **load_fields([row[name] for name in LOAD_FIELDS]),
                 "computed_at": row["computed_at"],
                 "others": [
                     {
@@ -559,16 +562,24 @@ class _Bins:
             setattr(self, name, grown)
         self.lo = new_lo
 
-    def add(self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray) -> None:
+    def _sums(
+        self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray
+    ) -> tuple[int, int, np.ndarray]:
+        """Grow to hold ``bins`` (not empty) and add the rows' bytes and requests to them:
+        (lowest bin, highest bin, each row's index)."""
         lo, hi = int(bins.min()), int(bins.max())
         self._fit(lo, hi)
         at = bins - self.lo
         np.add.at(self.read, at, r)  # in row order: the fold's order fixes every sum's bits
         np.add.at(self.write, at, w)
         np.add.at(self.meta, at, m)
-        self.jobs[np.unique(at)] += 1
         self.first = lo if self.first is None else min(self.first, lo)
         self.last = hi if self.last is None else max(self.last, hi)
+        return lo, hi, at
+
+    def add(self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray) -> None:
+        _, _, at = self._sums(bins, r, w, m)
+        self.jobs[np.unique(at)] += 1
 
     def add_runs(
         self, bins: np.ndarray, r: np.ndarray, w: np.ndarray, m: np.ndarray, owner: np.ndarray
@@ -577,12 +588,7 @@ class _Bins:
         order of the runs): the same sums, and each run counted once per bin it touched."""
         if not len(bins):
             return
-        lo, hi = int(bins.min()), int(bins.max())
-        self._fit(lo, hi)
-        at = bins - self.lo
-        np.add.at(self.read, at, r)  # in row order: the fold's order fixes every sum's bits
-        np.add.at(self.write, at, w)
-        np.add.at(self.meta, at, m)
+        lo, hi, _ = self._sums(bins, r, w, m)
         width = hi - lo + 1
         # (run, bin) pairs, each once: a run's rows come in (start, end) order, so the keys
         # are nearly sorted already and a stable (merge) sort passes over them in ~n
@@ -590,8 +596,6 @@ class _Bins:
         first = np.ones(len(keys), bool)
         np.not_equal(keys[1:], keys[:-1], out=first[1:])
         self.jobs[lo - self.lo : hi - self.lo + 1] += np.bincount(keys[first] % width, minlength=width)
-        self.first = lo if self.first is None else min(self.first, lo)
-        self.last = hi if self.last is None else max(self.last, hi)
 
 
 def center_timeline(store: Store, width: float) -> dict[str, Timeline]:
@@ -818,12 +822,7 @@ def loads_by_file(store: Store) -> dict[str, list[dict[str, Any]]]:
     for file, fs, rr, wr, mr, others, seconds, top, source in rows:
         out.setdefault(file, []).append(
             {
-                "fs": fs,
-                "read_rate": rr,
-                "write_rate": wr,
-                "meta_rate": mr,
-                "other_jobs": others,
-                "io_seconds": seconds,
+                **load_fields((fs, rr, wr, mr, others, seconds)),
                 "largest_share": top,
                 "source": source,
             }

@@ -215,14 +215,7 @@ def job_load_section(db: sqlite3.Connection, file: str) -> str:
             shown_other({"job_id": j, "group_key": g, "bytes": b, "share": sh}, operator=True, uid=None)
             for _, b, sh, j, g in rows
         ]
-        load = {
-            "fs": fs,
-            "read_rate": rr,
-            "write_rate": wr,
-            "meta_rate": mr,
-            "other_jobs": others,
-            "io_seconds": seconds,
-        }
+        load = tl.load_fields((fs, rr, wr, mr, others, seconds))
         items.append(f"<li>{esc(sentence(load, shown))}</li>")
     if not items:
         return ""

@@ -72,6 +72,13 @@ reader_config_option = click.option(
     "periodic share and name bound, as `mosaic serve --config` would answer (a --server answers "
     "with its own).",
 )
+uid_option = click.option(
+    "--uid",
+    required=True,
+    type=click.IntRange(-(1 << 63), (1 << 63) - 1),
+    help="User id (int64, as logs claim it).",
+)
+app_option = click.option("--app", "application", required=True, help="Executable path (first token).")
 
 
 @click.command()
@@ -173,13 +180,8 @@ def raise_open_files_limit() -> None:
 
 
 @click.command()
-@click.option(
-    "--uid",
-    required=True,
-    type=click.IntRange(-(1 << 63), (1 << 63) - 1),
-    help="User id (int64, as logs claim it).",
-)
-@click.option("--app", "application", required=True, help="Executable path (first token).")
+@uid_option
+@app_option
 @store_option
 @server_option
 @client_token_option
@@ -235,13 +237,8 @@ def lookup(
 
 
 @click.command()
-@click.option(
-    "--uid",
-    required=True,
-    type=click.IntRange(-(1 << 63), (1 << 63) - 1),
-    help="User id (int64, as logs claim it).",
-)
-@click.option("--app", "application", required=True, help="Executable path (first token).")
+@uid_option
+@app_option
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),

@@ -66,10 +66,10 @@ def open_spool(path: str) -> Path:
     )
 
 
-def keep(folder: Path, job_id: str, uid: int, data: bytes) -> Path:
-    """Spool one log, atomically; the entry's path."""
-    final = folder / f"{job_id}.{uid}.{hashlib.sha256(data).hexdigest()}.darshan"
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-")
+def write_entry(final: Path, data: bytes) -> None:
+    """Write a spool entry atomically: ``data`` to a hidden name in its folder, synced, then
+    renamed to ``final`` (a reader of the folder never sees half an entry)."""
+    descriptor, temporary = tempfile.mkstemp(dir=final.parent, prefix=".partial-")
     try:
         with os.fdopen(descriptor, "wb") as fh:
             fh.write(data)
@@ -79,6 +79,12 @@ def keep(folder: Path, job_id: str, uid: int, data: bytes) -> Path:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def keep(folder: Path, job_id: str, uid: int, data: bytes) -> Path:
+    """Spool one log, atomically; the entry's path."""
+    final = folder / f"{job_id}.{uid}.{hashlib.sha256(data).hexdigest()}.darshan"
+    write_entry(final, data)
     directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(directory)  # the rename itself survives a crash

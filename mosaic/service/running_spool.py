@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from mosaic.corpus.node import private_folder
+from mosaic.service.epilog_spool import write_entry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -72,16 +72,7 @@ def keep(folder: Path, kind: str, job_id: str, epoch: float, query: str) -> Path
     """Spool one post, atomically (written to a hidden name, then renamed)."""
     order = 1 if kind == "start" else 2
     final = folder / f"{int(epoch)}.{job_id}.{order}.{kind}"
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-")
-    try:
-        with os.fdopen(descriptor, "w") as fh:
-            fh.write(query + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temporary, final)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_entry(final, (query + "\n").encode())
     return final
 
 

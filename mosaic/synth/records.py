@@ -15,21 +15,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mosaic.darshan import formats as F
-from mosaic.darshan.times import TIME_INDEX
+from mosaic.darshan.times import TIME_FIELDS, TIME_INDEX
 from mosaic.darshan.writer import darshan_hash
 
 DXT_REQUESTS = 4  # traced requests per record and direction in logs with DXT
 
-# Time counters (mosaic.darshan.times): 0 unless :func:`add_times` fills them.
-TIME_COLUMNS = (
-    "read_time",
-    "write_time",
-    "meta_time",
-    "max_read_time",
-    "max_write_time",
-    "fastest_rank_time",
-    "slowest_rank_time",
-)
+# Time counters (mosaic.darshan.times): 0 unless :func:`add_times` fills them; all but the
+# two variance counters, which have no column (they stay 0).
+TIME_COLUMNS = TIME_FIELDS[: TIME_FIELDS.index("slowest_rank_time") + 1]
 META_SECONDS = 1e-4  # seconds per open in F_META_TIME (a parallel file system's open: ~0.1 ms)
 
 FILE_DTYPE = np.dtype(

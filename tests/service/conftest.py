@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -37,6 +39,9 @@ MAX_INFLATED = 20 << 20
 STARTUP_SECONDS = 60.0
 
 UID, JOB_ID, APP = 4242, 777, "/apps/lmp"
+CLI_FILTER = Path(__file__).resolve().parents[2] / "cluster" / "cli_filter.lua"
+LUA_HARNESS = Path(__file__).resolve().parent / "run_cli_filter.lua"  # plays Slurm's lua plugin
+LUA_INTERPRETERS = ["lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit"]
 RUN_TIME = 100.0
 
 
@@ -352,3 +357,32 @@ def silent_server() -> Iterator[str]:
         for connection in held:
             connection.close()
         listener.close()
+
+
+def run_cli_filter(
+    interpreter: str, kind: str, uid: int, comment: str, argv: list[str], env: dict[str, str], cwd: Path
+) -> tuple[int, str | None, list[str]]:
+    """cluster/cli_filter.lua's slurm_cli_pre_submit under ``interpreter`` for a ``kind``
+    ("srun", "sbatch", ...) submission of ``argv`` by ``uid`` with ``comment``: (return code,
+    comment after or None, log lines)."""
+    done = subprocess.run(
+        [interpreter, str(LUA_HARNESS), str(CLI_FILTER), kind, str(uid), comment, *argv],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    code, after = done.stdout.splitlines()
+    return int(code), None if after == "nil" else after, done.stderr.splitlines()
+
+
+@pytest.fixture(params=LUA_INTERPRETERS)
+def cli_filter(request):
+    """run_cli_filter under each Lua interpreter Slurm's lua plugins may link (skipped where
+    one is not installed)."""
+    interpreter = shutil.which(request.param)
+    if interpreter is None:
+        pytest.skip(f"{request.param} is not installed (`make lua` installs it: needs root and apt)")
+    return functools.partial(run_cli_filter, interpreter)

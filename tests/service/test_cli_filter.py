@@ -7,8 +7,6 @@ wrapper scripts; nothing else changes the job."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import urllib.parse
 from pathlib import Path
 
@@ -16,10 +14,6 @@ import pytest
 
 from mosaic_testing.joblogs import periodic_logs
 
-HERE = Path(__file__).resolve().parent
-CLI_FILTER = HERE.parents[1] / "cluster" / "cli_filter.lua"
-HARNESS = HERE / "run_cli_filter.lua"
-INTERPRETERS = ["lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit"]
 CHECKPOINT_UID, STEADY_UID = 5252, 5353
 CHECKPOINTER = "/apps/ckpt"
 APP_NOTE = "mosaic_app=/apps/ckpt"  # the application, for the prolog
@@ -44,13 +38,10 @@ def checkpointer(server, log_factory):
     return server
 
 
-@pytest.fixture(params=INTERPRETERS)
-def lua(request, checkpointer, tmp_path, write_secret):
+@pytest.fixture
+def lua(cli_filter, checkpointer, tmp_path, write_secret):
     """A function running the filter's slurm_cli_pre_submit under one interpreter, in
     ``tmp_path``: (return code, comment after or None, log lines)."""
-    interpreter = shutil.which(request.param)
-    if interpreter is None:
-        pytest.skip(f"{request.param} is not installed (`make lua` installs it: needs root and apt)")
     write_secret(tmp_path / "token", checkpointer.token + "\n")
     env = {
         "PATH": os.environ["PATH"],
@@ -59,17 +50,7 @@ def lua(request, checkpointer, tmp_path, write_secret):
     }
 
     def run(kind: str, argv: list[str], comment: str = "", uid: int = CHECKPOINT_UID, **extra: str):
-        done = subprocess.run(
-            [interpreter, str(HARNESS), str(CLI_FILTER), kind, str(uid), comment, *argv],
-            env={**env, **extra},
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert done.returncode == 0, done.stderr
-        code, after = done.stdout.splitlines()
-        return int(code), None if after == "nil" else after, done.stderr.splitlines()
+        return cli_filter(kind, uid, comment, argv, {**env, **extra}, tmp_path)
 
     return run
 

@@ -7,17 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-CLI_FILTER = HERE.parents[1] / "cluster" / "cli_filter.lua"
-HARNESS = HERE / "run_cli_filter.lua"
-INTERPRETERS = ["lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit"]
 BOTH, SENSITIVE, AGGRESSOR, CALM = 5501, 5502, 5503, 5504
 APP = "/apps/lmp"  # what the service's make_log runs
 NAMED = f"mosaic_app={APP}"  # for the prolog, whatever the answer
@@ -55,11 +48,8 @@ def labelled(server, log_factory):
     return server
 
 
-@pytest.fixture(params=INTERPRETERS)
-def lua(request, labelled, tmp_path, write_secret):
-    interpreter = shutil.which(request.param)
-    if interpreter is None:
-        pytest.skip(f"{request.param} is not installed (`make lua` installs it: needs root and apt)")
+@pytest.fixture
+def lua(cli_filter, labelled, tmp_path, write_secret):
     write_secret(tmp_path / "token", labelled.token + "\n")
     env = {
         "PATH": os.environ["PATH"],
@@ -68,17 +58,7 @@ def lua(request, labelled, tmp_path, write_secret):
     }
 
     def run(uid: int, comment: str = "", **extra: str):
-        done = subprocess.run(
-            [interpreter, str(HARNESS), str(CLI_FILTER), "srun", str(uid), comment, APP],
-            env={**env, **extra},
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert done.returncode == 0, done.stderr
-        code, after = done.stdout.splitlines()
-        return int(code), None if after == "nil" else after
+        return cli_filter("srun", uid, comment, [APP], {**env, **extra}, tmp_path)[:2]
 
     return run
 

@@ -9,9 +9,7 @@ dead-server ones fails on e627ff0.)"""
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 
@@ -19,10 +17,6 @@ import pytest
 
 from mosaic_testing.contracts import RUNNING_COLUMNS, seed_store, serve_store, signature_body
 
-HERE = Path(__file__).resolve().parent
-CLI_FILTER = HERE.parents[1] / "cluster" / "cli_filter.lua"
-HARNESS = HERE / "run_cli_filter.lua"
-INTERPRETERS = ["lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit"]
 AGGRESSOR, VICTIM, HOMEBODY = "/apps/hdf_bulk", "/apps/lmp_restart", "/apps/home_ckpt"
 
 
@@ -64,32 +58,15 @@ def running(store: Path, limit: float | None = None) -> None:
     db.close()
 
 
-@pytest.fixture(params=INTERPRETERS)
-def lua(request, served):
-    interpreter = shutil.which(request.param)
-    if interpreter is None:
-        pytest.skip(f"{request.param} is not installed (`make lua` installs it: needs root and apt)")
+@pytest.fixture
+def lua(cli_filter, served):
     url, _, tmp = served
 
     def run(app: str, uid: int, comment: str = "", **extra: str):
         env = {"PATH": os.environ["PATH"], "MOSAIC_URL": url, "MOSAIC_TOKEN_FILE": str(tmp / "read"), **extra}
         began = time.monotonic()
-        done = subprocess.run(
-            [interpreter, str(HARNESS), str(CLI_FILTER), "srun", str(uid), comment, app],
-            env=env,
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert done.returncode == 0, done.stderr
-        code, after = done.stdout.splitlines()
-        return (
-            int(code),
-            None if after == "nil" else after,
-            done.stderr.splitlines(),
-            time.monotonic() - began,
-        )
+        code, after, logged = cli_filter("srun", uid, comment, [app], env, tmp)
+        return code, after, logged, time.monotonic() - began
 
     return run
 
