@@ -2,9 +2,8 @@
 aggressor runs gets `mosaic_io_conflict=high` in its comment from the shipped cli_filter.lua, run
 by Slurm's own cli_filter/lua plugin. The registry row of the aggressor is seeded in the service's
 store directly (tests/slurm/test_running.py tests the prolog that writes it), as are the
-signatures, the sensitivity and the aggressor's file systems (those of the victim's stored
-runs); they are removed after, so the other tests of the cluster see the store as they left
-it. (New: fails on e627ff0.)"""
+signatures, the sensitivity and one file system for both (seeded); they are removed after, so
+the other tests of the cluster see the store as they left it. (New: fails on e627ff0.)"""
 
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ from mosaic_testing.slurm import SlurmCluster
 pytestmark = pytest.mark.slow
 ALICE = pwd.getpwnam("nobody")
 AGGRESSOR_UID, AGGRESSOR = 7070, "/opt/bulk/hdf_bulk"
-VICTIM_FS = "SELECT DISTINCT l.fs FROM jobs j JOIN run_load l ON l.run = j.run WHERE j.group_key = ?"
 
 
 def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster: SlurmCluster):
@@ -32,17 +30,18 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
     db = sqlite3.connect(store, timeout=30)
     try:
         with db:
-            # the aggressor on the file systems the victim's stored runs used (none: unknown, "*")
-            for fs in {row[0] for row in db.execute(VICTIM_FS, (victim,))}:
+            # both on one seeded file system: the victim's other stored runs (of the cluster's
+            # earlier tests) weigh nothing beside its 1e9 I/O seconds there
+            for run, group, seconds in ((-88001, aggressor, 1.0), (-88002, victim, 1e9)):
                 db.execute(
                     "INSERT OR REPLACE INTO jobs (run, file, job_id, group_key, start) "
-                    "VALUES (-88001, 'seeded-aggressor', '88001', ?, '')",
-                    (aggressor,),
+                    "VALUES (?, ?, ?, ?, '')",
+                    (run, f"seeded{run}", str(-run), group),
                 )
                 db.execute(
                     "INSERT OR REPLACE INTO run_load (run, fs, read_rate, write_rate, meta_rate, "
-                    "other_jobs, io_seconds, computed_at) VALUES (-88001, ?, 0, 0, 0, 0, 1.0, 0)",
-                    (fs,),
+                    "other_jobs, io_seconds, computed_at) VALUES (?, '/seeded', 0, 0, 0, 0, ?, 0)",
+                    (run, seconds),
                 )
             db.executemany(
                 "INSERT OR REPLACE INTO signatures (group_key, runs, body, computed_at) VALUES (?, 8, ?, ?)",
@@ -76,8 +75,8 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
     finally:
         with db:
             db.execute("DELETE FROM running_jobs WHERE job_id = '88001'")
-            db.execute("DELETE FROM run_load WHERE run = -88001")
-            db.execute("DELETE FROM jobs WHERE run = -88001")
+            db.execute("DELETE FROM run_load WHERE run IN (-88001, -88002)")
+            db.execute("DELETE FROM jobs WHERE run IN (-88001, -88002)")
             db.execute("DELETE FROM signatures WHERE group_key IN (?, ?)", (victim, aggressor))
             db.execute("DELETE FROM app_contention WHERE group_key = ?", (victim,))
         db.close()
