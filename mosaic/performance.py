@@ -297,7 +297,7 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
     (``trace._CleanRecords``: the rows of POSIX, STDIO and MPI-IO stand-ins, kept or not)."""
     job = log.job
     run_time = float(job.run_time)
-    read_t, write_t, meta_t, slowest = _perf_columns(_row_modules(log, clean))
+    read_t, write_t, meta_t, slowest = _perf_columns(clean.row_modules)
     kept = clean.kept
     fields = clean.fields
     br, bw = fields["bytes_read"], fields["bytes_written"]
@@ -381,19 +381,6 @@ def compute(log: DarshanLog, clean: Any, metadata_seeks: bool) -> dict[str, Any]
             "stand_ins": int(clean.stand_ins),
         },
     }
-
-
-def _row_modules(log: DarshanLog, clean: Any) -> list[tuple[F.ModuleRecords, bool]]:
-    """The module records behind the cleaned rows, in their order: POSIX, STDIO, then the
-    MPI-IO stand-ins (rows ``clean.stand_in_rows``), each with "is of the POSIX layer"."""
-    from mosaic.trace import TRACE_MODULES, _mpiio_stand_ins
-
-    mods = [(log.modules[m], m == F.POSIX) for m in TRACE_MODULES if m in log.modules]
-    rows = clean.stand_in_rows
-    stand_ins = _mpiio_stand_ins(log) if rows.stop > rows.start else None
-    if stand_ins is not None:
-        mods.append((stand_ins, False))
-    return mods
 
 
 def _perf_columns(mods: list[tuple[F.ModuleRecords, bool]]) -> tuple[np.ndarray, ...]:

@@ -55,7 +55,7 @@ from mosaic.corpus.profiles import SignatureAnswer
 from mosaic.series import RunSeries, load_series
 
 if TYPE_CHECKING:
-    from mosaic.corpus.store import Store
+    from mosaic.corpus.connections import StoreAccess
 
 DIRECTIONS = ("read", "write")
 SIGNATURES_TABLE = """
@@ -651,7 +651,7 @@ def _absolute(batch: Batch, used: Sequence[RunSeries], k: int, agree: float) -> 
 # ----- the store -----
 
 
-def compute_all(store: Store, config: Config, now: float | None = None) -> dict[str, str]:
+def compute_all(store: StoreAccess, config: Config, now: float | None = None) -> dict[str, str]:
     """Every group's signature from its stored series into ``signatures`` (a group now
     without one loses its row; one whose :func:`basis` is unchanged keeps its row as it is);
     returns each group's reason for having none."""
@@ -718,8 +718,8 @@ def basis(db: sqlite3.Connection, group_key: str, limit: int, settings: Signatur
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load_signature(store: Store | sqlite3.Connection, group_key: str) -> dict[str, Any] | None:
-    """The stored signature body of a group (contract 6), or None."""
+def load_signature(store: StoreAccess | sqlite3.Connection, group_key: str) -> dict[str, Any] | None:
+    """The stored signature body of a group (docs/method.md 3.12), or None."""
     if isinstance(store, sqlite3.Connection):
         return _load(store, group_key)
     with store._snapshot() as db:

@@ -222,6 +222,9 @@ class _CleanRecords:
     bounds: tuple[float, float]  # SPEC 3.1's valid times: the run and its clock slack
     stand_in_rows: slice  # the MPI-IO stand-ins' rows (last, after POSIX and STDIO)
     kept_files: _KeptFiles | None = None  # SPEC 2's name filter (SPEC 3.9 filters MPI-IO by it)
+    # the module records behind the rows, in their order (POSIX, STDIO, the MPI-IO stand-ins),
+    # each with "is of the POSIX layer": SPEC 3.9 gathers its time counters from them
+    row_modules: list[tuple[F.ModuleRecords, bool]] = field(default_factory=list)
 
     @property
     def dropped_rows(self) -> int:
@@ -274,6 +277,8 @@ def _clean(log: DarshanLog, config: Config) -> _CleanRecords:
         (lo, hi),
         slice(stdio_rows.stop, len(ids)),
         kept_files,
+        [(log.modules[m], m == F.POSIX) for m in TRACE_MODULES if m in log.modules]
+        + ([(stand_ins, False)] if stand_ins is not None and stdio_rows.stop < len(ids) else []),
     )
 
 

@@ -41,7 +41,7 @@ from mosaic.activity import FsActivity, RunActivity, pack, unpack
 from mosaic.config import DEFAULT
 
 if TYPE_CHECKING:
-    from mosaic.corpus.store import Store
+    from mosaic.corpus.connections import StoreAccess
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS run_activity (
@@ -80,19 +80,19 @@ def activity_row(run: int, activity: RunActivity) -> tuple[int, float, float, st
     return (int(run), activity.start_epoch, end, activity.source, pack(activity))
 
 
-def save_activity(store: Store, rows: Sequence[tuple[int, float, float, str, bytes]]) -> None:
+def save_activity(store: StoreAccess, rows: Sequence[tuple[int, float, float, str, bytes]]) -> None:
     """Store runs' activity (``activity_row``); a run stored again replaces its row (the
     same log gives the same row: re-sent batches and resumed runs count once)."""
     if rows:
         store._write("INSERT OR REPLACE INTO run_activity VALUES (?, ?, ?, ?, ?)", rows)
 
 
-def save_validated_activity(store: Store, batch: Iterable[dict[str, Any]]) -> None:
+def save_validated_activity(store: StoreAccess, batch: Iterable[dict[str, Any]]) -> None:
     """The activity of a batch of validation facts (key ``activity``: a row)."""
     save_activity(store, [fact["activity"] for fact in batch if fact.get("activity")])
 
 
-def load_activity(store: Store, run: int) -> RunActivity | None:
+def load_activity(store: StoreAccess, run: int) -> RunActivity | None:
     with store._snapshot() as db:
         row = _raw(db, "SELECT parts FROM run_activity WHERE run = ?", (int(run),)).fetchone()
     return unpack(row[0]) if row else None
@@ -261,7 +261,9 @@ def run_loads(this: _Run, others: Sequence[_Run], kept: int = 10) -> list[Load]:
     return loads
 
 
-def _extents(store: Store, where: str = "", args: tuple[Any, ...] = ()) -> list[tuple[int, float, float]]:
+def _extents(
+    store: StoreAccess, where: str = "", args: tuple[Any, ...] = ()
+) -> list[tuple[int, float, float]]:
     with store._snapshot() as db:
         rows = _raw(
             db,
@@ -274,7 +276,7 @@ def _extents(store: Store, where: str = "", args: tuple[Any, ...] = ()) -> list[
 class _Window:
     """Decoded activities of the runs near the sweep's position, dropped once passed."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: StoreAccess):
         self.store = store
         self.cache: dict[int, _Run] = {}
         self.stored_end: dict[int, float] = {}  # run_activity's end (the sweep's)
@@ -313,7 +315,7 @@ class _Window:
 
 
 def compute_loads(
-    store: Store, runs: Iterable[int] | None = None, now: float | None = None, kept: int | None = None
+    store: StoreAccess, runs: Iterable[int] | None = None, now: float | None = None, kept: int | None = None
 ) -> int:
     """Compute ``run_load`` and ``run_overlaps`` of every stored run (or of ``runs`` and the
     runs overlapping them); returns how many runs were computed (:func:`_sweep`). ``kept``:
@@ -323,7 +325,7 @@ def compute_loads(
 
 
 def loads_and_timeline(
-    store: Store, width: float, now: float | None = None, kept: int | None = None
+    store: StoreAccess, width: float, now: float | None = None, kept: int | None = None
 ) -> tuple[int, dict[str, Timeline]]:
     """:func:`compute_loads` of every stored run (how many), and the center's timeline folded on
     the way (the sweep's order is the fold's: the same bits as :func:`center_timeline`)."""
@@ -331,7 +333,7 @@ def loads_and_timeline(
 
 
 def _sweep(
-    store: Store, runs: Iterable[int] | None, now: float | None, width: float | None, kept: int | None
+    store: StoreAccess, runs: Iterable[int] | None, now: float | None, width: float | None, kept: int | None
 ) -> tuple[int, dict[str, Timeline]]:
     """Compute ``run_load`` and ``run_overlaps`` of every stored run (or of ``runs`` and the
     runs overlapping them); returns how many runs were computed.
@@ -453,7 +455,7 @@ def load_fields(values: Sequence[Any]) -> dict[str, Any]:
     return dict(zip(LOAD_FIELDS, values, strict=True))
 
 
-def job_load(store: Store, run: int) -> list[dict[str, Any]]:
+def job_load(store: StoreAccess, run: int) -> list[dict[str, Any]]:
     """A run's stored load per file system with its overlaps (identities unfiltered: the
     caller applies the visibility rule of docs/security.md)."""
     with store._snapshot() as db:
@@ -598,7 +600,7 @@ class _Bins:
         self.jobs[lo - self.lo : hi - self.lo + 1] += np.bincount(keys[first] % width, minlength=width)
 
 
-def center_timeline(store: Store, width: float) -> dict[str, Timeline]:
+def center_timeline(store: StoreAccess, width: float) -> dict[str, Timeline]:
     """The center's timeline per shared file system, folded run by run in (start, run) order."""
     with store._snapshot() as db:
         span = _raw(db, "SELECT min(start_epoch), max(end_epoch) FROM run_activity").fetchone()
@@ -631,14 +633,14 @@ def _timelines(acc: dict[str, _Bins], width: float) -> dict[str, Timeline]:
     return out
 
 
-def _activities(store: Store) -> Iterator[tuple[int, RunActivity]]:
+def _activities(store: StoreAccess) -> Iterator[tuple[int, RunActivity]]:
     with store._snapshot() as db:
         rows = _raw(db, "SELECT run, parts FROM run_activity ORDER BY start_epoch, run").fetchall()
     for run, parts in rows:
         yield int(run), unpack(parts)
 
 
-def coverage(store: Store) -> dict[str, Any]:
+def coverage(store: StoreAccess) -> dict[str, Any]:
     """What the timeline counts: runs with activity by source, and the logs it leaves out
     (evicted, and partial ones: those count, as a lower bound of their run)."""
     with store._snapshot() as db:
@@ -712,7 +714,7 @@ def _max_by(at: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def summary(store: Store, width: float, timelines: dict[str, Timeline] | None = None) -> dict[str, Any]:
+def summary(store: StoreAccess, width: float, timelines: dict[str, Timeline] | None = None) -> dict[str, Any]:
     """summary.json's ``timeline`` key: coverage and the aggregates per shared file system
     (of ``timelines`` when the caller folded them already). Their hour-of-week means go into
     the store's ``timeline_week`` on the way: the forecast's background (SPEC 3.13) reads
@@ -723,7 +725,7 @@ def summary(store: Store, width: float, timelines: dict[str, Timeline] | None = 
     return {"coverage": coverage(store), "file_systems": file_systems}
 
 
-def save_week(store: Store, file_systems: dict[str, Any], now: float | None = None) -> None:
+def save_week(store: StoreAccess, file_systems: dict[str, Any], now: float | None = None) -> None:
     """Replace ``timeline_week`` with the hour-of-week mean rates of ``file_systems``
     (:func:`aggregates`' entries), slot 0 = Monday 00:00-01:00 UTC."""
     at = time.time() if now is None else now
@@ -749,7 +751,7 @@ def save_week(store: Store, file_systems: dict[str, Any], now: float | None = No
 # ----- export -----
 
 
-def export(store: Store, width: float, out: Path) -> dict[str, int]:
+def export(store: StoreAccess, width: float, out: Path) -> dict[str, int]:
     """Write the center's timeline to ``out``: ``.npz`` (arrays ``<fs>/start``, ``<fs>/read``,
     ...: ``np.load(path)``) or ``.csv`` (one row per file system and bin:
     ``pandas.read_csv(path)``); returns bins per file system."""
@@ -781,7 +783,7 @@ def export(store: Store, width: float, out: Path) -> dict[str, int]:
     return {name: len(tl.read) for name, tl in timelines.items()}
 
 
-def stored_bytes(store: Store) -> int:
+def stored_bytes(store: StoreAccess) -> int:
     """Bytes of the activity parts the store holds (their compressed size)."""
     with store._snapshot() as db:
         row = db.execute("SELECT coalesce(sum(length(parts)), 0) FROM run_activity").fetchone()
@@ -791,7 +793,9 @@ def stored_bytes(store: Store) -> int:
 # ----- posted runs -----
 
 
-def record_posted(store: Store, job: dict[str, Any], parts: bytes | None, kept: int | None = None) -> int:
+def record_posted(
+    store: StoreAccess, job: dict[str, Any], parts: bytes | None, kept: int | None = None
+) -> int:
     """A run posted to ``mosaic serve``: its activity joins the store under its run identity
     (the one ``Store.record`` keys it by), then its load and the load of every stored run
     whose wall window meets its own are computed again. Returns how many runs were."""
@@ -807,7 +811,7 @@ def record_posted(store: Store, job: dict[str, Any], parts: bytes | None, kept: 
     return compute_loads(store, runs=[identity], kept=kept)
 
 
-def loads_by_file(store: Store) -> dict[str, list[dict[str, Any]]]:
+def loads_by_file(store: StoreAccess) -> dict[str, list[dict[str, Any]]]:
     """Every stored load by log file (for traces.jsonl): per file system the rates, the
     other runs' count and the largest share one of them had (no identities)."""
     with store._snapshot() as db:
@@ -830,7 +834,7 @@ def loads_by_file(store: Store) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def job_loads(store: Store, job_id: str) -> dict[str, list[dict[str, Any]]]:
+def job_loads(store: StoreAccess, job_id: str) -> dict[str, list[dict[str, Any]]]:
     """:func:`job_load` of every stored run of a job id, by its file."""
     with store._snapshot() as db:
         rows = db.execute("SELECT file, run FROM jobs WHERE job_id = ?", (str(job_id),)).fetchall()

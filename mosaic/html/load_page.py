@@ -19,7 +19,7 @@ from mosaic.activity import unpack
 from mosaic.config import Config
 from mosaic.corpus import timeline as tl
 from mosaic.html.applications import slug
-from mosaic.html.page import Assets, Chart, Html, Page, esc, numbers, table, thinned
+from mosaic.html.page import ROOT_NAV, Assets, Chart, Html, Page, esc, numbers, table, thinned
 
 BUSIEST_HOURS = 5  # hours shown, the busiest by bytes moved
 JOBS_PER_HOUR = 5  # runs shown per hour, the heaviest in it
@@ -96,8 +96,6 @@ def build_load_page(
     timelines = tl.center_timeline(_StoreView(db), config.timeline_bin_seconds)  # type: ignore[arg-type]
     if not timelines:
         return None
-    from mosaic.html.site import ROOT_NAV
-
     page = Page("MOSAIC: the shared file systems", Assets(inline=False, prefix="assets/"), ROOT_NAV)
     coverage = summary.get("timeline", {}).get("coverage", {})
     page.add(

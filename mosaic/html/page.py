@@ -31,6 +31,8 @@ STYLESHEETS = ("uPlot.min.css", "mosaic.css")
 CHART_SCRIPTS = ("uPlot.iife.min.js", "charts.js")
 # Files a report site copies into report/assets/ (the licence travels with the library).
 SITE_ASSETS = (*STYLESHEETS, *CHART_SCRIPTS, "table.js", "uPlot.LICENSE")
+# The site's pages at its top folder, as every top page's navigation names them (mosaic report)
+ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
 SIGNIFICANT_DIGITS = 5  # of a chart's numbers: more only grows the page
 
 

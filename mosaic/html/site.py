@@ -43,6 +43,7 @@ from mosaic.html.job import job_page
 from mosaic.html.load_page import job_load_section
 from mosaic.html.method import method_html
 from mosaic.html.page import (
+    ROOT_NAV,
     SITE_ASSETS,
     Assets,
     Html,
@@ -63,7 +64,6 @@ from mosaic.report.tables import VIEW_NAMES
 from mosaic.report.text import display_name
 from mosaic.signature import signature_of
 
-ROOT_NAV = (("index.html", "Year"), ("applications.html", "Applications"), ("method.html", "Method"))
 SUB_NAV = tuple((f"../{href}", text) for href, text in ROOT_NAV)
 
 
