@@ -88,7 +88,7 @@ class SignatureSettings(Settings):
 
 @dataclass
 class Built:
-    """A group's signature (``body``, contract 6) or the reason there is none; with the
+    """A group's signature (``body``, docs/method.md 3.12) or the reason there is none; with the
     intermediate curves the tests and baselines read."""
 
     body: dict[str, Any] | None

@@ -1,5 +1,5 @@
-"""SPEC 3.11 scored against a contention truth (data contract 5), counted from the truth's
-side: a synthetic year's truth.jsonl lines with their ``contention`` object, and the
+"""SPEC 3.11 scored against a contention truth (docs/accuracy.md "The contention year"),
+counted from the truth's side: a synthetic year's truth.jsonl lines with their ``contention`` object, and the
 store's ``app_contention`` and ``run_contention`` after ``mosaic run`` over that year.
 
 - groups: the share of not-sensitive groups called sensitive (the null year: all of

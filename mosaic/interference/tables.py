@@ -55,7 +55,7 @@ class ContentionSummary(TypedDict):
 
 
 def load_contention(db: sqlite3.Connection, group_key: str) -> ContentionSummary | None:
-    """The stored sensitivity of one group (data contract 8's row), or None: one primary-key
+    """The stored sensitivity of one group (its ``app_contention`` row), or None: one primary-key
     read, as a lookup may do."""
     try:
         row = db.execute(

@@ -19,7 +19,7 @@ phase), one group's template alive at a time while logs are written:
    stretched, computation shifted) and its label truth recomputed.
 
 ``truth.jsonl`` lines are today's plus ``io`` (darshan-util's per-module
-totals) and ``contention`` (contract 5 in docs/accuracy.md "The contention
+totals) and ``contention`` (as docs/accuracy.md "The contention
 year"); ``unseen.npz`` lists the jobs without Darshan (job id, start, end,
 bytes) that the ``by`` lists may name.
 """

@@ -1,4 +1,5 @@
-"""Scoring SPEC 3.11 against a contention truth (data contract 5), on hand-made lines."""
+"""Scoring SPEC 3.11 against a contention truth (docs/accuracy.md "The contention year"), on
+hand-made lines."""
 
 from mosaic.interference.evaluate import score
 
