@@ -152,6 +152,9 @@ class Config:
     period_hour_max: float = method(12 * 3600.0, **POSITIVE)
     low_busy_max: float = method(0.25, **SHARE)
     high_busy_min: float = method(0.75, **SHARE)
+    # a heatmap burst's busy time is bounded by the time the job spent in the direction's
+    # calls (the slowest rank's, SPEC 3.9): bins cannot show an access shorter than a bin
+    busy_bounded_by_time_spent: bool = method(True)
     meanshift_min_duration: float = method(
         1e-6, **POSITIVE
     )  # floors before log(): Darshan's clock resolution

@@ -194,6 +194,7 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
                 trace.heatmap.bin_seconds,
                 clustering,
                 minor_rate_fraction=config.minor_rate_fraction,
+                spent=_time_spent(trace, name) if config.busy_bounded_by_time_spent else None,
             )
             if seen["periodic"]:
                 meanshift = {**seen, "source": HEATMAP}
@@ -212,6 +213,16 @@ def _analyze_direction(trace: Trace, code: int, config: Config) -> DirectionAnal
     return DirectionAnalysis(
         name, ops, merged, chunks, significant, meanshift, fft, final, labels, bursts, chunks_source
     )
+
+
+def _time_spent(trace: Trace, name: str) -> float | None:
+    """Seconds the job spent in the direction's calls: SPEC 3.9's job figure (the slowest
+    rank's path, POSIX + STDIO); None when not known or only a lower bound (partial log)."""
+    job = (trace.performance or {}).get("job")
+    if not job or job.get("lower_bound"):
+        return None
+    spent = job[name]["time"]
+    return None if spent is None else float(spent)
 
 
 def _chunks(

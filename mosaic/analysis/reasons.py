@@ -57,7 +57,8 @@ from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 
-from mosaic.analysis import metadata, segments, small, verdict
+from mosaic.analysis import bursts as heatmap_bursts
+from mosaic.analysis import metadata, segments, verdict
 from mosaic.analysis.categorize import DirectionAnalysis, TraceAnalysis, TraceResult, analyze, result
 from mosaic.analysis.labels import ALL_LABELS, FAMILIES
 from mosaic.analysis.peak_files import peak_files
@@ -629,25 +630,33 @@ def _magnitudes(name: str, answer: TraceResult, config: Config) -> list[Reason]:
     return found
 
 
-def _bin_bound(direction: DirectionAnalysis) -> str:
-    """What bounds a busy fraction measured on heatmap bursts of two bins or less (SPEC 3.5):
-    the bins cannot show an access shorter than one (a few ms of append in a 0.8 s bin)."""
+def _bin_bound(direction: DirectionAnalysis, name: str) -> str:
+    """What bounds a busy fraction measured on heatmap bursts (SPEC 3.5): the time the job
+    spent in the direction's calls when it cut the bins' figure (docs/method.md 3.5), else,
+    for bursts of two bins or less, the bins (they cannot show an access shorter than one:
+    a few ms of append in a 0.8 s bin)."""
     bursts, meanshift, verdict = direction.bursts, direction.meanshift, direction.verdict
     if bursts is None or meanshift is None or verdict is None:
         return ""
     if meanshift["source"] != "heatmap" or verdict["source"] == "fft":
         return ""
-    kept = bursts.busy[~bursts.minor]
-    if not len(kept) or small.median(kept) > 2 * bursts.bin_seconds:
-        return ""
     width = _seconds(bursts.bin_seconds)
+    if bursts.bound is not None:
+        bins, spent = bursts.bound
+        doing = "reading" if name == "read" else "writing"
+        was = _percent(float(verdict["busy_fraction"] or 0.0) * bins / spent)
+        spent_text = f"the {_seconds(spent)} the job spent {doing}, its slowest rank's path"
+        return f" (bounded by {spent_text}: its {width} heatmap bins gave {was})"
+    if not heatmap_bursts.coarse(bursts.busy[~bursts.minor], bursts.bin_seconds):
+        return ""
     return f" (an upper bound: each burst fills one or two {width} heatmap bins, however short its I/O)"
 
 
 def _busy(direction: DirectionAnalysis, answer: TraceResult, config: Config) -> list[Reason]:
     """The busy-time labels given, or missed closely, with what bounds the figure
     (:func:`_bin_bound`) and what it is a share of (:func:`_busy_of`)."""
-    name, bound = direction.name, _bin_bound(direction)
+    name = direction.name
+    bound = _bin_bound(direction, name)
     found = []
     for label, key, given_word, missed_word in (
         ("periodic_low_busy_time", "low_busy_max", "at most", "over"),

@@ -163,20 +163,77 @@ def test_dlio_a_busy_time_weights_edge_bins_by_fill(job, busy, high):
     assert ("read_periodic_high_busy_time" in result["categories"]) is high
 
 
-def test_a_busy_time_the_bins_bound_says_so():
-    """pub_samefile_heatmap_8s appends a few ms every 8 s: one 0.8 s bin each, busy "10 %" where
-    the truth is under 0.1 %; the label is right, the figure is the bin's bound, and the reason
-    says so (SPEC 3.5)."""
+def _write_busy(path, **settings):
+    config = Config(**settings)
+    trace = read_trace(path, config)
+    return trace, analyze(trace, config).write
+
+
+APPEND_7S = RUNTIME_LOGS / "darshan-main" / "pub_heatmap_append_7s.darshan"
+SAMEFILE_8S = RUNTIME_LOGS / "darshan-main-programs" / "pub_samefile_heatmap_8s.darshan"
+
+
+def test_coarse_bins_bound_the_busy_time_by_the_time_spent():
+    """pub_heatmap_append_7s appends ~0.12 s every 7.05 s into 0.8 s bins: 11 one-bin bursts and
+    one of 1.519 s, 10.319 s of bins, 12.17 % of each period. Its records spent 1.478 s
+    writing (the slowest rank's path, SPEC 3.9): each burst keeps 1.478 / 10.319 of its bins,
+    12.17 % * 0.14327 = 1.744 %. The label stays low busy time; the reason gives both figures."""
     from mosaic.analysis.reasons import categorize_explained
 
-    path = RUNTIME_LOGS / "darshan-main-programs" / "pub_samefile_heatmap_8s.darshan"
-    reasons = categorize_explained(read_trace(path, Config()), Config())["reasons"]
+    _, unbounded = _write_busy(APPEND_7S, busy_bounded_by_time_spent=False)
+    assert unbounded.verdict["busy_fraction"] == pytest.approx(0.121746, abs=1e-6)
+    assert unbounded.bursts.bound is None
+    trace, write = _write_busy(APPEND_7S)
+    assert trace.performance["job"]["write"]["time"] == pytest.approx(1.478397, abs=1e-6)
+    assert write.bursts.bound == pytest.approx((10.318873, 1.478397), abs=1e-6)
+    assert write.verdict["busy_fraction"] == pytest.approx(0.121746 * 1.478397 / 10.318873, rel=1e-5)
+    assert write.labels == unbounded.labels and "write_periodic_low_busy_time" in write.labels
+    reasons = categorize_explained(trace, Config())["reasons"]
     (busy,) = [r for r in reasons if r["label"] == "write_periodic_low_busy_time"]
-    assert busy["given"] and "busy 10 % of each period" in busy["text"]
-    assert "upper bound: each burst fills one or two 0.8 s heatmap bins" in busy["text"]
-    dlio_reasons = categorize_explained(read_trace(dlio("2110531"), Config()), Config())["reasons"]
-    (high,) = [r for r in dlio_reasons if r["label"] == "read_periodic_high_busy_time"]
-    assert "upper bound" not in high["text"]  # 8-bin epochs: the bins do not bound it
+    assert "busy 1.74 % of each period" in busy["text"]
+    assert "bounded by the 1.48 s the job spent writing" in busy["text"]
+    assert "0.8 s heatmap bins gave 12.2 %" in busy["text"]
+
+
+def test_a_minor_burst_counts_in_the_time_it_shares():
+    """pub_samefile_heatmap_8s: 13 one-bin bursts (one minor), 10.4 s of bins, against 0.211 s
+    spent writing; a period's bin is 10 % of its 8 s, and it keeps 0.211 / 10.4 of it:
+    0.203 % (the minor burst took its share of the time spent too)."""
+    _, write = _write_busy(SAMEFILE_8S)
+    assert int(write.bursts.minor.sum()) == 1
+    assert write.bursts.bound == pytest.approx((10.4, 0.210998), abs=1e-6)
+    assert write.verdict["busy_fraction"] == pytest.approx(0.10 * 0.210998 / 10.4, rel=1e-4)
+
+
+@pytest.mark.parametrize("lower_bound, time", [(True, 1.478397), (False, None)])
+def test_no_bound_from_a_time_not_known_or_a_lower_bound(lower_bound, time):
+    """A partial log's time is a lower bound, and a time of 0 with bytes is not known
+    (SPEC 3.9): neither cuts the bins' 12.17 %."""
+    config = Config()
+    trace = read_trace(APPEND_7S, config)
+    trace.performance["job"]["lower_bound"] = lower_bound
+    trace.performance["job"]["write"]["time"] = time
+    write = analyze(trace, config).write
+    assert write.bursts.bound is None
+    assert write.verdict["busy_fraction"] == pytest.approx(0.121746, abs=1e-6)
+
+
+def test_fine_bins_keep_their_busy_time():
+    """DLIO 2110531 reads each 8 s epoch over ~8 bins of 0.8 s, between its steps: its
+    calls took far less than the bins (it reads faster than it consumes), but the bins
+    show the epoch's span themselves. Not coarse, so the bound leaves 76.7 % and its
+    high busy time; the reason names no bound."""
+    from mosaic.analysis.reasons import categorize_explained
+
+    config = Config()
+    trace = read_trace(dlio("2110531"), config)
+    read = analyze(trace, config).read
+    assert trace.performance["job"]["read"]["time"] < float(read.bursts.busy.sum()) / 3
+    assert read.bursts.bound is None
+    assert 100 * read.verdict["busy_fraction"] == pytest.approx(76.7, abs=0.05)
+    reasons = categorize_explained(trace, config)["reasons"]
+    (high,) = [r for r in reasons if r["label"] == "read_periodic_high_busy_time"]
+    assert "upper bound" not in high["text"] and "bounded by" not in high["text"]
 
 
 @pytest.mark.parametrize("folder", ["darshan-main", "darshan-2.3.1"])

@@ -241,3 +241,42 @@ def test_the_heatmap_places_the_quarters_when_a_quarter_holds_four_bins(bins, so
     assert write.chunks_source == source
     assert write.chunks.sum() == pytest.approx(2e8)
     assert ("write_on_end" in write.labels) is (source == HEATMAP)
+
+
+def test_the_time_spent_scales_every_burst_alike():
+    """Bins of 0.8 + 0.8 + 1.6 s against 1.6 s spent: half of each; the bins' 3.2 s kept."""
+    busy, bound = heatmap_bursts.spent_bound(np.array([0.8, 0.8, 1.6]), 1.6)
+    assert busy.tolist() == pytest.approx([0.4, 0.4, 0.8])
+    assert bound == pytest.approx((3.2, 1.6))
+
+
+@pytest.mark.parametrize("spent", [3.2, 4.0])
+def test_a_time_spent_of_the_bins_or_more_bounds_nothing(spent):
+    busy, bound = heatmap_bursts.spent_bound(np.array([0.8, 0.8, 1.6]), spent)
+    assert busy.tolist() == [0.8, 0.8, 1.6] and bound is None
+
+
+@pytest.mark.parametrize(
+    "busy, expected",
+    [
+        ([0.8, 1.6, 1.6], True),
+        ([1.6, 1.6 + 1e-9, 1.7], False),
+        ([0.8, 0.8, 2.4, 3.0], True),
+        ([0.8, 0.8, 3.0, 3.0], False),
+        ([], False),
+    ],
+)
+def test_bins_are_coarse_up_to_a_median_of_two_bins(busy, expected):
+    """0.8 s bins: a median burst of 1.6 s (two bins) is coarse, a hair more is not; an even
+    count takes the mean of the middle two (0.8 and 2.4: 1.6 s, coarse; 0.8 and 3.0: 1.9 s, not)."""
+    assert heatmap_bursts.coarse(np.array(busy), 0.8) is expected
+
+
+def test_heatmap_bursts_bound_only_coarse_bursts():
+    """One-bin bursts with 0.1 s spent share it (0.05 s each); three-bin bursts keep their bins."""
+    bins = np.array([5.0, 0, 0, 5.0, 0, 0])
+    short = heatmap_bursts.heatmap_bursts(bins, 0.8, minor_rate_fraction=0.01, spent=0.1)
+    assert short.busy.tolist() == pytest.approx([0.05, 0.05]) and short.bound == pytest.approx((1.6, 0.1))
+    long = np.array([5.0, 5.0, 5.0, 0, 5.0, 5.0, 5.0, 0])
+    wide = heatmap_bursts.heatmap_bursts(long, 0.8, minor_rate_fraction=0.01, spent=0.1)
+    assert wide.busy.tolist() == pytest.approx([2.4, 2.4]) and wide.bound is None

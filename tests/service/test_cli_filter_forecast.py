@@ -23,7 +23,7 @@ SENSITIVE = "mosaic_io_sensitive=1"  # the who-slows-whom hint (docs/method.md 3
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The aggressor (uid 1) writes 128 B/s through an hour-long run on /scratch; the victim
+    """The aggressor (uid 1) writes 192 B/s through an hour-long run on /scratch; the victim
     (uid 3, sensitive, 1/256 per B/s) writes 256 B/s in the second half of its 40 s runs on
     /scratch; the homebody (uid 5, same signature and slope) on /home."""
     tmp = tmp_path_factory.mktemp("filter")
@@ -31,7 +31,7 @@ def served(tmp_path_factory):
         tmp / "store.sqlite",
         applications=[(1, AGGRESSOR, 8), (3, VICTIM, 8), (5, HOMEBODY, 8)],
         signatures=[
-            (f"1:{AGGRESSOR}", signature_body([0] * 4, [128] * 4, 3600.0)),
+            (f"1:{AGGRESSOR}", signature_body([0] * 4, [192] * 4, 3600.0)),
             (f"3:{VICTIM}", signature_body([0, 0], [0, 256], 40.0)),
             (f"5:{HOMEBODY}", signature_body([0, 0], [0, 256], 40.0)),
         ],
@@ -76,7 +76,7 @@ def test_a_victim_beside_an_aggressor_is_high_and_on_an_idle_file_system_low(lua
     running(served[1])
     code, comment, logged, _ = lua(VICTIM, 3, "nightly")
     # the victim and the homebody are sensitive (their store rows): that hint comes first
-    assert (code, comment) == (0, f"nightly {SENSITIVE} mosaic_io_conflict=high mosaic_app={VICTIM}")  # 1.5
+    assert (code, comment) == (0, f"nightly {SENSITIVE} mosaic_io_conflict=high mosaic_app={VICTIM}")  # 1.75
     assert logged == [
         f"mosaic: {VICTIM} is sensitive to the file system's load",
         f"mosaic: {VICTIM} has I/O conflict risk high",
@@ -87,7 +87,7 @@ def test_a_victim_beside_an_aggressor_is_high_and_on_an_idle_file_system_low(lua
 def test_the_time_limit_is_passed_along(lua, served):
     """The aggressor ends 15 s from now (a 25 s limit). The victim's I/O, the second half of
     its run: over [20, 40) s it meets nobody (low); with --time 0:20 over [10, 20) s it meets
-    128 B/s for its first ~5 s, a mean near 64 B/s: 1 + 64/256 = 1.25, medium."""
+    192 B/s for its first ~5 s, a mean near 96 B/s: 1 + 96/256 = 1.375, medium."""
     for limit, hint in (("", "low"), ("0:20", "medium"), ("UNLIMITED", "low")):
         running(served[1], limit=25.0)  # the aggressor started 10 s before each submission
         assert (

@@ -46,7 +46,10 @@ def test_a_job_submitted_beside_an_aggressor_gets_a_conflict_hint(slurm_cluster:
             db.executemany(
                 "INSERT OR REPLACE INTO signatures (group_key, runs, body, computed_at) VALUES (?, 8, ?, ?)",
                 [
-                    (aggressor, json.dumps(signature_body([0] * 4, [128e6] * 4, 3600.0)), time.time()),
+                    # 192 MB/s against the victim's slope of 1 / 256 MB/s: 1.75x, clear of the
+                    # 1.5x of high (128 MB/s gave 1.5 exactly, and medium when the phase's
+                    # average over bins placed from "now" came out a rounding under it)
+                    (aggressor, json.dumps(signature_body([0] * 4, [192e6] * 4, 3600.0)), time.time()),
                     (victim, json.dumps(signature_body([0, 0], [0, 256e6], 40.0)), time.time()),
                 ],
             )

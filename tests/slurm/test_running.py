@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
 
 import pytest
 
-from mosaic_testing.slurm import SLURMD_TIMEOUT, TOKEN, WRITE_TOKEN, SlurmCluster, wait_for
+from mosaic_testing.slurm import TOKEN, WRITE_TOKEN, SlurmCluster, wait_for
 
 pytestmark = pytest.mark.slow
 NOBODY = 65534
@@ -229,6 +230,11 @@ def test_a_job_killed_at_its_time_limit_leaves(slurm_cluster, timed_out):
 
 
 def test_a_job_whose_node_dies_leaves(slurm_cluster):
+    """slurmd killed, then its node marked down as a site's node health check does: the job
+    ends NODE_FAIL, EpilogSlurmctld runs on the controller, and the job leaves the registry.
+    Slurm's own detection (SlurmdTimeout, then up to two ping rounds) took 28-30 s in eight
+    trials here but over 60 s in two full runs of the suite; what mosaic sees of a dead node
+    is the same either way, so the test does not wait for Slurm's pings."""
     cluster = slurm_cluster
     job = submit(cluster)
     wait_listed(cluster, job)
@@ -237,10 +243,12 @@ def test_a_job_whose_node_dies_leaves(slurm_cluster):
     slurmd.wait()
     began = time.monotonic()
     try:
-        ended = cluster.wait_ended(job, seconds=SLURMD_TIMEOUT * 6)
+        down = ["scontrol", "update", f"NodeName={socket.gethostname()}", "State=DOWN", "Reason=slurmd died"]
+        subprocess.run(down, env=cluster.env, check=True, capture_output=True)
+        ended = cluster.wait_ended(job, seconds=30)
         assert ended["JobState"] == "NODE_FAIL", ended
         wait_gone(cluster, job)
-        print(f"node death noticed and the job out of the registry in {time.monotonic() - began:.0f} s")
+        print(f"the job out of the registry {time.monotonic() - began:.1f} s after its node was marked down")
     finally:
         release(cluster, job)  # its step outlived slurmd: let it end
         cluster.launch("slurmd", ["slurmd", "-D", "-f", str(cluster.conf)])

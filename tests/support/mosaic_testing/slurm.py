@@ -43,7 +43,7 @@ START_SECONDS = 60.0
 SHARED_JOBS = 8
 # A job's states before its end (CONFIGURING: while its PrologSlurmctld runs).
 UNFINISHED = (None, "PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
-SLURMD_TIMEOUT = 10  # seconds before a silent slurmd's node is down (the dead-node test waits it)
+SLURMD_TIMEOUT = 10  # seconds before Slurm calls a silent slurmd's node down (Slurm's default: 300)
 TOKEN, WRITE_TOKEN = "read-token-of-the-slurm-tests", "write-token-of-the-slurm-tests"
 APPLICATION = """#!/bin/bash
 # Runs until the test has staged its logs (at most a minute), then does what darshan-runtime
