@@ -47,6 +47,8 @@ from mosaic.html.page import (
     thinned,
 )
 from mosaic.html.performance import performance_html
+from mosaic.interference.tables import stored_contention
+from mosaic.interference.words import slowdown_text
 from mosaic.logfile import EvictedResult, guarded
 from mosaic.periods import duration, run_time_text, verdict_period
 from mosaic.report.text import counted, display_name
@@ -144,6 +146,8 @@ def analysis_page(
     )
     page.add("Reads and writes", _directions_table(analysis), "directions")
     page.add("Performance", _performance(analysis, config, store), "performance")
+    if store is not None:
+        page.add("Slowed by other jobs?", _contention(analysis, store), "contention")
     page.add("Metadata peak", _metadata_peak(analysis, config), "metadata-peak")
     with tempfile.TemporaryDirectory(prefix="mosaic-explain-") as folder:
         png = Path(folder) / "timeline.png"
@@ -179,6 +183,20 @@ def _performance(analysis: TraceAnalysis, config: Config, store: str | PathLike[
     identity = run_identity(trace.job)
     history, note = stored_history(store, trace.group_key(config.group_by), exclude=identity)
     return performance_html(trace.performance, history, note)
+
+
+def _contention(analysis: TraceAnalysis, store: str | PathLike[str]) -> Html:
+    """SPEC 3.11's verdict on this run, as its owner may see it: another user's job that
+    caused it reads "another job" (the visibility rule, docs/security.md)."""
+    job = analysis.trace.job
+    uid = job.get("uid")
+    found = stored_contention(store, run_identity(job), int(uid) if uid is not None else None)
+    return Html(
+        f'<p>{esc(slowdown_text(found))}</p><p class="note">From the store\'s contention analysis '
+        "(SPEC 3.11): the run's I/O time per byte against its application's runs at low load, "
+        "and the run that moved the largest share of the bytes overlapping its I/O on the same "
+        "file system.</p>"
+    )
 
 
 def reasons_html(reasons: list[Reason], method: str = "") -> Html:

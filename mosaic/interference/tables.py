@@ -4,8 +4,10 @@ import: mosaic.corpus.store takes them)."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -120,3 +122,21 @@ def run_contention(
         "slow": bool(row[1]),
         "cause": visible_cause(cause, operator, caller_uid) if cause else None,
     }
+
+
+def stored_contention(
+    store: str | os.PathLike[str], run: int, caller_uid: int | None
+) -> dict[str, Any] | None:
+    """:func:`run_contention` of ``run`` read from the store file ``store`` read-only (not
+    changed, nor upgraded), as the run's owner ``caller_uid`` may see it; None when the
+    store is missing, unreadable, or has not judged the run."""
+    path = Path(store)
+    if not path.is_file():
+        return None
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return run_contention(db, run, caller_uid=caller_uid)
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
