@@ -15,8 +15,8 @@ by interference, inputs and restarts. For a group of at least
 4. each run's bursts: the approximation of a level-2 discrete Meyer wavelet
    decomposition (PyWavelets) above background + ``signature_burst_level`` of the
    range;
-5. bursts agreed across runs on a CLIQUE grid of (centre, share of the median
-   run's bytes in that direction): dense units hold bursts of ``ceil(gamma * runs)`` runs, their 3 x 3
+5. bursts agreed across runs on a CLIQUE grid of (centre, share of the run's own
+   bytes in that direction): dense units hold bursts of ``ceil(gamma * runs)`` runs, their 3 x 3
    neighbourhood ``ceil(kappa * runs)``; the grid size that puts the most (run,
    burst) pairs in common bursts wins, among 3 widths x 3 heights;
 6. each run is warped piecewise-linearly so its common bursts' starts and ends
@@ -569,12 +569,14 @@ def _direction_bursts(
     """The common bursts of one direction."""
     n, k = curves.shape
     times = batch.times
-    # shares of the median run's bytes: a run that missed a burst keeps its other bursts' shares
-    total = max(
-        float(np.median(np.diff(np.append(batch.base[direction], batch.y[direction][-1] + 1)) - 1)), 1.0
-    )
+    # shares of each run's own bytes: runs of one application moving 0.001x to 1.5x its usual
+    # bytes (other inputs) put a burst at one height on the grid (the median run's bytes put
+    # the small runs' near 0); a run that missed one of m bursts has its others at m / (m - 1)
+    # of theirs, in the same 3 x 3 neighbourhood from m = 3 on the 0.05 grid
+    totals = np.maximum(np.diff(np.append(batch.base[direction], batch.y[direction][-1] + 1)) - 1, 1.0)
     found = find_bursts_all(curves, settings.signature_burst_level)
     run = found[:, 0]
+    total = totals[run]
     # bytes over the smoothed span, read off the run's own series (before its shift)
     lo = np.where(found[:, 3] == 0, 0.0, (found[:, 3] - lags[run]) / k).clip(0, 1)
     hi = np.where(found[:, 4] == k, 1.0, (found[:, 4] - lags[run]) / k).clip(0, 1)
