@@ -16,7 +16,7 @@ here, for the false-positive share over seeds.
    no correction) has at its run count and at the rho the truth itself reaches: Spearman
    of the truth's slowdown against the store's load over the same runs (simulated,
    Gaussian copula, 2,000 draws).
-2. **Signatures**, groups with >= 10 runs in ``run_series``: normalized cross-correlation
+2. **Signatures**, groups with >= 10 runs with their activity stored: normalized cross-correlation
    (``mosaic.signature.normalized_cross_correlation``, lags up to
    ``signature_max_lag_share``) of the signature's p50, the heaviest run alone and the
    plain mean of the lag-aligned runs with the designed curve
@@ -52,7 +52,7 @@ from mosaic.config import DEFAULT
 from mosaic.corpus.timeline import load_activity
 from mosaic.interference.evaluate import SLOWED, who_slows_whom
 from mosaic.series import load_series, series_from_intervals
-from mosaic.signature import SignatureSettings, build, normalized_cross_correlation
+from mosaic.signature import GROUPS_WITH_RUNS, SignatureSettings, build, normalized_cross_correlation
 from mosaic.synth.contention_year import SHARED_FS, designed_layout
 
 PY = [sys.executable, "-m", "mosaic"]
@@ -239,12 +239,7 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
     bursts: dict[str, list[int]] = {"major": [0, 0], "minor": [0, 0]}  # [missed, found]
     missed: list[str] = []
     try:
-        keys = [
-            str(r[0])
-            for r in db.execute(
-                "SELECT group_key FROM run_series GROUP BY group_key HAVING count(*) >= ?", (min_runs,)
-            )
-        ]
+        keys = [str(r[0]) for r in db.execute(GROUPS_WITH_RUNS, (min_runs,))]
         for key in keys:
             layout = designed_layout(params[key]) if key in params else None
             if layout is None:

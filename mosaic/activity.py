@@ -30,7 +30,7 @@ import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from zlib_ng import zlib_ng
@@ -332,6 +332,10 @@ def pack(activity: RunActivity) -> bytes:
         np.ascontiguousarray(getattr(activity.by_fs[n], c), "<f8").tobytes() for n in names for c in _COLUMNS
     )
     return zlib.compress(_LENGTH.pack(len(head)) + head + body, PACK_LEVEL)
+
+
+# What :func:`unpack` raises on a damaged blob (its reader, the signature step, goes on)
+DAMAGED = (cast(type[Exception], zlib_ng.error), struct.error, ValueError, KeyError)
 
 
 def unpack(blob: bytes) -> RunActivity:

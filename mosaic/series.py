@@ -15,20 +15,19 @@ The inputs are the run's activity on its file systems (:mod:`mosaic.activity`: D
 segments, else HEATMAP bins, else the records' windows, each file system's intervals
 together): :func:`series_from_activity`, over :func:`series_from_intervals`'s plain arrays.
 
-Stored per run (table ``run_series``, keyed by the store's run identity) as
-float32 arrays under zlib: :func:`pack` and :func:`unpack`.
+Not stored apart: a run's stored activity (``run_activity``, float64 under zlib, written at
+validation for every valid run) gives its series exactly, so :func:`load_series` makes the
+series of the runs a signature uses (a group's ``signature_max_runs`` most recent) when it is
+built, not every run's at validation (docs/method.md 3.12).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import sqlite3
-import struct
-import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -39,14 +38,11 @@ Source = Literal["dxt", "heatmap", "records", "none"]
 SOURCES: tuple[Source, ...] = ("dxt", "heatmap", "records", "none")
 MIN_INTERVAL_SECONDS = 1e-6  # Darshan's clock resolution: a zero-length request spreads over this
 
-SERIES_TABLE = """
-CREATE TABLE IF NOT EXISTS run_series (
-    run INTEGER PRIMARY KEY, group_key TEXT, source TEXT, run_time REAL, resolution REAL,
-    read_bytes REAL, write_bytes REAL, points INTEGER, series BLOB);
-CREATE INDEX IF NOT EXISTS run_series_by_group ON run_series (group_key);
-"""
-SERIES_COLUMNS = "run, group_key, source, run_time, resolution, read_bytes, write_bytes, points, series"
-_HEAD = struct.Struct("<I")  # number of steps, before the three float32 arrays
+# The runs of a group with their activity, the most recent first (a group key, a limit: -1 all)
+RECENT_RUNS = (
+    "FROM run_performance p JOIN run_activity a USING (run) WHERE p.group_key = ? "
+    "ORDER BY p.start_epoch DESC, p.run DESC LIMIT ?"
+)
 
 
 @dataclass(frozen=True)
@@ -219,63 +215,21 @@ def series_from_activity(activity: _RunActivity, max_points: int) -> RunSeries:
 # ----- the store -----
 
 
-def pack(series: RunSeries) -> bytes:
-    """The series as zlib-compressed float32 edges, read bytes, write bytes."""
-    steps = len(series.read)
-    body = np.concatenate((series.edges, series.read, series.write)).astype("<f4").tobytes()
-    return zlib.compress(_HEAD.pack(steps) + body, 6)
+def load_series(
+    db: sqlite3.Connection,
+    group_key: str,
+    limit: int = -1,
+    max_points: int = DEFAULT.signature_series_max_points,
+) -> list[tuple[int, RunSeries]]:
+    """The series of a group's ``limit`` most recent runs (-1: all), the most recent first, by
+    run identity, from their stored activity (:data:`RECENT_RUNS`). A damaged activity raises
+    (``mosaic.activity.DAMAGED``): the caller's group then has no signature."""
+    from mosaic.activity import unpack
 
-
-def unpack(blob: bytes | str, source: str, run_time: float, resolution: float) -> RunSeries:
-    """:func:`pack`'s series back (a str: the store's rows give BLOBs as ``os.fsdecode`` does)."""
-    raw = zlib.decompress(os.fsencode(blob) if isinstance(blob, str) else blob)
-    (steps,) = _HEAD.unpack_from(raw)
-    values = np.frombuffer(raw, "<f4", offset=_HEAD.size).astype(np.float64)
-    if len(values) != 3 * steps + 1:
-        raise ValueError(f"a run series of {steps} steps holds {len(values)} values")
-    edges, read, write = values[: steps + 1], values[steps + 1 : 2 * steps + 1], values[2 * steps + 1 :]
-    kind: Source = next((known for known in SOURCES if known == source), "none")
-    return RunSeries(kind, float(run_time), float(resolution), edges, read, write)
-
-
-def series_row(run: int, group_key: str, series: RunSeries) -> tuple[Any, ...]:
-    """The ``run_series`` row of a run (:data:`SERIES_COLUMNS`)."""
-    return (
-        run,
-        group_key,
-        series.source,
-        series.run_time,
-        series.resolution,
-        series.total("read"),
-        series.total("write"),
-        len(series.read),
-        pack(series),
-    )
-
-
-def save_series(db: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
-    db.executemany(f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", rows)
-
-
-def load_series(db: sqlite3.Connection, group_key: str, limit: int = -1) -> list[tuple[int, RunSeries]]:
-    """The stored series of a group, by run identity: its ``limit`` most recent runs (by
-    their start in ``jobs``; -1: all), the most recent first."""
-    rows = db.execute(
-        "SELECT s.run, s.source, s.run_time, s.resolution, s.series FROM run_series s "
-        "LEFT JOIN jobs j ON j.run = s.run WHERE s.group_key = ? "
-        "ORDER BY coalesce(j.start, '') DESC, s.run DESC LIMIT ?",
-        (group_key, limit),
-    ).fetchall()
-    return [(int(row[0]), unpack(row[4], row[1], row[2], row[3])) for row in rows]
-
-
-def series_fact(activity: _RunActivity, max_points: int) -> tuple[Any, ...] | None:
-    """A run's ``run_series`` row less its run and group (:data:`SERIES_COLUMNS` from
-    ``source``), made in the validating worker from the activity it built; None when the
-    intervals cannot be read as a series (the run then has no series: it never stops the
-    log's validation)."""
+    cursor = db.cursor()
+    cursor.row_factory = None  # BLOBs as bytes (the store's Row gives str)
     try:
-        return series_row(0, "", series_from_activity(activity, max_points))[2:]
-    except (ValueError, TypeError, IndexError, KeyError, OverflowError) as error:
-        del error
-        return None
+        rows = cursor.execute(f"SELECT p.run, a.parts {RECENT_RUNS}", (group_key, limit)).fetchall()
+    finally:
+        cursor.close()
+    return [(int(run), series_from_activity(unpack(parts), max_points)) for run, parts in rows]

@@ -42,7 +42,6 @@ import math
 import sqlite3
 import time
 import warnings
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -50,9 +49,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mosaic import __version__
+from mosaic.activity import DAMAGED
 from mosaic.config import Config, Settings
 from mosaic.corpus.profiles import SignatureAnswer
-from mosaic.series import RunSeries, load_series
+from mosaic.series import RECENT_RUNS, RunSeries, load_series
 
 if TYPE_CHECKING:
     from mosaic.corpus.connections import StoreAccess
@@ -61,6 +61,8 @@ DIRECTIONS = ("read", "write")
 SIGNATURES_TABLE = """
 CREATE TABLE IF NOT EXISTS signatures (
     group_key TEXT PRIMARY KEY, runs INTEGER, body TEXT, computed_at REAL);
+CREATE TABLE IF NOT EXISTS signature_reasons (
+    group_key TEXT PRIMARY KEY, reason TEXT, computed_at REAL);
 """
 WAVELET = "dmey"
 WAVELET_LEVEL = 2
@@ -68,6 +70,11 @@ LOF_MIN_SPREAD = math.log(1.1)  # a run within 10 % of the median run time and v
 GRID_HEIGHTS = (0.05, 0.15, 0.25)  # CLIQUE unit heights (share of a run's bytes), IOSI's range
 GRID_WIDTHS = 3  # unit widths tried, from the mean burst length to the mean distance between bursts
 SIGNIFICANT = 4  # significant digits of the stored curves
+# The groups with at least ``?`` runs whose activity (hence series) the store holds
+GROUPS_WITH_RUNS = (
+    "SELECT p.group_key FROM run_performance p JOIN run_activity a USING (run) "
+    "GROUP BY p.group_key HAVING count(*) >= ?"
+)
 EDGE_SHARE = 0.01  # a burst starts where 1 % of its bytes have moved and ends at 99 %
 UNSLOWED_PERCENTILE = 25  # a common burst's length in the unslowed run: this percentile of its runs'
 
@@ -654,20 +661,15 @@ def _absolute(batch: Batch, used: Sequence[RunSeries], k: int, agree: float) -> 
 
 
 def compute_all(store: StoreAccess, config: Config, now: float | None = None) -> dict[str, str]:
-    """Every group's signature from its stored series into ``signatures`` (a group now
-    without one loses its row; one whose :func:`basis` is unchanged keeps its row as it is);
-    returns each group's reason for having none."""
+    """Every group's signature from its runs' stored activity into ``signatures`` (a group
+    now without one loses its row; one whose :func:`basis` is unchanged keeps its row as it
+    is); each group of enough runs that has none gets its reason in ``signature_reasons``
+    (what lookups say), and the reasons are returned."""
     settings = SignatureSettings.of(config)
     now = time.time() if now is None else now
     reasons: dict[str, str] = {}
     with store._snapshot() as db:
-        keys = [
-            row[0]
-            for row in db.execute(
-                "SELECT group_key FROM run_series GROUP BY group_key HAVING count(*) >= ?",
-                (settings.signature_min_runs,),
-            )
-        ]
+        keys = [row[0] for row in db.execute(GROUPS_WITH_RUNS, (settings.signature_min_runs,))]
     rows: list[tuple[str, int, str, float]] = []
     kept: list[str] = []
     for key in keys:
@@ -680,15 +682,20 @@ def compute_all(store: StoreAccess, config: Config, now: float | None = None) ->
                 if stored is not None and stored[0] == digest:  # the same runs, settings and code
                     kept.append(key)
                     continue
-                runs = [series for _, series in load_series(db, key, config.signature_max_runs)]
+                runs = [
+                    series
+                    for _, series in load_series(
+                        db, key, config.signature_max_runs, config.signature_series_max_points
+                    )
+                ]
             built = build(runs, settings)
             if built.body is not None:
                 built.body["basis"] = digest
             body = (
                 None if built.body is None else json.dumps(built.body, separators=(",", ":"), allow_nan=False)
             )
-        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, zlib.error) as error:
-            # a damaged series or a value no step foresaw: this group has none, the run goes on
+        except (*DAMAGED, TypeError, IndexError, ZeroDivisionError) as error:
+            # a damaged activity or a value no step foresaw: this group has none, the run goes on
             reasons[key] = f"could not be built ({type(error).__name__}: {error})"
             continue
         if built.body is None or body is None:
@@ -696,26 +703,22 @@ def compute_all(store: StoreAccess, config: Config, now: float | None = None) ->
             continue
         rows.append((key, built.body["runs"], body, now))
     with store._atomic() as db:
-        db.execute(
-            "DELETE FROM signatures WHERE group_key NOT IN (SELECT group_key FROM run_series "
-            "GROUP BY group_key HAVING count(*) >= ?)",
-            (settings.signature_min_runs,),
-        )
+        enough = (settings.signature_min_runs,)
+        db.execute(f"DELETE FROM signatures WHERE group_key NOT IN ({GROUPS_WITH_RUNS})", enough)
         db.executemany("DELETE FROM signatures WHERE group_key = ?", [(key,) for key in reasons])
         db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?, ?)", rows)
+        db.execute("DELETE FROM signature_reasons")
+        why = [(key, reason, now) for key, reason in reasons.items()]
+        db.executemany("INSERT INTO signature_reasons VALUES (?, ?, ?)", why)
     return reasons
 
 
 def basis(db: sqlite3.Connection, group_key: str, limit: int, settings: SignatureSettings) -> str:
     """What a group's signature is built from, as a digest: mosaic's version, the settings, and
-    the runs it would use (identity, steps, bytes). A signature of the same basis is kept as
+    the runs it would use (identity, and the size of the activity their series come from; a
+    run's identity fixes its log, so its activity). A signature of the same basis is kept as
     it is: a rerun recomputes only the groups whose recent runs changed."""
-    rows = db.execute(
-        "SELECT s.run, s.points, s.read_bytes, s.write_bytes, s.run_time FROM run_series s "
-        "LEFT JOIN jobs j ON j.run = s.run WHERE s.group_key = ? "
-        "ORDER BY coalesce(j.start, '') DESC, s.run DESC LIMIT ?",
-        (group_key, limit),
-    ).fetchall()
+    rows = db.execute(f"SELECT p.run, length(a.parts) {RECENT_RUNS}", (group_key, limit)).fetchall()
     text = json.dumps([__version__, dataclasses.astuple(settings), [tuple(row) for row in rows]])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -750,23 +753,18 @@ def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> SignatureAn
     body = _load(db, group_key)
     if body is not None:
         return {"signature": summary(body), "reason": None}
-    row = db.execute(
-        "SELECT count(*), coalesce(sum(source != 'none' AND run_time > 0 AND points > 0), 0) "
-        "FROM run_series WHERE group_key = ?",
+    why = db.execute("SELECT reason FROM signature_reasons WHERE group_key = ?", (group_key,)).fetchone()
+    if why is not None:
+        return {"signature": None, "reason": str(why[0])}
+    (stored,) = db.execute(
+        "SELECT count(*) FROM run_performance p JOIN run_activity a USING (run) WHERE p.group_key = ?",
         (group_key,),
     ).fetchone()
-    stored, timed = int(row[0]), int(row[1])
     if stored < min_runs:
-        reason = f"{stored} runs with a series stored; a signature needs {min_runs} (signature_min_runs)"
-    elif timed < min_runs:
-        reason = (
-            f"{timed} of {stored} runs place their bytes in time (DXT, HEATMAP or timestamps); "
-            f"a signature needs {min_runs} (signature_min_runs)"
-        )
+        reason = f"{stored} runs with their activity stored; a signature needs {min_runs} "
+        reason += "(signature_min_runs)"
     else:
-        reason = (
-            "not computed yet (mosaic run computes signatures at its end), or its outliers left too few runs"
-        )
+        reason = "not computed yet (mosaic run computes signatures at its end)"
     return {"signature": None, "reason": reason}
 
 

@@ -1,33 +1,26 @@
 """Per-run series (SPEC 3.12): the step function of intervals, hand-computed; the log
-adapter against the logs' own byte counts; packing; the store table and prune."""
+adapter against the logs' own byte counts; the series from the stored activity, and prune."""
 
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mosaic.activity import build_activity
 from mosaic.config import Config
-from mosaic.corpus import profiles
+from mosaic.corpus.pipeline import run
 from mosaic.corpus.store import Store
 from mosaic.darshan.reader import read_log
 from mosaic.series import (
     MIN_INTERVAL_SECONDS,
     load_series,
-    pack,
-    save_series,
-    series_fact,
     series_from_activity,
     series_from_intervals,
     series_from_log,
-    series_row,
-    unpack,
 )
-from mosaic_testing.stored import APP, UID, trace
 
 LOGS = Path(__file__).parent / "data" / "darshan-logs-interference" / "logs"
 VICTIM = sorted(LOGS.glob("*lmp_restart*"))
+VICTIM_KEY = "0:/opt/mosaic-ifs/bin/lmp_restart"
 
 
 def arrays(*rows: tuple[float, float, float, float]) -> tuple[np.ndarray, ...]:
@@ -99,38 +92,34 @@ def test_log_adapter_reads_dxt_then_heatmap_then_records_with_the_logs_bytes():
     assert windows.total("write") == pytest.approx(written, rel=1e-12)
 
 
-def test_pack_keeps_the_series_in_float32():
-    start, end, read, write = arrays((0, 2, 0, 100), (1, 3, 0, 200), (0.5, 1, 10, 0))
-    series = series_from_intervals(start, end, read, write, 4.0, "dxt", 100)
-    back = unpack(pack(series), series.source, series.run_time, series.resolution)
-    assert back.edges.tolist() == series.edges.tolist()
-    assert back.write.tolist() == series.write.tolist()
-    assert back.source == "dxt" and back.resolution == 0.75
-    with pytest.raises(ValueError, match="a run series of 5 steps holds 2 values"):
-        unpack(zlib.compress(b"\x05\x00\x00\x00" + b"\x00" * 8), "dxt", 4.0, 1.0)
-
-
-def test_series_fact_is_the_row_the_validating_worker_ships():
-    fact = series_fact(build_activity(read_log(VICTIM[0]), Config()), 4096)
-    assert fact is not None and fact[0] == "dxt" and fact[4] == pytest.approx(2 * 4 * 24 * 2**20)
-
-
-def test_store_keeps_series_by_run_and_prune_drops_them(tmp_path):
-    result = trace("a.darshan", 1e9, None, run_time=10.0, start="2019-01-01T00:00:00Z", job_id="7")
-    identity = profiles.run_identity(result["job"])
-    start, end, read, write = arrays((0, 2, 0, 100))
-    series = series_from_intervals(start, end, read, write, 10.0, "dxt", 100)
-    with Store(tmp_path / "store.sqlite") as store:
-        store.record(result)
-        key = f"{UID}:{APP}"
-        with store._atomic() as db:
-            save_series(db, [series_row(identity, key, series)])
+def test_a_runs_series_comes_back_from_its_stored_activity_exactly(tmp_path):
+    """Two victim logs through `mosaic run`: the series load_series makes from their stored
+    activity are the ones the logs give (float64 throughout), the most recent run first;
+    prune takes them along."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for path in VICTIM[:2]:
+        (folder / path.name).write_bytes(path.read_bytes())
+    run([folder], tmp_path / "out", Config(), workers=0)
+    own = {path.name: series_from_log(read_log(path), 4096) for path in VICTIM[:2]}
+    with Store(tmp_path / "out" / "store.sqlite") as store:
         with store._snapshot() as db:
-            ((run, back),) = load_series(db, key)
-        assert run == identity and back.total("write") == 100
+            loaded = load_series(db, VICTIM_KEY, max_points=4096)
+            order = [row[0] for row in db.execute("SELECT run FROM jobs ORDER BY start DESC")]
+        assert [identity for identity, _ in loaded] == order
+        by_run = dict(loaded)
+        with store._snapshot() as db:
+            names = dict(db.execute("SELECT run, file FROM jobs"))
+        for identity, series in by_run.items():
+            mine = own[names[identity]]
+            assert series.source == mine.source
+            assert series.edges.tolist() == mine.edges.tolist()
+            assert series.write.tolist() == mine.write.tolist() and series.resolution == mine.resolution
+        with store._snapshot() as db:
+            assert [identity for identity, _ in load_series(db, VICTIM_KEY, limit=1)] == order[:1]
         store.prune(keep=0)
         with store._snapshot() as db:
-            assert load_series(db, key) == []
+            assert load_series(db, VICTIM_KEY) == []
 
 
 def test_per_file_system_activity_gives_the_same_series_as_its_intervals():

@@ -1,5 +1,6 @@
-"""Signatures in the store (SPEC 3.12): `mosaic run` keeps every valid run's series and
-writes each group's signature at its end; lookups carry it; prune takes both along."""
+"""Signatures in the store (SPEC 3.12): `mosaic run` keeps every valid run's activity, whose
+series each group's signature at its end is built from; lookups carry it, or why there is
+none; prune takes both along."""
 
 import json
 import sqlite3
@@ -25,17 +26,20 @@ def out(tmp_path_factory):
     return out
 
 
-def test_a_run_keeps_every_valid_runs_series_and_each_groups_signature(out):
+RUNS = "run_performance p JOIN run_activity a USING (run)"
+
+
+def test_a_run_keeps_every_valid_runs_activity_and_each_groups_signature(out):
     db = sqlite3.connect(out / "store.sqlite")
-    counts = dict(db.execute("SELECT group_key, count(*) FROM run_series GROUP BY group_key"))
+    counts = dict(db.execute(f"SELECT p.group_key, count(*) FROM {RUNS} GROUP BY p.group_key"))
     assert counts == {
         "0:/opt/mosaic-ifs/bin/hdf_bulk": 8,
         VICTIM: 18,
         "0:/opt/mosaic-ifs/bin/ram_ckpt": 8,
     }
-    # the series of a run is the one its jobs row names, by run identity
-    assert db.execute("SELECT count(*) FROM run_series JOIN jobs USING (run)").fetchone()[0] == 34
-    sources = dict(db.execute("SELECT source, count(*) FROM run_series GROUP BY source"))
+    # the activity of a run is the one its jobs row names, by run identity
+    assert db.execute("SELECT count(*) FROM run_activity JOIN jobs USING (run)").fetchone()[0] == 34
+    sources = dict(db.execute("SELECT source, count(*) FROM run_activity GROUP BY source"))
     assert sources == {"dxt": 15, "heatmap": 19}  # 15 of the 34 jobs ran with DXT
     rows = db.execute("SELECT group_key, runs, body FROM signatures ORDER BY group_key").fetchall()
     assert [row[0] for row in rows] == sorted(counts)
@@ -65,13 +69,13 @@ def test_lookups_carry_the_signature_in_brief(out):
     assert "I/O signature of" in text and text.count("50.3 MB") >= 4
 
 
-def test_prune_drops_the_series_and_the_next_run_says_why_there_is_none(out, tmp_path):
+def test_prune_drops_the_runs_and_the_next_run_says_why_there_is_none(out, tmp_path):
     path = tmp_path / "store.sqlite"
     path.write_bytes((out / "store.sqlite").read_bytes())
     with Store(path) as store:
         store.prune(keep=3)
         with store._snapshot() as db:
-            left = db.execute("SELECT count(*) FROM run_series WHERE group_key = ?", (VICTIM,)).fetchone()[0]
+            left = db.execute(f"SELECT count(*) FROM {RUNS} WHERE p.group_key = ?", (VICTIM,)).fetchone()[0]
         assert left == 3
         reasons = compute_all(store, DEFAULT)
         assert reasons == {}  # groups under signature_min_runs are not tried: their rows go
@@ -79,9 +83,9 @@ def test_prune_drops_the_series_and_the_next_run_says_why_there_is_none(out, tmp
         answer = store.application(0, "/opt/mosaic-ifs/bin/lmp_restart")
     assert answer["signature"] == {
         "signature": None,
-        "reason": "3 runs with a series stored; a signature needs 5 (signature_min_runs)",
+        "reason": "3 runs with their activity stored; a signature needs 5 (signature_min_runs)",
     }
-    assert "no I/O signature: 3 runs with a series stored" in render(answer)
+    assert "no I/O signature: 3 runs with their activity stored" in render(answer)
 
 
 def test_a_signature_rests_on_the_groups_most_recent_runs(out, tmp_path):
@@ -103,12 +107,16 @@ def test_a_signature_rests_on_the_groups_most_recent_runs(out, tmp_path):
     assert times[0] >= 11.0 and len(set(times)) >= 2  # the p10-p90 of those six, not of all 18
 
 
-def test_a_damaged_series_costs_its_group_its_signature_not_the_run(out, tmp_path):
+def test_a_damaged_activity_costs_its_group_its_signature_not_the_run(out, tmp_path):
     path = tmp_path / "store.sqlite"
     path.write_bytes((out / "store.sqlite").read_bytes())
     with Store(path) as store:
         with store._atomic() as db:
-            db.execute("UPDATE run_series SET series = X'00' WHERE group_key = ?", (VICTIM,))
+            db.execute(
+                "UPDATE run_activity SET parts = X'00' WHERE run IN "
+                "(SELECT run FROM run_performance WHERE group_key = ?)",
+                (VICTIM,),
+            )
             db.execute("DELETE FROM signatures")  # none kept: every group is built again
         reasons = compute_all(store, DEFAULT)
         assert list(reasons) == [VICTIM]
@@ -117,6 +125,11 @@ def test_a_damaged_series_costs_its_group_its_signature_not_the_run(out, tmp_pat
         )
         assert load_signature(store, VICTIM) is None
         assert load_signature(store, "0:/opt/mosaic-ifs/bin/hdf_bulk") is not None
+        # the lookup says why, as compute_all said it
+        assert store.application(0, "/opt/mosaic-ifs/bin/lmp_restart")["signature"] == {
+            "signature": None,
+            "reason": reasons[VICTIM],
+        }
 
 
 def test_a_rerun_keeps_the_signatures_whose_runs_did_not_change(out, tmp_path):
@@ -136,7 +149,8 @@ def test_a_rerun_keeps_the_signatures_whose_runs_did_not_change(out, tmp_path):
         assert set(stamps().values()) == {3.0}
         with store._atomic() as db:  # one run of the victim gone: its group alone is redone
             db.execute(
-                "DELETE FROM run_series WHERE run = (SELECT min(run) FROM run_series WHERE group_key = ?)",
+                "DELETE FROM run_activity WHERE run = "
+                "(SELECT min(run) FROM run_performance WHERE group_key = ?)",
                 (VICTIM,),
             )
         compute_all(store, DEFAULT.replace(signature_burst_level=0.2), now=4.0)

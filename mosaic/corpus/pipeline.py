@@ -45,7 +45,6 @@ from mosaic.corpus.store import FunnelCounts, Row, Store
 from mosaic.errors import EngineError, LogError, NodeFault, Reason
 
 if TYPE_CHECKING:  # the reader is imported by the tasks, on workers
-    from mosaic.activity import RunActivity
     from mosaic.darshan.formats import DarshanLog
 
 OUTPUTS = ("traces.jsonl", "evicted.jsonl", "summary.json")
@@ -121,6 +120,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
     from mosaic.analysis.categorize import categorize_trace
     from mosaic.corpus import perfstore
     from mosaic.corpus.profiles import run_identity
+    from mosaic.corpus.timeline import activity_row
     from mosaic.trace import LogFacts, build_trace, log_facts
     from mosaic.trace import _clean as clean_records
 
@@ -133,7 +133,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             # ~1.8 times the DXT region, and a log under the DXT cap would be too_large
             # here but not there. Under --strict a partial log raises PARTIAL. The activity is
             # packed first, so that its arrays (a DXT log's every segment) are gone too.
-            activity, series = _shipped_activity(build_activity(log, config), config)
+            activity = activity_row(0, build_activity(log, config))
             trace = build_trace(log, ref.name, config)
             del log
             facts = LogFacts(
@@ -143,7 +143,7 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
         else:
             clean = clean_records(log, config)  # once, for the facts and SPEC 3.10's activity
             facts = log_facts(log, config, clean)
-            activity, series = _shipped_activity(build_activity(log, config, clean), config)
+            activity = activity_row(0, build_activity(log, config, clean))
         job = facts.job
         identity, key = run_identity(job), facts.group_key(config.group_by)
         return {
@@ -169,21 +169,9 @@ def validate_log(ref: LogRef, config: Config) -> dict[str, Any]:
             if facts.performance is not None
             else None,
             "activity": (identity, *activity[1:]),  # SPEC 3.10, and 3.12's series from it
-            "series": series,
         }
 
     return _guarded(ref, work)
-
-
-def _shipped_activity(
-    activity: RunActivity, config: Config
-) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
-    """A run's activity as the store keeps it (its ``run_activity`` row, the run still 0) and
-    its series (SPEC 3.12): what the worker ships of it, the arrays dropped."""
-    from mosaic.corpus.timeline import activity_row
-    from mosaic.series import series_fact
-
-    return activity_row(0, activity), series_fact(activity, config.signature_series_max_points)
 
 
 def categorize_log(ref: LogRef, config: Config) -> dict[str, Any]:
@@ -216,22 +204,6 @@ def save_validated(store: Store, batch: list[dict[str, Any]]) -> None:
     store.save_facts(batch)
     store.save_results([fact["result"] for fact in batch if fact.get("result")])
     timeline.save_validated_activity(store, batch)
-    save_series(store, batch)
-
-
-def save_series(store: Store, batch: list[dict[str, Any]]) -> None:
-    """The per-run series of a batch (SPEC 3.12), by run identity."""
-    from mosaic.series import SERIES_COLUMNS
-
-    rows = [
-        (f["run"], f["group_key"], *f["series"])
-        for f in batch
-        if f.get("series") and f.get("run") is not None
-    ]
-    if rows:
-        store._write(
-            f"INSERT OR REPLACE INTO run_series ({SERIES_COLUMNS}) VALUES ({','.join('?' * 9)})", rows
-        )
 
 
 def compute_signatures(store: Store, config: Config) -> None:

@@ -57,7 +57,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
-from mosaic import series, signature
+from mosaic import signature
 from mosaic.config import DEFAULT
 from mosaic.corpus import listing, perfstore, profiles, running_jobs, timeline
 from mosaic.corpus.dedup import Group, Run, heaviness
@@ -111,7 +111,7 @@ CREATE TABLE IF NOT EXISTS applications (
 {timeline.SCHEMA}
 {running_jobs.SCHEMA}
 {interference_schema}
-{series.SERIES_TABLE}{signature.SIGNATURES_TABLE}"""
+{signature.SIGNATURES_TABLE}"""
 
 RESUME_TABLES = ("logs", "results", "archives")
 # An eviction of a log file that could not be opened: what the process that tried saw, not
@@ -1018,7 +1018,6 @@ def _drop_runs(db: sqlite3.Connection, runs: list[tuple[int, str]]) -> None:
     db.execute("DELETE FROM jobs WHERE run IN (SELECT run FROM temp.doomed)")
     db.execute("DELETE FROM run_performance WHERE run IN (SELECT run FROM temp.doomed)")
     db.execute(DROP_CONTENTION_RUNS.format(runs="SELECT run FROM temp.doomed"))
-    db.execute("DELETE FROM run_series WHERE run IN (SELECT run FROM temp.doomed)")
     touched = "SELECT DISTINCT group_key FROM temp.doomed"
     db.execute(f"UPDATE applications SET {_RECOUNT} WHERE group_key IN ({touched})")
     db.execute(f"DELETE FROM applications WHERE runs = 0 AND group_key IN ({touched})")
