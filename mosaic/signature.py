@@ -7,7 +7,7 @@ by interference, inputs and restarts. For a group of at least
 ``signature_min_runs`` runs with timing (:mod:`mosaic.series`):
 
 1. outlier runs are dropped by the Local Outlier Factor on (log run time, log
-   bytes) (scikit-learn's :class:`~sklearn.neighbors.LocalOutlierFactor`);
+   bytes) (:func:`local_outlier_factor`, scikit-learn's in numpy);
 2. each run's read and write bandwidth at ``signature_points`` even points of its
    normalized run time (which corrects every duration to one length);
 3. runs are shifted by the lag, at most ``signature_max_lag_share`` of the run,
@@ -41,7 +41,6 @@ import json
 import math
 import sqlite3
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -129,28 +128,43 @@ def normalized_cross_correlation(x: np.ndarray, y: np.ndarray, max_lag: int) -> 
 # ----- steps -----
 
 
+def local_outlier_factor(points: np.ndarray, neighbors: int) -> np.ndarray:
+    """Each point's Local Outlier Factor (Breunig et al. 2000) among ``points`` (rows), with
+    ``neighbors`` nearest neighbours (at most all the others), as scikit-learn's
+    :class:`~sklearn.neighbors.LocalOutlierFactor` computes it on its training points
+    (``-negative_outlier_factor_``; tests/test_signature.py holds the two equal). A group's
+    few dozen runs make an n x n distance matrix of nothing; importing scikit-learn (and the
+    scipy.stats it pulls in) cost ~1.1 s of CPU a run, 15 % of a 3,000-log year's."""
+    n = len(points)
+    k = max(1, min(neighbors, n - 1))
+    gaps = points[:, None, :] - points[None, :, :]
+    distance = np.sqrt((gaps * gaps).sum(axis=-1))
+    np.fill_diagonal(distance, np.inf)  # a point is not its own neighbour
+    near = np.argsort(distance, axis=1, kind="stable")[:, :k]
+    near_distance = np.take_along_axis(distance, near, axis=1)
+    reach = np.maximum(near_distance, near_distance[near, k - 1])  # reach-dist to each neighbour
+    density = 1.0 / (reach.mean(axis=1) + 1e-10)  # scikit-learn's 1e-10: duplicates stay finite
+    scores: np.ndarray = (density[near] / density[:, None]).mean(axis=1)
+    return scores
+
+
 def outliers(run_time: np.ndarray, volume: np.ndarray, neighbors: int, threshold: float) -> np.ndarray:
     """Runs whose LOF score on (log run time, log bytes) is above ``threshold``. Each axis is
     scaled by its spread (the MAD), but never finer than :data:`LOF_MIN_SPREAD`; LOF's k is
     ``neighbors``, at most half the other runs (a k of all of them has no local density). A run
     within :data:`LOF_MIN_SPREAD` of the median run on both axes is never an outlier (LOF is a
     ratio of densities: among identical runs, one 1 % longer scores as high as one 10 times)."""
-    from sklearn.neighbors import LocalOutlierFactor
-
     n = len(run_time)
     if n < 3:
         return np.zeros(n, bool)
     points = np.column_stack((np.log(run_time), np.log1p(volume)))
     centre = np.median(points, axis=0)
     far: np.ndarray = (np.abs(points - centre) > LOF_MIN_SPREAD).any(axis=1)
-    if not far.any():  # no run can be an outlier: LOF's fit (~2 ms) is not needed
+    if not far.any():  # no run can be an outlier
         return far
     spread = 1.4826 * np.median(np.abs(points - centre), axis=0)  # the MAD: an outlier does not widen it
-    lof = LocalOutlierFactor(n_neighbors=max(2, min(neighbors, (n - 1) // 2)))
-    with warnings.catch_warnings():  # identical runs: the far rule below keeps them in
-        warnings.filterwarnings("ignore", "Duplicate values", UserWarning)
-        lof.fit((points - centre) / np.maximum(spread, LOF_MIN_SPREAD))
-    scores: np.ndarray = -lof.negative_outlier_factor_
+    scaled = (points - centre) / np.maximum(spread, LOF_MIN_SPREAD)
+    scores = local_outlier_factor(scaled, max(2, min(neighbors, (n - 1) // 2)))
     dropped: np.ndarray = (scores > threshold) & far
     return dropped
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -84,6 +85,19 @@ def test_a_run_in_one_process_needs_no_extra(tmp_path):
     assert done.returncode == 0, done.stderr
     traces = (tmp_path / "traces.jsonl").read_text().splitlines()
     assert len(traces) == 9  # the folder's nine logs (tests/data/PROVENANCE.md), one group each
+
+
+def test_signatures_are_built_without_scikit_learn(tmp_path):
+    """The 34 interference logs hold three groups of 8-18 runs: `mosaic run` builds their
+    signatures (LOF included) with scikit-learn refused, as with it (mosaic's own LOF)."""
+    logs = REPO / "tests/data/darshan-logs-interference/logs"
+    done = mosaic_without("sklearn", "run", str(logs), "--out", str(tmp_path), "--workers", "0", "--quiet")
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(tmp_path / "store.sqlite")
+    try:
+        assert db.execute("SELECT count(*) FROM signatures").fetchone()[0] == 3
+    finally:
+        db.close()
 
 
 def test_every_help_page_needs_no_extra():

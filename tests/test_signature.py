@@ -15,6 +15,7 @@ from mosaic.signature import (
     build,
     clique,
     find_bursts,
+    local_outlier_factor,
     normalized_cross_correlation,
     outliers,
     shift_rows,
@@ -174,6 +175,31 @@ def test_lof_drops_the_far_run_and_keeps_close_ones():
     assert outliers(run_time, volume, 10, 1.5).tolist() == [False] * 6 + [True]
     # within 10 % of each other no run is an outlier, however tight the rest
     assert not outliers(np.array([100.0, 100, 100, 100, 108]), np.full(5, 1e9), 10, 1.5).any()
+
+
+@pytest.mark.parametrize("n, k", [(5, 2), (12, 5), (30, 10), (30, 29), (7, 20)])
+def test_the_local_outlier_factor_is_scikit_learns(n, k):
+    """scikit-learn as the oracle: its scores on random 2-D points (and on a cluster with a
+    far point), to 1e-9, k capped at n - 1 as it caps it."""
+    import warnings
+
+    from sklearn.neighbors import LocalOutlierFactor
+
+    rng = np.random.default_rng(n * 100 + k)
+    for points in (rng.normal(size=(n, 2)), np.vstack([rng.normal(0, 0.1, size=(n - 1, 2)), [[5.0, 5.0]]])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # its note that k > n - 1 was capped
+            oracle = LocalOutlierFactor(n_neighbors=k).fit(points)
+        expected = -oracle.negative_outlier_factor_
+        assert local_outlier_factor(points, k) == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_local_outlier_factor_by_hand():
+    """Points 0, 1, 3 and 10 on a line, k = 1: nearest neighbours 1, 0, 1, 3 at 1, 1, 2, 7;
+    reach-dists max(d, k-dist of the neighbour): 1, 1, 2, 7; densities 1, 1, 1/2, 1/7; LOF
+    = density of the neighbour / own: 1, 1, 2, 3.5."""
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0], [10.0, 0.0]])
+    assert local_outlier_factor(points, 1) == pytest.approx([1.0, 1.0, 2.0, 3.5], rel=1e-8)
 
 
 def test_rows_shift_by_their_lag_with_zeros_in():
