@@ -10,7 +10,7 @@ Side by side, in one run:
   builds the signatures at its end, each from its group's most recent runs' series made
   from their activity;
 * what of it is the signatures': ``signature.compute_all`` on its store again (CPU: a
-  first call pays the imports of PyWavelets and scikit-learn and their first-call set-up,
+  first call pays the import of PyWavelets and its first-call set-up,
   a fixed cost of a run; then every signature is dropped and built again, what grows with
   the groups), against the year's tree CPU less it: target <= 10 %; and once more over the
   same runs (a rerun: every signature kept);
@@ -74,7 +74,6 @@ def year_side(folder: Path, count: int) -> dict[str, float]:
     valid = int(run["summary"]["funnel"]["valid"])
     started = time.process_time()
     import pywt  # noqa: F401 - what compute_all imports on first use, once a process
-    import sklearn.neighbors  # noqa: F401
 
     imports = time.process_time() - started
     with Store(out / "store.sqlite") as store:
