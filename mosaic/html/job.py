@@ -147,7 +147,7 @@ def analysis_page(
     page.add("Reads and writes", _directions_table(analysis), "directions")
     page.add("Performance", _performance(analysis, config, store), "performance")
     if store is not None:
-        page.add("Slowed by other jobs?", _contention(analysis, store), "contention")
+        page.add("Slowed by other jobs?", _contention(analysis, config, store), "contention")
     page.add("Metadata peak", _metadata_peak(analysis, config), "metadata-peak")
     with tempfile.TemporaryDirectory(prefix="mosaic-explain-") as folder:
         png = Path(folder) / "timeline.png"
@@ -185,7 +185,7 @@ def _performance(analysis: TraceAnalysis, config: Config, store: str | PathLike[
     return performance_html(trace.performance, history, note)
 
 
-def _contention(analysis: TraceAnalysis, store: str | PathLike[str]) -> Html:
+def _contention(analysis: TraceAnalysis, config: Config, store: str | PathLike[str]) -> Html:
     """SPEC 3.11's verdict on this run, as its owner may see it: another user's job that
     caused it reads "another job" (the visibility rule, docs/security.md)."""
     job = analysis.trace.job

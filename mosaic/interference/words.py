@@ -6,15 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mosaic.config import DEFAULT, Config
 from mosaic.interference.slow_runs import MANY, RUN
 from mosaic.perfwords import si
 
-TRAIT_WORDS = {
-    "n1": "N:1 I/O mode",
-    "metadata": "over 300 metadata requests/s during its I/O",
-    "bandwidth": "the largest bandwidth share",
-    "small_requests": "small requests",
-}
 NOT_JUDGED = (
     "Not judged: the store holds no slowdown of this run (its application has too few runs "
     "with a comparable I/O time, or the contention analysis has not run since it was stored)."
@@ -35,11 +30,24 @@ def _named(cause: dict[str, Any]) -> str:
     return who
 
 
-def cause_text(cause: dict[str, Any]) -> str:
+def trait_words(config: Config) -> dict[str, str]:
+    """What each aggressor trait of :func:`mosaic.interference.slow_runs.run_traits` means,
+    with the settings it was judged by."""
+    small = si(config.contention_small_request_bytes, "B")
+    return {
+        "n1": "N:1 I/O mode",
+        "metadata": f"over {config.contention_metadata_rate:g} metadata requests/s during its I/O",
+        "bandwidth": "the largest bandwidth share",
+        "small_requests": f"small requests (under {small} on average)",
+    }
+
+
+def cause_text(cause: dict[str, Any], config: Config = DEFAULT) -> str:
     """Why a slow run was slow, from its stored cause."""
     others = int(cause.get("others", 0))
     if cause["kind"] == RUN:
-        traits = [TRAIT_WORDS.get(t, t) for t in cause.get("traits", [])]
+        words = trait_words(config)
+        traits = [words.get(t, t) for t in cause.get("traits", [])]
         said = f" ({', '.join(traits)})" if traits else ""
         return (
             f"{_named(cause)} moved {cause['share']:.0%} of the bytes that overlapped its I/O on "
@@ -54,7 +62,7 @@ def cause_text(cause: dict[str, Any]) -> str:
     return f"not explained: {_jobs(others)} overlapped its I/O ({load}), no run and no crowd stands out."
 
 
-def slowdown_text(contention: dict[str, Any] | None) -> str:
+def slowdown_text(contention: dict[str, Any] | None, config: Config = DEFAULT) -> str:
     """One sentence: the run's slowdown against its application's at low load, slow or not,
     and, when slow, its cause."""
     if contention is None or contention.get("slowdown") is None:
@@ -64,4 +72,4 @@ def slowdown_text(contention: dict[str, Any] | None) -> str:
     if not contention["slow"]:
         return f"Not slow: {said}, within its application's usual spread."
     cause = contention.get("cause")
-    return f"Slow: {said}. Cause: " + (cause_text(cause) if cause else "not recorded.")
+    return f"Slow: {said}. Cause: " + (cause_text(cause, config) if cause else "not recorded.")

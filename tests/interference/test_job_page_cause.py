@@ -87,7 +87,11 @@ def test_the_words_of_each_cause():
         "job 77 (/a/hdf, uid 5) moved 64% of the bytes that overlapped its I/O on the same file "
         "system (N:1 I/O mode, the largest bandwidth share); 3 other jobs overlapped it in all."
     )
-    hidden = {"kind": "run", "job": "another job", "share": 0.3, "others": 1, "traits": []}
+    hidden = {"kind": "run", "job": "another job", "share": 0.3, "others": 1, "traits": ["small_requests"]}
+    assert "(small requests (under 65.5\u00a0kB on average))" in cause_text(hidden)
+    assert "over 500 metadata" in cause_text(
+        {**named, "traits": ["metadata"]}, Config(contention_metadata_rate=500)
+    )
     assert cause_text(hidden).startswith("another job moved 30% of the bytes")
     assert cause_text(hidden).endswith("; 1 other job overlapped it in all.")
     many = {"kind": "many jobs at once", "others": 12, "load": 3.0e8, "p95_load": 2.0e8}
