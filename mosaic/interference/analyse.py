@@ -226,8 +226,14 @@ def compute(
                 json.dumps(body),
             )  # fmt: skip
         )
-    # conflicts: every run with a slowdown is a victim; others are indexed among all runs
-    victims = measured
+    # conflicts: the victims are the runs with a slowdown of the applications called
+    # sensitive (their own test, BH-corrected, says the load slows them: a label pair is
+    # not conflicting on the noise of applications that test shows no effect in); the
+    # others are indexed among all runs
+    sensitive = np.zeros(n, dtype=bool)
+    for (_, s), group in zip(spans, described):
+        sensitive[s] = group["label"] == sensitivity.SENSITIVE
+    victims = measured[sensitive[measured]]
     victim_of = np.full(n, -1, dtype=np.int64)
     victim_of[victims] = np.arange(victims.size)
     v_at, o_at = _lookup(runs["run"], o_run), _lookup(runs["run"], o_other)

@@ -1,6 +1,7 @@
 """The categories that conflict (SPEC 3.11.3): one joint least squares, pure numpy.
 
-Model, over every victim run i with a slowdown::
+Model, over every victim run i (a run with a slowdown of an application called sensitive:
+:mod:`mosaic.interference.analyse` picks them)::
 
     slowdown_i = c + sum over (v, a) of beta[v, a] * [v in labels(i)] * load_i(a)
 
