@@ -767,19 +767,18 @@ def answer(db: sqlite3.Connection, group_key: str, min_runs: int) -> SignatureAn
     body = _load(db, group_key)
     if body is not None:
         return {"signature": summary(body), "reason": None}
-    why = db.execute("SELECT reason FROM signature_reasons WHERE group_key = ?", (group_key,)).fetchone()
-    if why is not None:
-        return {"signature": None, "reason": str(why[0])}
     (stored,) = db.execute(
         "SELECT count(*) FROM run_performance p JOIN run_activity a USING (run) WHERE p.group_key = ?",
         (group_key,),
     ).fetchone()
-    if stored < min_runs:
+    if stored < min_runs:  # first: a reason kept from before a prune would be stale
         reason = f"{stored} runs with their activity stored; a signature needs {min_runs} "
         reason += "(signature_min_runs)"
-    else:
-        reason = "not computed yet (mosaic run computes signatures at its end)"
-    return {"signature": None, "reason": reason}
+        return {"signature": None, "reason": reason}
+    why = db.execute("SELECT reason FROM signature_reasons WHERE group_key = ?", (group_key,)).fetchone()
+    if why is not None:
+        return {"signature": None, "reason": str(why[0])}
+    return {"signature": None, "reason": "not computed yet (mosaic run computes signatures at its end)"}
 
 
 def signature_of(db: sqlite3.Connection, group_key: str, min_runs: int) -> dict[str, Any]:

@@ -73,7 +73,12 @@ def test_prune_drops_the_runs_and_the_next_run_says_why_there_is_none(out, tmp_p
     path = tmp_path / "store.sqlite"
     path.write_bytes((out / "store.sqlite").read_bytes())
     with Store(path) as store:
+        with store._atomic() as db:  # a group with a reason, not a signature: stale once 3 runs are left
+            db.execute("DELETE FROM signatures WHERE group_key = ?", (VICTIM,))
+            db.execute("INSERT INTO signature_reasons VALUES (?, 'could not be built (...)', 1.0)", (VICTIM,))
         store.prune(keep=3)
+        stale = store.application(0, "/opt/mosaic-ifs/bin/lmp_restart")["signature"]["reason"]
+        assert stale == "3 runs with their activity stored; a signature needs 5 (signature_min_runs)"
         with store._snapshot() as db:
             left = db.execute(f"SELECT count(*) FROM {RUNS} WHERE p.group_key = ?", (VICTIM,)).fetchone()[0]
         assert left == 3
