@@ -54,6 +54,7 @@ from mosaic.interference.evaluate import SLOWED, who_slows_whom
 from mosaic.series import load_series, series_from_intervals
 from mosaic.signature import GROUPS_WITH_RUNS, SignatureSettings, build, normalized_cross_correlation
 from mosaic.synth.contention_year import SHARED_FS, designed_layout
+from mosaic.synth.evaluate import TruthNames
 
 PY = [sys.executable, "-m", "mosaic"]
 Z = 1.959963984540054  # 95 %
@@ -104,21 +105,6 @@ def truth_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-class Names:
-    """Store file names to truth names (the store holds longer paths)."""
-
-    def __init__(self, names: set[str]):
-        self.names = names
-
-    def __call__(self, name: str) -> str | None:
-        parts = Path(name).as_posix().split("/")
-        for i in range(len(parts)):
-            candidate = "/".join(parts[i:])
-            if candidate in self.names:
-                return candidate
-        return None
-
-
 def spearman_power(rho: float, n: int, q: float, draws: int = 2000, seed: int = 0) -> float:
     """Power of one one-sided Spearman test at level q with n runs at Spearman rho."""
     if n < 3 or not math.isfinite(rho):
@@ -141,7 +127,7 @@ def spearman_power(rho: float, n: int, q: float, draws: int = 2000, seed: int = 
 
 
 def groups_side(out: Path, truth: list[dict[str, Any]]) -> dict[str, Any]:
-    match = Names({t["file"] for t in truth})
+    match = TruthNames({t["file"] for t in truth})
     db = sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True)
     try:
         rows = db.execute("SELECT group_key, label, n, rho, p, q FROM app_contention").fetchall()
@@ -351,7 +337,7 @@ def forecast_year(out: Path, truth: list[dict[str, Any]], bins: int) -> tuple[Ye
     data = np.load(npz)
     first = float(data[f"{SHARED_FS}/start"][0])
     timeline = data[f"{SHARED_FS}/read"] + data[f"{SHARED_FS}/write"]
-    match = Names({t["file"] for t in truth})
+    match = TruthNames({t["file"] for t in truth})
     slow = {t["file"]: float(t["contention"]["slowdown"]) for t in truth if t.get("contention")}
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
@@ -459,7 +445,7 @@ def main() -> None:
             args.null_year, args.null_out, times["null"] = make(folder, args.count, args.seed, True)
         result: dict[str, Any] = {"times": times}
         truth = truth_lines(args.year / "truth.jsonl")
-        match = Names({t["file"] for t in truth})
+        match = TruthNames({t["file"] for t in truth})
         began = time.process_time()
         if "groups" not in args.skip:
             scores = who_slows_whom(args.out / "store.sqlite", args.year / "truth.jsonl", match)

@@ -79,24 +79,6 @@ class RunSeries:
         out: np.ndarray = np.interp(at, self.edges, self._running[direction])
         return out
 
-    def time_at(self, direction: str, moved: np.ndarray) -> np.ndarray:
-        """The first time by which ``moved`` bytes had moved in direction (the inverse of
-        :meth:`cumulative`; a step without bytes is skipped, never a time inside it)."""
-        bytes_ = self._bytes(direction)
-        if len(bytes_) == 0:
-            return np.zeros(len(moved))
-        running = self._running[direction]
-        target = np.clip(moved, 0.0, running[-1])
-        step = np.searchsorted(running, target, side="left").clip(1, len(bytes_))
-        before = running[step - 1]
-        inside = np.where(
-            bytes_[step - 1] > 0,
-            (target - before) / np.where(bytes_[step - 1] > 0, bytes_[step - 1], 1.0),
-            1.0,
-        )
-        out: np.ndarray = self.edges[step - 1] + inside.clip(0, 1) * (self.edges[step] - self.edges[step - 1])
-        return out
-
     def binned(self, direction: str, edges: np.ndarray) -> np.ndarray:
         """Bytes in each bin [edges[j], edges[j+1]) (exact under the step function)."""
         return np.diff(self.cumulative(direction, edges))

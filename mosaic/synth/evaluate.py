@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterator
+from collections.abc import Container, Hashable, Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -55,10 +55,11 @@ def _ratio(right: int, total: int) -> float | None:
     return right / total if total else None
 
 
-class _Names:
-    """Match result file names to truth names (results may hold longer paths)."""
+class TruthNames:
+    """Match result file names to truth names (results and stores may hold longer paths):
+    the longest trailing part of a name that ``truth`` (names, or a dict keyed by them) holds."""
 
-    def __init__(self, truth: dict[str, dict[str, Any]]):
+    def __init__(self, truth: Container[str]):
         self.truth = truth
 
     def __call__(self, name: str) -> str | None:
@@ -123,7 +124,7 @@ def evaluate(results_dir: str | Path, truth_path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{truth_path}: not a truth file of `mosaic synth` ({error!r})") from None
     if not truth:
         raise ValueError(f"no truth lines in {truth_path}")
-    match = _Names(truth)
+    match = TruthNames(truth)
     traces: dict[str, dict[str, Any]] = {}
     evicted: dict[str, str | None] = {}  # name: eviction reason
     unknown = 0

@@ -93,7 +93,7 @@ def test_who_slows_whom_reads_a_store_and_a_truth_file(tmp_path):
     import json
 
     from mosaic.interference.evaluate import format_scores, who_slows_whom
-    from mosaic.synth.evaluate import _Names
+    from mosaic.synth.evaluate import TruthNames
 
     truth = [_truth_line(f"2019/v{i}.darshan", "1:/bin/v", "sensitive") for i in range(29)]
     truth.append(_truth_line("2019/v29.darshan", "1:/bin/v", "sensitive", 2.0, ["77"]))
@@ -117,7 +117,7 @@ def test_who_slows_whom_reads_a_store_and_a_truth_file(tmp_path):
     )
     db.commit()
     db.close()
-    match = _Names({t["file"]: t for t in truth})
+    match = TruthNames({t["file"]: t for t in truth})
     out = who_slows_whom(tmp_path / "store.sqlite", tmp_path / "truth.jsonl", match)
     assert out["recall_strong"] == 1.0 and out["counts"]["strong"] == 1  # 30 runs, effect 1.0
     assert out["false_positive_share"] == 1.0  # the aggressor group, called sensitive
