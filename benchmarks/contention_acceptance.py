@@ -316,6 +316,15 @@ def signatures_side(out: Path, truth: list[dict[str, Any]], min_runs: int = 10) 
         "within_0.003_of_the_better_baseline": int((a[:, 0] >= a[:, 1:].max(1) - 0.003).sum()),
         "beats_heaviest": int((a[:, 0] > a[:, 1]).sum()),
         "beats_mean": int((a[:, 0] > a[:, 2]).sum()),
+        # over the groups, paired: is the signature's score higher than each baseline's?
+        # (Wilcoxon signed-rank, one-sided; scipy.stats, its exact or normal p-value)
+        "paired": {
+            name: {
+                "median_difference": float(np.median(a[:, 0] - a[:, j])),
+                "p_value": float(scipy.stats.wilcoxon(a[:, 0], a[:, j], alternative="greater").pvalue),
+            }
+            for j, name in ((1, "heaviest"), (2, "mean"))
+        },
         "designed_bursts": {k: {"found": v[1], "missed": v[0]} for k, v in bursts.items()},
         "missed_examples": missed,
         "worst": sorted(rows, key=lambda r: r["signature"])[:5],

@@ -20,6 +20,7 @@ from mosaic.signature import (
     outliers,
     shift_rows,
     split_merged,
+    unslowed_length,
 )
 from mosaic.synth.signatures import DESIGNS, designed_curve, noisy_runs
 
@@ -260,3 +261,46 @@ def test_runs_of_different_input_sizes_agree_on_their_bursts():
     assert [b["runs"] for b in bursts] == [12, 12]
     assert [round(b["start"], 2) for b in bursts] == [0.2, 0.6]
     assert [round(b["duration"], 2) for b in bursts] == [0.1, 0.1]
+
+
+def test_unslowed_length_leaves_out_the_slowed_tail_only():
+    # median 1.0, MAD 0.25 (x 1.4826): the cut is 1.0 + 3 x 0.37065 = 2.11195
+    lengths = np.array([1.0, 1.25, 0.75, 1.0, 3.0, np.nan])
+    assert unslowed_length(lengths) == pytest.approx(1.0)  # (1 + 1.25 + 0.75 + 1) / 4
+    cut = 1.0 + 3.0 * (1.4826 * 0.25)
+    assert unslowed_length(np.array([1.0, 1.25, 0.75, 1.0, cut])) == pytest.approx((4.0 + cut) / 5)  # kept
+    assert unslowed_length(np.array([1.0, 1.25, 0.75, 1.0, cut + 1e-9])) == pytest.approx(1.0)  # slowed
+    # every run the same length (MAD 0): the spread is taken as a thousandth of the median,
+    # so a run past 2.0 + 3 x 0.002 is slowed
+    assert unslowed_length(np.array([2.0, 2.0, 2.0, 2.006 + 1e-9])) == 2.0
+    assert unslowed_length(np.array([2.0, 2.0, 2.0, 2.006 - 1e-9])) == pytest.approx(2.0015)
+
+
+def test_a_burst_of_jittered_runs_lasts_its_design_slowed_runs_left_out():
+    """Ten runs of 1,000 s at design: compute 300 s, a 100 s write, 600 s more; the compute
+    before the write jitters 0.85-1.15x (evenly), and two runs' writes were slowed to 200 s.
+    In shares of each run's time outside its bursts the write lasts 100 / (300 f + 600):
+    their mean over the eight unslowed runs is the design's 1/9, and the layout gives back
+    start 0.3 and duration 0.1. The 25th percentile (before 2026-12-02) gave 0.098; a
+    plain mean of all ten (slowed ones in) 0.118."""
+    factors = np.linspace(0.85, 1.15, 10)
+    runs = []
+    for i, f in enumerate(factors):
+        write = 200.0 if i in (3, 6) else 100.0
+        begin = 300.0 * f
+        runs.append(
+            series_from_intervals(
+                np.array([begin]),
+                np.array([begin + write]),
+                np.zeros(1),
+                np.array([2.0**30]),
+                begin + write + 600.0,
+                "dxt",
+                1 << 12,
+            )
+        )
+    body = build(runs, SETTINGS).body
+    (burst,) = [b for b in body["bursts"] if b["direction"] == "write"]
+    assert burst["runs"] == 10
+    assert burst["start"] == pytest.approx(0.3, abs=0.003)
+    assert burst["duration"] == pytest.approx(0.1, abs=0.001)

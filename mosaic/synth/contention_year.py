@@ -82,6 +82,10 @@ STRETCH_STEP = 0.15  # a run's time is its group's times exp(k x this), k in JIT
 JITTER_LEVELS, JITTER_P = (-1, 0, 1), (0.25, 0.5, 0.25)  # each level's log is built once per group
 NPROCS_MORE = (1, 1, 1, 2)  # a run's nprocs: its group's times one of these (ranks without I/O)
 SHORT_SHARE = 0.03  # runs cut short (a failed or killed run): a tenth of the time and bytes
+# The computation before each I/O phase of a run: its group's times U(1 - this, 1 + this), drawn
+# per run and phase (inputs and node speeds differ), so runs differ in shape, not only in
+# length; groups with periodic bursts are left whole (their truth is a period)
+GAP_JITTER = 0.15
 DESIGN_FULL = 20_000  # logs at which the designed groups have their full run counts
 
 # Submission rate by hour of day (weekdays; weekends at WEEKEND of it).
@@ -305,6 +309,7 @@ def generate_contention(
     out.mkdir(parents=True, exist_ok=True)
     began, began_cpu = time.perf_counter(), time.process_time()
     rng = np.random.default_rng([seed, 54])
+    gap_rng = np.random.default_rng([seed, 54, 2])  # its own stream: the other draws stay as they were
     cap = np.inf if null else capacity
 
     # ---- 1. plan: groups, then runs
@@ -411,8 +416,11 @@ def generate_contention(
         k = len(volume)
         gaps = np.diff(np.concatenate([[0.0], spans.ravel()]))[0::2]  # compute before each phase
         s = stretch[runs][:, None]
+        if not (template.built.design["period"] > 0).any():
+            s = s * gap_rng.uniform(1 - GAP_JITTER, 1 + GAP_JITTER, (len(runs), k))
         ph_run.append(np.repeat(runs, k))
         ph_gap.append((gaps[None, :] * s).ravel())
+        s = stretch[runs][:, None]  # the phases themselves: the run's uniform stretch
         dur = (spans[:, 1] - spans[:, 0])[None, :] * s
         vol = volume[None, :] * byte_scale[runs][:, None]
         ph_vol.append(vol.ravel())
@@ -511,10 +519,20 @@ def generate_contention(
             )
             job.mounts = list(MOUNTS)
             lo, hi = phase_lo[r], phase_hi[r]
-            knots_from = span[lo:hi].ravel() if hi > lo else np.zeros(0)
-            knots_to = np.stack(
-                [outcome.start[lo:hi] - all_start[r], outcome.end[lo:hi] - all_start[r]], 1
-            ).ravel()
+            # the run's start stays: the computation before the first phase takes what it took
+            knots_from = np.concatenate([[0.0], span[lo:hi].ravel()]) if hi > lo else np.zeros(0)
+            knots_to = (
+                np.concatenate(
+                    [
+                        [0.0],
+                        np.stack(
+                            [outcome.start[lo:hi] - all_start[r], outcome.end[lo:hi] - all_start[r]], 1
+                        ).ravel(),
+                    ]
+                )
+                if hi > lo
+                else np.zeros(0)
+            )
             s_run = float(stretch[r])
             # Warped wherever the phases did not run as the template has them (slowed, or an
             # aggressor asking more than the capacity even alone).

@@ -101,6 +101,28 @@ def test_a_slowed_log_carries_its_stretched_time(years: tuple[Path, Path, dict, 
     )
 
 
+def test_the_computation_before_a_phase_jitters_per_run(years: tuple[Path, Path, dict, dict]) -> None:
+    """Designed groups write (or read) for 360 s after 1,620 s of computation (0.45-0.55 of
+    3,600 s). Each run's computation before it is its group's times U(0.85, 1.15) (GAP_JITTER),
+    its phase only uniformly stretched, so in the null year (nothing slowed) the start over the
+    phase's length is 4.5 x that factor: between 3.8 and 5.2, and not one value for all runs."""
+    _, null, _, _ = years
+    factors = []
+    for t in _truth(null):
+        if not t["valid"] or not t["scenario"].startswith(("sensitive_", "insensitive_")):
+            continue
+        posix = read_log(str(null / t["file"])).modules[F.POSIX]
+        index = F.CANONICAL_INDEX[(F.POSIX, posix.version)][1]
+        start, end = (posix.fcounters[:, index[k]] for k in ("write_start", "write_end"))
+        moved = start > 60  # the phase's records, not the run's first output at 0.1 s
+        if moved.any():
+            factors.append(start[moved].min() / (end[moved].max() - start[moved].min()) / 4.5)
+    f = np.array(factors)
+    assert len(f) >= 20
+    assert f.min() >= 0.85 - 0.01 and f.max() <= 1.15 + 0.01  # the records sit within 1 % of the phase
+    assert f.max() - f.min() > 0.15  # without the jitter: 1.0 for every run
+
+
 def test_phases_are_the_union_of_record_spans() -> None:
     t = FileTable()
     t.add(np.array([t.name("/scratch/a")]), [0], bytes_written=100, write_start=10.0, write_end=20.0)
