@@ -21,6 +21,7 @@ from typing import Any
 SLOWED = 1.5  # a truly slowed run: io time at least 1.5x its uncontended time
 STRONG_EFFECT = 0.6  # the designed effect (rho) from which recall must reach 0.95 ...
 STRONG_RUNS = 30  # ... with at least this many runs
+OWN_EFFECT_SHARE = 0.1  # an aggressor label's kind carrying this share of its demand has an effect of its own
 
 
 def stored(db: sqlite3.Connection) -> tuple[dict[str, str], dict[str, tuple[bool, dict[str, Any] | None]]]:
@@ -114,15 +115,25 @@ def _bucket(n: int) -> str:
     return ">=100"
 
 
-def designed_pairs(truth: Iterable[Mapping[str, Any]]) -> tuple[set[tuple[str, str]], set[str]]:
-    """(designed non-zero victim x aggressor label pairs, designed-zero victim labels) from the
-    truth's own labels (each line's ``must`` labels): the labels of the designed sensitive
-    groups against those of the designed aggressors; a victim label no slowed run carries
-    is a designed-zero row (every pair in it must stay not conflicting). The labels the
-    joint fit leaves out (its references: no significant I/O, period refinements) are
-    left out here too."""
+def designed_pairs(
+    truth: Iterable[Mapping[str, Any]],
+) -> tuple[set[tuple[str, str]], set[str], set[tuple[str, str]]]:
+    """(designed non-zero victim x aggressor label pairs, designed-zero victim labels, pairs
+    without an effect of their own) from the truth's own labels (each line's ``must``
+    labels): the labels of the designed sensitive groups against those of the designed
+    aggressors. An aggressor label stands for a designed effect when its kind (a read_,
+    write_ or metadata_ label) carries at least ``OWN_EFFECT_SHARE`` of its aggressors'
+    designed demand (:func:`mosaic.synth.contention_year.designed_demand`); a label it only
+    comes with (the metadata storm's metadata labels: its requests ask 1.3 % of what its
+    writes do) has no effect of its own for a joint fit to find, and its pairs are the third
+    set. A victim label no slowed run carries is a designed-zero row (every pair in it must
+    stay not conflicting). The labels the joint fit leaves out (its references: no
+    significant I/O, period refinements) are left out here too."""
+    from mosaic.interference.conflicts import fitted  # the labels the joint fit takes
+    from mosaic.synth.contention_year import designed_demand
+
     victims: set[str] = set()
-    aggressors: set[str] = set()
+    demand: dict[str, list[float]] = {}  # aggressor label -> [its kind's bytes, all bytes]
     slowed_labels: set[str] = set()
     all_labels: set[str] = set()
     for t in truth:
@@ -135,20 +146,30 @@ def designed_pairs(truth: Iterable[Mapping[str, Any]]) -> tuple[set[tuple[str, s
         if kind == "sensitive":
             victims |= labels
         elif kind == "aggressor":
-            aggressors |= labels
+            asked = designed_demand(t.get("params") or {})
+            for label in labels:
+                mine = demand.setdefault(label, [0.0, 0.0])
+                mine[0] += asked.get(label.split("_")[0], 0.0)
+                mine[1] += sum(asked.values())
         if c.get("slowed"):
             slowed_labels |= labels
-    from mosaic.interference.conflicts import fitted  # the labels the joint fit takes
-
-    victims, aggressors = set(fitted(sorted(victims))), set(fitted(sorted(aggressors)))
-    return {(v, a) for v in victims for a in aggressors}, set(fitted(sorted(all_labels - slowed_labels)))
+    aggressors = set(fitted(sorted(demand)))
+    own = {a for a in aggressors if demand[a][0] >= OWN_EFFECT_SHARE * demand[a][1]}
+    pairs = {(v, a) for v in fitted(sorted(victims)) for a in aggressors}
+    zero = set(fitted(sorted(all_labels - slowed_labels)))
+    return {p for p in pairs if p[1] in own}, zero, {p for p in pairs if p[1] not in own}
 
 
 def matrix_score(
-    db: sqlite3.Connection, nonzero: set[tuple[str, str]], zero_rows: set[str]
+    db: sqlite3.Connection,
+    nonzero: set[tuple[str, str]],
+    zero_rows: set[str],
+    without_own_effect: set[tuple[str, str]],
 ) -> dict[str, Any]:
     """The store's label_conflicts against the designed pairs: non-zero pairs found with a
-    lower bound above 0, designed-zero pairs (victim in ``zero_rows``) called conflicting."""
+    lower bound above 0, designed-zero pairs (victim in ``zero_rows``) called conflicting,
+    and the pairs without an effect of their own as the fit left them (reported, not
+    scored: a lower bound above 0 there would credit a label with its companion's effect)."""
     cells = {
         (str(v), str(a)): (lo, bool(c))
         for v, a, lo, c in db.execute("SELECT victim, aggressor, lo, conflicting FROM label_conflicts")
@@ -163,7 +184,16 @@ def matrix_score(
         "nonzero_missing": [f"{v} x {a}" for v, a in missing],
         "zero_pairs_fitted": len(zero),
         "zero_pairs_conflicting": [f"{v} x {a}" for v, a in wrong],
+        "without_own_effect": {
+            f"{v} x {a}": _cell_state(cells.get((v, a))) for v, a in sorted(without_own_effect)
+        },
     }
+
+
+def _cell_state(cell: tuple[Any, bool] | None) -> str:
+    if cell is None or cell[0] is None:
+        return "null"
+    return "conflicting" if cell[1] else "not conflicting"
 
 
 def who_slows_whom(
@@ -178,7 +208,7 @@ def who_slows_whom(
                 continue
             t = json.loads(line)
             if isinstance(t.get("contention"), dict):
-                truth.append({k: t.get(k) for k in ("file", "group", "contention", "families")})
+                truth.append({k: t.get(k) for k in ("file", "group", "contention", "families", "params")})
     db = sqlite3.connect(f"file:{Path(store_path)}?mode=ro", uri=True)
     try:
         try:
@@ -216,6 +246,11 @@ def format_scores(s: Mapping[str, Any]) -> list[str]:
         f"  matrix: {m['nonzero_found']} of {m['nonzero_pairs']} designed pairs with lower bound > 0; "
         f"{len(m['zero_pairs_conflicting'])} of {m['zero_pairs_fitted']} designed-zero pairs conflicting",
     ]
+    if m["without_own_effect"]:
+        lines.append(
+            "  pairs without an effect of their own (not scored): "
+            + "; ".join(f"{pair} {state}" for pair, state in m["without_own_effect"].items())
+        )
     lines += [
         f"  recall {cell:<24}{v['found']:4d} of {v['groups']:4d}  {_pct(v['recall'])}"
         for cell, v in s["recall_by_cell"].items()

@@ -689,6 +689,24 @@ def _variant(
 __all__ = ["generate_contention", "designs", "start_times", "phases_of", "INVALID_REASONS"]
 
 
+def designed_demand(scenario_params: dict[str, Any]) -> dict[str, float]:
+    """What a group asks of the shared file system by kind, in bytes (a truth line's
+    ``params``): its phases' and periodic bursts' reads and writes, and its metadata
+    requests at ``META_COST_BYTES`` each, as the simulation charges them."""
+    scale = float(scenario_params.get("volume") or 1.0)
+    out = {"read": 0.0, "write": 0.0, "metadata": 0.0}
+    for ph in scenario_params.get("phases") or ():
+        out[str(ph["direction"])] += float(ph["volume"]) * scale
+    run_time = float(scenario_params.get("run_time") or 0.0)
+    for p in scenario_params.get("periodic") or ():
+        bursts = float(p.get("count") or 0.0) or run_time / max(float(p.get("period") or 0.0), 1e-9)
+        out[str(p["direction"])] += float(p.get("burst_bytes") or 0.0) * bursts
+    for m in scenario_params.get("metadata") or ():
+        seconds = float(m["duration"]) or (1.0 - float(m["start"])) * run_time
+        out["metadata"] += float(m["rate"]) * seconds * float(m.get("repeat") or 1.0) * META_COST_BYTES
+    return out
+
+
 def designed_layout(scenario_params: dict[str, Any]) -> list[tuple[str, float, float, float]] | None:
     """A group's designed I/O layout, unstretched: ``(direction, start s, end s, bytes)`` of
     each phase and periodic burst of its scenario (a truth line's ``params``), as

@@ -3,29 +3,63 @@
 import sqlite3
 
 from mosaic.interference.evaluate import designed_pairs, matrix_score
-from mosaic.synth.contention_year import designed_layout
+from mosaic.synth.contention_year import designed_demand, designed_layout
 
 
-def _line(kind, labels, slowed):
+def _line(kind, labels, slowed, params=None):
     return {
         "contention": {"group_sensitivity": kind, "slowed": slowed},
         "families": {"f": {"must": list(labels), "must_not": []}},
+        "params": params or {},
+    }
+
+
+def _aggressor(read_bytes: float) -> dict:
+    """Reads ``read_bytes``; 10 metadata requests/s for 1 s at META_COST_BYTES (1e5): 1e6."""
+    return {
+        "phases": [{"direction": "read", "volume": read_bytes}],
+        "metadata": [{"start": 0.0, "duration": 1.0, "rate": 10.0}],
     }
 
 
 def test_designed_pairs_leave_the_fits_references_out():
     truth = [
         _line("sensitive", ["write_after_start_before_end", "read_insignificant"], True),
-        _line("aggressor", ["read_after_start_before_end", "metadata_high_spike"], True),
+        _line("aggressor", ["read_after_start_before_end", "metadata_high_spike"], True, _aggressor(9e6)),
         _line("none", ["write_on_end", "read_insignificant"], False),
         {"file": "no contention"},
     ]
-    pairs, zero = designed_pairs(truth)
+    pairs, zero, without = designed_pairs(truth)
+    # metadata 1e6 of 1e7 bytes of demand: exactly OWN_EFFECT_SHARE (10 %), an effect of its own
     assert pairs == {
         ("write_after_start_before_end", "read_after_start_before_end"),
         ("write_after_start_before_end", "metadata_high_spike"),
     }
     assert zero == {"write_on_end"}  # read_insignificant: a reference, never fitted
+    assert without == set()
+
+
+def test_a_label_that_only_comes_with_the_demand_has_no_effect_of_its_own():
+    truth = [
+        _line("sensitive", ["write_after_start_before_end"], True),
+        _line(
+            "aggressor", ["read_after_start_before_end", "metadata_high_spike"], True, _aggressor(9.0001e6)
+        ),
+    ]
+    pairs, _, without = designed_pairs(truth)  # metadata just under 10 %
+    assert pairs == {("write_after_start_before_end", "read_after_start_before_end")}
+    assert without == {("write_after_start_before_end", "metadata_high_spike")}
+
+
+def test_designed_demand_by_kind():
+    params = {
+        "volume": 2.0,
+        "run_time": 100.0,
+        "phases": [{"direction": "write", "volume": 10.0}],
+        "periodic": [{"direction": "read", "burst_bytes": 3.0, "count": 0, "period": 25.0}],  # 4 bursts
+        "metadata": [{"start": 0.5, "duration": 0, "rate": 4.0}],  # the last 50 s: 200 requests
+    }
+    assert designed_demand(params) == {"read": 12.0, "write": 20.0, "metadata": 200 * 1e5}
 
 
 def test_matrix_score_counts_lower_bounds_and_designed_zero_rows():
@@ -40,10 +74,11 @@ def test_matrix_score_counts_lower_bounds_and_designed_zero_rows():
             ("z", "b", None, None),  # no evidence
         ],
     )
-    out = matrix_score(db, {("w", "a"), ("w", "b"), ("w", "c")}, {"z"})
+    out = matrix_score(db, {("w", "a"), ("w", "b"), ("w", "c")}, {"z"}, {("w", "m"), ("z", "b")})
     assert out["nonzero_pairs"] == 3 and out["nonzero_found"] == 1
     assert out["nonzero_missing"] == ["w x b", "w x c"]
     assert out["zero_pairs_fitted"] == 2 and out["zero_pairs_conflicting"] == ["z x a"]
+    assert out["without_own_effect"] == {"w x m": "null", "z x b": "null"}  # reported, not scored
 
 
 def test_designed_layout_of_phases_and_periods():
