@@ -28,7 +28,7 @@ from mosaic.errors import LogError, Reason  # noqa: E402
 # The one place the version is written: pyproject.toml reads it, every output records it
 # beside the configuration hash. Bumped with every CHANGELOG release (docs/release.md:
 # before 1.0, a change to any label or number is a minor bump).
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 warn_if_shadowed()
 
 if TYPE_CHECKING:
