@@ -671,34 +671,29 @@ def aggregates(timelines: dict[str, Timeline]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, tl in timelines.items():
         entry: dict[str, Any] = {"bin_seconds": tl.width, "bins": len(tl.read), "first": tl.first}
-        starts = tl.starts
-        for label, size in (("daily", DAY), ("hourly", HOUR)):
-            period = np.floor(starts / size).astype(np.int64)
-            first = int(period.min())
-            k = int(period.max()) - first + 1
-            at = period - first
-            entry[label] = {
-                "first": first * size,
-                "seconds": size,
-                "read": np.bincount(at, tl.read, k).tolist(),
-                "write": np.bincount(at, tl.write, k).tolist(),
-                "meta": np.bincount(at, tl.meta, k).tolist(),
-                "max_jobs": _max_by(at, tl.jobs, k).tolist(),
-            }
-        hour_of_week = ((np.floor(starts / HOUR).astype(np.int64) + 24 * EPOCH_WEEKDAY) % 168).astype(
-            np.int64
-        )
+        # one hour index for the three groupings (bins never straddle an hour), shifted in
+        # place: one or two year-long arrays alive, not a float and an int array per grouping
+        # (31 MB of temporaries for two file systems' year of 60 s bins before 2026-12-02).
+        # A day is its hours' whole 24ths: floor(start / DAY) for a bin start in whole seconds.
+        hour = np.floor(tl.starts / HOUR).astype(np.int64)
+        first_hour, last_hour = int(hour[0]), int(hour[-1])  # the bins are in time order
+        day = hour // 24
+        first_day = int(day[0])
+        day -= first_day
+        entry["daily"] = _period_sums(tl, day, first_day, DAY)
+        del day
+        hour -= first_hour
+        entry["hourly"] = _period_sums(tl, hour, first_hour, HOUR)
+        hour += first_hour + 24 * EPOCH_WEEKDAY
+        hour %= 168  # the hour-of-week slot of each bin
         # mean rate over the hours of the week the timeline spans
-        span_hours = np.floor(starts / HOUR).astype(np.int64)
-        weeks = np.bincount(
-            (np.arange(span_hours.min(), span_hours.max() + 1) + 24 * EPOCH_WEEKDAY) % 168, minlength=168
-        )
+        weeks = np.bincount((np.arange(first_hour, last_hour + 1) + 24 * EPOCH_WEEKDAY) % 168, minlength=168)
         seconds = np.maximum(weeks, 1) * HOUR
         entry["hour_of_week"] = {
             "first": "Monday 00:00 UTC",
-            "read_rate": (np.bincount(hour_of_week, tl.read, 168) / seconds).tolist(),
-            "write_rate": (np.bincount(hour_of_week, tl.write, 168) / seconds).tolist(),
-            "meta_rate": (np.bincount(hour_of_week, tl.meta, 168) / seconds).tolist(),
+            "read_rate": (np.bincount(hour, tl.read, 168) / seconds).tolist(),
+            "write_rate": (np.bincount(hour, tl.write, 168) / seconds).tolist(),
+            "meta_rate": (np.bincount(hour, tl.meta, 168) / seconds).tolist(),
             "hours": weeks.tolist(),
         }
         entry["read_bytes"] = float(tl.read.sum())
@@ -706,6 +701,19 @@ def aggregates(timelines: dict[str, Timeline]) -> dict[str, Any]:
         entry["meta_requests"] = float(tl.meta.sum())
         out[name] = entry
     return out
+
+
+def _period_sums(tl: Timeline, at: np.ndarray, first: int, size: float) -> dict[str, Any]:
+    """A timeline's sums per period (``at``: each bin's period from the first, in order)."""
+    k = int(at[-1]) + 1
+    return {
+        "first": first * size,
+        "seconds": size,
+        "read": np.bincount(at, tl.read, k).tolist(),
+        "write": np.bincount(at, tl.write, k).tolist(),
+        "meta": np.bincount(at, tl.meta, k).tolist(),
+        "max_jobs": _max_by(at, tl.jobs, k).tolist(),
+    }
 
 
 def _max_by(at: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
