@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from mosaic.corpus.connections import read_only
+
 RUN_PERFORMANCE_TABLE = """
 CREATE TABLE IF NOT EXISTS run_performance (
     run INTEGER PRIMARY KEY, group_key TEXT, start_epoch REAL, end_epoch REAL,
@@ -159,18 +161,15 @@ def stored_history(
 ) -> tuple[dict[str, Any] | None, str]:
     """The history of ``group_key`` in the store file ``store``, read-only (the store is not
     changed, nor upgraded), with values; or None and why not."""
-    path = Path(store)
-    if not path.is_file():
-        return None, f"no store at {path}"
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'run_performance'").fetchone() is None:
-            return None, "the store is of a layout before 4: it holds no run's performance yet"
-        found = history(db, group_key, values=True, exclude=exclude)
-    except sqlite3.Error as error:
-        return None, f"the store could not be read: {error}"
-    finally:
-        db.close()
+    with read_only(store) as db:
+        if db is None:
+            return None, f"no store at {Path(store)}"
+        try:
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'run_performance'").fetchone() is None:
+                return None, "the store is of a layout before 4: it holds no run's performance yet"
+            found = history(db, group_key, values=True, exclude=exclude)
+        except sqlite3.Error as error:
+            return None, f"the store could not be read: {error}"
     if not found["metrics"]:
         return found, f"the store holds no other whole run of {group_key}"
     return found, ""

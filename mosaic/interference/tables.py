@@ -7,10 +7,11 @@ import json
 import os
 import sqlite3
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from typing_extensions import TypedDict
+
+from mosaic.corpus.connections import read_only
 
 APP_CONTENTION = """
 CREATE TABLE IF NOT EXISTS app_contention (
@@ -130,13 +131,10 @@ def stored_contention(
     """:func:`run_contention` of ``run`` read from the store file ``store`` read-only (not
     changed, nor upgraded), as the run's owner ``caller_uid`` may see it; None when the
     store is missing, unreadable, or has not judged the run."""
-    path = Path(store)
-    if not path.is_file():
-        return None
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return run_contention(db, run, caller_uid=caller_uid)
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
+    with read_only(store) as db:
+        if db is None:
+            return None
+        try:
+            return run_contention(db, run, caller_uid=caller_uid)
+        except sqlite3.Error:
+            return None
